@@ -1,0 +1,56 @@
+import { z } from "zod";
+import { ConfigError } from "./errors.ts";
+
+export type Env = Record<string, string | undefined>;
+
+/** Empty strings count as unset, as in t3-env: `FOO= bun run x` means "use the default". */
+export function withoutEmpty(env: Env): Env {
+  const out: Env = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && value.trim() !== "") out[key] = value.trim();
+  }
+  return out;
+}
+
+/**
+ * Parses `env` with `schema`. On failure throws a ConfigError whose message is one line naming
+ * the first offending variable, the value given and the expected form, e.g.
+ * `MAX_COMMENTS_PER_STORY="abc" is invalid: expected a whole number from 1 to 1000`.
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.output<S> {
+  const cleaned = withoutEmpty(env);
+  const result = schema.safeParse(cleaned);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const key = String(issue?.path[0] ?? "environment");
+  const given = cleaned[key];
+  throw new ConfigError(
+    `${key}${given === undefined ? "" : `=${JSON.stringify(given)}`} is invalid: ${issue?.message ?? "unexpected value"}`,
+  );
+}
+
+/** A whole number in [min, max], given as a string; the message names the expected form. */
+export function intInRange(min: number, max: number) {
+  const expected = `expected a whole number from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(/^-?\d+$/, expected)
+    .transform(Number)
+    .pipe(z.number().int().min(min, expected).max(max, expected));
+}
+
+/** An http(s) URL with a scheme; a trailing slash is dropped so paths can be appended. */
+export function httpUrl() {
+  const expected = "expected an http:// or https:// URL, e.g. http://localhost:11434";
+  return z
+    .string()
+    .refine((value) => {
+      try {
+        const url = new URL(value);
+        return url.protocol === "http:" || url.protocol === "https:";
+      } catch {
+        return false;
+      }
+    }, expected)
+    .transform((value) => value.replace(/\/+$/, ""));
+}
