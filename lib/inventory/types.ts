@@ -1,0 +1,30 @@
+export interface Item {
+  id: number;
+  sku: string;
+  name: string;
+  quantity: number;
+  location: string;
+  /** ISO 8601. */
+  updatedAt: string;
+}
+
+export type NewItem = Omit<Item, "id" | "updatedAt">;
+export type ItemPatch = Partial<NewItem>;
+
+/** Thrown by an ItemRepo when a sku is taken; the API answers 409. */
+export class DuplicateSkuError extends Error {
+  override name = "DuplicateSkuError";
+  constructor(readonly sku: string) {
+    super(`An item with sku ${JSON.stringify(sku)} already exists`);
+  }
+}
+
+export interface ItemRepo {
+  list(options?: { limit?: number; offset?: number }): Promise<Item[]>;
+  count(): Promise<number>;
+  get(id: number): Promise<Item | null>;
+  create(input: NewItem, now: Date): Promise<Item>;
+  /** Returns the item before and after, or null for an unknown id. */
+  update(id: number, patch: ItemPatch, now: Date): Promise<{ before: Item; after: Item } | null>;
+  remove(id: number): Promise<Item | null>;
+}

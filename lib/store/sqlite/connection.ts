@@ -1,0 +1,21 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { migrate } from "./migrations.ts";
+
+/**
+ * Opens (creating file and folder) and migrates a SQLite database set up for a queue shared by
+ * several processes: WAL so readers never block the writer, busy_timeout so writers wait for
+ * each other instead of failing, synchronous=NORMAL which is durable across crashes of the
+ * process in WAL mode, and foreign keys on.
+ */
+export function openSqlite(path: string): Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { create: true, strict: true });
+  db.run("PRAGMA busy_timeout = 5000");
+  db.run("PRAGMA journal_mode = WAL");
+  db.run("PRAGMA synchronous = NORMAL");
+  db.run("PRAGMA foreign_keys = ON");
+  migrate(db);
+  return db;
+}

@@ -1,0 +1,106 @@
+import type { Database } from "bun:sqlite";
+
+/**
+ * Versioned schema migrations, applied in order on open; the applied version lives in
+ * `PRAGMA user_version`. Never edit a released migration: append a new one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: webhooks, deliveries, attempts, items, worker heartbeats.
+  `
+  CREATE TABLE webhooks (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    url TEXT NOT NULL,
+    method TEXT NOT NULL DEFAULT 'POST',
+    content_type TEXT NOT NULL DEFAULT 'application/json',
+    headers TEXT NOT NULL DEFAULT '[]',
+    secret TEXT,
+    events TEXT NOT NULL DEFAULT '["*"]',
+    enabled INTEGER NOT NULL DEFAULT 1,
+    disabled_reason TEXT,
+    disabled_at INTEGER,
+    max_per_second REAL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE deliveries (
+    id INTEGER PRIMARY KEY,
+    webhook_id INTEGER NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+    message_id TEXT NOT NULL UNIQUE,
+    event TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('queued', 'delivering', 'successful', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    lease_owner TEXT,
+    lease_expires_at INTEGER,
+    last_status INTEGER,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    completed_at INTEGER
+  );
+  -- The claim query reads only these two partial indexes (due queued rows, expired leases).
+  CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE state = 'queued';
+  CREATE INDEX deliveries_leased ON deliveries (lease_expires_at) WHERE state = 'delivering';
+  -- Admin listings: newest first per state or per webhook; retention by completion time.
+  CREATE INDEX deliveries_state ON deliveries (state, id);
+  CREATE INDEX deliveries_webhook ON deliveries (webhook_id, id);
+  CREATE INDEX deliveries_completed ON deliveries (completed_at)
+    WHERE state IN ('successful', 'failed');
+
+  CREATE TABLE attempts (
+    id INTEGER PRIMARY KEY,
+    delivery_id INTEGER NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL,
+    worker_id TEXT,
+    started_at INTEGER NOT NULL,
+    duration_ms REAL NOT NULL,
+    status_code INTEGER,
+    outcome TEXT NOT NULL,
+    error TEXT,
+    response_headers TEXT,
+    response_body TEXT,
+    UNIQUE (delivery_id, attempt)
+  );
+
+  CREATE TABLE items (
+    id INTEGER PRIMARY KEY,
+    sku TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    quantity INTEGER NOT NULL CHECK (quantity >= 0),
+    location TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL
+  );
+
+  CREATE TABLE workers (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    version TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    in_flight INTEGER NOT NULL DEFAULT 0,
+    concurrency INTEGER NOT NULL
+  );
+  `,
+];
+
+/** Applies pending migrations, each in its own immediate transaction (safe with several processes). */
+export function migrate(db: Database): number {
+  for (;;) {
+    const applied = db.transaction(() => {
+      const { user_version: version } = db.query("PRAGMA user_version").get() as {
+        user_version: number;
+      };
+      const next = MIGRATIONS[version];
+      if (next === undefined) return false;
+      db.run(next);
+      db.run(`PRAGMA user_version = ${version + 1}`);
+      return true;
+    });
+    if (!applied.immediate()) break;
+  }
+  return MIGRATIONS.length;
+}
