@@ -1,0 +1,163 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../../lib/config/errors.ts";
+import { cacheFilePath, DEFAULT_MODEL, loadDigestConfig } from "../../lib/digest/config.ts";
+
+const HOME = { HOME: "/home/ada" };
+
+function errorOf(run: () => unknown): Error {
+  try {
+    run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected an error");
+}
+
+describe("loadDigestConfig()", () => {
+  test("uses the documented defaults when nothing is set", () => {
+    const config = loadDigestConfig(HOME);
+    expect(config).toEqual({
+      searchUrl: "https://hn.algolia.com/api/v1",
+      ollamaUrl: "http://localhost:11434",
+      model: DEFAULT_MODEL,
+      maxComments: 50,
+      numCtx: 4096,
+      numCtxExplicit: false,
+      limit: 10,
+      concurrency: 1,
+      fetchConcurrency: 4,
+      searchTimeoutMs: 10_000,
+      articleTimeoutMs: 10_000,
+      ollamaTimeoutMs: 300_000,
+      articleMaxBytes: 2_000_000,
+      format: "markdown",
+      out: undefined,
+      cacheFile: "/home/ada/.cache/hn-digest/summaries.sqlite",
+    });
+  });
+
+  test("reads every env var", () => {
+    const config = loadDigestConfig({
+      ...HOME,
+      OLLAMA_ENDPOINT_URL: "http://gpu-box:11434/",
+      OLLAMA_MODEL: "qwen2.5:7b",
+      MAX_COMMENTS_PER_STORY: "200",
+      HN_SEARCH_URL: "http://127.0.0.1:9999/api/v1",
+      OLLAMA_NUM_CTX: "8192",
+      DIGEST_CONCURRENCY: "2",
+      DIGEST_FETCH_CONCURRENCY: "8",
+      HN_SEARCH_TIMEOUT_MS: "2000",
+      ARTICLE_TIMEOUT_MS: "3000",
+      ARTICLE_MAX_BYTES: "4096",
+      OLLAMA_TIMEOUT_MS: "60000",
+    });
+    expect(config).toMatchObject({
+      ollamaUrl: "http://gpu-box:11434",
+      model: "qwen2.5:7b",
+      maxComments: 200,
+      searchUrl: "http://127.0.0.1:9999/api/v1",
+      numCtx: 8192,
+      numCtxExplicit: true,
+      concurrency: 2,
+      fetchConcurrency: 8,
+      searchTimeoutMs: 2000,
+      articleTimeoutMs: 3000,
+      articleMaxBytes: 4096,
+      ollamaTimeoutMs: 60000,
+    });
+  });
+
+  test("lets flags override env vars", () => {
+    const config = loadDigestConfig(
+      { ...HOME, OLLAMA_MODEL: "llama3.2", MAX_COMMENTS_PER_STORY: "20", OLLAMA_NUM_CTX: "2048" },
+      { model: "mistral", "max-comments": "5", limit: "3", format: "json", out: "d.json" },
+    );
+    expect(config).toMatchObject({
+      model: "mistral",
+      maxComments: 5,
+      limit: 3,
+      format: "json",
+      out: "d.json",
+      numCtx: 2048,
+    });
+  });
+
+  test("treats empty env values as unset", () => {
+    expect(
+      loadDigestConfig({ ...HOME, OLLAMA_MODEL: "", MAX_COMMENTS_PER_STORY: " " }),
+    ).toMatchObject({ model: DEFAULT_MODEL, maxComments: 50 });
+  });
+
+  test.each([
+    ["MAX_COMMENTS_PER_STORY", "abc", "expected a whole number from 1 to 1000"],
+    ["MAX_COMMENTS_PER_STORY", "0", "expected a whole number from 1 to 1000"],
+    ["MAX_COMMENTS_PER_STORY", "-3", "expected a whole number from 1 to 1000"],
+    ["MAX_COMMENTS_PER_STORY", "2.5", "expected a whole number from 1 to 1000"],
+    ["OLLAMA_ENDPOINT_URL", "localhost:11434", "expected an http:// or https:// URL"],
+    ["OLLAMA_ENDPOINT_URL", "ftp://host", "expected an http:// or https:// URL"],
+    ["HN_SEARCH_URL", "hn.algolia.com/api/v1", "expected an http:// or https:// URL"],
+    ["OLLAMA_NUM_CTX", "big", "expected a whole number from 512 to 1048576"],
+    ["OLLAMA_NUM_CTX", "100", "expected a whole number from 512 to 1048576"],
+    ["OLLAMA_MODEL", "llama 3", "expected an Ollama model name"],
+    ["DIGEST_CONCURRENCY", "0", "expected a whole number from 1 to 16"],
+    ["DIGEST_FETCH_CONCURRENCY", "many", "expected a whole number from 1 to 32"],
+    ["HN_SEARCH_TIMEOUT_MS", "10s", "expected a whole number from 100 to 600000"],
+    ["ARTICLE_TIMEOUT_MS", "-1", "expected a whole number from 100 to 600000"],
+    ["ARTICLE_MAX_BYTES", "1e6", "expected a whole number from 1024 to 100000000"],
+    ["OLLAMA_TIMEOUT_MS", "0", "expected a whole number from 1000 to 3600000"],
+  ])("rejects %s=%s with one line naming it", (name, value, expected) => {
+    const error = errorOf(() => loadDigestConfig({ ...HOME, [name]: value }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toStartWith(`${name}="${value}" is invalid: `);
+    expect(error.message).toContain(expected);
+    expect(error.message).not.toContain("\n");
+  });
+
+  test.each([
+    ["limit", "ten", '--limit="ten" is invalid: expected a whole number from 1 to 1000'],
+    ["concurrency", "0", '--concurrency="0" is invalid: expected a whole number from 1 to 16'],
+    ["format", "pdf", '--format="pdf" is invalid: expected one of markdown, json, html'],
+    [
+      "ollama-url",
+      "gpu:11434",
+      '--ollama-url="gpu:11434" is invalid: expected an http:// or https:// URL',
+    ],
+  ])("rejects --%s %s naming the flag", (flag, value, message) => {
+    const error = errorOf(() => loadDigestConfig(HOME, { [flag]: value }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toStartWith(message);
+  });
+
+  test("rejects a valued flag given without a value", () => {
+    const error = errorOf(() => loadDigestConfig(HOME, { limit: "" }));
+    expect(error.message).toBe("--limit needs a value: expected a whole number from 1 to 1000");
+  });
+
+  test("sends num_ctx only when it was set", () => {
+    expect(loadDigestConfig(HOME, { "num-ctx": "8192" })).toMatchObject({
+      numCtx: 8192,
+      numCtxExplicit: true,
+    });
+    expect(loadDigestConfig(HOME).numCtxExplicit).toBe(false);
+  });
+
+  test("--no-cache turns the cache off", () => {
+    expect(loadDigestConfig(HOME, { cache: false }).cacheFile).toBeUndefined();
+    expect(loadDigestConfig(HOME, { cache: true }).cacheFile).toBeString();
+  });
+});
+
+describe("cacheFilePath()", () => {
+  test("uses $XDG_CACHE_HOME when it is absolute", () => {
+    expect(cacheFilePath({ XDG_CACHE_HOME: "/var/cache/me", HOME: "/home/ada" })).toBe(
+      "/var/cache/me/hn-digest/summaries.sqlite",
+    );
+  });
+
+  test("falls back to ~/.cache when $XDG_CACHE_HOME is unset, empty or relative", () => {
+    const expected = "/home/ada/.cache/hn-digest/summaries.sqlite";
+    expect(cacheFilePath({ HOME: "/home/ada" })).toBe(expected);
+    expect(cacheFilePath({ HOME: "/home/ada", XDG_CACHE_HOME: "" })).toBe(expected);
+    expect(cacheFilePath({ HOME: "/home/ada", XDG_CACHE_HOME: "cache" })).toBe(expected);
+  });
+});
