@@ -1,0 +1,42 @@
+/** A front-page story, validated and with its text already cleaned. */
+export interface Story {
+  id: number;
+  title: string;
+  /** The linked article; null for text posts such as Ask HN. */
+  url: string | null;
+  /** The post's own text (Ask HN), as plain text; null when there is none. */
+  storyText: string | null;
+  author: string | null;
+  points: number;
+  numComments: number;
+}
+
+/** One comment as the search API gives it (a flat list); `text` is plain text. */
+export interface Comment {
+  id: number;
+  parentId: number | null;
+  author: string | null;
+  text: string;
+  createdAt: number | null;
+}
+
+export interface ThreadNode {
+  comment: Comment;
+  replies: ThreadNode[];
+}
+
+/** What the digest says about one story. A summary that could not be made is null. */
+export interface StoryDigest {
+  story: Story;
+  hnUrl: string;
+  articleSummary: string | null;
+  discussionSummary: string | null;
+  /** Why something is missing, in plain sentences. */
+  notes: string[];
+}
+
+export interface DigestMeta {
+  generatedAt: string;
+  model: string;
+  total: number;
+}
