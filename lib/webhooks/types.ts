@@ -71,8 +71,18 @@ export interface Delivery {
   completedAt: number | null;
 }
 
-/** How an attempt ended; metrics group attempts by this (2xx/4xx/5xx come from statusCode). */
-export type AttemptOutcome = "success" | "http_error" | "timeout" | "network_error" | "blocked";
+/**
+ * How an attempt ended; metrics group attempts by this (2xx/4xx/5xx come from statusCode).
+ * "lease_expired": the worker holding the delivery stopped reporting (crashed) before a result;
+ * the queue records it when it hands the delivery to another worker.
+ */
+export type AttemptOutcome =
+  | "success"
+  | "http_error"
+  | "timeout"
+  | "network_error"
+  | "blocked"
+  | "lease_expired";
 
 export interface AttemptRecord {
   startedAt: number;

@@ -1,0 +1,458 @@
+import type { Database } from "bun:sqlite";
+import { subscribes } from "../../webhooks/events.ts";
+import { buildPayload, newMessageId } from "../../webhooks/payload.ts";
+import type {
+  Attempt,
+  AttemptOutcome,
+  AttemptRecord,
+  ChangeEvent,
+  Claim,
+  Delivery,
+  DeliveryFilter,
+  DeliveryQueue,
+  DeliveryState,
+  Outcome,
+  Webhook,
+} from "../../webhooks/types.ts";
+import { type WebhookRow, webhookFromRow } from "./webhooks.ts";
+
+/** How the queue tells the store's waitForChange about work (see store.ts). */
+export interface ChangeTracker {
+  /** Called first thing inside every claim transaction: "I have seen the database as of now". */
+  markSeen(): void;
+  /** Work appeared through this same connection, where `PRAGMA data_version` does not move. */
+  notifyLocal(): void;
+}
+
+interface DeliveryRow {
+  id: number;
+  webhook_id: number;
+  message_id: string;
+  event: string;
+  payload: string;
+  state: DeliveryState;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+}
+
+type ListedRow = DeliveryRow & { webhook_name: string };
+
+interface AttemptRow {
+  id: number;
+  delivery_id: number;
+  attempt: number;
+  worker_id: string | null;
+  started_at: number;
+  duration_ms: number;
+  status_code: number | null;
+  outcome: AttemptOutcome;
+  error: string | null;
+  response_headers: string | null;
+  response_body: string | null;
+}
+
+type Params = Record<string, string | number | null>;
+
+function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    webhookName,
+    messageId: row.message_id,
+    event: row.event,
+    payload: row.payload,
+    state: row.state,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: row.lease_expires_at,
+    lastStatus: row.last_status,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    completedAt: row.completed_at,
+  };
+}
+
+function attemptFromRow(row: AttemptRow): Attempt {
+  return {
+    id: row.id,
+    deliveryId: row.delivery_id,
+    attempt: row.attempt,
+    workerId: row.worker_id,
+    startedAt: row.started_at,
+    durationMs: row.duration_ms,
+    statusCode: row.status_code,
+    outcome: row.outcome,
+    error: row.error,
+    responseHeaders: row.response_headers,
+    responseBody: row.response_body,
+  };
+}
+
+const ENABLED = "EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled = 1)";
+const DEFAULT_LIST_LIMIT = 50;
+
+/**
+ * The hot queries, exported so a test can check their plans. Each names its partial index with
+ * INDEXED BY: on a large queue the planner may otherwise pick `deliveries_state (state, id)` and
+ * sort, which reads the whole queue on every claim (REFERENCE §7: throughput halved).
+ */
+export const CLAIM_SQL = {
+  expiredLeases: `SELECT d.*, (SELECT w.enabled FROM webhooks w WHERE w.id = d.webhook_id) AS enabled
+     FROM deliveries d INDEXED BY deliveries_leased
+     WHERE d.state = 'delivering' AND d.lease_expires_at <= $now
+     ORDER BY d.lease_expires_at LIMIT $limit`,
+  claimDue: `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1,
+       lease_owner = $worker, lease_expires_at = $expires, updated_at = $now
+     WHERE id IN (
+       SELECT d.id FROM deliveries d INDEXED BY deliveries_due
+       WHERE d.state = 'queued' AND d.next_attempt_at <= $now AND ${ENABLED}
+       ORDER BY d.next_attempt_at LIMIT $limit)
+     RETURNING *`,
+  nextQueued: `SELECT d.next_attempt_at AS t FROM deliveries d INDEXED BY deliveries_due
+     WHERE d.state = 'queued' AND ${ENABLED}
+     ORDER BY d.next_attempt_at LIMIT 1`,
+  nextLease: `SELECT d.lease_expires_at AS t FROM deliveries d INDEXED BY deliveries_leased
+     WHERE d.state = 'delivering'
+     ORDER BY d.lease_expires_at LIMIT 1`,
+} as const;
+
+/**
+ * The delivery queue on SQLite. Every write is one `BEGIN IMMEDIATE` transaction (a savepoint
+ * when the caller already opened one, so enqueue joins the caller's transaction).
+ */
+export function createSqliteQueue(
+  db: Database,
+  options: { now?: () => number; changes?: ChangeTracker } = {},
+): DeliveryQueue {
+  const now = options.now ?? Date.now;
+  const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
+
+  const enabledWebhooksStmt = db.prepare<WebhookRow, []>(
+    "SELECT * FROM webhooks WHERE enabled = 1 ORDER BY id",
+  );
+  const webhookStmt = db.prepare<WebhookRow, [number]>("SELECT * FROM webhooks WHERE id = ?");
+  const insertDeliveryStmt = db.prepare<{ id: number }, Params>(
+    `INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
+       next_attempt_at, created_at, updated_at)
+     VALUES ($webhook_id, $message_id, $event, $payload, 'queued', 0, $now, $now, $now)
+     RETURNING id`,
+  );
+
+  const expiredLeasesStmt = db.prepare<DeliveryRow & { enabled: number }, Params>(
+    CLAIM_SQL.expiredLeases,
+  );
+  const lostAttemptStmt = db.prepare<unknown, Params>(
+    `INSERT OR IGNORE INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
+       status_code, outcome, error)
+     VALUES ($id, $attempt, $worker_id, $started_at, $duration_ms, NULL, 'lease_expired', $error)`,
+  );
+  const requeueLostStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,
+       next_attempt_at = $now, last_error = $error, updated_at = $now
+     WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
+  );
+  const reclaimStmt = db.prepare<DeliveryRow, Params>(
+    `UPDATE deliveries SET attempts = attempts + 1, lease_owner = $worker,
+       lease_expires_at = $expires, last_error = $error, updated_at = $now
+     WHERE id = $id AND state = 'delivering' AND attempts = $attempt
+     RETURNING *`,
+  );
+  const claimDueStmt = db.prepare<DeliveryRow, Params>(CLAIM_SQL.claimDue);
+
+  const finishStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = $state, next_attempt_at = coalesce($next, next_attempt_at),
+       lease_owner = NULL, lease_expires_at = NULL, last_status = $status, last_error = $error,
+       updated_at = $now, completed_at = $completed
+     WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
+  );
+  const insertAttemptStmt = db.prepare<unknown, Params>(
+    `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms, status_code,
+       outcome, error, response_headers, response_body)
+     VALUES ($id, $attempt, $worker_id, $started_at, $duration_ms, $status_code, $outcome, $error,
+       $response_headers, $response_body)`,
+  );
+  const releaseStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = 'queued', attempts = attempts - 1, lease_owner = NULL,
+       lease_expires_at = NULL, updated_at = $now
+     WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
+  );
+
+  const nextQueuedStmt = db.prepare<{ t: number }, []>(CLAIM_SQL.nextQueued);
+  const nextLeaseStmt = db.prepare<{ t: number }, []>(CLAIM_SQL.nextLease);
+
+  const listSelect = `SELECT d.*, w.name AS webhook_name
+    FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id`;
+  const listStmts = {
+    all: db.prepare<ListedRow, Params>(
+      `${listSelect} WHERE d.id < $before ORDER BY d.id DESC LIMIT $limit`,
+    ),
+    byState: db.prepare<ListedRow, Params>(
+      `${listSelect} WHERE d.state = $state AND d.id < $before ORDER BY d.id DESC LIMIT $limit`,
+    ),
+    byWebhook: db.prepare<ListedRow, Params>(
+      `${listSelect} WHERE d.webhook_id = $webhook AND d.id < $before
+       ORDER BY d.id DESC LIMIT $limit`,
+    ),
+    byBoth: db.prepare<ListedRow, Params>(
+      `${listSelect} WHERE d.webhook_id = $webhook AND d.state = $state AND d.id < $before
+       ORDER BY d.id DESC LIMIT $limit`,
+    ),
+  };
+  const getStmt = db.prepare<ListedRow, [number]>(`${listSelect} WHERE d.id = ?`);
+  const attemptsStmt = db.prepare<AttemptRow, [number]>(
+    "SELECT * FROM attempts WHERE delivery_id = ? ORDER BY attempt",
+  );
+  const retryStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
+       updated_at = $now
+     WHERE id = $id AND state = 'failed'`,
+  );
+  const retryAllStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
+       updated_at = $now
+     WHERE state = 'failed'`,
+  );
+  const statsStmt = db.prepare<{ state: DeliveryState; n: number }, []>(
+    "SELECT state, count(*) AS n FROM deliveries GROUP BY state",
+  );
+  const purgeStmt = db.prepare<unknown, Params>(
+    `DELETE FROM deliveries WHERE id IN (
+       SELECT id FROM deliveries INDEXED BY deliveries_completed
+       WHERE state IN ('successful', 'failed') AND completed_at < $before
+       LIMIT $limit)`,
+  );
+
+  const enqueueTx = db.transaction((change: ChangeEvent, webhookId: number | undefined) => {
+    const candidates =
+      webhookId === undefined
+        ? enabledWebhooksStmt.all()
+        : [webhookStmt.get(webhookId)].filter((row) => row?.enabled === 1);
+    const targets = candidates.filter(
+      (row): row is WebhookRow =>
+        row !== null &&
+        (change.event === "ping"
+          ? webhookId !== undefined
+          : subscribes(JSON.parse(row.events) as string[], change.event)),
+    );
+    if (targets.length === 0) return [];
+    const payload = buildPayload(change);
+    const t = now();
+    return targets.map((webhook) => {
+      const row = insertDeliveryStmt.get({
+        webhook_id: webhook.id,
+        message_id: newMessageId(),
+        event: change.event,
+        payload,
+        now: t,
+      });
+      if (!row) throw new Error("Inserting a delivery returned no row");
+      return row.id;
+    });
+  });
+
+  const claimTx = db.transaction(
+    (workerId: string, limit: number, leaseMs: number, at: number): Claim[] => {
+      changes.markSeen();
+      const expires = at + leaseMs;
+      const claimed: DeliveryRow[] = [];
+      for (const lost of expiredLeasesStmt.all({ now: at, limit })) {
+        const error = `Lease expired: worker ${lost.lease_owner ?? "?"} did not report a result`;
+        lostAttemptStmt.run({
+          id: lost.id,
+          attempt: lost.attempts,
+          worker_id: lost.lease_owner,
+          started_at: lost.updated_at,
+          duration_ms: Math.max(0, at - lost.updated_at),
+          error,
+        });
+        const params = { id: lost.id, attempt: lost.attempts, now: at, error };
+        if (lost.enabled !== 1) {
+          requeueLostStmt.run(params);
+          continue;
+        }
+        const row = reclaimStmt.get({ ...params, worker: workerId, expires });
+        if (row) claimed.push(row);
+      }
+      if (claimed.length < limit) {
+        claimed.push(
+          ...claimDueStmt.all({
+            worker: workerId,
+            expires,
+            now: at,
+            limit: limit - claimed.length,
+          }),
+        );
+      }
+      const webhooks = new Map<number, Webhook>();
+      return claimed.map((row) => {
+        let webhook = webhooks.get(row.webhook_id);
+        if (!webhook) {
+          const webhookRow = webhookStmt.get(row.webhook_id);
+          if (!webhookRow) throw new Error(`Delivery ${row.id} has no webhook`);
+          webhook = webhookFromRow(webhookRow);
+          webhooks.set(webhook.id, webhook);
+        }
+        return {
+          delivery: deliveryFromRow(row, webhook.name),
+          webhook,
+          attempt: row.attempts,
+          workerId,
+        };
+      });
+    },
+  );
+
+  const finishTx = db.transaction(
+    (claim: Claim, record: AttemptRecord, outcome: Outcome, at: number): boolean => {
+      const terminal = outcome.state !== "queued";
+      const updated = finishStmt.run({
+        id: claim.delivery.id,
+        attempt: claim.attempt,
+        state: outcome.state,
+        next: outcome.state === "queued" ? outcome.nextAttemptAt : null,
+        status: record.statusCode,
+        error: record.error,
+        now: at,
+        completed: terminal ? at : null,
+      });
+      // Fencing: another worker took the delivery over (or it was released); write nothing.
+      if (updated.changes === 0) return false;
+      insertAttemptStmt.run({
+        id: claim.delivery.id,
+        attempt: claim.attempt,
+        worker_id: claim.workerId,
+        started_at: record.startedAt,
+        duration_ms: record.durationMs,
+        status_code: record.statusCode,
+        outcome: record.outcome,
+        error: record.error,
+        response_headers: record.responseHeaders,
+        response_body: record.responseBody,
+      });
+      return true;
+    },
+  );
+
+  const releaseTx = db.transaction((claims: Claim[], at: number): number => {
+    let released = 0;
+    for (const claim of claims) {
+      released += releaseStmt.run({
+        id: claim.delivery.id,
+        attempt: claim.attempt,
+        now: at,
+      }).changes;
+    }
+    return released;
+  });
+
+  // Single-statement writes too run in BEGIN IMMEDIATE: a deferred write that has to upgrade
+  // its read snapshot fails at once with SQLITE_BUSY instead of waiting (REFERENCE §5).
+  const retryAllTx = db.transaction((at: number) => retryAllStmt.run({ now: at }).changes);
+  const purgeTx = db.transaction(
+    (before: number, limit: number) => purgeStmt.run({ before, limit }).changes,
+  );
+
+  const retryTx = db.transaction((ids: number[], at: number): number => {
+    let changed = 0;
+    for (const id of ids) changed += retryStmt.run({ id, now: at }).changes;
+    return changed;
+  });
+
+  return {
+    async enqueue(change, enqueueOptions = {}) {
+      const ids = enqueueTx.immediate(change, enqueueOptions.webhookId);
+      if (ids.length > 0) changes.notifyLocal();
+      return ids;
+    },
+
+    async claim({ workerId, limit, leaseMs, now: at }) {
+      if (limit <= 0) return [];
+      return claimTx.immediate(workerId, limit, leaseMs, at);
+    },
+
+    async finish(claim, record, outcome) {
+      const applied = finishTx.immediate(claim, record, outcome, now());
+      if (applied && outcome.state === "queued") changes.notifyLocal();
+      return applied;
+    },
+
+    async release(claims) {
+      if (claims.length === 0) return;
+      if (releaseTx.immediate(claims, now()) > 0) changes.notifyLocal();
+    },
+
+    async nextDueAt() {
+      const queued = nextQueuedStmt.get()?.t;
+      const lease = nextLeaseStmt.get()?.t;
+      if (queued === undefined) return lease ?? null;
+      return lease === undefined ? queued : Math.min(queued, lease);
+    },
+
+    async list(filter: DeliveryFilter = {}) {
+      const params: Params = {
+        before: filter.beforeId ?? Number.MAX_SAFE_INTEGER,
+        limit: filter.limit ?? DEFAULT_LIST_LIMIT,
+      };
+      let stmt = listStmts.all;
+      if (filter.state !== undefined && filter.webhookId !== undefined) stmt = listStmts.byBoth;
+      else if (filter.state !== undefined) stmt = listStmts.byState;
+      else if (filter.webhookId !== undefined) stmt = listStmts.byWebhook;
+      if (filter.state !== undefined) params.state = filter.state;
+      if (filter.webhookId !== undefined) params.webhook = filter.webhookId;
+      return stmt.all(params).map((row) => deliveryFromRow(row, row.webhook_name));
+    },
+
+    async get(id) {
+      const row = getStmt.get(id);
+      if (!row) return null;
+      return {
+        delivery: deliveryFromRow(row, row.webhook_name),
+        attempts: attemptsStmt.all(id).map(attemptFromRow),
+      };
+    },
+
+    async retry(ids, at) {
+      if (ids.length === 0) return 0;
+      const changed = retryTx.immediate(ids, at);
+      if (changed > 0) changes.notifyLocal();
+      return changed;
+    },
+
+    async retryAllFailed(at) {
+      const changed = retryAllTx.immediate(at);
+      if (changed > 0) changes.notifyLocal();
+      return changed;
+    },
+
+    async stats() {
+      const counts: Record<DeliveryState, number> = {
+        queued: 0,
+        delivering: 0,
+        successful: 0,
+        failed: 0,
+      };
+      for (const row of statsStmt.all()) counts[row.state] = row.n;
+      return counts;
+    },
+
+    async purge(olderThan, purgeOptions = {}) {
+      const limit = purgeOptions.batchSize ?? 1000;
+      let total = 0;
+      for (;;) {
+        // One short transaction per batch so workers are never locked out for long.
+        const deleted = purgeTx.immediate(olderThan, limit);
+        total += deleted;
+        if (deleted < limit) return total;
+      }
+    },
+  };
+}

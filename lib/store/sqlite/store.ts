@@ -1,0 +1,151 @@
+import type { Database } from "bun:sqlite";
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Repos, Store } from "../types.ts";
+import { openSqlite } from "./connection.ts";
+import { createSqliteItemRepo } from "./items.ts";
+import { createMutex } from "./mutex.ts";
+import { type ChangeTracker, createSqliteQueue } from "./queue.ts";
+import { createSqliteWebhookRepo } from "./webhooks.ts";
+import { createSqliteWorkerRegistry } from "./workers.ts";
+
+export interface SqliteStoreOptions {
+  /** Clock for stored timestamps (created_at, completed_at, …); tests pass a fake one. */
+  now?: () => number;
+  /** How often waitForChange polls `PRAGMA data_version`, in ms (a poll costs microseconds). */
+  pollMs?: number;
+}
+
+export const DEFAULT_POLL_MS = 5;
+
+/** Opens (creating and migrating) the SQLite database at `path` as a Store. */
+export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
+  return createSqliteStore(openSqlite(path), options);
+}
+
+/**
+ * A Store on one bun:sqlite connection. bun:sqlite is synchronous, so every repository call runs
+ * to completion before anything else; only `transaction(fn)` spans awaits. A FIFO mutex keeps
+ * other callers in this process off the connection while such a transaction is open (they would
+ * otherwise silently become part of it), and calls made from inside `fn` (found through
+ * AsyncLocalStorage) join the transaction instead of waiting for it.
+ */
+export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}): Store {
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+  const mutex = createMutex();
+  const inTransaction = new AsyncLocalStorage<Repos>();
+  const dataVersionStmt = db.prepare<{ data_version: number }, []>("PRAGMA data_version");
+  const readDataVersion = () => dataVersionStmt.get()?.data_version ?? 0;
+
+  // waitForChange wakes when the database moved since the last claim or wake-up: another
+  // connection committed (data_version), or this process wrote work through this connection,
+  // where data_version does not move (localVersion).
+  let seenDataVersion = readDataVersion();
+  let localVersion = 0;
+  let seenLocalVersion = 0;
+  const localWaiters = new Set<() => void>();
+  const changes: ChangeTracker = {
+    markSeen() {
+      seenDataVersion = readDataVersion();
+      seenLocalVersion = localVersion;
+    },
+    notifyLocal() {
+      localVersion++;
+      for (const wake of localWaiters) wake();
+    },
+  };
+
+  const repos: Repos = {
+    webhooks: createSqliteWebhookRepo(db, { now: options.now }),
+    queue: createSqliteQueue(db, { now: options.now, changes }),
+    items: createSqliteItemRepo(db),
+    workers: createSqliteWorkerRegistry(db),
+  };
+
+  function guarded<T extends object>(repo: T): T {
+    const wrapped: Record<string, unknown> = {};
+    for (const [name, method] of Object.entries(repo)) {
+      if (typeof method !== "function") continue;
+      wrapped[name] = (...args: unknown[]) =>
+        inTransaction.getStore() ? method(...args) : mutex.run(() => method(...args));
+    }
+    return wrapped as T;
+  }
+
+  let savepoints = 0;
+
+  async function transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
+    if (inTransaction.getStore()) {
+      // A transaction inside a transaction: a savepoint, so a failing inner part can be caught.
+      const name = `sp${++savepoints}`;
+      db.run(`SAVEPOINT ${name}`);
+      try {
+        const result = await fn(repos);
+        db.run(`RELEASE ${name}`);
+        return result;
+      } catch (error) {
+        db.run(`ROLLBACK TO ${name}`);
+        db.run(`RELEASE ${name}`);
+        throw error;
+      }
+    }
+    return mutex.run(async () => {
+      db.run("BEGIN IMMEDIATE");
+      try {
+        const result = await inTransaction.run(repos, () => fn(repos));
+        db.run("COMMIT");
+        return result;
+      } catch (error) {
+        if (db.inTransaction) db.run("ROLLBACK");
+        throw error;
+      }
+    });
+  }
+
+  function changed(): boolean {
+    if (localVersion === seenLocalVersion && readDataVersion() === seenDataVersion) return false;
+    changes.markSeen();
+    return true;
+  }
+
+  let closed = false;
+
+  function waitForChange(waitOptions: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+    const { timeoutMs, signal } = waitOptions;
+    return new Promise<void>((resolve) => {
+      if (closed || signal?.aborted || timeoutMs <= 0) return resolve();
+      const deadline = performance.now() + timeoutMs;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        localWaiters.delete(done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const poll = () => {
+        const left = deadline - performance.now();
+        // A transaction of this process may hold the connection; data_version is read after it.
+        if (closed || left <= 0 || (!mutex.locked && changed())) return done();
+        timer = setTimeout(poll, Math.min(pollMs, left));
+      };
+      localWaiters.add(done);
+      signal?.addEventListener("abort", done, { once: true });
+      poll();
+    });
+  }
+
+  return {
+    kind: "sqlite",
+    webhooks: guarded(repos.webhooks),
+    queue: guarded(repos.queue),
+    items: guarded(repos.items),
+    workers: guarded(repos.workers),
+    transaction,
+    waitForChange,
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const wake of localWaiters) wake();
+      await mutex.run(() => db.close());
+    },
+  };
+}

@@ -1,0 +1,161 @@
+import type { Database } from "bun:sqlite";
+import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
+import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/types.ts";
+
+export interface WebhookRow {
+  id: number;
+  name: string;
+  url: string;
+  method: string;
+  content_type: string;
+  headers: string;
+  secret: string | null;
+  events: string;
+  enabled: number;
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  max_per_second: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function webhookFromRow(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    method: row.method,
+    contentType: row.content_type,
+    headers: JSON.parse(row.headers) as Array<[string, string]>,
+    secret: row.secret,
+    events: JSON.parse(row.events) as string[],
+    enabled: row.enabled === 1,
+    disabledReason: row.disabled_reason,
+    disabledAt: row.disabled_at,
+    maxPerSecond: row.max_per_second,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The webhooks table. Input is validated by the caller (lib/webhooks/validate.ts). */
+export function createSqliteWebhookRepo(
+  db: Database,
+  options: { now?: () => number } = {},
+): WebhookRepo {
+  const now = options.now ?? Date.now;
+  const insertStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
+    `INSERT INTO webhooks (name, url, method, content_type, headers, secret, events, enabled,
+       disabled_reason, disabled_at, max_per_second, created_at, updated_at)
+     VALUES ($name, $url, $method, $content_type, $headers, $secret, $events, $enabled,
+       $disabled_reason, $disabled_at, $max_per_second, $now, $now)
+     RETURNING *`,
+  );
+  const updateStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
+    `UPDATE webhooks SET name = $name, url = $url, method = $method, content_type = $content_type,
+       headers = $headers, secret = $secret, events = $events, enabled = $enabled,
+       disabled_reason = $disabled_reason, disabled_at = $disabled_at,
+       max_per_second = $max_per_second, updated_at = $now
+     WHERE id = $id
+     RETURNING *`,
+  );
+  const getStmt = db.prepare<WebhookRow, [number]>("SELECT * FROM webhooks WHERE id = ?");
+  const getByNameStmt = db.prepare<WebhookRow, [string]>("SELECT * FROM webhooks WHERE name = ?");
+  const listStmt = db.prepare<WebhookRow, []>("SELECT * FROM webhooks ORDER BY id");
+  const removeStmt = db.prepare<unknown, [number]>("DELETE FROM webhooks WHERE id = ?");
+
+  // Writes run in BEGIN IMMEDIATE (a savepoint inside a caller's transaction): a deferred
+  // transaction that reads, then writes, fails with SQLITE_BUSY when another process wrote.
+  function write<T>(name: string, fn: () => T): T {
+    try {
+      return db.transaction(fn).immediate();
+    } catch (error) {
+      if (
+        error instanceof Error &&
+        /UNIQUE constraint failed: webhooks\.name/.test(error.message)
+      ) {
+        throw new DuplicateWebhookNameError(name);
+      }
+      throw error;
+    }
+  }
+
+  function updateRow(id: number, patch: WebhookPatch): WebhookRow {
+    const current = getStmt.get(id);
+    if (!current) throw new WebhookNotFoundError(id);
+    const before = webhookFromRow(current);
+    const t = now();
+    const enabled = patch.enabled ?? before.enabled;
+    // Enabling clears the reason; disabling keeps the time it first happened.
+    const disabledAt = enabled ? null : (before.disabledAt ?? t);
+    const disabledReason = enabled
+      ? null
+      : patch.disabledReason !== undefined
+        ? patch.disabledReason
+        : before.disabledReason;
+    const row = updateStmt.get({
+      id,
+      name: patch.name ?? before.name,
+      url: patch.url ?? before.url,
+      method: patch.method ?? before.method,
+      content_type: patch.contentType ?? before.contentType,
+      headers: JSON.stringify(patch.headers ?? before.headers),
+      secret: patch.secret !== undefined ? patch.secret : before.secret,
+      events: JSON.stringify(patch.events ?? before.events),
+      enabled: enabled ? 1 : 0,
+      disabled_reason: disabledReason,
+      disabled_at: disabledAt,
+      max_per_second: patch.maxPerSecond !== undefined ? patch.maxPerSecond : before.maxPerSecond,
+      now: t,
+    });
+    if (!row) throw new WebhookNotFoundError(id);
+    return row;
+  }
+
+  return {
+    async create(input: NewWebhook): Promise<Webhook> {
+      const t = now();
+      const enabled = input.enabled ?? true;
+      const row = write(input.name, () =>
+        insertStmt.get({
+          name: input.name,
+          url: input.url,
+          method: input.method ?? "POST",
+          content_type: input.contentType ?? "application/json",
+          headers: JSON.stringify(input.headers ?? []),
+          secret: input.secret ?? null,
+          events: JSON.stringify(input.events ?? ["*"]),
+          enabled: enabled ? 1 : 0,
+          disabled_reason: null,
+          disabled_at: enabled ? null : t,
+          max_per_second: input.maxPerSecond ?? null,
+          now: t,
+        }),
+      );
+      if (!row) throw new Error("Inserting a webhook returned no row");
+      return webhookFromRow(row);
+    },
+
+    async update(id: number, patch: WebhookPatch): Promise<Webhook> {
+      return webhookFromRow(write(patch.name ?? "", () => updateRow(id, patch)));
+    },
+
+    async get(id: number): Promise<Webhook | null> {
+      const row = getStmt.get(id);
+      return row ? webhookFromRow(row) : null;
+    },
+
+    async getByName(name: string): Promise<Webhook | null> {
+      const row = getByNameStmt.get(name);
+      return row ? webhookFromRow(row) : null;
+    },
+
+    async list(): Promise<Webhook[]> {
+      return listStmt.all().map(webhookFromRow);
+    },
+
+    async remove(id: number): Promise<boolean> {
+      return write("", () => removeStmt.run(id).changes > 0);
+    },
+  };
+}

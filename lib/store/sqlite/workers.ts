@@ -1,0 +1,61 @@
+import type { Database } from "bun:sqlite";
+import type { WorkerInfo, WorkerRegistry } from "../types.ts";
+
+interface WorkerRow {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  started_at: number;
+  last_seen_at: number;
+  in_flight: number;
+  concurrency: number;
+}
+
+/** Worker heartbeats in the `workers` table (one row per running worker, upserted). */
+export function createSqliteWorkerRegistry(db: Database): WorkerRegistry {
+  const upsertStmt = db.prepare<unknown, Record<string, string | number>>(
+    `INSERT INTO workers (id, host, pid, version, started_at, last_seen_at, in_flight, concurrency)
+     VALUES ($id, $host, $pid, $version, $started_at, $last_seen_at, $in_flight, $concurrency)
+     ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
+       version = excluded.version, started_at = excluded.started_at,
+       last_seen_at = excluded.last_seen_at, in_flight = excluded.in_flight,
+       concurrency = excluded.concurrency`,
+  );
+  const removeStmt = db.prepare<unknown, [string]>("DELETE FROM workers WHERE id = ?");
+  const listStmt = db.prepare<WorkerRow, []>("SELECT * FROM workers ORDER BY started_at, id");
+  const upsertTx = db.transaction((info: WorkerInfo) =>
+    upsertStmt.run({
+      id: info.id,
+      host: info.host,
+      pid: info.pid,
+      version: info.version,
+      started_at: info.startedAt,
+      last_seen_at: info.lastSeenAt,
+      in_flight: info.inFlight,
+      concurrency: info.concurrency,
+    }),
+  );
+  const removeTx = db.transaction((id: string) => removeStmt.run(id));
+
+  return {
+    async heartbeat(info) {
+      upsertTx.immediate(info);
+    },
+    async remove(id) {
+      removeTx.immediate(id);
+    },
+    async list() {
+      return listStmt.all().map((row) => ({
+        id: row.id,
+        host: row.host,
+        pid: row.pid,
+        version: row.version,
+        startedAt: row.started_at,
+        lastSeenAt: row.last_seen_at,
+        inFlight: row.in_flight,
+        concurrency: row.concurrency,
+      }));
+    },
+  };
+}

@@ -1,0 +1,745 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import type { Store } from "../../lib/store/types.ts";
+import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../lib/webhooks/errors.ts";
+import type { AttemptRecord, ChangeEvent, Claim, Outcome } from "../../lib/webhooks/types.ts";
+
+/**
+ * The behaviour every Store must have (SQLite, PostgreSQL), run against each by its own test
+ * file: `describeStoreContract("SQLite", makeStore)`.
+ *
+ * `makeStore({ now })` returns a store on a fresh, empty database whose stored timestamps come
+ * from `now` (so enqueued deliveries are due at the fake time), plus `openAnother()`, a second,
+ * independent connection (or pool) to the same database, as another process would have.
+ */
+export interface StoreFixture {
+  store: Store;
+  openAnother(): Promise<Store>;
+  cleanup(): Promise<void>;
+}
+
+export type MakeStore = (options: { now: () => number }) => Promise<StoreFixture>;
+
+export const T0 = 1_700_000_000_000;
+
+export function change(overrides: Partial<ChangeEvent> = {}): ChangeEvent {
+  return {
+    event: "item.created",
+    model: "item",
+    username: "alice",
+    requestId: "3f2a6c1e-0000-4000-8000-000000000001",
+    data: { id: 1, sku: "A-1", name: "Widget", quantity: 3 },
+    prechange: null,
+    postchange: { sku: "A-1", name: "Widget", quantity: 3 },
+    timestamp: new Date(Date.UTC(2021, 2, 9, 17, 55, 33, 968)),
+    ...overrides,
+  };
+}
+
+export function record(overrides: Partial<AttemptRecord> = {}): AttemptRecord {
+  return {
+    startedAt: T0,
+    durationMs: 12.5,
+    statusCode: 200,
+    outcome: "success",
+    error: null,
+    responseHeaders: "content-type: text/plain",
+    responseBody: "Webhook received!",
+    ...overrides,
+  };
+}
+
+export function describeStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`${name} store contract`, () => {
+    const clock = { t: T0, now: () => clock.t };
+    let fixture: StoreFixture;
+    let store: Store;
+    const extra: Store[] = [];
+
+    async function another(): Promise<Store> {
+      const second = await fixture.openAnother();
+      extra.push(second);
+      return second;
+    }
+
+    function claim(options: { workerId?: string; limit?: number; leaseMs?: number } = {}) {
+      return store.queue.claim({
+        workerId: options.workerId ?? "w1",
+        limit: options.limit ?? 10,
+        leaseMs: options.leaseMs ?? 30_000,
+        now: clock.t,
+      });
+    }
+
+    async function oneClaim(): Promise<Claim> {
+      const [claimed] = await claim({ limit: 1 });
+      if (!claimed) throw new Error("expected a claim");
+      return claimed;
+    }
+
+    beforeEach(async () => {
+      clock.t = T0;
+      fixture = await makeStore({ now: clock.now });
+      store = fixture.store;
+    });
+
+    afterEach(async () => {
+      for (const s of extra.splice(0)) await s.close();
+      await fixture.cleanup();
+    });
+
+    describe("webhooks", () => {
+      test("create() applies NetBox's defaults", async () => {
+        const hook = await store.webhooks.create({ name: "a", url: "https://example.com/h" });
+        expect(hook).toMatchObject({
+          name: "a",
+          url: "https://example.com/h",
+          method: "POST",
+          contentType: "application/json",
+          headers: [],
+          secret: null,
+          events: ["*"],
+          enabled: true,
+          disabledReason: null,
+          disabledAt: null,
+          maxPerSecond: null,
+          createdAt: T0,
+          updatedAt: T0,
+        });
+        expect(await store.webhooks.get(hook.id)).toEqual(hook);
+        expect(await store.webhooks.getByName("a")).toEqual(hook);
+      });
+
+      test("create() keeps headers in order and the secret", async () => {
+        const hook = await store.webhooks.create({
+          name: "b",
+          url: "https://example.com/h",
+          method: "PUT",
+          contentType: "application/x-www-form-urlencoded",
+          headers: [
+            ["X-Z", "1"],
+            ["X-A", "two: parts"],
+          ],
+          secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+          events: ["item.deleted", "item.created"],
+          enabled: false,
+        });
+        const read = await store.webhooks.get(hook.id);
+        expect(read?.headers).toEqual([
+          ["X-Z", "1"],
+          ["X-A", "two: parts"],
+        ]);
+        expect(read?.events).toEqual(["item.deleted", "item.created"]);
+        expect(read?.secret).toBe("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+        expect(read?.method).toBe("PUT");
+        expect(read?.enabled).toBe(false);
+        expect(read?.disabledAt).toBe(T0);
+      });
+
+      test("create() refuses a taken name with DuplicateWebhookNameError", async () => {
+        await store.webhooks.create({ name: "dup", url: "https://example.com/1" });
+        await expect(
+          store.webhooks.create({ name: "dup", url: "https://example.com/2" }),
+        ).rejects.toBeInstanceOf(DuplicateWebhookNameError);
+        expect(await store.webhooks.list()).toHaveLength(1);
+      });
+
+      test("update() changes the given fields only and stamps updatedAt", async () => {
+        const hook = await store.webhooks.create({ name: "u", url: "https://example.com/1" });
+        clock.t = T0 + 5000;
+        const updated = await store.webhooks.update(hook.id, {
+          url: "https://example.com/2",
+          headers: [["X-K", "v"]],
+        });
+        expect(updated).toMatchObject({
+          name: "u",
+          url: "https://example.com/2",
+          headers: [["X-K", "v"]],
+          method: "POST",
+          createdAt: T0,
+          updatedAt: T0 + 5000,
+        });
+      });
+
+      test("update() disabling records reason and time; enabling clears them", async () => {
+        const hook = await store.webhooks.create({ name: "d", url: "https://example.com/1" });
+        clock.t = T0 + 1000;
+        const disabled = await store.webhooks.update(hook.id, {
+          enabled: false,
+          disabledReason: "by hand",
+        });
+        expect(disabled).toMatchObject({
+          enabled: false,
+          disabledReason: "by hand",
+          disabledAt: T0 + 1000,
+        });
+        clock.t = T0 + 2000;
+        const again = await store.webhooks.update(hook.id, { url: "https://example.com/2" });
+        expect(again).toMatchObject({ enabled: false, disabledAt: T0 + 1000 });
+        const enabled = await store.webhooks.update(hook.id, { enabled: true });
+        expect(enabled).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null });
+      });
+
+      test("update() of an unknown id throws WebhookNotFoundError", async () => {
+        await expect(
+          store.webhooks.update(999, { url: "https://x.example/" }),
+        ).rejects.toBeInstanceOf(WebhookNotFoundError);
+      });
+
+      test("update() to a taken name throws DuplicateWebhookNameError and changes nothing", async () => {
+        await store.webhooks.create({ name: "one", url: "https://example.com/1" });
+        const two = await store.webhooks.create({ name: "two", url: "https://example.com/2" });
+        await expect(
+          store.webhooks.update(two.id, { name: "one", url: "https://example.com/3" }),
+        ).rejects.toBeInstanceOf(DuplicateWebhookNameError);
+        expect((await store.webhooks.get(two.id))?.url).toBe("https://example.com/2");
+      });
+
+      test("list() returns webhooks by id; remove() deletes one and its deliveries", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://example.com/1" });
+        const b = await store.webhooks.create({ name: "b", url: "https://example.com/2" });
+        expect((await store.webhooks.list()).map((w) => w.name)).toEqual(["a", "b"]);
+        await store.queue.enqueue(change());
+        expect(await store.webhooks.remove(a.id)).toBe(true);
+        expect(await store.webhooks.remove(a.id)).toBe(false);
+        expect((await store.webhooks.list()).map((w) => w.id)).toEqual([b.id]);
+        const left = await store.queue.list();
+        expect(left.map((d) => d.webhookId)).toEqual([b.id]);
+      });
+    });
+
+    describe("enqueue", () => {
+      test("enqueue() fans out to every enabled webhook subscribed to the event", async () => {
+        const all = await store.webhooks.create({ name: "all", url: "https://e.example/1" });
+        const created = await store.webhooks.create({
+          name: "created",
+          url: "https://e.example/2",
+          events: ["item.created"],
+        });
+        await store.webhooks.create({
+          name: "deleted",
+          url: "https://e.example/3",
+          events: ["item.deleted"],
+        });
+        await store.webhooks.create({ name: "off", url: "https://e.example/4", enabled: false });
+
+        const ids = await store.queue.enqueue(change({ event: "item.created" }));
+        expect(ids).toHaveLength(2);
+        const deliveries = await store.queue.list();
+        expect(deliveries.map((d) => d.webhookId).sort()).toEqual([all.id, created.id].sort());
+        for (const d of deliveries) {
+          expect(d).toMatchObject({
+            event: "item.created",
+            state: "queued",
+            attempts: 0,
+            nextAttemptAt: T0,
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            createdAt: T0,
+            completedAt: null,
+          });
+        }
+        expect(await store.queue.enqueue(change({ event: "item.updated" }))).toHaveLength(1);
+      });
+
+      test("enqueue() stores NetBox's payload and a distinct msg_ id per delivery", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.webhooks.create({ name: "b", url: "https://e.example/2" });
+        await store.queue.enqueue(change());
+        const [first, second] = await store.queue.list();
+        if (!first || !second) throw new Error("expected two deliveries");
+        expect(JSON.parse(first.payload)).toEqual({
+          event: "created",
+          timestamp: "2021-03-09 17:55:33.968000+00:00",
+          model: "item",
+          username: "alice",
+          request_id: "3f2a6c1e-0000-4000-8000-000000000001",
+          data: { id: 1, sku: "A-1", name: "Widget", quantity: 3 },
+          snapshots: { prechange: null, postchange: { sku: "A-1", name: "Widget", quantity: 3 } },
+        });
+        expect(first.payload).toBe(second.payload);
+        expect(first.messageId).toMatch(/^msg_[0-9A-Za-z]{24}$/);
+        expect(first.messageId).not.toBe(second.messageId);
+        expect(first.webhookName).toBe("b");
+      });
+
+      test("enqueue() with no subscriber writes nothing", async () => {
+        await store.webhooks.create({
+          name: "a",
+          url: "https://e.example/1",
+          events: ["item.deleted"],
+        });
+        expect(await store.queue.enqueue(change())).toEqual([]);
+        expect(await store.queue.stats()).toEqual({
+          queued: 0,
+          delivering: 0,
+          successful: 0,
+          failed: 0,
+        });
+      });
+
+      test('enqueue() sends "ping" only to the one webhook named, never through "*"', async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.webhooks.create({ name: "b", url: "https://e.example/2" });
+        expect(await store.queue.enqueue(change({ event: "ping" }))).toEqual([]);
+        const ids = await store.queue.enqueue(change({ event: "ping" }), { webhookId: a.id });
+        expect(ids).toHaveLength(1);
+        const delivered = await store.queue.list();
+        expect(delivered.map((d) => [d.webhookId, d.event])).toEqual([[a.id, "ping"]]);
+      });
+
+      test("enqueue() with webhookId reaches only that webhook", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const b = await store.webhooks.create({ name: "b", url: "https://e.example/2" });
+        const ids = await store.queue.enqueue(change(), { webhookId: b.id });
+        expect(ids).toHaveLength(1);
+        expect((await store.queue.list()).map((d) => d.webhookId)).toEqual([b.id]);
+      });
+
+      test("transaction() commits an item change and its deliveries together", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.transaction(async (tx) => {
+          const item = await tx.items.create(
+            { sku: "S-1", name: "Bolt", quantity: 1, location: "" },
+            new Date(T0),
+          );
+          await tx.queue.enqueue(change({ data: item }));
+        });
+        expect(await store.items.count()).toBe(1);
+        expect((await store.queue.stats()).queued).toBe(1);
+      });
+
+      test("transaction() rolls back the item change and its deliveries on error", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.items.create(
+              { sku: "S-1", name: "Bolt", quantity: 1, location: "" },
+              new Date(T0),
+            );
+            await tx.queue.enqueue(change());
+            throw new Error("validation failed after the insert");
+          }),
+        ).rejects.toThrow("validation failed after the insert");
+        expect(await store.items.count()).toBe(0);
+        expect((await store.queue.stats()).queued).toBe(0);
+      });
+
+      test("transaction() keeps other callers out until it commits", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        let release: () => void = () => {};
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const tx = store.transaction(async (t) => {
+          await t.queue.enqueue(change());
+          await gate;
+        });
+        // A call from outside the transaction must not see (or become part of) its writes.
+        const outside = store.queue.stats();
+        release();
+        await tx;
+        expect((await outside).queued).toBe(1);
+      });
+    });
+
+    describe("claim", () => {
+      test("claim() leases due deliveries: delivering, attempts + 1, lease owner and expiry", async () => {
+        const hook = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        clock.t = T0 + 10;
+        const claims = await claim({ workerId: "w1", leaseMs: 30_000 });
+        expect(claims).toHaveLength(1);
+        const [c] = claims;
+        expect(c?.attempt).toBe(1);
+        expect(c?.workerId).toBe("w1");
+        expect(c?.webhook).toMatchObject({ id: hook.id, name: "a", url: "https://e.example/1" });
+        expect(c?.delivery).toMatchObject({
+          id,
+          state: "delivering",
+          attempts: 1,
+          leaseOwner: "w1",
+          leaseExpiresAt: T0 + 10 + 30_000,
+          webhookName: "a",
+        });
+        expect((await store.queue.get(id ?? 0))?.delivery.state).toBe("delivering");
+      });
+
+      test("claim() skips leased rows, future rows and disabled webhooks", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.queue.enqueue(change());
+        expect(await claim({ leaseMs: 600_000 })).toHaveLength(1);
+        expect(await claim()).toHaveLength(0);
+
+        const [later] = await store.queue.enqueue(change());
+        const [c] = await claim();
+        if (!c || c.delivery.id !== later) throw new Error("expected the new delivery");
+        await store.queue.finish(c, record({ statusCode: 500, outcome: "http_error" }), {
+          state: "queued",
+          nextAttemptAt: T0 + 60_000,
+        });
+        expect(await claim()).toHaveLength(0);
+        clock.t = T0 + 60_000;
+        await store.webhooks.update(a.id, { enabled: false });
+        expect(await claim()).toHaveLength(0);
+        await store.webhooks.update(a.id, { enabled: true });
+        expect(await claim()).toHaveLength(1);
+      });
+
+      test("claim() takes at most `limit`, oldest due first", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const ids: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          clock.t = T0 + i;
+          ids.push(...(await store.queue.enqueue(change())));
+        }
+        const first = await claim({ limit: 2 });
+        expect(first.map((c) => c.delivery.id).sort()).toEqual(ids.slice(0, 2));
+        const rest = await claim({ limit: 10 });
+        expect(rest.map((c) => c.delivery.id).sort()).toEqual(ids.slice(2));
+        expect(await claim({ limit: 0 })).toEqual([]);
+      });
+
+      test("claim() reclaims an expired lease, records the lost attempt and fences the old worker", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        const old = await oneClaim();
+        clock.t = T0 + 29_999;
+        expect(await claim({ workerId: "w2" })).toHaveLength(0);
+        clock.t = T0 + 30_000;
+        const [taken] = await claim({ workerId: "w2" });
+        expect(taken?.attempt).toBe(2);
+        expect(taken?.delivery).toMatchObject({
+          attempts: 2,
+          leaseOwner: "w2",
+          state: "delivering",
+        });
+
+        // The first worker reports late: its result is discarded and nothing is written.
+        expect(await store.queue.finish(old, record(), { state: "successful" })).toBe(false);
+        const shown = await store.queue.get(id ?? 0);
+        expect(shown?.delivery.state).toBe("delivering");
+        expect(shown?.attempts).toHaveLength(1);
+        expect(shown?.attempts[0]).toMatchObject({
+          attempt: 1,
+          workerId: "w1",
+          outcome: "lease_expired",
+          statusCode: null,
+        });
+        expect(shown?.attempts[0]?.error).toContain("w1");
+
+        if (!taken) throw new Error("expected a claim");
+        expect(await store.queue.finish(taken, record(), { state: "successful" })).toBe(true);
+        expect((await store.queue.get(id ?? 0))?.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+      });
+
+      test("claim() puts an expired lease of a disabled webhook back in the queue", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        await oneClaim();
+        await store.webhooks.update(a.id, { enabled: false });
+        clock.t = T0 + 60_000;
+        expect(await claim({ workerId: "w2" })).toHaveLength(0);
+        expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+          state: "queued",
+          leaseOwner: null,
+          attempts: 1,
+        });
+      });
+
+      test("two connections claiming at once never get the same delivery", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        for (let i = 0; i < 40; i++) await store.queue.enqueue(change());
+        const other = await another();
+        const take = (s: Store, workerId: string) =>
+          s.queue.claim({ workerId, limit: 7, leaseMs: 30_000, now: clock.t });
+        const rounds = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => take(i % 2 === 0 ? store : other, `w${i % 2}`)),
+        );
+        const ids = rounds.flat().map((c) => c.delivery.id);
+        expect(ids).toHaveLength(40);
+        expect(new Set(ids).size).toBe(40);
+      });
+    });
+
+    describe("finish and release", () => {
+      test("finish() success: successful, completedAt, lease cleared, attempt row written", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        const c = await oneClaim();
+        clock.t = T0 + 50;
+        const rec = record({ startedAt: T0 + 1, durationMs: 48.25 });
+        expect(await store.queue.finish(c, rec, { state: "successful" })).toBe(true);
+        const shown = await store.queue.get(id ?? 0);
+        expect(shown?.delivery).toMatchObject({
+          state: "successful",
+          attempts: 1,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          lastStatus: 200,
+          lastError: null,
+          completedAt: T0 + 50,
+          updatedAt: T0 + 50,
+        });
+        expect(shown?.attempts).toEqual([
+          { ...rec, id: expect.any(Number), deliveryId: id ?? 0, attempt: 1, workerId: "w1" },
+        ]);
+      });
+
+      test("finish() with a retry queues the delivery for its next time", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        const c = await oneClaim();
+        const rec = record({ statusCode: 503, outcome: "http_error", error: "HTTP 503" });
+        expect(
+          await store.queue.finish(c, rec, { state: "queued", nextAttemptAt: T0 + 10_000 }),
+        ).toBe(true);
+        expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+          state: "queued",
+          attempts: 1,
+          nextAttemptAt: T0 + 10_000,
+          lastStatus: 503,
+          lastError: "HTTP 503",
+          completedAt: null,
+        });
+        expect(await store.queue.nextDueAt()).toBe(T0 + 10_000);
+        clock.t = T0 + 10_000;
+        const again = await oneClaim();
+        expect(again.attempt).toBe(2);
+      });
+
+      test("finish() failed is terminal", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        const c = await oneClaim();
+        const rec = record({ statusCode: 410, outcome: "http_error", error: "HTTP 410" });
+        await store.queue.finish(c, rec, { state: "failed" });
+        expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+          state: "failed",
+          completedAt: T0,
+        });
+        clock.t = T0 + 86_400_000;
+        expect(await claim()).toHaveLength(0);
+      });
+
+      test("finish() twice for one claim applies once", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        const c = await oneClaim();
+        expect(await store.queue.finish(c, record(), { state: "successful" })).toBe(true);
+        expect(await store.queue.finish(c, record(), { state: "failed" })).toBe(false);
+        const shown = await store.queue.get(id ?? 0);
+        expect(shown?.delivery.state).toBe("successful");
+        expect(shown?.attempts).toHaveLength(1);
+      });
+
+      test("release() gives claims back unattempted; a late finish is then discarded", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        const c = await oneClaim();
+        await store.queue.release([c]);
+        expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+          state: "queued",
+          attempts: 0,
+          leaseOwner: null,
+        });
+        expect(await store.queue.finish(c, record(), { state: "successful" })).toBe(false);
+        const next = await oneClaim();
+        expect(next.attempt).toBe(1);
+        expect((await store.queue.get(id ?? 0))?.attempts).toEqual([]);
+      });
+    });
+
+    describe("reading and admin", () => {
+      test("nextDueAt() is the earliest queued time or lease expiry, ignoring disabled webhooks", async () => {
+        expect(await store.queue.nextDueAt()).toBeNull();
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.queue.enqueue(change());
+        expect(await store.queue.nextDueAt()).toBe(T0);
+        await claim({ leaseMs: 5000 });
+        expect(await store.queue.nextDueAt()).toBe(T0 + 5000);
+        clock.t = T0 + 100;
+        await store.queue.enqueue(change());
+        expect(await store.queue.nextDueAt()).toBe(T0 + 100);
+        const [c] = await claim({ limit: 1, leaseMs: 5000 });
+        if (!c) throw new Error("expected a claim");
+        await store.queue.finish(c, record(), { state: "queued", nextAttemptAt: T0 + 3000 });
+        expect(await store.queue.nextDueAt()).toBe(T0 + 3000);
+        await store.webhooks.update(a.id, { enabled: false });
+        expect(await store.queue.nextDueAt()).toBe(T0 + 5000);
+      });
+
+      test("list() is newest first, filters by state and webhook, pages with beforeId", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const b = await store.webhooks.create({ name: "b", url: "https://e.example/2" });
+        for (let i = 0; i < 3; i++) await store.queue.enqueue(change());
+        const all = await store.queue.list();
+        expect(all).toHaveLength(6);
+        expect(all.map((d) => d.id)).toEqual([...all.map((d) => d.id)].sort((x, y) => y - x));
+        const [c] = await claim({ limit: 1 });
+        if (!c) throw new Error("expected a claim");
+        await store.queue.finish(c, record(), { state: "successful" });
+
+        expect((await store.queue.list({ state: "successful" })).map((d) => d.id)).toEqual([
+          c.delivery.id,
+        ]);
+        const ofB = await store.queue.list({ webhookId: b.id });
+        expect(ofB).toHaveLength(3);
+        expect(ofB.every((d) => d.webhookName === "b")).toBe(true);
+        const queuedOfA = await store.queue.list({ webhookId: a.id, state: "queued" });
+        expect(queuedOfA.every((d) => d.webhookId === a.id && d.state === "queued")).toBe(true);
+        expect(queuedOfA).toHaveLength(c.webhook.id === a.id ? 2 : 3);
+
+        const page1 = await store.queue.list({ limit: 4 });
+        const page2 = await store.queue.list({ limit: 4, beforeId: page1.at(-1)?.id });
+        expect(page1).toHaveLength(4);
+        expect([...page1, ...page2].map((d) => d.id)).toEqual(all.map((d) => d.id));
+      });
+
+      test("get() returns null for an unknown id", async () => {
+        expect(await store.queue.get(12345)).toBeNull();
+      });
+
+      test("retry() moves failed deliveries back to queued, keeps history, ignores others", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [failedId, okId] = [
+          ...(await store.queue.enqueue(change())),
+          ...(await store.queue.enqueue(change())),
+        ];
+        for (const c of await claim()) {
+          const ok = c.delivery.id === okId;
+          await store.queue.finish(
+            c,
+            record(ok ? {} : { statusCode: 500, outcome: "http_error" }),
+            ok ? { state: "successful" } : { state: "failed" },
+          );
+        }
+        clock.t = T0 + 1000;
+        expect(await store.queue.retry([failedId ?? 0, okId ?? 0, 999], clock.t)).toBe(1);
+        const shown = await store.queue.get(failedId ?? 0);
+        expect(shown?.delivery).toMatchObject({
+          state: "queued",
+          attempts: 1,
+          nextAttemptAt: T0 + 1000,
+          completedAt: null,
+        });
+        expect(shown?.attempts).toHaveLength(1);
+        expect((await store.queue.get(okId ?? 0))?.delivery.state).toBe("successful");
+        const [again] = await claim();
+        expect(again?.attempt).toBe(2);
+      });
+
+      test("retryAllFailed() requeues every failed delivery", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        for (let i = 0; i < 3; i++) await store.queue.enqueue(change());
+        for (const c of await claim()) {
+          await store.queue.finish(c, record({ statusCode: 500 }), { state: "failed" });
+        }
+        expect(await store.queue.retryAllFailed(T0 + 5)).toBe(3);
+        expect(await store.queue.stats()).toEqual({
+          queued: 3,
+          delivering: 0,
+          successful: 0,
+          failed: 0,
+        });
+        expect(await store.queue.retryAllFailed(T0 + 6)).toBe(0);
+      });
+
+      test("stats() counts every state, zeros included", async () => {
+        expect(await store.queue.stats()).toEqual({
+          queued: 0,
+          delivering: 0,
+          successful: 0,
+          failed: 0,
+        });
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        for (let i = 0; i < 4; i++) await store.queue.enqueue(change());
+        const [c1, c2, _c3] = await claim({ limit: 3 });
+        if (!c1 || !c2) throw new Error("expected claims");
+        await store.queue.finish(c1, record(), { state: "successful" });
+        await store.queue.finish(c2, record(), { state: "failed" });
+        expect(await store.queue.stats()).toEqual({
+          queued: 1,
+          delivering: 1,
+          successful: 1,
+          failed: 1,
+        });
+      });
+
+      test("purge() deletes terminal deliveries completed before the cutoff, with attempts", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        for (let i = 0; i < 5; i++) await store.queue.enqueue(change());
+        const claims = await claim({ limit: 4 });
+        for (const [i, c] of claims.entries()) {
+          clock.t = T0 + i * 1000;
+          const outcome: Outcome =
+            i === 3 ? { state: "queued", nextAttemptAt: T0 + 99_000 } : { state: "successful" };
+          await store.queue.finish(c, record(), outcome);
+        }
+        // Completed at T0, T0+1000, T0+2000; one requeued, one never claimed.
+        expect(await store.queue.purge(T0 + 1500, { batchSize: 1 })).toBe(2);
+        const left = await store.queue.list();
+        expect(left).toHaveLength(3);
+        expect(left.map((d) => d.state).sort()).toEqual(["queued", "queued", "successful"]);
+        for (const c of claims.slice(0, 2)) expect(await store.queue.get(c.delivery.id)).toBeNull();
+        expect(await store.queue.purge(T0 + 1500)).toBe(0);
+      });
+    });
+
+    describe("workers", () => {
+      test("heartbeat() upserts a worker, list() shows it, remove() deletes it", async () => {
+        const info = {
+          id: "host-1-abc",
+          host: "host",
+          pid: 1,
+          version: "0.1.0",
+          startedAt: T0,
+          lastSeenAt: T0,
+          inFlight: 0,
+          concurrency: 16,
+        };
+        await store.workers.heartbeat(info);
+        await store.workers.heartbeat({ ...info, lastSeenAt: T0 + 5000, inFlight: 3 });
+        expect(await store.workers.list()).toEqual([
+          { ...info, lastSeenAt: T0 + 5000, inFlight: 3 },
+        ]);
+        await store.workers.remove(info.id);
+        expect(await store.workers.list()).toEqual([]);
+      });
+    });
+
+    describe("waitForChange", () => {
+      test("waitForChange() resolves when another connection enqueues", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await claim(); // the "seen" point: nothing has changed since
+        const other = await another();
+        // Longer than the test timeout: only the change can make this test pass.
+        const waiting = store.waitForChange({ timeoutMs: 600_000 });
+        let woke = false;
+        waiting.then(() => {
+          woke = true;
+        });
+        await Promise.resolve();
+        expect(woke).toBe(false);
+        await other.queue.enqueue(change());
+        await waiting;
+      });
+
+      test("waitForChange() resolves when this store enqueues", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await claim();
+        const waiting = store.waitForChange({ timeoutMs: 600_000 });
+        await store.queue.enqueue(change());
+        await waiting;
+      });
+
+      test("waitForChange() resolves on abort and on timeout", async () => {
+        await claim();
+        const controller = new AbortController();
+        const waiting = store.waitForChange({ timeoutMs: 600_000, signal: controller.signal });
+        controller.abort();
+        await waiting;
+        await store.waitForChange({ timeoutMs: 1 });
+      });
+    });
+  });
+}

@@ -1,0 +1,160 @@
+import type { Database } from "bun:sqlite";
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError } from "../../lib/config/errors.ts";
+import { openStore } from "../../lib/store/open.ts";
+import { openSqlite } from "../../lib/store/sqlite/connection.ts";
+import { MIGRATIONS } from "../../lib/store/sqlite/migrations.ts";
+import { CLAIM_SQL } from "../../lib/store/sqlite/queue.ts";
+import { createSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { change } from "./contract.ts";
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "sqlite-store-"));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A queue large enough that the planner's choice matters. Without INDEXED BY, SQLite 3.5x picks
+ * `deliveries_state (state=?)` plus a temp B-tree sort here when no ANALYZE has run (the usual
+ * case), which reads every queued row on every claim.
+ */
+function largeQueue(options: { analyze: boolean }): Database {
+  const db = openSqlite(":memory:");
+  db.run(
+    "INSERT INTO webhooks (name, url, created_at, updated_at) VALUES ('a', 'https://e.example/', 0, 0)",
+  );
+  const insert = db.prepare(
+    `INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
+       next_attempt_at, lease_expires_at, created_at, updated_at, completed_at)
+     VALUES (1, $m, 'item.created', '{}', $state, 1, $next, $lease, 0, 0, $done)`,
+  );
+  const states = ["successful", "successful", "successful", "failed", "queued", "delivering"];
+  db.transaction(() => {
+    for (let i = 0; i < 30_000; i++) {
+      const state = states[i % states.length] ?? "queued";
+      insert.run({
+        m: `msg_${i}`,
+        state,
+        next: 1_000_000 + i,
+        lease: state === "delivering" ? 2_000_000 + i : null,
+        done: state === "successful" || state === "failed" ? i : null,
+      });
+    }
+  })();
+  if (options.analyze) db.run("ANALYZE");
+  return db;
+}
+
+function plan(db: Database, sql: string): string {
+  const rows = db.query(`EXPLAIN QUERY PLAN ${sql}`).all({
+    now: 1_500_000,
+    limit: 64,
+    worker: "w",
+    expires: 1,
+  }) as Array<{ detail: string }>;
+  return rows.map((row) => row.detail).join("\n");
+}
+
+describe.each([
+  ["without statistics", false],
+  ["after ANALYZE", true],
+])("SQLite queue query plans %s", (_label, analyze) => {
+  test("the claim reads the deliveries_due partial index in order, without a sort", () => {
+    const detail = plan(largeQueue({ analyze }), CLAIM_SQL.claimDue);
+    expect(detail).toMatch(/USING (COVERING )?INDEX deliveries_due/);
+    expect(detail).not.toContain("deliveries_state");
+    expect(detail).not.toContain("TEMP B-TREE");
+  });
+
+  test("lease reclaim and due-time lookups read deliveries_leased and deliveries_due", () => {
+    const db = largeQueue({ analyze });
+    const leases = plan(db, CLAIM_SQL.expiredLeases);
+    expect(leases).toMatch(/USING (COVERING )?INDEX deliveries_leased/);
+    expect(leases).not.toContain("TEMP B-TREE");
+    expect(plan(db, CLAIM_SQL.nextQueued)).toMatch(/USING (COVERING )?INDEX deliveries_due/);
+    expect(plan(db, CLAIM_SQL.nextLease)).toMatch(/USING (COVERING )?INDEX deliveries_leased/);
+  });
+});
+
+describe("openSqlite", () => {
+  test("creates the folder and file, in WAL mode, migrated to the latest version", () => {
+    const path = join(tempDir(), "nested", "deeper", "app.db");
+    const db = openSqlite(path);
+    expect(existsSync(path)).toBe(true);
+    expect(db.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
+    expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: MIGRATIONS.length });
+    db.close();
+    // Opening again applies nothing twice.
+    const again = openSqlite(path);
+    expect(again.query("PRAGMA user_version").get()).toEqual({ user_version: MIGRATIONS.length });
+    again.close();
+  });
+});
+
+describe("SQLite store transactions", () => {
+  test("a store call made inside transaction(fn) joins it instead of waiting for it", async () => {
+    const store = createSqliteStore(openSqlite(":memory:"));
+    await store.webhooks.create({ name: "a", url: "https://e.example/" });
+    await expect(
+      store.transaction(async () => {
+        // Through `store`, not `tx`: would deadlock if it queued behind the transaction.
+        await store.queue.enqueue(change());
+        expect((await store.queue.stats()).queued).toBe(1);
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    expect((await store.queue.stats()).queued).toBe(0);
+    await store.close();
+  });
+
+  test("a nested transaction is a savepoint: its failure can be caught, the outer commits", async () => {
+    const store = createSqliteStore(openSqlite(":memory:"));
+    await store.webhooks.create({ name: "a", url: "https://e.example/" });
+    await store.transaction(async (tx) => {
+      await tx.queue.enqueue(change());
+      await store
+        .transaction(async (inner) => {
+          await inner.queue.enqueue(change());
+          throw new Error("inner fails");
+        })
+        .catch(() => {});
+    });
+    expect((await store.queue.stats()).queued).toBe(1);
+    await store.close();
+  });
+
+  test("close() wakes a pending waitForChange", async () => {
+    const store = createSqliteStore(openSqlite(":memory:"));
+    const waiting = store.waitForChange({ timeoutMs: 600_000 });
+    await store.close();
+    await waiting;
+  });
+});
+
+describe("openStore", () => {
+  test("opens a SQLite store for a sqlite target", async () => {
+    const store = await openStore({ kind: "sqlite", path: join(tempDir(), "app.db") });
+    expect(store.kind).toBe("sqlite");
+    expect(await store.queue.stats()).toEqual({
+      queued: 0,
+      delivering: 0,
+      successful: 0,
+      failed: 0,
+    });
+    await store.close();
+  });
+
+  test("refuses PostgreSQL with a ConfigError while it is not available", async () => {
+    await expect(openStore({ kind: "postgres", url: "postgres://u@h/db" })).rejects.toBeInstanceOf(
+      ConfigError,
+    );
+  });
+});
