@@ -1,0 +1,28 @@
+/**
+ * Reads a request body to its end, keeping at most `keep` bytes but counting them all, so a
+ * huge body is shown cut without being held in memory.
+ */
+export async function readBody(
+  stream: ReadableStream<Uint8Array> | null,
+  keep: number,
+): Promise<{ bytes: Uint8Array; size: number }> {
+  if (stream === null) return { bytes: new Uint8Array(0), size: 0 };
+  const chunks: Uint8Array[] = [];
+  let kept = 0;
+  let size = 0;
+  for await (const chunk of stream) {
+    size += chunk.length;
+    if (kept < keep) {
+      const part = chunk.subarray(0, keep - kept);
+      chunks.push(part);
+      kept += part.length;
+    }
+  }
+  const bytes = new Uint8Array(kept);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return { bytes, size };
+}

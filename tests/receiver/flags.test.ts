@@ -1,0 +1,71 @@
+import { describe, expect, test } from "bun:test";
+import { parseArgs } from "citty";
+import { UsageError } from "../../lib/config/errors.ts";
+import { listenUrl, parseReceiverFlags, receiverArgs } from "../../lib/receiver/flags.ts";
+
+/** Parses a command line the way the script does: citty first, then our checks. */
+function flags(...rawArgs: string[]) {
+  return parseReceiverFlags(parseArgs(rawArgs, receiverArgs));
+}
+
+function usageError(...rawArgs: string[]): string {
+  try {
+    flags(...rawArgs);
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as Error).message;
+  }
+  throw new Error(`no error for ${rawArgs.join(" ")}`);
+}
+
+describe("parseReceiverFlags()", () => {
+  test("defaults to 127.0.0.1:9000 with headers, no pretty-printing and no secret", () => {
+    expect(flags()).toEqual({
+      port: 9000,
+      host: "127.0.0.1",
+      showHeaders: true,
+      pretty: false,
+      secret: undefined,
+    });
+  });
+
+  test("reads --port, --host, --no-headers, --pretty and --secret", () => {
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    expect(
+      flags("--port", "0", "--host", "[::1]", "--no-headers", "--pretty", "--secret", secret),
+    ).toEqual({ port: 0, host: "::1", showHeaders: false, pretty: true, secret });
+    expect(flags("--port=65535", "--host=0.0.0.0").port).toBe(65535);
+  });
+
+  test("rejects a port that is not a whole number from 0 to 65535", () => {
+    const expected = "is invalid: expected a whole number from 0 to 65535 (0 picks a free port)";
+    expect(usageError("--port", "abc")).toBe(`--port "abc" ${expected}`);
+    expect(usageError("--port", "65536")).toBe(`--port "65536" ${expected}`);
+    expect(usageError("--port", "-1")).toBe(`--port "-1" ${expected}`);
+    expect(usageError("--port", "80.5")).toBe(`--port "80.5" ${expected}`);
+    expect(usageError("--port")).toBe(`--port "" ${expected}`);
+  });
+
+  test("rejects a bad secret without repeating it", () => {
+    const message = usageError("--secret", "hunter2");
+    expect(message).toStartWith("--secret is invalid: expected whsec_ followed by the base64");
+    expect(message).not.toContain("hunter2");
+    expect(usageError("--secret", "whsec_c2hvcnQ=")).toStartWith("--secret is invalid");
+  });
+
+  test("rejects unknown flags, stray arguments and an empty host", () => {
+    expect(usageError("--prot", "9000")).toBe(
+      "Unknown flag --prot: expected --port, --host, --no-headers, --pretty or --secret",
+    );
+    expect(usageError("9000")).toBe('Unexpected argument "9000"');
+    expect(usageError("--host", "")).toStartWith('--host "" is invalid');
+    expect(usageError("--host", "a b")).toStartWith('--host "a b" is invalid');
+  });
+});
+
+describe("listenUrl()", () => {
+  test("brackets IPv6 hosts", () => {
+    expect(listenUrl("127.0.0.1", 9000)).toBe("http://127.0.0.1:9000");
+    expect(listenUrl("::1", 9000)).toBe("http://[::1]:9000");
+  });
+});

@@ -1,0 +1,152 @@
+import { describe, expect, test } from "bun:test";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { standardWebhookHeaders } from "../../lib/webhooks/signing.ts";
+
+const SCRIPT = join(import.meta.dir, "../../scripts/receiver.ts");
+
+/** Reads a child's stdout as it comes, so a test awaits output instead of sleeping. */
+function outputReader(stream: ReadableStream<Uint8Array>) {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  return {
+    /** Resolves with the first match of `pattern` in everything read so far. */
+    async until(pattern: RegExp): Promise<RegExpExecArray> {
+      for (;;) {
+        const match = pattern.exec(text);
+        if (match) return match;
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`output ended without ${pattern}: ${JSON.stringify(text)}`);
+        text += decoder.decode(value, { stream: true });
+      }
+    },
+    async rest(): Promise<string> {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return text;
+        text += decoder.decode(value, { stream: true });
+      }
+    },
+  };
+}
+
+/** Sends `request` as is over a TCP connection and resolves with the whole response. */
+function rawRequest(port: number, request: string): Promise<string> {
+  const { promise, resolve, reject } = Promise.withResolvers<string>();
+  let response = "";
+  const socket = connect(port, "127.0.0.1", () => socket.write(request));
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk: string) => {
+    response += chunk;
+    if (response.endsWith("Webhook received!")) {
+      socket.end();
+      resolve(response);
+    }
+  });
+  socket.on("error", reject);
+  return promise;
+}
+
+function start(...args: string[]) {
+  const child = Bun.spawn(["bun", SCRIPT, ...args], { stdout: "pipe", stderr: "pipe" });
+  return { child, stdout: outputReader(child.stdout) };
+}
+
+const LISTENING = /^Listening on port http:\/\/127\.0\.0\.1:(\d+)\. Stop with CONTROL-C\.\n/;
+
+describe("bun scripts/receiver.ts", () => {
+  test("prints each request, then 'Exiting...' on SIGINT and exits 0", async () => {
+    const { child, stdout } = start("--port", "0");
+    try {
+      const port = Number((await stdout.until(LISTENING))[1]);
+      expect(port).toBeGreaterThan(0);
+
+      // NetBox's documented example, sent byte for byte as curl sends it.
+      const response = await rawRequest(
+        port,
+        [
+          "POST /hooks/netbox?x=1 HTTP/1.1",
+          "Host: localhost:9000",
+          "User-Agent: curl/7.58.0",
+          "Accept: */*",
+          "Content-Length: 14",
+          "Content-Type: application/x-www-form-urlencoded",
+          "",
+          '{"foo": "bar"}',
+        ].join("\r\n"),
+      );
+      expect(response).toStartWith("HTTP/1.1 200 OK\r\n");
+      expect(response).toEndWith("\r\n\r\nWebhook received!");
+
+      const block = (await stdout.until(/\n(\[1\][\s\S]*?------------\n)/))[1];
+      const date = /^\[1\] (.+ GMT) /.exec(block ?? "")?.[1] ?? "";
+      expect(new Date(date).toUTCString()).toBe(date);
+      // Bun hands the headers lowercased and sorted.
+      expect(block).toBe(
+        [
+          `[1] ${date} 127.0.0.1 "POST /hooks/netbox?x=1 HTTP/1.1" 200 -`,
+          "accept: */*",
+          "content-length: 14",
+          "content-type: application/x-www-form-urlencoded",
+          "host: localhost:9000",
+          "user-agent: curl/7.58.0",
+          "",
+          '{"foo": "bar"}',
+          "------------\n",
+        ].join("\n"),
+      );
+
+      child.kill("SIGINT");
+      expect(await child.exited).toBe(0);
+      expect(await stdout.rest()).toEndWith("------------\nExiting...\n");
+      expect(await new Response(child.stderr).text()).toBe("");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  test("checks signatures with --secret, hides headers with --no-headers, stops on SIGTERM", async () => {
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const { child, stdout } = start("--port", "0", "--no-headers", "--pretty", "--secret", secret);
+    try {
+      const port = Number((await stdout.until(LISTENING))[1]);
+      const body = '{"event":"item.created"}';
+      const headers = standardWebhookHeaders({
+        secret,
+        messageId: "msg_1",
+        timestamp: Math.floor(Date.now() / 1000),
+        body,
+      });
+      await fetch(`http://127.0.0.1:${port}/`, { method: "POST", headers, body });
+      const block = (await stdout.until(/\n(\[1\][\s\S]*?------------\n)/))[1] ?? "";
+      expect(block.split("\n").slice(1)).toEqual([
+        "{",
+        '  "event": "item.created"',
+        "}",
+        "Signature: valid",
+        "------------",
+        "",
+      ]);
+      child.kill("SIGTERM");
+      expect(await child.exited).toBe(0);
+      expect(await stdout.rest()).toEndWith("Exiting...\n");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  test("exits 2 with one line on stderr for a bad flag", async () => {
+    for (const args of [
+      ["--port", "abc"],
+      ["--port", "70000"],
+      ["--secret", "nope"],
+    ]) {
+      const child = Bun.spawn(["bun", SCRIPT, ...args], { stdout: "pipe", stderr: "pipe" });
+      expect(await child.exited).toBe(2);
+      const stderr = await new Response(child.stderr).text();
+      expect(stderr).toMatch(/^error: --(port|secret) [^\n]*is invalid: [^\n]+\n$/);
+      expect(await new Response(child.stdout).text()).toBe("");
+    }
+  });
+});
