@@ -1,0 +1,123 @@
+import type { SQL } from "bun";
+
+/**
+ * Versioned schema migrations, the PostgreSQL twin of lib/store/sqlite/migrations.ts (same
+ * tables, columns and meaning): ids are BIGSERIAL, times BIGINT epoch milliseconds, webhook
+ * headers and events JSONB. A delivery's payload stays TEXT: it is the exact body that is
+ * signed and sent, which JSONB would reformat. Never edit a released migration: append one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: webhooks, deliveries, attempts, items, worker heartbeats.
+  `
+  CREATE TABLE webhooks (
+    id BIGSERIAL PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    url TEXT NOT NULL,
+    method TEXT NOT NULL DEFAULT 'POST',
+    content_type TEXT NOT NULL DEFAULT 'application/json',
+    headers JSONB NOT NULL DEFAULT '[]',
+    secret TEXT,
+    events JSONB NOT NULL DEFAULT '["*"]',
+    enabled BOOLEAN NOT NULL DEFAULT TRUE,
+    disabled_reason TEXT,
+    disabled_at BIGINT,
+    max_per_second DOUBLE PRECISION,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+
+  CREATE TABLE deliveries (
+    id BIGSERIAL PRIMARY KEY,
+    webhook_id BIGINT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+    message_id TEXT NOT NULL UNIQUE,
+    event TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('queued', 'delivering', 'successful', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at BIGINT NOT NULL,
+    lease_owner TEXT,
+    lease_expires_at BIGINT,
+    last_status INTEGER,
+    last_error TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    completed_at BIGINT
+  );
+  -- The claim query reads only these two partial indexes (due queued rows, expired leases).
+  CREATE INDEX deliveries_due ON deliveries (next_attempt_at, id) WHERE state = 'queued';
+  CREATE INDEX deliveries_leased ON deliveries (lease_expires_at) WHERE state = 'delivering';
+  -- Admin listings: newest first per state or per webhook; retention by completion time.
+  CREATE INDEX deliveries_state ON deliveries (state, id);
+  CREATE INDEX deliveries_webhook ON deliveries (webhook_id, id);
+  CREATE INDEX deliveries_completed ON deliveries (completed_at)
+    WHERE state IN ('successful', 'failed');
+
+  CREATE TABLE attempts (
+    id BIGSERIAL PRIMARY KEY,
+    delivery_id BIGINT NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL,
+    worker_id TEXT,
+    started_at BIGINT NOT NULL,
+    duration_ms DOUBLE PRECISION NOT NULL,
+    status_code INTEGER,
+    outcome TEXT NOT NULL,
+    error TEXT,
+    response_headers TEXT,
+    response_body TEXT,
+    UNIQUE (delivery_id, attempt)
+  );
+
+  CREATE TABLE items (
+    id BIGSERIAL PRIMARY KEY,
+    sku TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    quantity BIGINT NOT NULL CHECK (quantity >= 0),
+    location TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL
+  );
+
+  CREATE TABLE workers (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    version TEXT NOT NULL,
+    started_at BIGINT NOT NULL,
+    last_seen_at BIGINT NOT NULL,
+    in_flight INTEGER NOT NULL DEFAULT 0,
+    concurrency INTEGER NOT NULL
+  );
+  `,
+];
+
+/** Key of the advisory lock that serialises migrations across processes (any constant will do). */
+export const MIGRATION_LOCK_KEY = 7_263_945_001;
+
+/**
+ * Applies pending migrations and returns the schema version. Each migration runs in its own
+ * transaction that first takes a transaction-level advisory lock, so processes starting at once
+ * queue up behind each other; whoever comes second finds the version already applied.
+ */
+export async function migrate(
+  sql: SQL,
+  migrations: readonly string[] = MIGRATIONS,
+): Promise<number> {
+  for (;;) {
+    const applied = await sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+      await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY,
+        applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      )`;
+      const [row] = await tx<Array<{ version: number }>>`
+        SELECT coalesce(max(version), 0)::int AS version FROM schema_migrations`;
+      const version = row?.version ?? 0;
+      const next = migrations[version];
+      if (next === undefined) return false;
+      await tx.unsafe(next).simple();
+      await tx`INSERT INTO schema_migrations (version) VALUES (${version + 1})`;
+      return true;
+    });
+    if (!applied) break;
+  }
+  return migrations.length;
+}

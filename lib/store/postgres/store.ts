@@ -1,0 +1,121 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { SQL, type TransactionSQL } from "bun";
+import type { Logger } from "../../log.ts";
+import type { Repos, Store } from "../types.ts";
+import { type ChangeListener, createChangeListener } from "./changes.ts";
+import { type Db, poolDb, transactionDb } from "./db.ts";
+import { createPostgresItemRepo } from "./items.ts";
+import { migrate } from "./migrations.ts";
+import { createPostgresQueue } from "./queue.ts";
+import { createPostgresWebhookRepo } from "./webhooks.ts";
+import { createPostgresWorkerRegistry } from "./workers.ts";
+
+export interface PostgresStoreOptions {
+  /** Clock for stored timestamps (created_at, completed_at, …); tests pass a fake one. */
+  now?: () => number;
+  /** Connections in this process's pool (Bun's default: 10). */
+  max?: number;
+  /** Longest waitForChange while the LISTEN connection is down (polling), in ms. */
+  pollIntervalMs?: number;
+  /** How long finish/release keep retrying through a lost connection, in ms. */
+  reconnectWaitMs?: number;
+  logger?: Pick<Logger, "warn" | "info">;
+}
+
+interface OpenTransaction {
+  tx: TransactionSQL;
+  repos: Repos;
+}
+
+/**
+ * Opens the PostgreSQL database at `url` (postgres://user:password@host:port/db) as a Store,
+ * applying pending migrations first. Several processes may open it at once.
+ */
+export async function openPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<Store> {
+  const sql = new SQL(url, { max: options.max ?? 10 });
+  try {
+    await migrate(sql);
+  } catch (error) {
+    await sql.close({ timeout: 0 }).catch(() => {});
+    throw error;
+  }
+  const changes = createChangeListener(url, {
+    pollIntervalMs: options.pollIntervalMs,
+    logger: options.logger,
+  });
+  return createPostgresStore(sql, changes, options);
+}
+
+/**
+ * A Store on a Bun SQL pool. `transaction(fn)` hands `fn` repositories bound to one
+ * transaction; calls made from inside `fn` through the store's own repositories (found through
+ * AsyncLocalStorage) join it too, and a nested `transaction` becomes a savepoint, as on SQLite.
+ */
+export function createPostgresStore(
+  sql: SQL,
+  changes: ChangeListener,
+  options: PostgresStoreOptions = {},
+): Store {
+  const current = new AsyncLocalStorage<OpenTransaction>();
+
+  function reposFor(db: Db): Repos {
+    return {
+      webhooks: createPostgresWebhookRepo(db, { now: options.now }),
+      queue: createPostgresQueue(db, {
+        now: options.now,
+        markSeen: changes.markSeen,
+        reconnectWaitMs: options.reconnectWaitMs,
+      }),
+      items: createPostgresItemRepo(db),
+      workers: createPostgresWorkerRegistry(db),
+    };
+  }
+
+  const pool = reposFor(poolDb(sql));
+
+  function joining<K extends keyof Repos>(key: K): Repos[K] {
+    const wrapped: Record<string, unknown> = {};
+    for (const name of Object.keys(pool[key])) {
+      wrapped[name] = (...args: unknown[]) => {
+        const repo = (current.getStore()?.repos ?? pool)[key] as unknown as Record<string, unknown>;
+        return (repo[name] as (...a: unknown[]) => unknown)(...args);
+      };
+    }
+    return wrapped as unknown as Repos[K];
+  }
+
+  async function transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
+    const open = current.getStore();
+    const run = (tx: TransactionSQL) => {
+      const repos = reposFor(transactionDb(tx));
+      return current.run({ tx, repos }, () => fn(repos));
+    };
+    // Bun types a callback's array result specially; ours is whatever fn returns.
+    if (open) return (await open.tx.savepoint(run)) as T;
+    return (await sql.begin(run)) as T;
+  }
+
+  let closed = false;
+
+  return {
+    kind: "postgres",
+    webhooks: joining("webhooks"),
+    queue: joining("queue"),
+    items: joining("items"),
+    workers: joining("workers"),
+    transaction,
+    waitForChange(waitOptions) {
+      if (closed) return Promise.resolve();
+      return changes.wait(waitOptions);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await changes.close();
+      await sql.close({ timeout: 5 });
+    },
+  };
+}

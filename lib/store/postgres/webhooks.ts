@@ -1,0 +1,136 @@
+import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
+import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/types.ts";
+import { type Db, isUniqueViolation, toNumber, toNumberOrNull } from "./db.ts";
+
+export interface WebhookRow {
+  id: string | number;
+  name: string;
+  url: string;
+  method: string;
+  content_type: string;
+  headers: Array<[string, string]>;
+  secret: string | null;
+  events: string[];
+  enabled: boolean;
+  disabled_reason: string | null;
+  disabled_at: string | number | null;
+  max_per_second: number | null;
+  created_at: string | number;
+  updated_at: string | number;
+}
+
+export function webhookFromRow(row: WebhookRow): Webhook {
+  return {
+    id: toNumber(row.id),
+    name: row.name,
+    url: row.url,
+    method: row.method,
+    contentType: row.content_type,
+    headers: row.headers,
+    secret: row.secret,
+    events: row.events,
+    enabled: row.enabled,
+    disabledReason: row.disabled_reason,
+    disabledAt: toNumberOrNull(row.disabled_at),
+    maxPerSecond: row.max_per_second,
+    createdAt: toNumber(row.created_at),
+    updatedAt: toNumber(row.updated_at),
+  };
+}
+
+/** The webhooks table, same behaviour as lib/store/sqlite/webhooks.ts. Input is validated by the caller. */
+export function createPostgresWebhookRepo(
+  db: Db,
+  options: { now?: () => number } = {},
+): WebhookRepo {
+  const now = options.now ?? Date.now;
+
+  async function write<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (isUniqueViolation(error, "webhooks_name_key")) throw new DuplicateWebhookNameError(name);
+      throw error;
+    }
+  }
+
+  return {
+    async create(input: NewWebhook): Promise<Webhook> {
+      const t = now();
+      const enabled = input.enabled ?? true;
+      const [row] = await write(input.name, () =>
+        db.isolated(
+          (sql) => sql<WebhookRow[]>`
+            INSERT INTO webhooks (name, url, method, content_type, headers, secret, events,
+              enabled, disabled_reason, disabled_at, max_per_second, created_at, updated_at)
+            VALUES (${input.name}, ${input.url}, ${input.method ?? "POST"},
+              ${input.contentType ?? "application/json"},
+              ${JSON.stringify(input.headers ?? [])}::text::jsonb, ${input.secret ?? null},
+              ${JSON.stringify(input.events ?? ["*"])}::text::jsonb, ${enabled}, NULL,
+              ${enabled ? null : t}, ${input.maxPerSecond ?? null}, ${t}, ${t})
+            RETURNING *`,
+        ),
+      );
+      if (!row) throw new Error("Inserting a webhook returned no row");
+      return webhookFromRow(row);
+    },
+
+    async update(id: number, patch: WebhookPatch): Promise<Webhook> {
+      const name = patch.name;
+      const row = await write(name ?? "", () =>
+        db.isolated(async (sql) => {
+          const [current] = await sql<WebhookRow[]>`
+            SELECT * FROM webhooks WHERE id = ${id} FOR UPDATE`;
+          if (!current) throw new WebhookNotFoundError(id);
+          const before = webhookFromRow(current);
+          const t = now();
+          const enabled = patch.enabled ?? before.enabled;
+          // Enabling clears the reason; disabling keeps the first time it happened.
+          const disabledAt = enabled ? null : (before.disabledAt ?? t);
+          const disabledReason = enabled
+            ? null
+            : patch.disabledReason !== undefined
+              ? patch.disabledReason
+              : before.disabledReason;
+          const secret = patch.secret !== undefined ? patch.secret : before.secret;
+          const maxPerSecond =
+            patch.maxPerSecond !== undefined ? patch.maxPerSecond : before.maxPerSecond;
+          const [updated] = await sql<WebhookRow[]>`
+            UPDATE webhooks SET name = ${name ?? before.name}, url = ${patch.url ?? before.url},
+              method = ${patch.method ?? before.method},
+              content_type = ${patch.contentType ?? before.contentType},
+              headers = ${JSON.stringify(patch.headers ?? before.headers)}::text::jsonb,
+              secret = ${secret},
+              events = ${JSON.stringify(patch.events ?? before.events)}::text::jsonb,
+              enabled = ${enabled}, disabled_reason = ${disabledReason},
+              disabled_at = ${disabledAt}, max_per_second = ${maxPerSecond}, updated_at = ${t}
+            WHERE id = ${id}
+            RETURNING *`;
+          return updated;
+        }),
+      );
+      if (!row) throw new WebhookNotFoundError(id);
+      return webhookFromRow(row);
+    },
+
+    async get(id: number): Promise<Webhook | null> {
+      const [row] = await db.sql<WebhookRow[]>`SELECT * FROM webhooks WHERE id = ${id}`;
+      return row ? webhookFromRow(row) : null;
+    },
+
+    async getByName(name: string): Promise<Webhook | null> {
+      const [row] = await db.sql<WebhookRow[]>`SELECT * FROM webhooks WHERE name = ${name}`;
+      return row ? webhookFromRow(row) : null;
+    },
+
+    async list(): Promise<Webhook[]> {
+      const rows = await db.sql<WebhookRow[]>`SELECT * FROM webhooks ORDER BY id`;
+      return rows.map(webhookFromRow);
+    },
+
+    async remove(id: number): Promise<boolean> {
+      const result = await db.sql`DELETE FROM webhooks WHERE id = ${id}`;
+      return result.count > 0;
+    },
+  };
+}
