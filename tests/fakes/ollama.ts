@@ -1,0 +1,120 @@
+/**
+ * A fake Ollama on 127.0.0.1, port 0: `GET /api/tags` and non-streamed `POST /api/generate`
+ * with the bodies of shared/REFERENCE.md §2. It records every generate request, how many ran
+ * at once, and the time it spent generating.
+ */
+
+export interface GenerateBody {
+  model: string;
+  prompt: string;
+  stream: boolean;
+  options?: { num_ctx?: number };
+}
+
+export type GenerateAnswer = string | Response;
+
+export interface FakeOllamaOptions {
+  /** Names listed by /api/tags. */
+  models?: string[];
+  /** The answer to one generate call: a `response` text, or a whole Response (errors). */
+  generate?: (body: GenerateBody, call: number) => GenerateAnswer | Promise<GenerateAnswer>;
+  /** Fixed time each generate call takes (benchmark only). */
+  delayMs?: number;
+  /** Answers /api/tags instead of the default (e.g. a 500). */
+  tags?: () => Response;
+}
+
+export interface FakeOllama {
+  url: string;
+  generateCalls: GenerateBody[];
+  tagsCalls: number;
+  maxInFlight: number;
+  /** Milliseconds during which at least one generate call was running. */
+  busyMs: number;
+  stop(): void;
+  [Symbol.dispose](): void;
+}
+
+/** A success body as Ollama sends it (durations in nanoseconds). */
+export function generateSuccess(model: string, response: string): Record<string, unknown> {
+  return {
+    model,
+    created_at: "2025-08-03T18:54:41.2149398Z",
+    response,
+    done: true,
+    done_reason: "stop",
+    context: [151644, 8948],
+    total_duration: 3065182500,
+    load_duration: 2175701100,
+    prompt_eval_count: 28,
+    prompt_eval_duration: 138610200,
+    eval_count: 25,
+    eval_duration: 749857300,
+  };
+}
+
+/** The default answer names the story, so tests can tell summaries apart. */
+export function echoTitle(body: GenerateBody): string {
+  const title = /^(?:Title|Story): (.*)$/m.exec(body.prompt)?.[1] ?? "?";
+  const kind = body.prompt.startsWith("Summarise the article") ? "article" : "discussion";
+  return `Summary of the ${kind} of ${title}.`;
+}
+
+export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
+  const models = options.models ?? ["llama3.2:latest"];
+  let inFlight = 0;
+  let busySince = 0;
+  const state: FakeOllama = {
+    url: "",
+    generateCalls: [],
+    tagsCalls: 0,
+    maxInFlight: 0,
+    busyMs: 0,
+    stop: () => server.stop(true),
+    [Symbol.dispose]: () => server.stop(true),
+  };
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      const url = new URL(request.url);
+      if (url.pathname === "/api/tags" && request.method === "GET") {
+        state.tagsCalls++;
+        if (options.tags) return options.tags();
+        return Response.json({
+          models: models.map((name) => ({
+            name,
+            model: name,
+            modified_at: "2025-08-01T10:00:00Z",
+            size: 2019393189,
+            digest: "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
+            details: { format: "gguf", family: "llama", parameter_size: "3.2B" },
+          })),
+        });
+      }
+      if (url.pathname !== "/api/generate" || request.method !== "POST") {
+        return new Response("404 page not found", { status: 404 });
+      }
+      const body = (await request.json()) as GenerateBody;
+      const call = state.generateCalls.push(body);
+      if (inFlight === 0) busySince = performance.now();
+      inFlight++;
+      state.maxInFlight = Math.max(state.maxInFlight, inFlight);
+      try {
+        if (options.delayMs) await Bun.sleep(options.delayMs);
+        if (!models.includes(body.model) && !models.includes(`${body.model}:latest`)) {
+          return Response.json({ error: `model '${body.model}' not found` }, { status: 404 });
+        }
+        const answer = await (options.generate ?? echoTitle)(body, call);
+        return typeof answer === "string"
+          ? Response.json(generateSuccess(body.model, answer))
+          : answer;
+      } finally {
+        inFlight--;
+        if (inFlight === 0) state.busyMs += performance.now() - busySince;
+      }
+    },
+  });
+  state.url = `http://127.0.0.1:${server.port}`;
+  return state;
+}
