@@ -1,0 +1,57 @@
+import { z } from "zod";
+
+/** Text a person types into one line: trimmed, bounded, no control characters. */
+function lineOfText(max: number) {
+  return z
+    .string()
+    .trim()
+    .max(max, `Must be at most ${max} characters`)
+    .refine((value) => !hasControlCharacters(value), "Must not contain control characters");
+}
+
+function hasControlCharacters(value: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: this is the check for them.
+  return /[\u0000-\u001f\u007f-\u009f]/.test(value);
+}
+
+export const itemFields = {
+  sku: lineOfText(64).pipe(z.string().min(1, "Required")),
+  name: lineOfText(200).pipe(z.string().min(1, "Required")),
+  quantity: z
+    .number({ error: "Must be a whole number" })
+    .int("Must be a whole number")
+    .min(0, "Must be 0 or more")
+    .max(1_000_000_000, "Must be at most 1000000000"),
+  location: lineOfText(200),
+};
+
+/** POST /api/items and the admin's new-item form; unknown keys (id, updatedAt, …) are errors. */
+export const newItemSchema = z.strictObject({
+  sku: itemFields.sku,
+  name: itemFields.name,
+  quantity: itemFields.quantity,
+  location: itemFields.location.default(""),
+});
+
+/** PATCH /api/items/:id: any subset of the fields. */
+export const itemPatchSchema = z.strictObject({
+  sku: itemFields.sku.optional(),
+  name: itemFields.name.optional(),
+  quantity: itemFields.quantity.optional(),
+  location: itemFields.location.optional(),
+});
+
+/** The compact error shape both the API and the admin forms use. */
+export interface FieldErrors {
+  formErrors: string[];
+  fieldErrors: Record<string, string[]>;
+}
+
+export function fieldErrorsOf(error: z.ZodError): FieldErrors {
+  const flat = z.flattenError(error);
+  const fieldErrors: Record<string, string[]> = {};
+  for (const [key, messages] of Object.entries(flat.fieldErrors)) {
+    if (Array.isArray(messages) && messages.length > 0) fieldErrors[key] = messages as string[];
+  }
+  return { formErrors: flat.formErrors, fieldErrors };
+}
