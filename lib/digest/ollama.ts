@@ -67,7 +67,7 @@ export async function preflight(
 ): Promise<void> {
   const { fetch: doFetch = globalThis.fetch, timeoutMs = 10_000 } = options;
   const url = `${base}/api/tags`;
-  const start = "Start it with `ollama serve`, or point OLLAMA_ENDPOINT_URL / --ollama-url at it.";
+  const start = `Start it with \`ollama serve\` (and fetch the model with \`ollama pull ${model}\`), or point OLLAMA_ENDPOINT_URL / --ollama-url at a running Ollama.`;
   let response: Response;
   try {
     response = await doFetch(url, { signal: AbortSignal.timeout(timeoutMs) });
@@ -97,7 +97,7 @@ export async function preflight(
     const listed =
       names.length > 0 ? `installed: ${names.slice(0, 10).join(", ")}` : "none installed";
     throw new PreflightError(
-      `Ollama at ${base} has no model ${wanted} (${stripControl(listed)}). Run \`ollama pull ${model}\`, or choose another with --model / OLLAMA_MODEL.`,
+      `Ollama at ${url} has no model ${wanted} (${stripControl(listed)}). Run \`ollama pull ${model}\`, or choose another with --model / OLLAMA_MODEL.`,
     );
   }
 }

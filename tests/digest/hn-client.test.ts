@@ -32,14 +32,17 @@ describe("request URLs", () => {
 
 describe("fetchFrontPage()", () => {
   test("returns the stories in the API's order with the limit sent", async () => {
-    const hits = [storyHit({ title: "B", points: 5 }), storyHit({ title: "A", points: 500 })];
+    const hits = [
+      storyHit({ title: "B", points: 5, url: "https://example.com/b" }),
+      storyHit({ title: "A", points: 500 }),
+    ];
     using search = startFakeHnSearch({ stories: hits });
     const stories = await fetchFrontPage(search.url, 2, noWait);
     expect(stories.map((story) => story.title)).toEqual(["B", "A"]);
     expect(stories[0]).toEqual({
       id: Number(hits[0]?.objectID),
       title: "B",
-      url: `https://example.com/${hits[0]?.objectID}`,
+      url: "https://example.com/b",
       storyText: null,
       author: "pg",
       points: 5,
@@ -49,7 +52,7 @@ describe("fetchFrontPage()", () => {
   });
 
   test("skips a malformed hit with a warning and keeps the rest", async () => {
-    const good = storyHit({ title: "Good" });
+    const good = storyHit({ title: "Good", url: "https://example.com/good" });
     using search = startFakeHnSearch({
       stories: [{ objectID: "abc", title: 5 }, good, storyHit({ title: undefined }), "nonsense"],
     });

@@ -75,7 +75,7 @@ describe("preflight()", () => {
     const failure = preflight(ollama.url, "llama3.2");
     await expect(failure).rejects.toBeInstanceOf(PreflightError);
     await expect(failure).rejects.toThrow(
-      `Ollama at ${ollama.url} has no model llama3.2:latest (installed: mistral:latest). Run \`ollama pull llama3.2\``,
+      `Ollama at ${ollama.url}/api/tags has no model llama3.2:latest (installed: mistral:latest). Run \`ollama pull llama3.2\``,
     );
   });
 
@@ -85,6 +85,7 @@ describe("preflight()", () => {
     await expect(failure).rejects.toBeInstanceOf(PreflightError);
     await expect(failure).rejects.toThrow(`Ollama does not answer at ${url}/api/tags`);
     await expect(failure).rejects.toThrow("Start it with `ollama serve`");
+    await expect(failure).rejects.toThrow("`ollama pull llama3.2`");
   });
 
   test("reports a 500 from /api/tags with Ollama's error text", async () => {

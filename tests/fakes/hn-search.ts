@@ -23,7 +23,9 @@ export function storyHit(overrides: Hit = {}): Hit {
     story_id: id,
     title: `Story ${id}`,
     updated_at: "2025-08-03T19:10:02Z",
-    url: `https://example.com/${id}`,
+    // Relative on purpose: startDigestWorld serves it from the fake article site, so a test
+    // that forgets to set a url can never reach the internet.
+    url: `/story/${id}`,
     ...overrides,
   };
   for (const [key, value] of Object.entries(overrides)) if (value === undefined) delete hit[key];

@@ -1,0 +1,65 @@
+import { stripControl } from "../../text/control.ts";
+import type { Renderer } from "./renderer.ts";
+
+/** Backslash-escapes the characters that would turn a title into links, emphasis or HTML. */
+export function escapeMarkdown(text: string): string {
+  return stripControl(text)
+    .replace(/\s+/g, " ")
+    .replace(/[\\`*_[\]<>#|]/g, (ch) => `\\${ch}`);
+}
+
+/** A URL safe inside `(...)` of a Markdown link: no spaces, parentheses or angle brackets. */
+export function markdownUrl(url: string): string {
+  return stripControl(url).replace(/[\s()<>]/g, (ch) =>
+    encodeURIComponent(ch).replace("(", "%28").replace(")", "%29"),
+  );
+}
+
+function block(text: string | null): string {
+  return text === null ? "_No summary._" : stripControl(text).trim();
+}
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** Markdown, one story at a time, so `bun run digest | less` shows the first story early. */
+export function markdownRenderer(): Renderer {
+  return {
+    begin(meta) {
+      return `# Hacker News digest\n\nGenerated ${meta.generatedAt} by ${escapeMarkdown(meta.model)} · ${plural(meta.total, "story", "stories")}\n`;
+    },
+    story(digest, index) {
+      const { story } = digest;
+      const title = escapeMarkdown(story.title);
+      const heading = story.url ? `[${title}](${markdownUrl(story.url)})` : title;
+      const facts = [
+        `[HN discussion](${digest.hnUrl})`,
+        plural(story.points, "point"),
+        plural(story.numComments, "comment"),
+      ];
+      if (story.author) facts.push(`by ${escapeMarkdown(story.author)}`);
+      const lines = [
+        "",
+        `## ${index + 1}. ${heading}`,
+        "",
+        facts.join(" · "),
+        "",
+        `**Article.** ${block(digest.articleSummary)}`,
+        "",
+        `**Discussion.** ${block(digest.discussionSummary)}`,
+      ];
+      if (digest.notes.length > 0) {
+        lines.push(
+          "",
+          "Notes:",
+          ...digest.notes.map((note) => `- ${stripControl(note).replace(/\s+/g, " ")}`),
+        );
+      }
+      return `${lines.join("\n")}\n`;
+    },
+    end() {
+      return "";
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { describe, expect, test } from "bun:test";
+import { createProgress, loggerAround } from "../../lib/digest/progress.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+
+function stream(isTTY: boolean) {
+  const writes: string[] = [];
+  return { isTTY, columns: 200, writes, write: (text: string) => void writes.push(text) };
+}
+
+describe("createProgress()", () => {
+  test("shows story n/N, the step, stories done and elapsed time on a terminal", () => {
+    const tty = stream(true);
+    let now = 1_000;
+    const progress = createProgress(tty, {
+      total: 10,
+      titles: ["First", "Second\u001b[31m"],
+      now: () => now,
+    });
+    now = 3_500;
+    progress.done(0);
+    progress.update(1, "summarising the article");
+    expect(tty.writes).toEqual([
+      "\r\u001b[Kstory 2/10 · summarising the article · 1 done · 2.5s · Second[31m",
+    ]);
+    progress.clear();
+    expect(tty.writes.at(-1)).toBe("\r\u001b[K");
+  });
+
+  test("writes nothing when stderr is not a terminal", () => {
+    const pipe = stream(false);
+    const progress = createProgress(pipe, { total: 2, titles: ["a", "b"] });
+    progress.update(0, "fetching the article");
+    progress.done(0);
+    progress.clear();
+    expect(pipe.writes).toEqual([]);
+  });
+
+  test("cuts the line to the terminal width", () => {
+    const narrow = { ...stream(true), columns: 30 };
+    const progress = createProgress(narrow, { total: 1, titles: ["x".repeat(100)], now: () => 0 });
+    progress.update(0, "fetching");
+    expect(narrow.writes[0]?.replace("\r\u001b[K", "")).toHaveLength(29);
+  });
+});
+
+describe("loggerAround()", () => {
+  test("clears the progress line before a log line and draws it again after", () => {
+    const tty = stream(true);
+    const progress = createProgress(tty, { total: 1, titles: ["t"], now: () => 0 });
+    progress.update(0, "fetching");
+    const memory = createMemoryLogger();
+    const logger = loggerAround(memory, progress);
+    tty.writes.length = 0;
+    logger.warn("careful");
+    expect(memory.lines).toEqual(["warn careful"]);
+    expect(tty.writes).toEqual([
+      "\r\u001b[K",
+      "\r\u001b[Kstory 1/1 · fetching · 0 done · 0.0s · t",
+    ]);
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * The three services the digest talks to, started together for end-to-end tests and the
+ * benchmark: a fake search API, a fake article site and a fake Ollama, all on 127.0.0.1.
+ */
+import { type Page, startFakeArticleSite } from "./article-site.ts";
+import { type FakeHnSearchOptions, type Hit, startFakeHnSearch } from "./hn-search.ts";
+import { type FakeOllamaOptions, startFakeOllama } from "./ollama.ts";
+
+export interface DigestWorldOptions {
+  /** Story hits; a `url` starting with "/" is served by the fake article site. */
+  stories: unknown[];
+  comments?: Record<number, Hit[]>;
+  pages?: Record<string, Page>;
+  ollama?: FakeOllamaOptions;
+  searchLatencyMs?: number;
+  articleLatencyMs?: number;
+  intercept?: FakeHnSearchOptions["intercept"];
+  onArticleRequest?: (path: string) => void;
+}
+
+export function startDigestWorld(options: DigestWorldOptions) {
+  const site = startFakeArticleSite(options.pages ?? {}, {
+    latencyMs: options.articleLatencyMs,
+    onRequest: options.onArticleRequest,
+  });
+  const stories = options.stories.map((hit) => {
+    if (hit && typeof hit === "object" && "url" in hit) {
+      const url = (hit as Hit).url;
+      if (typeof url === "string" && url.startsWith("/"))
+        return { ...hit, url: `${site.url}${url}` };
+    }
+    return hit;
+  });
+  const search = startFakeHnSearch({
+    stories,
+    comments: options.comments,
+    latencyMs: options.searchLatencyMs,
+    intercept: options.intercept,
+  });
+  const ollama = startFakeOllama(options.ollama);
+  const stop = () => {
+    search.stop();
+    site.stop();
+    ollama.stop();
+  };
+  return {
+    search,
+    site,
+    ollama,
+    /** Env pointing the digest at the fakes. */
+    env: { HN_SEARCH_URL: search.url, OLLAMA_ENDPOINT_URL: ollama.url, HOME: "/nonexistent" },
+    stop,
+    [Symbol.dispose]: stop,
+  };
+}
+
+/** A promise the test opens by hand, to hold a fake's answer until something has happened. */
+export function gate<T = void>() {
+  let open!: (value: T) => void;
+  let opened = false;
+  const promise = new Promise<T>((resolve) => {
+    open = (value: T) => {
+      opened = true;
+      resolve(value);
+    };
+  });
+  return {
+    promise,
+    open: (value: T) => open(value),
+    get opened() {
+      return opened;
+    },
+  };
+}
