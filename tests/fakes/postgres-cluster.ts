@@ -19,6 +19,10 @@ export interface PostgresCluster {
   createDatabase(): Promise<string>;
   /** `pg_ctl restart -m fast`: every open connection is cut. */
   restart(): Promise<void>;
+  /** `pg_ctl stop -m fast`, keeping the data: connections are cut and new ones refused. */
+  stopServer(): Promise<void>;
+  /** Starts the server again after stopServer(), on the same port. */
+  startServer(): Promise<void>;
   /** `pg_ctl stop -m immediate` and removes the directory; safe to call twice. */
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -128,6 +132,18 @@ export async function startPostgresCluster(options: ClusterOptions = {}): Promis
   // If the test process ends without calling stop(), do not leave a server behind.
   process.once("exit", stopNow);
 
+  // Asynchronous, so servers in this process (fake endpoints) keep answering meanwhile.
+  async function pgCtlAsync(...args: string[]): Promise<void> {
+    const child = Bun.spawn(
+      pg("pg_ctl", ["-D", dataDir, "-l", logFile, "-w", "-o", serverArgs(), ...args]),
+      { cwd: tmpdir(), stdout: "ignore", stderr: "pipe" },
+    );
+    if ((await child.exited) !== 0) {
+      const stderr = await new Response(child.stderr).text();
+      throw new Error(`pg_ctl ${args.join(" ")} failed: ${stderr}${readLog(logFile)}`);
+    }
+  }
+
   const url = (database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`;
   let databases = 0;
 
@@ -147,28 +163,9 @@ export async function startPostgresCluster(options: ClusterOptions = {}): Promis
       }
       return url(name);
     },
-    async restart() {
-      // Asynchronous, so servers in this process (fake endpoints) keep answering meanwhile.
-      const child = Bun.spawn(
-        pg("pg_ctl", [
-          "-D",
-          dataDir,
-          "-l",
-          logFile,
-          "-w",
-          "-m",
-          "fast",
-          "-o",
-          serverArgs(),
-          "restart",
-        ]),
-        { cwd: tmpdir(), stdout: "ignore", stderr: "pipe" },
-      );
-      if ((await child.exited) !== 0) {
-        const stderr = await new Response(child.stderr).text();
-        throw new Error(`pg_ctl restart failed: ${stderr}${readLog(logFile)}`);
-      }
-    },
+    restart: () => pgCtlAsync("-m", "fast", "restart"),
+    stopServer: () => pgCtlAsync("-m", "fast", "stop"),
+    startServer: () => pgCtlAsync("start"),
     async stop() {
       stopNow();
       process.removeListener("exit", stopNow);

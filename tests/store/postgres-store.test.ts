@@ -1,0 +1,200 @@
+import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { createItem, updateItem } from "../../lib/inventory/changes.ts";
+import { DuplicateSkuError } from "../../lib/inventory/types.ts";
+import { CHANGE_CHANNEL } from "../../lib/store/postgres/changes.ts";
+import { MIGRATIONS, migrate } from "../../lib/store/postgres/migrations.ts";
+import { openPostgresStore } from "../../lib/store/postgres/store.ts";
+import type { Store } from "../../lib/store/types.ts";
+import {
+  describePostgres,
+  type PostgresCluster,
+  startPostgresCluster,
+} from "../fakes/postgres-cluster.ts";
+import { change } from "./contract.ts";
+
+/** Behaviour only PostgreSQL has (locks, NOTIFY, concurrent migrations); the rest is contract.ts. */
+describePostgres("PostgreSQL store specifics", () => {
+  let cluster: PostgresCluster;
+  const cleanups: Array<() => Promise<unknown>> = [];
+
+  beforeAll(async () => {
+    cluster = await startPostgresCluster();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  function client(url: string, max = 2): SQL {
+    const sql = new SQL(url, { max });
+    cleanups.push(() => sql.close());
+    return sql;
+  }
+
+  async function openStore(url?: string): Promise<{ store: Store; url: string }> {
+    const target = url ?? (await cluster.createDatabase());
+    const store = await openPostgresStore(target);
+    cleanups.push(() => store.close());
+    return { store, url: target };
+  }
+
+  test("migrate() from five connections at once applies each migration exactly once", async () => {
+    const url = await cluster.createDatabase();
+    const withExtra = [...MIGRATIONS, "CREATE TABLE extra (id BIGSERIAL PRIMARY KEY);"];
+    const versions = await Promise.all(
+      Array.from({ length: 5 }, () => migrate(client(url, 1), withExtra)),
+    );
+    expect(versions).toEqual([2, 2, 2, 2, 2]);
+    const sql = client(url);
+    const applied = await sql`SELECT version FROM schema_migrations ORDER BY version`;
+    expect(applied.map((row: { version: number }) => row.version)).toEqual([1, 2]);
+    expect((await sql`SELECT to_regclass('extra') AS t`)[0].t).toBe("extra");
+  });
+
+  test("migrate() on an up-to-date database applies only what is new", async () => {
+    const url = await cluster.createDatabase();
+    const sql = client(url);
+    await migrate(sql);
+    await sql`INSERT INTO items (sku, name, quantity, updated_at) VALUES ('A', 'a', 1, 'x')`;
+    expect(await migrate(sql, [...MIGRATIONS, "ALTER TABLE items ADD COLUMN note TEXT;"])).toBe(2);
+    const rows = await sql`SELECT sku, note FROM items`;
+    expect([...rows]).toEqual([{ sku: "A", note: null }]);
+  });
+
+  test("claim() skips a delivery another transaction holds locked instead of waiting for it", async () => {
+    const { store, url } = await openStore();
+    await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+    const ids = [
+      ...(await store.queue.enqueue(change())),
+      ...(await store.queue.enqueue(change())),
+      ...(await store.queue.enqueue(change())),
+    ];
+    let unlock: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      unlock = resolve;
+    });
+    let locked: () => void = () => {};
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const other = client(url);
+    const holder = other.begin(async (tx) => {
+      await tx`SELECT id FROM deliveries WHERE id = ${ids[0]} FOR UPDATE`;
+      locked();
+      await held;
+    });
+    await isLocked;
+    // Were claim() to wait for the lock, it would wait for `held`, and this test would time out.
+    const claims = await store.queue.claim({
+      workerId: "w1",
+      limit: 10,
+      leaseMs: 30_000,
+      now: Date.now(),
+    });
+    expect(claims.map((c) => c.delivery.id)).toEqual(ids.slice(1));
+    unlock();
+    await holder;
+  });
+
+  test("enqueue() NOTIFYs listeners at commit, and never for a rolled-back transaction", async () => {
+    const { store, url } = await openStore();
+    await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+    const heard: string[] = [];
+    let onHeard: () => void = () => {};
+    const listener = client(url, 1);
+    const subscription = await listener.listen(CHANGE_CHANNEL, (payload) => {
+      heard.push(payload);
+      onHeard();
+    });
+    cleanups.push(() => subscription.unlisten());
+    const next = () =>
+      new Promise<void>((resolve) => {
+        onHeard = resolve;
+      });
+
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.queue.enqueue(change());
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    // Notifications arrive in commit order: had the rollback sent one, it would come first.
+    const marker = next();
+    await client(url)`SELECT pg_notify(${CHANGE_CHANNEL}, 'marker')`;
+    await marker;
+    expect(heard).toEqual(["marker"]);
+
+    let inside = -1;
+    const committed = next();
+    await store.transaction(async (tx) => {
+      await tx.queue.enqueue(change());
+      await client(url)`SELECT 1`; // a round trip during which an early NOTIFY would arrive
+      inside = heard.length;
+    });
+    await committed;
+    expect(inside).toBe(1);
+    expect(heard).toEqual(["marker", ""]);
+    expect((await store.queue.stats()).queued).toBe(1);
+  });
+
+  test("createItem()/updateItem() write the item and its deliveries together; a duplicate sku queues nothing", async () => {
+    const { store } = await openStore();
+    await store.webhooks.create({ name: "all", url: "https://e.example/1" });
+    const context = { username: "alice", requestId: "req-1", now: new Date(1_700_000_000_000) };
+    const created = await createItem(
+      store,
+      { sku: "S-1", name: "Bolt", quantity: 2, location: "A1" },
+      context,
+    );
+    expect(created.deliveryIds).toHaveLength(1);
+    await expect(
+      createItem(store, { sku: "S-1", name: "Other", quantity: 1, location: "" }, context),
+    ).rejects.toBeInstanceOf(DuplicateSkuError);
+    expect(await store.items.count()).toBe(1);
+    expect((await store.queue.stats()).queued).toBe(1);
+
+    const updated = await updateItem(store, created.item.id, { quantity: 5 }, context);
+    expect(updated?.changed).toBe(true);
+    const [delivery] = await store.queue.list({ limit: 1 });
+    expect(delivery?.event).toBe("item.updated");
+    expect(JSON.parse(delivery?.payload ?? "{}").snapshots).toMatchObject({
+      prechange: { quantity: 2 },
+      postchange: { quantity: 5 },
+    });
+  });
+
+  test("a duplicate sku inside a transaction leaves the transaction usable, as on SQLite", async () => {
+    const { store } = await openStore();
+    const now = new Date(1_700_000_000_000);
+    await store.transaction(async (tx) => {
+      await tx.items.create({ sku: "A", name: "a", quantity: 1, location: "" }, now);
+      await expect(
+        tx.items.create({ sku: "A", name: "again", quantity: 1, location: "" }, now),
+      ).rejects.toBeInstanceOf(DuplicateSkuError);
+      await tx.items.create({ sku: "B", name: "b", quantity: 1, location: "" }, now);
+    });
+    expect((await store.items.list()).map((item) => item.sku)).toEqual(["B", "A"]);
+  });
+
+  test("calls through the store inside transaction() join it, and a nested transaction is a savepoint", async () => {
+    const { store } = await openStore();
+    await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+    await expect(
+      store.transaction(async () => {
+        await store.queue.enqueue(change());
+        await expect(
+          store.transaction(async () => {
+            await store.queue.enqueue(change());
+            throw new Error("inner");
+          }),
+        ).rejects.toThrow("inner");
+        expect((await store.queue.stats()).queued).toBe(1);
+        throw new Error("outer");
+      }),
+    ).rejects.toThrow("outer");
+    expect((await store.queue.stats()).queued).toBe(0);
+  });
+});
