@@ -1,0 +1,13 @@
+/** What the app's middleware puts on every request's context, for the API and admin routes. */
+export type AppEnv = {
+  Variables: {
+    /** A fresh UUID per request, also sent back as `X-Request-Id` and put in webhook payloads. */
+    requestId: string;
+    /** "admin" once authenticated with ADMIN_TOKEN; "anonymous" when no token is configured. */
+    username: string;
+    /** True when the request carried a valid ADMIN_TOKEN (bearer or login cookie). */
+    authenticated: boolean;
+    /** The CSRF token admin forms carry in their hidden `_csrf` field. */
+    csrfToken: string;
+  };
+};

@@ -1,0 +1,90 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { secureHeaders } from "hono/secure-headers";
+import { adminNotFound, createAdmin } from "../admin/admin.tsx";
+import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "../inventory/api.ts";
+import { createLogger, type Logger } from "../log.ts";
+import type { Store } from "../store/types.ts";
+import { generateSecret as defaultGenerateSecret } from "../webhooks/signing.ts";
+import { authMiddleware } from "./auth.ts";
+import type { AppEnv } from "./context.ts";
+import { csrfMiddleware } from "./csrf.ts";
+import { loginRoutes } from "./login.tsx";
+import { requestIdMiddleware } from "./request-id.ts";
+import { hmac, randomToken } from "./secrets.ts";
+import { createSessionSigner } from "./session.ts";
+
+export interface CreateAppOptions {
+  store: Store;
+  config?: {
+    /** When set, every /api and /admin request needs it (bearer header or login cookie). */
+    adminToken?: string | null;
+    bodyLimitBytes?: number;
+  };
+  now?: () => Date;
+  logger?: Logger;
+  /** Makes a webhook secret when the admin's form leaves it empty. */
+  generateSecret?: () => string;
+  /** Request ids (X-Request-Id, the payload's request_id). */
+  randomUUID?: () => string;
+}
+
+/**
+ * The inventory application: the JSON API at /api/items, the admin at /admin, and the
+ * authentication, CSRF and security headers around them. Pure composition: serving it
+ * (Bun.serve) is the caller's business.
+ */
+export function createApp(options: CreateAppOptions): Hono<AppEnv> {
+  const { store } = options;
+  const now = options.now ?? (() => new Date());
+  const logger = options.logger ?? createLogger();
+  const adminToken = options.config?.adminToken ?? null;
+  const limitBytes = options.config?.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const sessions = adminToken === null ? null : createSessionSigner(adminToken);
+  // With a token, CSRF tokens stay valid across restarts; without one, per process is enough.
+  const csrfKey = adminToken === null ? randomToken(32) : hmac(adminToken, "admin-csrf-key");
+
+  const app = new Hono<AppEnv>();
+  app.use(requestIdMiddleware(options.randomUUID));
+  app.use(
+    secureHeaders({
+      // No script runs on these pages: escaped text stays text even if escaping ever slipped.
+      contentSecurityPolicy: {
+        defaultSrc: ["'none'"],
+        styleSrc: ["'unsafe-inline'"],
+        imgSrc: ["'self'", "data:"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+    }),
+  );
+  app.use("/admin/*", bodyLimit({ maxSize: limitBytes }));
+  app.use("/admin/*", csrfMiddleware({ key: csrfKey }));
+  app.use("/admin/*", authMiddleware({ adminToken, sessions, now }));
+  app.use("/api/*", authMiddleware({ adminToken, sessions, now }));
+
+  app.get("/", (c) => c.redirect("/admin", 302));
+  app.route("/api/items", createItemsApi({ store, now, bodyLimitBytes: limitBytes }));
+  app.route("/admin", loginRoutes({ adminToken, sessions, now }));
+  app.route(
+    "/admin",
+    createAdmin({ store, now, generateSecret: options.generateSecret ?? defaultGenerateSecret }),
+  );
+
+  app.notFound((c) => {
+    if (c.req.path === "/admin" || c.req.path.startsWith("/admin/")) return adminNotFound(c);
+    return c.json({ error: "Not found" }, 404);
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof HTTPException) return error.getResponse();
+    const requestId = c.get("requestId");
+    logger.error(`${c.req.method} ${c.req.path} failed (request ${requestId}):`, error);
+    const message = `Internal error; the server log has the details under request id ${requestId}`;
+    return c.req.path.startsWith("/api/") ? c.json({ error: message }, 500) : c.text(message, 500);
+  });
+
+  return app;
+}

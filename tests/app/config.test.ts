@@ -1,0 +1,60 @@
+import { describe, expect, test } from "bun:test";
+import { isLoopbackHost, loadAppConfig } from "../../lib/app/config.ts";
+import { ConfigError } from "../../lib/config/errors.ts";
+
+const TOKEN = "0123456789abcdef0123";
+
+describe("loadAppConfig()", () => {
+  test("defaults to 127.0.0.1:8000 without a token and data/app.db", () => {
+    expect(loadAppConfig({})).toEqual({
+      host: "127.0.0.1",
+      port: 8000,
+      adminToken: null,
+      database: { kind: "sqlite", path: "data/app.db" },
+    });
+  });
+
+  test("takes --host, --port, ADMIN_TOKEN and DATABASE_URL", () => {
+    const config = loadAppConfig(
+      { ADMIN_TOKEN: TOKEN, DATABASE_URL: "sqlite:/tmp/x.db" },
+      { host: "0.0.0.0", port: "8080" },
+    );
+    expect(config).toMatchObject({ host: "0.0.0.0", port: 8080, adminToken: TOKEN });
+    expect(config.database).toEqual({ kind: "sqlite", path: "/tmp/x.db" });
+  });
+
+  test("refuses a non-loopback address without ADMIN_TOKEN, naming what to set", () => {
+    expect(() => loadAppConfig({}, { host: "0.0.0.0" })).toThrow(ConfigError);
+    expect(() => loadAppConfig({ ADMIN_TOKEN: "  " }, { host: "192.168.1.5" })).toThrow(
+      /--host=192.168.1.5 is not a loopback address, so ADMIN_TOKEN is required/,
+    );
+  });
+
+  test("rejects a short token and a bad port in one line", () => {
+    expect(() => loadAppConfig({ ADMIN_TOKEN: "short" })).toThrow(
+      /^ADMIN_TOKEN="short" is invalid: expected at least 16 characters/,
+    );
+    for (const port of ["abc", "70000", "-1", "80.5"]) {
+      expect(() => loadAppConfig({}, { port })).toThrow(
+        `--port=${port} is invalid: expected a whole number from 0 to 65535`,
+      );
+    }
+  });
+});
+
+describe("isLoopbackHost()", () => {
+  test.each([
+    ["127.0.0.1", true],
+    ["127.8.9.10", true],
+    ["localhost", true],
+    ["::1", true],
+    ["[::1]", true],
+    ["::ffff:127.0.0.1", true],
+    ["0.0.0.0", false],
+    ["::", false],
+    ["10.0.0.1", false],
+    ["example.com", false],
+  ])("%s → %p", (host, expected) => {
+    expect(isLoopbackHost(host)).toBe(expected);
+  });
+});

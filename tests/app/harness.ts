@@ -1,0 +1,91 @@
+import { createApp } from "../../lib/app/create-app.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import type { Store } from "../../lib/store/types.ts";
+
+export const ORIGIN = "http://localhost";
+export const T0 = new Date("2025-03-04T05:06:07.000Z");
+
+/** An app on a fresh in-memory store with a settable clock and counted request ids. */
+export function testApp(options: { adminToken?: string; bodyLimitBytes?: number } = {}) {
+  const clock = { now: T0 };
+  const store: Store = openSqliteStore(":memory:", { now: () => clock.now.getTime() });
+  const logger = createMemoryLogger();
+  let requests = 0;
+  let secrets = 0;
+  const app = createApp({
+    store,
+    config: { adminToken: options.adminToken ?? null, bodyLimitBytes: options.bodyLimitBytes },
+    now: () => clock.now,
+    logger,
+    randomUUID: () => `00000000-0000-4000-8000-${String(++requests).padStart(12, "0")}`,
+    generateSecret: () => `whsec_${Buffer.alloc(24, ++secrets).toString("base64")}`,
+  });
+  return { app, store, clock, logger, client: createClient(app) };
+}
+
+export type Client = ReturnType<typeof createClient>;
+type Requester = { request(input: string, init?: RequestInit): Response | Promise<Response> };
+
+/**
+ * A small browser stand-in for app.request(): keeps cookies, sends the Origin a browser sends,
+ * and fills in the CSRF field from the page a form came from.
+ */
+export function createClient(app: Requester, defaults: { headers?: HeadersInit } = {}) {
+  const cookies = new Map<string, string>();
+
+  async function request(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(defaults.headers);
+    for (const [key, value] of new Headers(init.headers)) headers.set(key, value);
+    if (cookies.size > 0 && !headers.has("cookie")) {
+      headers.set("cookie", [...cookies].map(([k, v]) => `${k}=${v}`).join("; "));
+    }
+    const response = await app.request(path, { ...init, headers, redirect: "manual" });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = "", ...attributes] = line.split(";");
+      const [name = "", value = ""] = pair.split("=");
+      const expired = attributes.some((a) => /max-age=0/i.test(a.trim()));
+      if (expired || value === "") cookies.delete(name.trim());
+      else cookies.set(name.trim(), value.trim());
+    }
+    return response;
+  }
+
+  /** GETs `page` and returns its HTML and the CSRF token its forms carry. */
+  async function open(page: string): Promise<{ response: Response; html: string; csrf: string }> {
+    const response = await request(page);
+    const html = await response.text();
+    const csrf = html.match(/name="_csrf" value="([^"]+)"/)?.[1] ?? "";
+    return { response, html, csrf };
+  }
+
+  /** Submits a form as a browser would after opening `from` (default: the action itself). */
+  async function submit(
+    action: string,
+    fields: Record<string, string | string[]>,
+    options: { from?: string; origin?: string | null; csrf?: string } = {},
+  ): Promise<Response> {
+    const csrf = options.csrf ?? (await open(options.from ?? "/admin/items/new")).csrf;
+    const body = new URLSearchParams();
+    body.set("_csrf", csrf);
+    for (const [key, value] of Object.entries(fields)) {
+      for (const v of Array.isArray(value) ? value : [value]) body.append(key, v);
+    }
+    const headers: Record<string, string> = {
+      "content-type": "application/x-www-form-urlencoded",
+    };
+    const origin = options.origin === undefined ? ORIGIN : options.origin;
+    if (origin !== null) headers.origin = origin;
+    return request(action, { method: "POST", headers, body });
+  }
+
+  function json(method: string, path: string, body?: unknown, headers: HeadersInit = {}) {
+    return request(path, {
+      method,
+      headers: { "content-type": "application/json", ...Object.fromEntries(new Headers(headers)) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  return { request, open, submit, json, cookies };
+}
