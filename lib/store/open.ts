@@ -1,17 +1,24 @@
-import { ConfigError } from "../config/errors.ts";
+import type { Logger } from "../log.ts";
 import type { DatabaseTarget } from "./database-url.ts";
-import { openSqliteStore, type SqliteStoreOptions } from "./sqlite/store.ts";
+import { openPostgresStore } from "./postgres/store.ts";
+import { openSqliteStore } from "./sqlite/store.ts";
 import type { Store } from "./types.ts";
 
-export type OpenStoreOptions = SqliteStoreOptions;
+export interface OpenStoreOptions {
+  /** Clock for stored timestamps; tests pass a fake one. */
+  now?: () => number;
+  /** SQLite: how often waitForChange polls `PRAGMA data_version` (ms). */
+  pollMs?: number;
+  logger?: Pick<Logger, "warn" | "info">;
+}
 
 /** Opens the store DATABASE_URL names (see parseDatabaseUrl), migrating it on open. */
 export async function openStore(
   target: DatabaseTarget,
   options: OpenStoreOptions = {},
 ): Promise<Store> {
-  if (target.kind === "sqlite") return openSqliteStore(target.path, options);
-  throw new ConfigError(
-    "DATABASE_URL names PostgreSQL, which is not available yet: use a SQLite path such as data/app.db",
-  );
+  if (target.kind === "sqlite") {
+    return openSqliteStore(target.path, { now: options.now, pollMs: options.pollMs });
+  }
+  return openPostgresStore(target.url, { now: options.now, logger: options.logger });
 }

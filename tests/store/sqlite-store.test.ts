@@ -3,7 +3,6 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError } from "../../lib/config/errors.ts";
 import { openStore } from "../../lib/store/open.ts";
 import { openSqlite } from "../../lib/store/sqlite/connection.ts";
 import { MIGRATIONS } from "../../lib/store/sqlite/migrations.ts";
@@ -150,11 +149,5 @@ describe("openStore", () => {
       failed: 0,
     });
     await store.close();
-  });
-
-  test("refuses PostgreSQL with a ConfigError while it is not available", async () => {
-    await expect(openStore({ kind: "postgres", url: "postgres://u@h/db" })).rejects.toBeInstanceOf(
-      ConfigError,
-    );
   });
 });
