@@ -1,0 +1,131 @@
+import { createLogger, type Logger } from "../log.ts";
+import { openSummaryCache, type SummaryCache } from "./cache.ts";
+import type { DigestConfig } from "./config.ts";
+import { fetchFrontPage } from "./hn-client.ts";
+import { preflight } from "./ollama.ts";
+import { openOutput, type TextSink } from "./output.ts";
+import { digestStories, type PipelineStats } from "./pipeline.ts";
+import { createProgress, loggerAround, type ProgressStream } from "./progress.ts";
+import { createRenderer } from "./render/renderer.ts";
+import type { RetryPolicy } from "./search-fetch.ts";
+import type { StoryDigest } from "./types.ts";
+import { USER_AGENT } from "./version.ts";
+
+export interface DigestDeps {
+  /** Where the digest goes when there is no --out. */
+  stdout: TextSink;
+  /** Progress goes here, only when it is a terminal. */
+  stderr: ProgressStream;
+  fetch?: typeof fetch;
+  logger?: Logger;
+  now?: () => number;
+  /** Waits between search API retries; tests pass one that returns at once. */
+  sleep?: (ms: number) => Promise<void>;
+  retryPolicy?: RetryPolicy;
+  openCache?: (path: string) => SummaryCache;
+}
+
+export interface DigestResult {
+  stories: StoryDigest[];
+  stats: PipelineStats;
+}
+
+/** Every summary the digest tried failed: the output was written, but it is of no use. */
+export class DigestFailedError extends Error {
+  override name = "DigestFailedError";
+}
+
+/**
+ * The whole digest: preflight Ollama, read the front page, then stream each story's
+ * summaries to the output in front-page order. Throws PreflightError (Ollama unusable),
+ * SearchApiError (front page unreadable), UsageError (bad --out), DigestFailedError.
+ */
+export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise<DigestResult> {
+  const now = deps.now ?? Date.now;
+  const fetch = deps.fetch ?? globalThis.fetch;
+  const baseLogger = deps.logger ?? createLogger();
+  const started = now();
+  const output = await openOutput(config.out, deps.stdout);
+  let cache: SummaryCache | undefined;
+  try {
+    await preflight(config.ollamaUrl, config.model, {
+      fetch,
+      timeoutMs: Math.min(10_000, config.ollamaTimeoutMs),
+    });
+    cache = openCache(config.cacheFile, deps.openCache, baseLogger);
+    const stories = await fetchFrontPage(config.searchUrl, config.limit, {
+      fetch,
+      timeoutMs: config.searchTimeoutMs,
+      userAgent: USER_AGENT,
+      sleep: deps.sleep,
+      policy: deps.retryPolicy,
+      now,
+      logger: baseLogger,
+    });
+    const progress = createProgress(deps.stderr, {
+      total: stories.length,
+      titles: stories.map((story) => story.title),
+      now,
+    });
+    const logger = loggerAround(baseLogger, progress);
+    const renderer = createRenderer(config.format);
+    const stats: PipelineStats = { generated: 0, cached: 0, failed: 0 };
+    const results: StoryDigest[] = [];
+    await output.write(
+      renderer.begin({
+        generatedAt: new Date(started).toISOString(),
+        model: config.model,
+        total: stories.length,
+      }),
+    );
+    const digests = digestStories(stories, {
+      config,
+      fetch,
+      cache,
+      logger,
+      progress,
+      stats,
+      sleep: deps.sleep,
+      retryPolicy: deps.retryPolicy,
+    });
+    for await (const digest of digests) {
+      await output.write(renderer.story(digest, results.length));
+      results.push(digest);
+    }
+    await output.write(renderer.end());
+    progress.clear();
+    await output.commit();
+    baseLogger.info(
+      `Digest of ${stories.length} ${stories.length === 1 ? "story" : "stories"} in ${((now() - started) / 1000).toFixed(1)}s: ` +
+        `${stats.generated} summaries written, ${stats.cached} from the cache, ${stats.failed} failed`,
+    );
+    if (stats.failed > 0 && stats.generated + stats.cached === 0) {
+      throw new DigestFailedError(
+        `Every summary failed (see the notes); check that Ollama at ${config.ollamaUrl} still runs and has ${config.model}`,
+      );
+    }
+    return { stories: results, stats };
+  } catch (error) {
+    await output.abort();
+    throw error;
+  } finally {
+    cache?.close();
+  }
+}
+
+/** The cache is an optimisation: if it cannot be opened the digest runs without it. */
+function openCache(
+  path: string | undefined,
+  open: ((path: string) => SummaryCache) | undefined,
+  logger: Logger,
+): SummaryCache | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return (open ?? openSummaryCache)(path);
+  } catch (error) {
+    logger.warn(
+      `Summary cache ${path} cannot be opened, running without it: ${error instanceof Error ? error.message : error}`,
+    );
+    return undefined;
+  }
+}

@@ -1,0 +1,11 @@
+import { runScript } from "../lib/cli/run.ts";
+import { createDigestCommand } from "../lib/digest/command.ts";
+import { streamSink } from "../lib/digest/output.ts";
+
+await runScript(
+  createDigestCommand({
+    env: process.env,
+    stdout: streamSink(process.stdout),
+    stderr: process.stderr,
+  }),
+);

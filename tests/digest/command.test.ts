@@ -1,0 +1,458 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { renderUsage, runCommand } from "citty";
+import { exitCodeFor } from "../../lib/cli/run.ts";
+import { ConfigError, UsageError } from "../../lib/config/errors.ts";
+import { createDigestCommand } from "../../lib/digest/command.ts";
+import { FIELDS } from "../../lib/digest/config.ts";
+import { DigestFailedError } from "../../lib/digest/digest.ts";
+import { PreflightError } from "../../lib/digest/ollama.ts";
+import { SearchApiError } from "../../lib/digest/search-fetch.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { articleHtml } from "../fakes/article-site.ts";
+import { gate, startDigestWorld } from "../fakes/digest-world.ts";
+import { commentHit, storyHit } from "../fakes/hn-search.ts";
+import { echoTitle } from "../fakes/ollama.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "digest-cmd-"));
+  dirs.push(dir);
+  return dir;
+}
+
+const BODY = Array.from(
+  { length: 5 },
+  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
+);
+
+function twoStories() {
+  const first = storyHit({
+    title: "Show HN: A tiny database",
+    url: "/db",
+    points: 300,
+    num_comments: 2,
+  });
+  const ask = storyHit({
+    title: "Ask HN: What are you reading?",
+    url: undefined,
+    story_text: "Books, papers, anything.",
+    points: 42,
+    num_comments: 1,
+  });
+  const firstId = Number(first.objectID);
+  const top = commentHit(firstId, { comment_text: "Nice work &amp; clean code." });
+  return {
+    stories: [first, ask],
+    pages: { "/db": { body: articleHtml("A tiny database", BODY) } },
+    comments: {
+      [firstId]: [
+        top,
+        commentHit(firstId, { parent_id: Number(top.objectID), comment_text: "Agreed." }),
+      ],
+      [Number(ask.objectID)]: [commentHit(Number(ask.objectID), { comment_text: "SICP, again." })],
+    },
+  };
+}
+
+/** Runs `bun run digest <rawArgs>` in-process, through citty, with everything captured. */
+async function digest(
+  world: { env: Record<string, string> } | undefined,
+  rawArgs: string[] = [],
+  options: {
+    env?: Record<string, string>;
+    stderrTTY?: boolean;
+    fetch?: typeof fetch;
+    onWrite?: (text: string) => void;
+  } = {},
+) {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const logger = createMemoryLogger();
+  const env = { XDG_CACHE_HOME: tempDir(), ...world?.env, ...options.env };
+  let error: unknown;
+  try {
+    await runCommand(
+      createDigestCommand({
+        env,
+        fetch: options.fetch,
+        stdout: {
+          write: (text: string) => {
+            stdout.push(text);
+            options.onWrite?.(text);
+          },
+        },
+        stderr: {
+          isTTY: options.stderrTTY ?? false,
+          columns: 120,
+          write: (t) => void stderr.push(t),
+        },
+        logger,
+        sleep: async () => {},
+        now: () => Date.parse("2025-08-03T18:54:41Z"),
+      }),
+      { rawArgs },
+    );
+  } catch (caught) {
+    error = caught;
+  }
+  return { stdout: stdout.join(""), chunks: stdout, stderr: stderr.join(""), logger, error, env };
+}
+
+describe("bun run digest", () => {
+  test("prints the Markdown digest on stdout and logs only on stderr", async () => {
+    const news = twoStories();
+    using world = startDigestWorld(news);
+    const { stdout, error, logger } = await digest(world);
+    expect(error).toBeUndefined();
+    const [first, ask] = news.stories;
+    expect(stdout).toBe(
+      [
+        "# Hacker News digest",
+        "",
+        "Generated 2025-08-03T18:54:41.000Z by llama3.2 · 2 stories",
+        "",
+        `## 1. [Show HN: A tiny database](${world.site.url}/db)`,
+        "",
+        `[HN discussion](https://news.ycombinator.com/item?id=${first?.objectID}) · 300 points · 2 comments · by pg`,
+        "",
+        "**Article.** Summary of the article of Show HN: A tiny database.",
+        "",
+        "**Discussion.** Summary of the discussion of Show HN: A tiny database.",
+        "",
+        "## 2. Ask HN: What are you reading?",
+        "",
+        `[HN discussion](https://news.ycombinator.com/item?id=${ask?.objectID}) · 42 points · 1 comment · by pg`,
+        "",
+        "**Article.** Summary of the article of Ask HN: What are you reading?.",
+        "",
+        "**Discussion.** Summary of the discussion of Ask HN: What are you reading?.",
+        "",
+      ].join("\n"),
+    );
+    expect(logger.lines.at(-1)).toBe(
+      "info Digest of 2 stories in 0.0s: 4 summaries written, 0 from the cache, 0 failed",
+    );
+  });
+
+  test("--limit sets hitsPerPage and --max-comments the comments asked for", async () => {
+    using world = startDigestWorld(twoStories());
+    await digest(world, ["--limit", "1", "--max-comments=7"]);
+    expect(world.search.requests[0]).toBe("/api/v1/search?tags=front_page&hitsPerPage=1");
+    expect(world.search.requests[1]).toMatch(
+      /^\/api\/v1\/search\?tags=comment,story_\d+&hitsPerPage=7$/,
+    );
+  });
+
+  test("streams Markdown story by story as each is ready", async () => {
+    const release = gate();
+    let storyOneWrittenFirst = false;
+    using world = startDigestWorld({
+      ...twoStories(),
+      ollama: {
+        generate: async (body) => {
+          if (body.prompt.includes("Ask HN: What are you reading?")) await release.promise;
+          return echoTitle(body);
+        },
+      },
+    });
+    const { stdout } = await digest(world, ["--concurrency", "2"], {
+      onWrite: (text) => {
+        // Story 1 reaches stdout while story 2's summaries are still held in Ollama.
+        if (text.includes("## 1.")) {
+          storyOneWrittenFirst = !release.opened;
+          release.open();
+        }
+      },
+    });
+    expect(storyOneWrittenFirst).toBe(true);
+    expect(stdout.indexOf("## 1.")).toBeLessThan(stdout.indexOf("## 2."));
+  }, 5_000);
+
+  test("--format json prints exactly one JSON document", async () => {
+    const news = twoStories();
+    using world = startDigestWorld({
+      ...news,
+      ollama: {
+        generate: (body) =>
+          body.prompt.includes("Summarise the Hacker News discussion") &&
+          body.prompt.includes("Ask HN")
+            ? Response.json({ error: "model crashed" })
+            : echoTitle(body),
+      },
+    });
+    const { stdout, chunks } = await digest(world, ["--format", "json"]);
+    expect(chunks).toHaveLength(1);
+    const doc = JSON.parse(stdout);
+    expect(Object.keys(doc)).toEqual(["generatedAt", "model", "stories"]);
+    expect(doc.generatedAt).toBe("2025-08-03T18:54:41.000Z");
+    expect(doc.model).toBe("llama3.2");
+    expect(doc.stories[0]).toEqual({
+      id: Number(news.stories[0]?.objectID),
+      title: "Show HN: A tiny database",
+      url: `${world.site.url}/db`,
+      hnUrl: `https://news.ycombinator.com/item?id=${news.stories[0]?.objectID}`,
+      points: 300,
+      numComments: 2,
+      articleSummary: "Summary of the article of Show HN: A tiny database.",
+      discussionSummary: "Summary of the discussion of Show HN: A tiny database.",
+      notes: [],
+    });
+    expect(doc.stories[1]).toMatchObject({
+      url: null,
+      discussionSummary: null,
+      notes: ["Discussion summary failed: Ollama reported an error: model crashed."],
+    });
+  });
+
+  test("--format html renders a page with titles and model output escaped", async () => {
+    using world = startDigestWorld({
+      stories: [
+        storyHit({
+          title: "<script>alert(1)</script> & co",
+          url: undefined,
+          story_text: "x",
+          num_comments: 0,
+        }),
+      ],
+      ollama: { generate: () => "<img src=x onerror=alert(2)> summary" },
+    });
+    const { stdout } = await digest(world, ["--format", "html"]);
+    expect(stdout).toStartWith("<!doctype html>");
+    expect(stdout).not.toContain("<script");
+    expect(stdout).not.toContain("<img");
+    expect(stdout).toContain("&#60;script&#62;alert(1)&#60;/script&#62; &#38; co");
+  });
+
+  test("--out writes the digest to a file and nothing to stdout", async () => {
+    using world = startDigestWorld(twoStories());
+    const dir = tempDir();
+    const file = join(dir, "digest.md");
+    const { stdout, error } = await digest(world, ["--out", file]);
+    expect(error).toBeUndefined();
+    expect(stdout).toBe("");
+    expect(readFileSync(file, "utf8")).toStartWith("# Hacker News digest\n");
+    expect(readdirSync(dir)).toEqual(["digest.md"]);
+  });
+
+  test("--out into a missing directory fails before any network call", async () => {
+    let calls = 0;
+    const countingFetch = (async () => {
+      calls++;
+      return new Response("{}");
+    }) as unknown as typeof fetch;
+    const { error } = await digest(undefined, ["--out", "/nonexistent/dir/d.md"], {
+      fetch: countingFetch,
+    });
+    expect(error).toBeInstanceOf(UsageError);
+    expect(calls).toBe(0);
+  });
+
+  test("strips control characters from titles, comments and model output", async () => {
+    const evil = storyHit({
+      title: "Totally \u001b[2J\u001b]0;pwned\u0007 normal",
+      url: undefined,
+      story_text: "text",
+      num_comments: 1,
+    });
+    using world = startDigestWorld({
+      stories: [evil],
+      comments: {
+        [Number(evil.objectID)]: [
+          commentHit(Number(evil.objectID), { comment_text: "hi\u001b[31m" }),
+        ],
+      },
+      ollama: { generate: () => "Model \u001b[5mblinks\u001b[0m \u009b1m" },
+    });
+    const { stdout } = await digest(world);
+    expect(stdout).not.toContain("\u001b");
+    expect(stdout).not.toContain("\u0007");
+    expect(stdout).not.toContain("\u009b");
+    expect(stdout).toContain("Totally \\[2J\\]0;pwned normal");
+    expect(stdout).toContain("Model [5mblinks[0m 1m");
+    expect(world.ollama.generateCalls).toHaveLength(2);
+    for (const call of world.ollama.generateCalls) expect(call.prompt).not.toContain("\u001b");
+  });
+
+  test("a re-run over unchanged stories answers from the cache with no Ollama call", async () => {
+    using world = startDigestWorld(twoStories());
+    const cacheHome = tempDir();
+    const first = await digest(world, [], { env: { XDG_CACHE_HOME: cacheHome } });
+    expect(world.ollama.generateCalls).toHaveLength(4);
+    expect(existsSync(join(cacheHome, "hn-digest", "summaries.sqlite"))).toBe(true);
+    const second = await digest(world, [], { env: { XDG_CACHE_HOME: cacheHome } });
+    expect(world.ollama.generateCalls).toHaveLength(4);
+    expect(second.stdout).toBe(first.stdout);
+    expect(second.logger.lines.at(-1)).toContain("0 summaries written, 4 from the cache");
+  });
+
+  test("--no-cache bypasses the cache", async () => {
+    using world = startDigestWorld(twoStories());
+    const cacheHome = tempDir();
+    await digest(world, [], { env: { XDG_CACHE_HOME: cacheHome } });
+    await digest(world, ["--no-cache"], { env: { XDG_CACHE_HOME: cacheHome } });
+    expect(world.ollama.generateCalls).toHaveLength(8);
+  });
+
+  test("shows progress on stderr only when it is a terminal", async () => {
+    using world = startDigestWorld(twoStories());
+    const onTerminal = await digest(world, [], { stderrTTY: true });
+    expect(onTerminal.stderr).toContain("story 1/2 · ");
+    expect(onTerminal.stderr).toContain("Show HN: A tiny database");
+    expect(onTerminal.stdout).not.toContain("story 1/2");
+    const inPipe = await digest(world, ["--no-cache"], { stderrTTY: false });
+    expect(inPipe.stderr).toBe("");
+  });
+
+  test("retries a 429 on the front page, then succeeds", async () => {
+    let first = true;
+    using world = startDigestWorld({
+      ...twoStories(),
+      intercept: (url) => {
+        if (url.searchParams.get("tags") !== "front_page" || !first) return undefined;
+        first = false;
+        return new Response("Too Many Requests", { status: 429, headers: { "retry-after": "1" } });
+      },
+    });
+    const { stdout, error, logger } = await digest(world);
+    expect(error).toBeUndefined();
+    expect(stdout).toContain("## 2. Ask HN");
+    expect(logger.lines).toContainEqual(
+      expect.stringContaining("Search API HTTP 429, retry 1 of 4 in 1000 ms"),
+    );
+  });
+
+  test("fails with a clear error when the front page answers 429 forever", async () => {
+    using world = startDigestWorld({
+      ...twoStories(),
+      intercept: () => new Response("Too Many Requests", { status: 429 }),
+    });
+    const { error, stdout } = await digest(world);
+    expect(error).toBeInstanceOf(SearchApiError);
+    expect((error as Error).message).toStartWith(
+      "Search API request failed (HTTP 429; gave up after 5 attempts): ",
+    );
+    expect(exitCodeFor(error)).toBe(1);
+    expect(stdout).toBe("");
+  });
+
+  test("skips a malformed front-page hit with a warning", async () => {
+    const news = twoStories();
+    using world = startDigestWorld({ ...news, stories: [{ objectID: 7 }, ...news.stories] });
+    const { stdout, logger } = await digest(world);
+    expect(stdout).toContain("· 2 stories");
+    expect(logger.lines).toContainEqual(
+      expect.stringMatching(/^warn Skipping malformed front-page hit #1/),
+    );
+  });
+
+  test("fails when every summary fails, after writing what it could", async () => {
+    using world = startDigestWorld({
+      ...twoStories(),
+      ollama: { generate: () => Response.json({ error: "boom" }, { status: 500 }) },
+    });
+    const { error, stdout } = await digest(world);
+    expect(error).toBeInstanceOf(DigestFailedError);
+    expect(stdout).toContain("Article summary failed: Ollama answered HTTP 500: boom.");
+  });
+});
+
+describe("bun run digest: preflight", () => {
+  test("stops before fetching anything when the model is missing", async () => {
+    using world = startDigestWorld({ ...twoStories(), ollama: { models: ["mistral:latest"] } });
+    const { error, stdout } = await digest(world);
+    expect(error).toBeInstanceOf(PreflightError);
+    expect((error as Error).message).toContain(`${world.ollama.url}/api/tags`);
+    expect((error as Error).message).toContain("`ollama pull llama3.2`");
+    expect(exitCodeFor(error)).toBe(1);
+    expect(world.search.requests).toEqual([]);
+    expect(stdout).toBe("");
+  });
+
+  test("stops before fetching anything when Ollama is unreachable", async () => {
+    using world = startDigestWorld(twoStories());
+    const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const url = `http://127.0.0.1:${closed.port}`;
+    closed.stop(true);
+    const { error } = await digest(world, ["--ollama-url", url]);
+    expect(error).toBeInstanceOf(PreflightError);
+    expect((error as Error).message).toContain(`Ollama does not answer at ${url}/api/tags`);
+    expect((error as Error).message).toContain("`ollama serve`");
+    expect(world.search.requests).toEqual([]);
+  });
+
+  test("accepts a model name given with its tag", async () => {
+    using world = startDigestWorld({ ...twoStories(), ollama: { models: ["qwen2.5:7b"] } });
+    const { error } = await digest(world, ["--model", "qwen2.5:7b"]);
+    expect(error).toBeUndefined();
+    expect(world.ollama.generateCalls[0]?.model).toBe("qwen2.5:7b");
+  });
+});
+
+describe("bun run digest: bad flags and env", () => {
+  const countingFetch = () => {
+    const state = { calls: 0 };
+    const fetchFn = (async () => {
+      state.calls++;
+      return new Response("{}");
+    }) as unknown as typeof fetch;
+    return { state, fetchFn };
+  };
+
+  test.each([
+    ["MAX_COMMENTS_PER_STORY", "abc"],
+    ["MAX_COMMENTS_PER_STORY", "0"],
+    ["MAX_COMMENTS_PER_STORY", "-3"],
+    ["OLLAMA_ENDPOINT_URL", "localhost:11434"],
+    ["HN_SEARCH_URL", "hn.algolia.com"],
+    ["OLLAMA_NUM_CTX", "lots"],
+    ["OLLAMA_MODEL", "bad model"],
+    ["ARTICLE_TIMEOUT_MS", "soon"],
+  ])("%s=%s exits 2 with one line, before any network call", async (name, value) => {
+    const { state, fetchFn } = countingFetch();
+    const { error } = await digest(undefined, [], { env: { [name]: value }, fetch: fetchFn });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(exitCodeFor(error)).toBe(2);
+    expect((error as Error).message).toStartWith(`${name}="${value}" is invalid: expected `);
+    expect((error as Error).message).not.toContain("\n");
+    expect(state.calls).toBe(0);
+  });
+
+  test("a bad flag value exits 2 naming the flag", async () => {
+    const { state, fetchFn } = countingFetch();
+    const { error } = await digest(undefined, ["--format", "pdf"], { fetch: fetchFn });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(
+      '--format="pdf" is invalid: expected one of markdown, json, html',
+    );
+    expect(state.calls).toBe(0);
+  });
+
+  test("an unknown option or a stray argument exits 2", async () => {
+    const unknown = await digest(undefined, ["--formt", "json"]);
+    expect(unknown.error).toBeInstanceOf(UsageError);
+    expect((unknown.error as Error).message).toBe("Unknown option --formt (see --help)");
+    const stray = await digest(undefined, ["today"]);
+    expect(stray.error).toBeInstanceOf(UsageError);
+  });
+
+  test("--help documents every flag, its env var and its default", async () => {
+    const usage = await renderUsage(
+      createDigestCommand({ env: {}, stdout: { write() {} }, stderr: { write() {} } }),
+    );
+    for (const field of FIELDS) {
+      expect(usage).toContain(`--${field.flag}=<${field.hint}>`);
+      if (field.env) expect(usage).toContain(field.env);
+      if (field.default !== undefined) expect(usage).toContain(`default ${field.default}`);
+    }
+    expect(usage).toContain("--no-cache");
+    expect(usage).toContain("XDG_CACHE_HOME");
+    expect(usage).toContain("ollama pull llama3.2");
+  });
+});

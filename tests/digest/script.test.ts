@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { articleHtml } from "../fakes/article-site.ts";
+import { startDigestWorld } from "../fakes/digest-world.ts";
+import { storyHit } from "../fakes/hn-search.ts";
+
+// A few checks of the real entry script in a child process: exit codes and what reaches
+// stdout and stderr. Everything else is tested in-process through the command.
+
+const ROOT = join(import.meta.dir, "..", "..");
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function runScript(args: string[], env: Record<string, string>) {
+  const cache = mkdtempSync(join(tmpdir(), "digest-script-"));
+  dirs.push(cache);
+  const child = Bun.spawn([process.execPath, "scripts/digest.ts", ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: cache,
+      XDG_CACHE_HOME: cache,
+      NO_COLOR: "1",
+      ...env,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { stdout, stderr, code };
+}
+
+describe("scripts/digest.ts", () => {
+  test("a bad env value exits 2 with exactly one line on stderr", async () => {
+    const { code, stdout, stderr } = await runScript([], { MAX_COMMENTS_PER_STORY: "abc" });
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toBe(
+      'error: MAX_COMMENTS_PER_STORY="abc" is invalid: expected a whole number from 1 to 1000\n',
+    );
+  });
+
+  test("an unreachable Ollama exits 1 with an actionable line", async () => {
+    const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const url = `http://127.0.0.1:${closed.port}`;
+    closed.stop(true);
+    const { code, stderr } = await runScript([], { OLLAMA_ENDPOINT_URL: url });
+    expect(code).toBe(1);
+    expect(stderr.trim().split("\n")).toHaveLength(1);
+    expect(stderr).toContain(`${url}/api/tags`);
+    expect(stderr).toContain("`ollama serve`");
+    expect(stderr).toContain("`ollama pull llama3.2`");
+  });
+
+  test("--help prints the usage on stdout and exits 0", async () => {
+    const { code, stdout } = await runScript(["--help"], {});
+    expect(code).toBe(0);
+    expect(stdout).toContain("--no-cache");
+    expect(stdout).toContain("MAX_COMMENTS_PER_STORY");
+  });
+
+  test("writes the digest on stdout and only logs on stderr", async () => {
+    const body = Array.from(
+      { length: 5 },
+      (_, i) => `Paragraph ${i} with enough words to be an article.`,
+    );
+    using world = startDigestWorld({
+      stories: [storyHit({ title: "Only story", url: "/only", num_comments: 0 })],
+      pages: { "/only": { body: articleHtml("Only story", body) } },
+    });
+    const { code, stdout, stderr } = await runScript([], world.env);
+    expect(code).toBe(0);
+    expect(stdout).toStartWith("# Hacker News digest\n");
+    expect(stdout).toContain("**Article.** Summary of the article of Only story.");
+    expect(stderr).not.toContain("# Hacker News digest");
+    expect(stderr).toContain("Digest of 1 story in");
+  });
+});
