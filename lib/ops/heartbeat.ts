@@ -1,0 +1,100 @@
+import type { Logger } from "../log.ts";
+import type { WorkerInfo, WorkerRegistry } from "../store/types.ts";
+import { abortableSleep, type Sleep } from "./sleep.ts";
+
+/** How often a worker records its heartbeat unless WORKER_HEARTBEAT_MS says otherwise. */
+export const DEFAULT_HEARTBEAT_MS = 5_000;
+
+/** What a worker reports about itself; `lastSeenAt` is stamped at each beat. */
+export type WorkerSnapshot = Omit<WorkerInfo, "lastSeenAt">;
+
+export interface HeartbeatOptions {
+  registry: WorkerRegistry;
+  /** Read at every beat, so `inFlight` is current. Its `id` must not change. */
+  info: () => WorkerSnapshot;
+  intervalMs?: number;
+  now?: () => number;
+  /** Aborting it stops the heartbeat as stop() does. */
+  signal?: AbortSignal;
+  sleep?: Sleep;
+  logger?: Pick<Logger, "warn">;
+}
+
+export interface Heartbeat {
+  /** Records a heartbeat now, between scheduled ones; does nothing once stopping. */
+  beat(): Promise<void>;
+  /** Stops the schedule and removes the worker's row; resolves when removed. Idempotent. */
+  stop(): Promise<void>;
+  /** Resolves when the heartbeat has stopped and the row is removed (however it was stopped). */
+  readonly stopped: Promise<void>;
+}
+
+/**
+ * Records the worker in the registry at once, then every `intervalMs`, until stop() or the
+ * signal; then removes it, so a clean exit leaves no stale row. A failing write is logged and
+ * retried at the next beat: the heartbeat never stops the worker.
+ *
+ * Stop it after the worker has finished its in-flight deliveries, so it stays visible while
+ * it drains.
+ */
+export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
+  const {
+    registry,
+    info,
+    intervalMs = DEFAULT_HEARTBEAT_MS,
+    now = Date.now,
+    sleep = abortableSleep,
+    logger,
+  } = options;
+  const stopping = new AbortController();
+  const stopOnAbort = () => stopping.abort();
+  if (options.signal?.aborted) stopping.abort();
+  else options.signal?.addEventListener("abort", stopOnAbort, { once: true });
+
+  const id = info().id;
+  const pending = new Set<Promise<void>>();
+
+  async function record(): Promise<void> {
+    try {
+      await registry.heartbeat({ ...info(), lastSeenAt: now() });
+    } catch (error) {
+      logger?.warn(`Could not record the worker heartbeat: ${messageOf(error)}`);
+    }
+  }
+
+  function beat(): Promise<void> {
+    if (stopping.signal.aborted) return Promise.resolve();
+    const write = record().finally(() => pending.delete(write));
+    pending.add(write);
+    return write;
+  }
+
+  async function run(): Promise<void> {
+    await beat();
+    while (!stopping.signal.aborted) {
+      await sleep(intervalMs, stopping.signal);
+      await beat();
+    }
+    await Promise.all(pending);
+    options.signal?.removeEventListener("abort", stopOnAbort);
+    try {
+      await registry.remove(id);
+    } catch (error) {
+      logger?.warn(`Could not remove the worker heartbeat: ${messageOf(error)}`);
+    }
+  }
+
+  const stopped = run();
+  return {
+    beat,
+    stopped,
+    stop() {
+      stopping.abort();
+      return stopped;
+    },
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
