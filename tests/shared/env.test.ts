@@ -1,0 +1,58 @@
+import { describe, expect, test } from "bun:test";
+import { z } from "zod";
+import { httpUrl, intInRange, parseEnv, withoutEmpty } from "../../lib/config/env.ts";
+import { ConfigError } from "../../lib/config/errors.ts";
+
+describe("withoutEmpty()", () => {
+  test("drops unset, empty and blank values and trims the rest", () => {
+    expect(withoutEmpty({ A: "", B: "  ", C: undefined, D: " x " })).toEqual({ D: "x" });
+  });
+});
+
+describe("intInRange()", () => {
+  test("accepts whole numbers in range", () => {
+    expect(intInRange(1, 10).parse("7")).toBe(7);
+  });
+
+  test.each(["abc", "0", "11", "-3", "2.5", "1e3", ""])("rejects %p", (value) => {
+    expect(intInRange(1, 10).safeParse(value).success).toBe(false);
+  });
+});
+
+describe("httpUrl()", () => {
+  test("accepts http and https URLs and drops a trailing slash", () => {
+    expect(httpUrl().parse("http://localhost:11434/")).toBe("http://localhost:11434");
+    expect(httpUrl().parse("https://hn.algolia.com/api/v1")).toBe("https://hn.algolia.com/api/v1");
+  });
+
+  test.each(["localhost:11434", "ftp://x", "//x", "not a url"])("rejects %p", (value) => {
+    expect(httpUrl().safeParse(value).success).toBe(false);
+  });
+});
+
+describe("parseEnv()", () => {
+  const schema = z.object({
+    MAX: intInRange(1, 1000).default(50),
+    URL: httpUrl().default("http://localhost:11434"),
+  });
+
+  test("applies defaults for unset and empty variables", () => {
+    expect(parseEnv(schema, { MAX: "", OTHER: "ignored" })).toEqual({
+      MAX: 50,
+      URL: "http://localhost:11434",
+    });
+  });
+
+  test("throws a one-line ConfigError naming the variable, the value and the expected form", () => {
+    let error: unknown;
+    try {
+      parseEnv(schema, { MAX: "abc" });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(
+      'MAX="abc" is invalid: expected a whole number from 1 to 1000',
+    );
+  });
+});
