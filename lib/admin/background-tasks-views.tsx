@@ -169,10 +169,11 @@ function DeliveryTable(props: {
 }
 
 function lastResult(d: Delivery): string {
-  const parts: string[] = [];
-  if (d.lastStatus !== null) parts.push(`HTTP ${d.lastStatus}`);
-  if (d.lastError) parts.push(truncate(d.lastError, 120));
-  return parts.join(": ") || "–";
+  const status = d.lastStatus === null ? null : `HTTP ${d.lastStatus}`;
+  if (!d.lastError) return status ?? "–";
+  const error = truncate(d.lastError, 120);
+  // The sender's errors usually start with the status already ("HTTP 500 Internal Server Error").
+  return status === null || error.startsWith(status) ? error : `${status}: ${error}`;
 }
 
 export function StateBadge(props: { state: string }) {
