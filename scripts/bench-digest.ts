@@ -1,0 +1,136 @@
+/**
+ * `bun run bench:digest`: how well the digest hides fetching behind generation.
+ *
+ * A fake Ollama takes a fixed time per call; fake search and article servers add latency;
+ * all on 127.0.0.1. Prints wall time ÷ LLM busy time for the real pipeline and for a naive
+ * sequential loop, and the wall time of a re-run answered from the cache.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defineCommand } from "citty";
+import { z } from "zod";
+import { runScript } from "../lib/cli/run.ts";
+import { intInRange, parseEnv } from "../lib/config/env.ts";
+import { fetchArticle } from "../lib/digest/article.ts";
+import { type DigestConfig, loadDigestConfig } from "../lib/digest/config.ts";
+import { runDigest } from "../lib/digest/digest.ts";
+import { fetchComments, fetchFrontPage } from "../lib/digest/hn-client.ts";
+import { generate } from "../lib/digest/ollama.ts";
+import { articlePrompt, discussionPrompt } from "../lib/digest/prompt.ts";
+import { buildThread, formatThread } from "../lib/digest/thread.ts";
+import { createMemoryLogger } from "../lib/log.ts";
+import { articleHtml } from "../tests/fakes/article-site.ts";
+import { startDigestWorld } from "../tests/fakes/digest-world.ts";
+import { commentHit, storyHit } from "../tests/fakes/hn-search.ts";
+
+function newsOf(count: number) {
+  const paragraphs = Array.from(
+    { length: 40 },
+    (_, i) => `Paragraph ${i + 1}: an article long enough to be worth extracting and summarising.`,
+  );
+  const stories = Array.from({ length: count }, (_, i) =>
+    storyHit({ title: `Benchmark story ${i + 1}`, url: `/article/${i + 1}`, num_comments: 30 }),
+  );
+  const pages = Object.fromEntries(
+    stories.map((_, i) => [
+      `/article/${i + 1}`,
+      { body: articleHtml(`Story ${i + 1}`, paragraphs) },
+    ]),
+  );
+  const comments = Object.fromEntries(
+    stories.map((hit) => {
+      const id = Number(hit.objectID);
+      const top = Array.from({ length: 10 }, (_, j) =>
+        commentHit(id, { comment_text: `Top-level opinion ${j} on <i>this</i> &amp; that.` }),
+      );
+      const replies = top.flatMap((parent) =>
+        [1, 2].map((k) =>
+          commentHit(id, { parent_id: Number(parent.objectID), comment_text: `Reply ${k}.` }),
+        ),
+      );
+      return [id, [...replies, ...top]];
+    }),
+  );
+  return { stories, pages, comments };
+}
+
+/** The obvious loop: one story at a time, fetch then summarise, nothing overlapped. */
+async function naiveDigest(config: DigestConfig): Promise<void> {
+  const stories = await fetchFrontPage(config.searchUrl, config.limit);
+  const budget = { numCtx: config.numCtx };
+  for (const story of stories) {
+    if (story.url) {
+      const article = await fetchArticle(story.url, {
+        timeoutMs: config.articleTimeoutMs,
+        maxBytes: config.articleMaxBytes,
+      });
+      if (article.ok) {
+        const { prompt } = articlePrompt(story, article.text, budget);
+        await generate(config.ollamaUrl, { model: config.model, prompt });
+      }
+    }
+    const comments = await fetchComments(config.searchUrl, story.id, { max: config.maxComments });
+    const { prompt } = discussionPrompt(story, formatThread(buildThread(comments)), budget);
+    await generate(config.ollamaUrl, { model: config.model, prompt });
+  }
+}
+
+const settings = z.object({
+  BENCH_STORIES: intInRange(1, 100).default(10),
+  BENCH_LLM_MS: intInRange(1, 10_000).default(200),
+  BENCH_SEARCH_MS: intInRange(0, 10_000).default(40),
+  BENCH_ARTICLE_MS: intInRange(0, 10_000).default(80),
+});
+
+async function bench(env: Record<string, string | undefined>): Promise<void> {
+  const options = parseEnv(settings, env);
+  const cacheHome = mkdtempSync(join(tmpdir(), "bench-digest-"));
+  using world = startDigestWorld({
+    ...newsOf(options.BENCH_STORIES),
+    ollama: { delayMs: options.BENCH_LLM_MS },
+    searchLatencyMs: options.BENCH_SEARCH_MS,
+    articleLatencyMs: options.BENCH_ARTICLE_MS,
+  });
+  const config = loadDigestConfig(
+    { ...world.env, XDG_CACHE_HOME: cacheHome },
+    { limit: String(options.BENCH_STORIES) },
+  );
+  const quiet = { stdout: { write() {} }, stderr: { write() {} }, logger: createMemoryLogger() };
+  const print = (line: string) => process.stdout.write(`${line}\n`);
+
+  print(
+    `${options.BENCH_STORIES} stories, LLM ${options.BENCH_LLM_MS} ms/call, search +${options.BENCH_SEARCH_MS} ms, articles +${options.BENCH_ARTICLE_MS} ms, --concurrency 1`,
+  );
+  try {
+    const measure = async (label: string, run: () => Promise<unknown>) => {
+      const callsBefore = world.ollama.generateCalls.length;
+      const busyBefore = world.ollama.busyMs;
+      const start = performance.now();
+      await run();
+      const wall = performance.now() - start;
+      const busy = world.ollama.busyMs - busyBefore;
+      const calls = world.ollama.generateCalls.length - callsBefore;
+      const ratio = busy > 0 ? (wall / busy).toFixed(3) : "n/a (no LLM call)";
+      print(
+        `${label.padEnd(22)} wall ${(wall / 1000).toFixed(2)} s · LLM busy ${(busy / 1000).toFixed(2)} s · ${calls} LLM calls · wall/busy ${ratio}`,
+      );
+    };
+    await measure("digest (pipeline)", () => runDigest(config, quiet));
+    await measure("naive sequential", () => naiveDigest(config));
+    await measure("digest, cached re-run", () => runDigest(config, quiet));
+  } finally {
+    rmSync(cacheHome, { recursive: true, force: true });
+  }
+}
+
+await runScript(
+  defineCommand({
+    meta: {
+      name: "bench:digest",
+      description:
+        "Benchmark the digest against local fakes. Env: BENCH_STORIES (10), BENCH_LLM_MS (200), BENCH_SEARCH_MS (40), BENCH_ARTICLE_MS (80).",
+    },
+    run: () => bench(process.env),
+  }),
+);
