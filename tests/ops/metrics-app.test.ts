@@ -1,0 +1,86 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../../lib/config/errors.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { createMetrics, type MetricsSource } from "../../lib/ops/metrics.ts";
+import {
+  assertMetricsBinding,
+  createMetricsApp,
+  isLoopbackHost,
+} from "../../lib/ops/metrics-app.ts";
+import { parsePrometheusText } from "./prometheus-text.ts";
+
+const source: MetricsSource = {
+  stats: async () => ({ queued: 3, delivering: 1, successful: 10, failed: 2 }),
+  dueSummary: async () => ({ count: 3, oldestDueAt: null }),
+  workers: async () => [],
+};
+
+describe("createMetricsApp()", () => {
+  test("serves GET /metrics in Prometheus text format", async () => {
+    const app = createMetricsApp(createMetrics({ source }));
+    const response = await app.request("/metrics");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
+    const samples = parsePrometheusText(await response.text());
+    expect(samples.get('webhook_deliveries{state="queued"}')).toBe(3);
+    expect(samples.get("webhook_deliveries_due")).toBe(3);
+    expect((await app.request("/other")).status).toBe(404);
+  });
+
+  test("with an admin token, answers 401 without the right bearer token", async () => {
+    const app = createMetricsApp(createMetrics({ source }), { adminToken: "s3cret-token" });
+    expect((await app.request("/metrics")).status).toBe(401);
+    const wrong = { headers: { authorization: "Bearer nope" } };
+    expect((await app.request("/metrics", wrong)).status).toBe(401);
+    const right = { headers: { authorization: "Bearer s3cret-token" } };
+    expect((await app.request("/metrics", right)).status).toBe(200);
+  });
+
+  test("answers 503 and logs when the database cannot be read", async () => {
+    const logger = createMemoryLogger();
+    const broken: MetricsSource = {
+      ...source,
+      stats: async () => {
+        throw new Error("database is locked");
+      },
+    };
+    const app = createMetricsApp(createMetrics({ source: broken }), { logger });
+    const response = await app.request("/metrics");
+    expect(response.status).toBe(503);
+    expect(await response.text()).toBe("Metrics unavailable\n");
+    expect(logger.lines).toEqual(["warn Metrics unavailable: database is locked"]);
+  });
+});
+
+describe("isLoopbackHost()", () => {
+  test.each([
+    ["127.0.0.1", true],
+    ["127.8.9.10", true],
+    ["localhost", true],
+    ["::1", true],
+    ["[::1]", true],
+    ["::ffff:127.0.0.1", true],
+    ["0.0.0.0", false],
+    ["::", false],
+    ["192.168.1.5", false],
+    ["example.com", false],
+  ])("%s is loopback: %p", (host, expected) => {
+    expect(isLoopbackHost(host)).toBe(expected);
+  });
+});
+
+describe("assertMetricsBinding()", () => {
+  test("allows loopback without a token and any address with one", () => {
+    expect(() => assertMetricsBinding("127.0.0.1", undefined)).not.toThrow();
+    expect(() => assertMetricsBinding("0.0.0.0", "token")).not.toThrow();
+  });
+
+  test("refuses a non-loopback address without ADMIN_TOKEN in one line naming the flag", () => {
+    expect(() => assertMetricsBinding("0.0.0.0", "")).toThrow(
+      new ConfigError(
+        "--metrics-host 0.0.0.0 is not a loopback address: set ADMIN_TOKEN to protect /metrics, or bind 127.0.0.1",
+      ),
+    );
+    expect(() => assertMetricsBinding("0.0.0.0", null)).toThrow(ConfigError);
+  });
+});
