@@ -4,7 +4,7 @@
  * PostgreSQL refuses to run as root, so as root the binaries run as the `postgres` user
  * (`runuser -u postgres --`) on a directory that user owns.
  */
-import { describe, test } from "bun:test";
+import { describe, setDefaultTimeout, test } from "bun:test";
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,6 +66,9 @@ export function postgresUnavailableReason(): string | null {
  * but a failing test under CI=true, where PostgreSQL is required.
  */
 export function describePostgres(name: string, fn: () => void): void {
+  // Starting a cluster (initdb) on a busy 2-core machine can take seconds: more than Bun's
+  // default 5 s per test or hook (bunfig's [test] timeout is not applied by Bun 1.4).
+  setDefaultTimeout(30_000);
   const reason = postgresUnavailableReason();
   if (reason === null) {
     describe(name, fn);

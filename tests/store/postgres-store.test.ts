@@ -140,6 +140,19 @@ describePostgres("PostgreSQL store specifics", () => {
     expect((await store.queue.stats()).queued).toBe(1);
   });
 
+  test("re-enabling a webhook wakes waitForChange() in another process, as any write does on SQLite", async () => {
+    const { store, url } = await openStore();
+    const hook = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+    await store.webhooks.update(hook.id, { enabled: false });
+    const { store: other } = await openStore(url);
+    await other.queue.claim({ workerId: "w1", limit: 1, leaseMs: 1000, now: Date.now() });
+    await other.waitForChange({ timeoutMs: 600_000 }); // starts listening: ends once it listens
+    await other.queue.claim({ workerId: "w1", limit: 1, leaseMs: 1000, now: Date.now() });
+    const woken = other.waitForChange({ timeoutMs: 600_000 });
+    await store.webhooks.update(hook.id, { enabled: true });
+    await woken;
+  });
+
   test("createItem()/updateItem() write the item and its deliveries together; a duplicate sku queues nothing", async () => {
     const { store } = await openStore();
     await store.webhooks.create({ name: "all", url: "https://e.example/1" });

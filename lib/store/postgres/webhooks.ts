@@ -1,5 +1,6 @@
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/types.ts";
+import { CHANGE_CHANNEL } from "./changes.ts";
 import { type Db, isUniqueViolation, toNumber, toNumberOrNull } from "./db.ts";
 
 export interface WebhookRow {
@@ -106,6 +107,8 @@ export function createPostgresWebhookRepo(
               disabled_at = ${disabledAt}, max_per_second = ${maxPerSecond}, updated_at = ${t}
             WHERE id = ${id}
             RETURNING *`;
+          // Its queued deliveries just became claimable: wake the workers (at commit).
+          if (enabled && !before.enabled) await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
           return updated;
         }),
       );
