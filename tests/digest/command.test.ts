@@ -157,14 +157,18 @@ describe("bun run digest", () => {
       ...twoStories(),
       ollama: {
         generate: async (body) => {
-          if (body.prompt.includes("Ask HN: What are you reading?")) await release.promise;
+          // Only story 2's discussion is held, so one Ollama slot always stays free for story 1.
+          const discussion = body.prompt.startsWith("Summarise the Hacker News discussion");
+          if (discussion && body.prompt.includes("Ask HN: What are you reading?")) {
+            await release.promise;
+          }
           return echoTitle(body);
         },
       },
     });
     const { stdout } = await digest(world, ["--concurrency", "2"], {
       onWrite: (text) => {
-        // Story 1 reaches stdout while story 2's summaries are still held in Ollama.
+        // Story 1 reaches stdout while story 2's discussion is still held in Ollama.
         if (text.includes("## 1.")) {
           storyOneWrittenFirst = !release.opened;
           release.open();

@@ -74,6 +74,7 @@ describe("markdownRenderer()", () => {
         "**Discussion.** _No summary._",
         "",
         "Notes:",
+        "",
         "- Discussion summary failed: Ollama answered HTTP 500: boom.",
         "",
       ].join("\n"),

@@ -53,6 +53,7 @@ export function markdownRenderer(): Renderer {
         lines.push(
           "",
           "Notes:",
+          "",
           ...digest.notes.map((note) => `- ${stripControl(note).replace(/\s+/g, " ")}`),
         );
       }
