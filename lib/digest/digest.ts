@@ -5,7 +5,7 @@ import { fetchFrontPage } from "./hn-client.ts";
 import { preflight } from "./ollama.ts";
 import { openOutput, type TextSink } from "./output.ts";
 import { digestStories, type PipelineStats } from "./pipeline.ts";
-import { createProgress, loggerAround, type ProgressStream } from "./progress.ts";
+import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
 import { createRenderer } from "./render/renderer.ts";
 import type { RetryPolicy } from "./search-fetch.ts";
 import type { StoryDigest } from "./types.ts";
@@ -47,6 +47,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   const started = now();
   const output = await openOutput(config.out, deps.stdout);
   let cache: SummaryCache | undefined;
+  let progress: Progress | undefined;
   try {
     await preflight(config.ollamaUrl, config.model, {
       fetch,
@@ -62,7 +63,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       now,
       logger: baseLogger,
     });
-    const progress = createProgress(deps.stderr, {
+    progress = createProgress(deps.stderr, {
       total: stories.length,
       titles: stories.map((story) => story.title),
       now,
@@ -93,7 +94,8 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       results.push(digest);
     }
     await output.write(renderer.end());
-    progress.clear();
+    progress.stop();
+    progress = undefined;
     await output.commit();
     baseLogger.info(
       `Digest of ${stories.length} ${stories.length === 1 ? "story" : "stories"} in ${((now() - started) / 1000).toFixed(1)}s: ` +
@@ -109,6 +111,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     await output.abort();
     throw error;
   } finally {
+    progress?.stop();
     cache?.close();
   }
 }

@@ -14,11 +14,13 @@ export interface Progress {
   done(index: number): void;
   /** Removes the line (before a log line, and at the end). */
   clear(): void;
-  /** Draws the line again after a log line. */
+  /** Draws the line again after a log line (with the elapsed time brought up to date). */
   redraw(): void;
+  /** Removes the line for good and stops the clock. */
+  stop(): void;
 }
 
-const NO_PROGRESS: Progress = { update() {}, done() {}, clear() {}, redraw() {} };
+const NO_PROGRESS: Progress = { update() {}, done() {}, clear() {}, redraw() {}, stop() {} };
 
 /**
  * One status line on stderr, rewritten in place: story n/N, what it is doing, elapsed time.
@@ -26,32 +28,54 @@ const NO_PROGRESS: Progress = { update() {}, done() {}, clear() {}, redraw() {} 
  */
 export function createProgress(
   stream: ProgressStream,
-  options: { total: number; titles: readonly string[]; now?: () => number },
+  options: {
+    total: number;
+    titles: readonly string[];
+    now?: () => number;
+    /** Redraw this often so the elapsed time moves during a long Ollama call; 0 = never. */
+    tickMs?: number;
+  },
 ): Progress {
   if (!stream.isTTY) return NO_PROGRESS;
   const now = options.now ?? Date.now;
   const started = now();
   let finished = 0;
-  let line = "";
+  let current: { index: number; action: string } | undefined;
+  const line = () => {
+    if (!current) return "";
+    const title = stripControl(options.titles[current.index] ?? "").replace(/\s+/g, " ");
+    const elapsed = ((now() - started) / 1000).toFixed(1);
+    return `story ${current.index + 1}/${options.total} · ${current.action} · ${finished} done · ${elapsed}s · ${title}`;
+  };
   const draw = () => {
-    const width = Math.max(20, (stream.columns ?? 80) - 1);
-    stream.write(`\r\x1b[K${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
+    const text = line();
+    if (text === "") return;
+    // A pseudo-terminal may report 0 columns: assume the usual 80 then.
+    const columns = stream.columns && stream.columns > 0 ? stream.columns : 80;
+    const width = Math.max(20, columns - 1);
+    stream.write(`\r\x1b[K${text.length > width ? `${text.slice(0, width - 1)}…` : text}`);
+  };
+  const tickMs = options.tickMs ?? 1000;
+  const timer = tickMs > 0 ? setInterval(draw, tickMs) : undefined;
+  // The clock must never keep the process alive on its own.
+  timer?.unref();
+  const clear = () => {
+    if (current) stream.write("\r\x1b[K");
   };
   return {
     update(index, action) {
-      const title = stripControl(options.titles[index] ?? "").replace(/\s+/g, " ");
-      const elapsed = ((now() - started) / 1000).toFixed(1);
-      line = `story ${index + 1}/${options.total} · ${action} · ${finished} done · ${elapsed}s · ${title}`;
+      current = { index, action };
       draw();
     },
     done() {
       finished++;
     },
-    clear() {
-      if (line !== "") stream.write("\r\x1b[K");
-    },
-    redraw() {
-      if (line !== "") draw();
+    clear,
+    redraw: draw,
+    stop() {
+      clearInterval(timer);
+      clear();
+      current = undefined;
     },
   };
 }

@@ -15,6 +15,7 @@ describe("createProgress()", () => {
       total: 10,
       titles: ["First", "Second\u001b[31m"],
       now: () => now,
+      tickMs: 0,
     });
     now = 3_500;
     progress.done(0);
@@ -28,7 +29,7 @@ describe("createProgress()", () => {
 
   test("writes nothing when stderr is not a terminal", () => {
     const pipe = stream(false);
-    const progress = createProgress(pipe, { total: 2, titles: ["a", "b"] });
+    const progress = createProgress(pipe, { total: 2, titles: ["a", "b"], tickMs: 0 });
     progress.update(0, "fetching the article");
     progress.done(0);
     progress.clear();
@@ -37,16 +38,54 @@ describe("createProgress()", () => {
 
   test("cuts the line to the terminal width", () => {
     const narrow = { ...stream(true), columns: 30 };
-    const progress = createProgress(narrow, { total: 1, titles: ["x".repeat(100)], now: () => 0 });
+    const progress = createProgress(narrow, {
+      total: 1,
+      titles: ["x".repeat(100)],
+      now: () => 0,
+      tickMs: 0,
+    });
     progress.update(0, "fetching");
     expect(narrow.writes[0]?.replace("\r\u001b[K", "")).toHaveLength(29);
   });
 });
 
+test("createProgress() assumes 80 columns when the terminal reports none", () => {
+  const unknown = { ...stream(true), columns: 0 };
+  const progress = createProgress(unknown, {
+    total: 1,
+    titles: ["y".repeat(200)],
+    now: () => 0,
+    tickMs: 0,
+  });
+  progress.update(0, "fetching");
+  expect(unknown.writes[0]?.replace("\r\u001b[K", "")).toHaveLength(79);
+});
+
+test("createProgress() redraw() brings the elapsed time up to date", () => {
+  const tty = stream(true);
+  let now = 0;
+  const progress = createProgress(tty, { total: 1, titles: ["t"], now: () => now, tickMs: 0 });
+  progress.update(0, "summarising the article");
+  now = 42_000;
+  progress.redraw();
+  expect(tty.writes.at(-1)).toBe(
+    "\r\u001b[Kstory 1/1 · summarising the article · 0 done · 42.0s · t",
+  );
+});
+
+test("createProgress() stop() removes the line and draws no more", () => {
+  const tty = stream(true);
+  const progress = createProgress(tty, { total: 1, titles: ["t"], now: () => 0, tickMs: 0 });
+  progress.update(0, "fetching");
+  progress.stop();
+  progress.redraw();
+  expect(tty.writes).toEqual(["\r\u001b[Kstory 1/1 · fetching · 0 done · 0.0s · t", "\r\u001b[K"]);
+});
+
 describe("loggerAround()", () => {
   test("clears the progress line before a log line and draws it again after", () => {
     const tty = stream(true);
-    const progress = createProgress(tty, { total: 1, titles: ["t"], now: () => 0 });
+    const progress = createProgress(tty, { total: 1, titles: ["t"], now: () => 0, tickMs: 0 });
     progress.update(0, "fetching");
     const memory = createMemoryLogger();
     const logger = loggerAround(memory, progress);
