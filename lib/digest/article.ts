@@ -64,12 +64,10 @@ export async function fetchArticle(url: string, options: ArticleOptions): Promis
 /** Runs Readability over an HTML page and turns the result into plain text. */
 export function extractReadable(html: string, url: string): ArticleResult {
   const { document } = parseHTML(html);
-  // Readability resolves relative links against the document URL; linkedom has none by default.
+  // Readability resolves relative links against baseURI, which linkedom leaves unset.
   const doc = document as unknown as Document;
-  try {
-    Object.defineProperty(doc, "documentURI", { value: url, configurable: true });
-  } catch {
-    // Not fatal: links stay relative.
+  for (const key of ["baseURI", "documentURI"]) {
+    Object.defineProperty(doc, key, { value: url, configurable: true });
   }
   const article = new Readability(doc).parse();
   const text = article?.content ? htmlToText(article.content) : "";

@@ -126,6 +126,12 @@ describe("extractReadable()", () => {
     ).toEqual({ ok: false, reason: "no readable text was found on the page" });
   });
 
+  test("writes relative links out in full against the page's URL", () => {
+    const html = articleHtml("Links", [...PARAGRAPHS, 'See <a href="/docs/guide">the guide</a>.']);
+    const result = extractReadable(html, "https://example.com/post/1");
+    expect(result.ok && result.text).toContain("See the guide (https://example.com/docs/guide).");
+  });
+
   test("keeps code blocks of an article", () => {
     const html = articleHtml("Code", [
       ...PARAGRAPHS,
