@@ -1,6 +1,6 @@
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
-import type { AttemptOutcome, Outcome } from "../webhooks/types.ts";
+import type { AttemptOutcome, AttemptRecord, Claim, Outcome } from "../webhooks/types.ts";
 
 export interface AttemptLogEntry {
   deliveryId: number;
@@ -10,13 +10,18 @@ export interface AttemptLogEntry {
   durationMs: number;
   outcome: AttemptOutcome;
   error: string | null;
-  /** What the queue does next, when known: shown as "retrying at …" or "giving up". */
+  /** The delivery's event, shown as `(item.updated)`. */
+  event?: string;
+  /** Shown as `attempt 2/5`. */
+  maxAttempts?: number;
+  /** What the queue does next, when known: "retry at …" or "failed, no more retries". */
   next?: Outcome;
 }
 
 /** The structured fields of an attempt line, as they appear in JSON-lines output. */
 export interface AttemptLogFields {
   deliveryId: number;
+  event?: string;
   webhook: string;
   attempt: number;
   status: number | null;
@@ -42,6 +47,27 @@ export class LogLine {
   }
 }
 
+/** The entry for a finished attempt, from what the worker has at hand. */
+export function attemptLogEntry(
+  claim: Claim,
+  delivered: { record: AttemptRecord; outcome: Outcome },
+  maxAttempts?: number,
+): AttemptLogEntry {
+  const { record, outcome } = delivered;
+  return {
+    deliveryId: claim.delivery.id,
+    event: claim.delivery.event,
+    webhookName: claim.webhook.name,
+    attempt: claim.attempt,
+    maxAttempts,
+    statusCode: record.statusCode,
+    durationMs: record.durationMs,
+    outcome: record.outcome,
+    error: record.error,
+    next: outcome,
+  };
+}
+
 /**
  * Logs one line per attempt: a success at debug level, a failure at warn level (so the default
  * info level shows failures only), with delivery id, webhook name, attempt, status and duration.
@@ -52,31 +78,38 @@ export function logAttempt(logger: Pick<Logger, "debug" | "warn">, entry: Attemp
   else logger.warn(line);
 }
 
-/** The human-readable line, e.g. `Delivery 17 to "orders", attempt 2 failed: HTTP 500 in 12 ms`. */
+/**
+ * The human-readable line, e.g.
+ * `Delivery 17 (item.updated) to "orders", attempt 2/5: HTTP 500 Internal Server Error in 12 ms; retry at …`.
+ */
 export function describeAttempt(entry: AttemptLogEntry): string {
-  const name = escapeControl(JSON.stringify(entry.webhookName));
-  const head = `Delivery ${entry.deliveryId} to ${name}, attempt ${entry.attempt}`;
-  const result = `${resultText(entry)} in ${Math.round(entry.durationMs)} ms`;
-  if (entry.outcome === "success") return `${head}: ${result}`;
-  const error = entry.error ? ` (${escapeControl(entry.error.replace(/\s+/g, " ").trim())})` : "";
-  return `${head} failed: ${result}${error}${nextText(entry.next)}`;
+  const event = entry.event ? ` (${entry.event})` : "";
+  const name = JSON.stringify(entry.webhookName);
+  const of = entry.maxAttempts ? `/${Math.max(entry.maxAttempts, entry.attempt)}` : "";
+  const head = `Delivery ${entry.deliveryId}${event} to ${name}, attempt ${entry.attempt}${of}`;
+  const line = `${head}: ${resultText(entry)} in ${Math.round(entry.durationMs)} ms${nextText(entry)}`;
+  return escapeControl(line.replace(/\s*[\r\n]+\s*/g, " "));
 }
 
 function resultText(entry: AttemptLogEntry): string {
-  if (entry.statusCode !== null) return `HTTP ${entry.statusCode}`;
-  return entry.outcome.replace("_", " ");
+  const status = entry.statusCode === null ? null : `HTTP ${entry.statusCode}`;
+  if (!entry.error) return status ?? entry.outcome.replace("_", " ");
+  if (status === null || entry.error.startsWith(status)) return entry.error;
+  return `${status} (${entry.error})`;
 }
 
-function nextText(next: Outcome | undefined): string {
-  if (next === undefined) return "";
-  if (next.state === "queued") return `; retrying at ${new Date(next.nextAttemptAt).toISOString()}`;
-  if (next.state === "failed") return "; giving up";
-  return "";
+function nextText(entry: AttemptLogEntry): string {
+  if (entry.outcome === "success" || entry.next === undefined) return "";
+  if (entry.next.state === "queued") {
+    return `; retry at ${new Date(entry.next.nextAttemptAt).toISOString()}`;
+  }
+  return entry.next.state === "failed" ? "; failed, no more retries" : "";
 }
 
 function attemptFields(entry: AttemptLogEntry): AttemptLogFields {
   const fields: AttemptLogFields = {
     deliveryId: entry.deliveryId,
+    ...(entry.event ? { event: entry.event } : {}),
     webhook: entry.webhookName,
     attempt: entry.attempt,
     status: entry.statusCode,

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { createLogger, createMemoryLogger } from "../../lib/log.ts";
-import { describeAttempt, logAttempt } from "../../lib/ops/attempt-log.ts";
+import { attemptLogEntry, describeAttempt, logAttempt } from "../../lib/ops/attempt-log.ts";
 import { loadOpsConfig } from "../../lib/ops/config.ts";
 import { createJsonLogger, createOpsLogger } from "../../lib/ops/log-format.ts";
 import { stripControl } from "../../lib/text/control.ts";
+import type { Claim } from "../../lib/webhooks/types.ts";
 
 const T = Date.UTC(2025, 0, 2, 3, 4, 5);
 const failure = {
@@ -13,7 +14,7 @@ const failure = {
   statusCode: 500,
   durationMs: 12.4,
   outcome: "http_error" as const,
-  error: "Internal Server Error",
+  error: "HTTP 500 Internal Server Error",
   next: { state: "queued" as const, nextAttemptAt: T },
 };
 const success = {
@@ -38,7 +39,7 @@ describe("logAttempt()", () => {
     logAttempt(logger, failure);
     expect(logger.lines).toEqual([
       'debug Delivery 18 to "orders", attempt 1: HTTP 204 in 3 ms',
-      'warn Delivery 17 to "orders", attempt 2 failed: HTTP 500 in 12 ms (Internal Server Error); retrying at 2025-01-02T03:04:05.000Z',
+      'warn Delivery 17 to "orders", attempt 2: HTTP 500 Internal Server Error in 12 ms; retry at 2025-01-02T03:04:05.000Z',
     ]);
   });
 
@@ -47,14 +48,48 @@ describe("logAttempt()", () => {
     expect(
       describeAttempt({ ...base, outcome: "timeout", error: "Timed out after 10000 ms" }),
     ).toBe(
-      'Delivery 17 to "orders", attempt 2 failed: timeout in 12 ms (Timed out after 10000 ms); giving up',
+      'Delivery 17 to "orders", attempt 2: Timed out after 10000 ms in 12 ms; failed, no more retries',
     );
     expect(describeAttempt({ ...base, outcome: "network_error", error: null })).toBe(
-      'Delivery 17 to "orders", attempt 2 failed: network error in 12 ms; giving up',
+      'Delivery 17 to "orders", attempt 2: network error in 12 ms; failed, no more retries',
     );
     expect(
       describeAttempt({ ...base, outcome: "blocked", error: "Refused 10.0.0.1", next: undefined }),
-    ).toBe('Delivery 17 to "orders", attempt 2 failed: blocked in 12 ms (Refused 10.0.0.1)');
+    ).toBe('Delivery 17 to "orders", attempt 2: Refused 10.0.0.1 in 12 ms');
+  });
+
+  test("shows the status next to an error that does not name it", () => {
+    expect(describeAttempt({ ...failure, statusCode: 429, error: "slow down" })).toBe(
+      'Delivery 17 to "orders", attempt 2: HTTP 429 (slow down) in 12 ms; retry at 2025-01-02T03:04:05.000Z',
+    );
+  });
+
+  test("attemptLogEntry() takes the event, attempt of max and next step from the claim and result", () => {
+    const claim = {
+      delivery: { id: 5, event: "item.created" },
+      webhook: { name: "crm" },
+      attempt: 3,
+      workerId: "w1",
+    } as unknown as Claim;
+    const entry = attemptLogEntry(
+      claim,
+      {
+        record: {
+          startedAt: T,
+          durationMs: 7,
+          statusCode: 503,
+          outcome: "http_error",
+          error: "HTTP 503 Service Unavailable",
+          responseHeaders: null,
+          responseBody: null,
+        },
+        outcome: { state: "failed" },
+      },
+      3,
+    );
+    expect(describeAttempt(entry)).toBe(
+      'Delivery 5 (item.created) to "crm", attempt 3/3: HTTP 503 Service Unavailable in 7 ms; failed, no more retries',
+    );
   });
 
   test("keeps terminal control characters from the error and the name out of the line", () => {
@@ -90,14 +125,14 @@ describe("createJsonLogger()", () => {
       {
         time: "2025-01-02T03:04:05.000Z",
         level: "warn",
-        msg: 'Delivery 17 to "orders", attempt 2 failed: HTTP 500 in 12 ms (Internal Server Error); retrying at 2025-01-02T03:04:05.000Z',
+        msg: 'Delivery 17 to "orders", attempt 2: HTTP 500 Internal Server Error in 12 ms; retry at 2025-01-02T03:04:05.000Z',
         deliveryId: 17,
         webhook: "orders",
         attempt: 2,
         status: 500,
         durationMs: 12,
         outcome: "http_error",
-        error: "Internal Server Error",
+        error: "HTTP 500 Internal Server Error",
         nextAttemptAt: "2025-01-02T03:04:05.000Z",
       },
       {
