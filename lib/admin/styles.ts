@@ -57,7 +57,8 @@ form.stacked label { display: block; font-weight: 600; margin-top: .8rem; }
 form.stacked .hint { display: block; font-weight: normal; color: var(--muted); font-size: .85rem; }
 form.stacked input[type=text], form.stacked input[type=url], form.stacked input[type=password],
 form.stacked input[type=number], form.stacked select, form.stacked textarea {
-  width: 100%; font: inherit; padding: .35rem .5rem; border: 1px solid #9aa4b2; border-radius: 4px; }
+  width: 100%; font: inherit; font-weight: normal; padding: .35rem .5rem; border: 1px solid #9aa4b2;
+  border-radius: 4px; }
 form.stacked textarea { font-family: ui-monospace, monospace; min-height: 5rem; }
 form.stacked fieldset { border: 0; padding: 0; margin: .8rem 0 0; }
 form.stacked fieldset label { display: inline-block; font-weight: normal; margin: 0 1rem 0 0; }
