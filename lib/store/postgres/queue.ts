@@ -140,20 +140,23 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     async enqueue(change, enqueueOptions = {}) {
       const webhookId = enqueueOptions.webhookId;
       if (webhookId !== undefined && !Number.isSafeInteger(webhookId)) return [];
-      return db.atomic(async (sql) => {
-        const candidates =
-          webhookId === undefined
-            ? await sql<Array<{ id: Int8; events: string[] }>>`
-                SELECT id, events FROM webhooks WHERE enabled ORDER BY id`
-            : await sql<Array<{ id: Int8; events: string[] }>>`
-                SELECT id, events FROM webhooks WHERE id = ${webhookId} AND enabled`;
-        const targets = candidates.filter((row) =>
-          change.event === "ping" ? webhookId !== undefined : subscribes(row.events, change.event),
-        );
-        if (targets.length === 0) return [];
-        const payload = buildPayload(change);
-        const t = now();
-        const rows = await sql<Array<{ id: Int8 }>>`
+      const candidates =
+        webhookId === undefined
+          ? await db.sql<Array<{ id: Int8; events: string[] }>>`
+              SELECT id, events FROM webhooks WHERE enabled ORDER BY id`
+          : await db.sql<Array<{ id: Int8; events: string[] }>>`
+              SELECT id, events FROM webhooks WHERE id = ${webhookId} AND enabled`;
+      const targets = candidates.filter((row) =>
+        change.event === "ping" ? webhookId !== undefined : subscribes(row.events, change.event),
+      );
+      if (targets.length === 0) return [];
+      const payload = buildPayload(change);
+      const t = now();
+      // One statement, so the fan-out is atomic without a transaction of its own; the join
+      // drops a webhook disabled since it was read. pg_notify is sent once per transaction
+      // however many rows call it, and delivered at commit (the caller's, when there is one).
+      const rows = await db.sql<Array<{ id: Int8 }>>`
+        WITH inserted AS (
           INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
             next_attempt_at, created_at, updated_at)
           SELECT target.webhook_id, target.message_id, ${change.event}::text, ${payload}::text,
@@ -161,90 +164,90 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
           FROM unnest(${targets.map((row) => toNumber(row.id))}::bigint[],
                       ${targets.map(() => newMessageId())}::text[])
             WITH ORDINALITY AS target(webhook_id, message_id, n)
+          JOIN webhooks w ON w.id = target.webhook_id AND w.enabled
           ORDER BY target.n
-          RETURNING id`;
-        await notify(sql);
-        return rows.map((row) => toNumber(row.id)).sort((a, b) => a - b);
-      });
+          RETURNING id
+        )
+        SELECT id, pg_notify(${CHANGE_CHANNEL}, '') AS notified FROM inserted`;
+      return rows.map((row) => toNumber(row.id)).sort((a, b) => a - b);
     },
 
     async claim({ workerId, limit, leaseMs, now: at }) {
       if (limit <= 0) return [];
       markSeen();
       const expires = at + leaseMs;
-      return db.atomic(async (sql) => {
-        // Leases that ran out: the worker holding them died. Record the lost attempt, then take
-        // the delivery over (its webhook enabled) or queue it again (disabled).
-        const lost = await sql<Array<DeliveryRow & { reclaimed: boolean }>>`
-          WITH lost AS (
-            SELECT d.id, d.attempts, d.lease_owner, d.updated_at, w.enabled,
-              'Lease expired: worker ' || coalesce(d.lease_owner, '?')
-                || ' did not report a result' AS error
-            FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-            WHERE d.state = 'delivering' AND d.lease_expires_at <= ${at}
-            ORDER BY d.lease_expires_at
-            LIMIT ${limit}
-            FOR UPDATE OF d SKIP LOCKED
-          ), recorded AS (
-            INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
-              status_code, outcome, error)
-            SELECT id, attempts, lease_owner, updated_at, greatest(0, ${at}::bigint - updated_at),
-              NULL, 'lease_expired', error
-            FROM lost
-            ON CONFLICT (delivery_id, attempt) DO NOTHING
-          )
-          UPDATE deliveries d SET
-            state = CASE WHEN lost.enabled THEN 'delivering' ELSE 'queued' END,
-            attempts = CASE WHEN lost.enabled THEN d.attempts + 1 ELSE d.attempts END,
-            lease_owner = CASE WHEN lost.enabled THEN ${workerId}::text END,
-            lease_expires_at = CASE WHEN lost.enabled THEN ${expires}::bigint END,
-            next_attempt_at = CASE WHEN lost.enabled THEN d.next_attempt_at ELSE ${at} END,
-            last_error = lost.error,
-            updated_at = ${at}
+      // One statement, hence one short transaction of its own. `lost`: leases that ran out (the
+      // worker holding them died); their lost attempt is recorded, then they are taken over
+      // (webhook enabled) or queued again (disabled). `due`: queued deliveries whose time has
+      // come. Both lock with SKIP LOCKED, so concurrent claimers never wait for each other nor
+      // get the same row; taken-over deliveries go first, then the oldest due.
+      const rows = await db.sql<Array<DeliveryRow & { action: string; webhook: WebhookRow }>>`
+        WITH lost AS (
+          SELECT d.id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at, w.enabled,
+            'Lease expired: worker ' || coalesce(d.lease_owner, '?')
+              || ' did not report a result' AS error
+          FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+          WHERE d.state = 'delivering' AND d.lease_expires_at <= ${at}::bigint
+          ORDER BY d.lease_expires_at
+          LIMIT ${limit}::int
+          FOR UPDATE OF d SKIP LOCKED
+        ), due AS (
+          SELECT q.id, q.next_attempt_at FROM deliveries q
+          WHERE q.state = 'queued' AND q.next_attempt_at <= ${at}::bigint
+            AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = q.webhook_id AND w.enabled)
+          ORDER BY q.next_attempt_at, q.id
+          LIMIT ${limit}::int
+          FOR UPDATE OF q SKIP LOCKED
+        ), chosen AS (
+          SELECT id, 'reclaim' AS action, error, 0 AS rank, lease_expires_at AS t
+          FROM lost WHERE enabled
+          UNION ALL
+          SELECT id, 'lease', NULL, 1, next_attempt_at FROM due
+          ORDER BY rank, t, id
+          LIMIT ${limit}::int
+        ), actions AS (
+          SELECT id, action, error FROM chosen
+          UNION ALL
+          SELECT id, 'requeue', error FROM lost WHERE NOT enabled
+        ), recorded AS (
+          INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
+            status_code, outcome, error)
+          SELECT id, attempts, lease_owner, updated_at,
+            greatest(0, ${at}::bigint - updated_at), NULL, 'lease_expired', error
           FROM lost
-          WHERE d.id = lost.id
-          RETURNING d.*, lost.enabled AS reclaimed`;
-        const claimed: DeliveryRow[] = lost
-          .filter((row) => row.reclaimed)
-          .sort((a, b) => toNumber(a.lease_expires_at ?? 0) - toNumber(b.lease_expires_at ?? 0));
-        if (claimed.length < limit) {
-          const due = await sql<DeliveryRow[]>`
-            UPDATE deliveries d SET state = 'delivering', attempts = d.attempts + 1,
-              lease_owner = ${workerId}, lease_expires_at = ${expires}, updated_at = ${at}
-            FROM (
-              SELECT q.id FROM deliveries q
-              WHERE q.state = 'queued' AND q.next_attempt_at <= ${at}
-                AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = q.webhook_id AND w.enabled)
-              ORDER BY q.next_attempt_at, q.id
-              LIMIT ${limit - claimed.length}
-              FOR UPDATE OF q SKIP LOCKED
-            ) due
-            WHERE d.id = due.id
-            RETURNING d.*`;
-          due.sort(
-            (a, b) =>
-              toNumber(a.next_attempt_at) - toNumber(b.next_attempt_at) ||
-              toNumber(a.id) - toNumber(b.id),
-          );
-          claimed.push(...due);
+          ON CONFLICT (delivery_id, attempt) DO NOTHING
+        ), updated AS (
+          UPDATE deliveries d SET
+            state = CASE a.action WHEN 'requeue' THEN 'queued' ELSE 'delivering' END,
+            attempts = CASE a.action WHEN 'requeue' THEN d.attempts ELSE d.attempts + 1 END,
+            lease_owner = CASE a.action WHEN 'requeue' THEN NULL ELSE ${workerId}::text END,
+            lease_expires_at = CASE a.action WHEN 'requeue' THEN NULL ELSE ${expires}::bigint END,
+            next_attempt_at = CASE a.action WHEN 'requeue' THEN ${at}::bigint
+              ELSE d.next_attempt_at END,
+            last_error = CASE a.action WHEN 'lease' THEN d.last_error ELSE a.error END,
+            updated_at = ${at}::bigint
+          FROM actions a
+          WHERE d.id = a.id
+          RETURNING d.*, a.action
+        )
+        SELECT u.*, to_jsonb(w.*) AS webhook
+        FROM updated u JOIN webhooks w ON w.id = u.webhook_id
+        WHERE u.action <> 'requeue'
+        ORDER BY u.action DESC, u.next_attempt_at, u.id`;
+      const webhooks = new Map<number, Webhook>();
+      return rows.map((row): Claim => {
+        const webhookId = toNumber(row.webhook_id);
+        let webhook = webhooks.get(webhookId);
+        if (!webhook) {
+          webhook = webhookFromRow(row.webhook);
+          webhooks.set(webhookId, webhook);
         }
-        if (claimed.length === 0) return [];
-        const webhookIds = [...new Set(claimed.map((row) => toNumber(row.webhook_id)))];
-        const webhookRows = await sql<WebhookRow[]>`
-          SELECT * FROM webhooks WHERE id = ANY(${webhookIds}::bigint[])`;
-        const webhooks = new Map<number, Webhook>(
-          webhookRows.map((row) => [toNumber(row.id), webhookFromRow(row)]),
-        );
-        return claimed.map((row): Claim => {
-          const webhook = webhooks.get(toNumber(row.webhook_id));
-          if (!webhook) throw new Error(`Delivery ${row.id} has no webhook`);
-          return {
-            delivery: deliveryFromRow(row, webhook.name),
-            webhook,
-            attempt: row.attempts,
-            workerId,
-          };
-        });
+        return {
+          delivery: deliveryFromRow(row, webhook.name),
+          webhook,
+          attempt: row.attempts,
+          workerId,
+        };
       });
     },
 
