@@ -79,7 +79,11 @@ export interface EndpointHealth {
    * reason when this attempt disabled the webhook, else null.
    */
   afterAttempt(input: {
-    webhook: Pick<Webhook, "id" | "name">;
+    /**
+     * `failingSince` as read at claim time, when the store provides it: null (no streak then)
+     * lets a success skip the database entirely; undefined means unknown.
+     */
+    webhook: Pick<Webhook, "id" | "name"> & { failingSince?: number | null };
     record: Pick<AttemptRecord, "outcome" | "statusCode">;
     outcome: Outcome;
   }): Promise<string | null>;
@@ -99,7 +103,7 @@ export function createEndpointHealth(options: {
   return {
     async afterAttempt({ webhook, record, outcome }) {
       if (record.outcome === "success") {
-        await store.recordSuccess(webhook.id);
+        if (webhook.failingSince !== null) await store.recordSuccess(webhook.id);
         return null;
       }
       const t = now();

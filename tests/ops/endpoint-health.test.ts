@@ -5,6 +5,7 @@ import {
   type AutoDisableSettings,
   createEndpointHealth,
   DEFAULT_AUTO_DISABLE,
+  type HealthStore,
   shouldDisable,
 } from "../../lib/ops/endpoint-health.ts";
 import { createSqliteHealthStore } from "../../lib/ops/sqlite/health.ts";
@@ -201,6 +202,29 @@ describe("endpoint health on the SQLite store", () => {
     expect(reason).toBeNull();
     expect(streakOf(db, hook.id)).toEqual({ failing_since: null, failed_deliveries: 0 });
     expect((await store.webhooks.get(hook.id))?.disabledReason).toBe("Paused by Ana");
+  });
+
+  test("a success skips the database when the claim saw no streak, and ends one it saw", async () => {
+    const { db, store } = setup();
+    const hook = await store.webhooks.create({ name: "fast", url: "https://example.com/h" });
+    const real = createSqliteHealthStore(db);
+    let reads = 0;
+    const counting: HealthStore = {
+      ...real,
+      recordSuccess: (id) => {
+        reads++;
+        return real.recordSuccess(id);
+      },
+    };
+    const health = createEndpointHealth({ store: counting, now: () => T0 });
+    const ok = { record: attemptRecord(200), outcome: { state: "successful" } as const };
+    await health.afterAttempt({ webhook: { ...hook, failingSince: null }, ...ok });
+    expect(reads).toBe(0);
+    await real.recordFailure(hook.id, { now: T0, deliveryFailed: true });
+    await health.afterAttempt({ webhook: { ...hook, failingSince: T0 }, ...ok });
+    await health.afterAttempt({ webhook: hook, ...ok });
+    expect(reads).toBe(2);
+    expect(streakOf(db, hook.id)).toEqual({ failing_since: null, failed_deliveries: 0 });
   });
 
   test("a success on a healthy webhook changes no row", async () => {
