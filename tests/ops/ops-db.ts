@@ -17,6 +17,7 @@ export function openOpsDb(options: { path?: string; now?: () => number } = {}): 
   return { db, store: createSqliteStore(db, { now: options.now }) };
 }
 
+/** Applies migration 2 unless the store's own list already did (after the integration). */
 export function applyOpsMigration(db: Database): void {
   db.transaction(() => {
     const { user_version } = db.query("PRAGMA user_version").get() as { user_version: number };

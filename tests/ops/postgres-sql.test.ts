@@ -51,7 +51,11 @@ describePostgres("the operability SQL on PostgreSQL", () => {
   async function setup() {
     const url = await cluster.createDatabase();
     const sql = new SQL(url, { max: 4 });
-    expect(await migrate(sql, [...MIGRATIONS, OPS_MIGRATION_POSTGRES])).toBe(2);
+    // Until the integrator appends migration 2 to the store's list, apply it here.
+    const migrations = MIGRATIONS.includes(OPS_MIGRATION_POSTGRES)
+      ? MIGRATIONS
+      : [...MIGRATIONS, OPS_MIGRATION_POSTGRES];
+    expect(await migrate(sql, migrations)).toBe(migrations.length);
     const clock = createFakeClock(T0);
     const store = await openPostgresStore(url, { now: clock.now });
     return {
