@@ -1,21 +1,29 @@
 import { type Context, Hono } from "hono";
-import { bearerAuth } from "hono/bearer-auth";
-import ipaddr from "ipaddr.js";
+import { isLoopbackHost } from "../app/config.ts";
+import { safeEqual } from "../app/secrets.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "./metrics.ts";
 
 /**
- * `GET /metrics` for a worker's --metrics-port (the app mounts the same handler behind its own
- * admin authentication). With an admin token, a request needs `Authorization: Bearer <token>`.
- * The script serves it: `Bun.serve({ hostname, port, fetch: app.fetch })`.
+ * `GET /metrics` for a worker's --metrics-port (the app mounts metricsHandler behind its own
+ * authMiddleware instead). With an admin token, a request needs `Authorization: Bearer <token>`,
+ * as the app's API does. The script serves it: `Bun.serve({ hostname, port, fetch: app.fetch })`.
  */
 export function createMetricsApp(
   metrics: Metrics,
   options: { adminToken?: string | null; logger?: Pick<Logger, "warn"> } = {},
 ): Hono {
+  const { adminToken } = options;
   const app = new Hono();
-  if (options.adminToken) app.use("/metrics", bearerAuth({ token: options.adminToken }));
+  if (adminToken) {
+    app.use("/metrics", async (c, next) => {
+      const match = c.req.header("authorization")?.match(/^Bearer\s+(\S+)\s*$/i);
+      if (match?.[1] !== undefined && safeEqual(match[1], adminToken)) return next();
+      c.header("WWW-Authenticate", 'Bearer realm="metrics"');
+      return c.text("Authentication required: send Authorization: Bearer <ADMIN_TOKEN>\n", 401);
+    });
+  }
   app.get("/metrics", metricsHandler(metrics, options.logger));
   return app;
 }
@@ -37,21 +45,9 @@ export function metricsHandler(
   };
 }
 
-/** True for names and addresses that only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
-  if (bare === "localhost" || bare.endsWith(".localhost")) return true;
-  if (!ipaddr.isValid(bare)) return false;
-  let address = ipaddr.parse(bare);
-  if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
-    address = (address as ipaddr.IPv6).toIPv4Address();
-  }
-  return address.range() === "loopback";
-}
-
 /**
- * The ADMIN_TOKEN rule for a metrics listener: loopback is open, any other address needs a
- * token. Throws a one-line ConfigError naming the flag otherwise.
+ * The ADMIN_TOKEN rule for a metrics listener, as for the app: loopback is open, any other
+ * address needs the token. Throws a one-line ConfigError naming the flag otherwise.
  */
 export function assertMetricsBinding(
   host: string,
@@ -60,6 +56,6 @@ export function assertMetricsBinding(
 ): void {
   if (adminToken || isLoopbackHost(host)) return;
   throw new ConfigError(
-    `${flag} ${host} is not a loopback address: set ADMIN_TOKEN to protect /metrics, or bind 127.0.0.1`,
+    `${flag}=${host} is not a loopback address, so ADMIN_TOKEN is required to protect /metrics: set ADMIN_TOKEN or listen on 127.0.0.1`,
   );
 }
