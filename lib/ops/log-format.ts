@@ -38,8 +38,8 @@ export function createJsonLogger(
 
 const LEVEL_NAMES: Record<string, string> = { success: "info", start: "info", log: "info" };
 
-/** One log object as a JSON line; exported for tests. */
-export function jsonLine(logObj: LogObject, time: Date): string {
+/** One log object as a JSON line. */
+function jsonLine(logObj: LogObject, time: Date): string {
   const { date: _date, args, type, level: _level, tag, ...fields } = logObj;
   const errors = args.filter((arg): arg is Error => arg instanceof Error);
   const record: Record<string, unknown> = {
