@@ -153,6 +153,27 @@ describePostgres("PostgreSQL store specifics", () => {
     await woken;
   });
 
+  test("the store and its LISTEN connection use the URL's database even when PGDATABASE is set", async () => {
+    const url = await cluster.createDatabase();
+    const saved = process.env.PGDATABASE;
+    process.env.PGDATABASE = "postgres";
+    try {
+      const { store } = await openStore(url);
+      await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+      await store.queue.claim({ workerId: "w1", limit: 1, leaseMs: 1000, now: Date.now() });
+      await store.waitForChange({ timeoutMs: 600_000 }); // ends once it listens
+      // NOTIFY stays within one database: a listener elsewhere would never wake.
+      const woken = store.waitForChange({ timeoutMs: 600_000 });
+      await store.queue.enqueue(change());
+      await woken;
+    } finally {
+      if (saved === undefined) delete process.env.PGDATABASE;
+      else process.env.PGDATABASE = saved;
+    }
+    const [row] = await client(url)`SELECT count(*)::int AS n FROM deliveries`;
+    expect(row.n).toBe(1);
+  });
+
   test("createItem()/updateItem() write the item and its deliveries together; a duplicate sku queues nothing", async () => {
     const { store } = await openStore();
     await store.webhooks.create({ name: "all", url: "https://e.example/1" });

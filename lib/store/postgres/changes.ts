@@ -1,5 +1,6 @@
 import { SQL } from "bun";
 import type { Logger } from "../../log.ts";
+import { urlOptions } from "./db.ts";
 
 /** The NOTIFY channel that enqueue, retry and release signal on (delivered at commit). */
 export const CHANGE_CHANNEL = "webhook_deliveries";
@@ -62,6 +63,7 @@ export function createChangeListener(
   async function connectOnce(): Promise<void> {
     let dropped = false;
     const client: SQL = new SQL(url, {
+      ...urlOptions(url),
       max: 1,
       connectionTimeout: 5,
       onclose: () => {

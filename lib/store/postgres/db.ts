@@ -32,6 +32,20 @@ export function transactionDb(tx: TransactionSQL): Db {
   };
 }
 
+/**
+ * Options that make the URL authoritative: Bun lets `PGDATABASE` override the database a URL
+ * names, so a stray variable could point a worker at another database than DATABASE_URL says.
+ */
+export function urlOptions(url: string): { database?: string } {
+  let path = "";
+  try {
+    path = new URL(url).pathname.replace(/^\//, "");
+  } catch {
+    return {};
+  }
+  return path === "" ? {} : { database: decodeURIComponent(path) };
+}
+
 /** int8 columns arrive as strings (to keep precision); ours are ids and epoch ms, safe as numbers. */
 export function toNumber(value: string | number): number {
   return typeof value === "number" ? value : Number(value);

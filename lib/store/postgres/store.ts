@@ -3,7 +3,7 @@ import { SQL, type TransactionSQL } from "bun";
 import type { Logger } from "../../log.ts";
 import type { Repos, Store } from "../types.ts";
 import { type ChangeListener, createChangeListener } from "./changes.ts";
-import { type Db, poolDb, transactionDb } from "./db.ts";
+import { type Db, poolDb, transactionDb, urlOptions } from "./db.ts";
 import { createPostgresItemRepo } from "./items.ts";
 import { migrate } from "./migrations.ts";
 import { createPostgresQueue } from "./queue.ts";
@@ -35,7 +35,7 @@ export async function openPostgresStore(
   url: string,
   options: PostgresStoreOptions = {},
 ): Promise<Store> {
-  const sql = new SQL(url, { max: options.max ?? 10 });
+  const sql = new SQL(url, { ...urlOptions(url), max: options.max ?? 10 });
   try {
     await migrate(sql);
   } catch (error) {
