@@ -1,0 +1,341 @@
+/**
+ * bench:webhooks section: the PostgreSQL store next to SQLite in one run. Deliveries per second
+ * end to end (worker processes → a sink process on loopback) with 1 and 3 worker processes on
+ * each store, and enqueue-to-first-attempt latency with an idle worker (PostgreSQL: LISTEN/NOTIFY;
+ * SQLite: `PRAGMA data_version` polling). PostgreSQL is a throwaway cluster started here
+ * (initdb + pg_ctl, loopback, removed afterwards). Counts and times are bounded.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { openPostgresStore } from "../../lib/store/postgres/store.ts";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import type { Store } from "../../lib/store/types.ts";
+import type { ChangeEvent } from "../../lib/webhooks/types.ts";
+import {
+  type PostgresCluster,
+  postgresUnavailableReason,
+  startPostgresCluster,
+} from "../../tests/fakes/postgres-cluster.ts";
+
+export interface PostgresSectionOptions {
+  /** Deliveries per throughput run. */
+  deliveries?: number;
+  /** Requests in flight per worker process. */
+  concurrency?: number;
+  /** Enqueue-to-first-attempt samples per store. */
+  latencySamples?: number;
+  print?: (line: string) => void;
+}
+
+export interface ThroughputFigure {
+  store: "sqlite" | "postgres";
+  workers: number;
+  deliveriesPerSecond: number;
+  enqueuedPerSecond: number;
+}
+
+export interface LatencyFigure {
+  store: "sqlite" | "postgres";
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+const WORKER_SCRIPT = join(import.meta.dir, "..", "worker.ts");
+const WEBHOOKS = 10;
+const DRAIN_LIMIT_MS = 300_000;
+
+/** Closest to SQLite's WAL + synchronous=NORMAL: durable on disk, commits not waiting for fsync. */
+const BENCH_SETTINGS = { fsync: "on", full_page_writes: "on", synchronous_commit: "off" };
+
+/**
+ * A 200-answering endpoint in a process of its own, so the workers' requests cost this process
+ * nothing. With SINK_REPORT=1 it prints `hit <epoch ms>` for each request (latency runs).
+ */
+const SINK_SOURCE = `
+const report = process.env.SINK_REPORT === "1";
+const server = Bun.serve({
+  hostname: "127.0.0.1", port: 0,
+  async fetch(request) {
+    await request.arrayBuffer();
+    if (report) console.log("hit " + (performance.timeOrigin + performance.now()));
+    return new Response("ok");
+  },
+});
+console.log("port " + server.port);
+`;
+
+export async function postgresSection(options: PostgresSectionOptions = {}): Promise<{
+  throughput: ThroughputFigure[];
+  latency: LatencyFigure[];
+} | null> {
+  const deliveries = options.deliveries ?? 20_000;
+  const concurrency = options.concurrency ?? 32;
+  const samples = options.latencySamples ?? 200;
+  const print = options.print ?? ((line: string) => console.log(line));
+
+  print("");
+  print("## PostgreSQL store next to SQLite");
+  const unavailable = postgresUnavailableReason();
+  if (unavailable) {
+    print(`skipped: ${unavailable}`);
+    return null;
+  }
+  print(
+    `${deliveries} queued deliveries (${WEBHOOKS} webhooks) per run, worker processes → sink process on loopback, ${concurrency} in flight per worker; PostgreSQL ${Object.entries(
+      BENCH_SETTINGS,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(", ")}`,
+  );
+
+  const cluster = await startPostgresCluster({ settings: BENCH_SETTINGS });
+  const scratch = mkdtempSync(join(tmpdir(), "bench-pg-"));
+  let sqliteFiles = 0;
+  const backends = {
+    sqlite: async () => {
+      const path = join(scratch, `app-${++sqliteFiles}.db`);
+      return { url: path, store: openSqliteStore(path) as Store };
+    },
+    postgres: async () => {
+      const url = await cluster.createDatabase();
+      return { url, store: await openPostgresStore(url) };
+    },
+  };
+
+  try {
+    const throughput: ThroughputFigure[] = [];
+    const sink = await startSink(false);
+    try {
+      for (const kind of ["sqlite", "postgres"] as const) {
+        for (const workers of [1, 3]) {
+          const figure = await measureThroughput(await backends[kind](), {
+            kind,
+            workers,
+            deliveries,
+            concurrency,
+            sinkPort: sink.port,
+          });
+          throughput.push(figure);
+          print(
+            `${kind.padEnd(8)} ${workers} worker${workers === 1 ? " " : "s"}: ${Math.round(figure.deliveriesPerSecond)} deliveries/s (enqueue ${Math.round(figure.enqueuedPerSecond)} deliveries/s)`,
+          );
+        }
+      }
+    } finally {
+      await stopProcess(sink.child);
+    }
+
+    print(`enqueue-to-first-attempt latency, one idle worker, ${samples} sequential enqueues:`);
+    const latency: LatencyFigure[] = [];
+    for (const kind of ["sqlite", "postgres"] as const) {
+      const figure = await measureLatency(await backends[kind](), { kind, samples });
+      latency.push(figure);
+      const how = kind === "postgres" ? "LISTEN/NOTIFY" : "data_version poll";
+      print(
+        `${kind.padEnd(8)} (${how}): p50 ${figure.p50.toFixed(2)} ms, p99 ${figure.p99.toFixed(2)} ms, max ${figure.max.toFixed(2)} ms`,
+      );
+    }
+    return { throughput, latency };
+  } finally {
+    await cluster.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+async function measureThroughput(
+  target: { url: string; store: Store },
+  run: {
+    kind: "sqlite" | "postgres";
+    workers: number;
+    deliveries: number;
+    concurrency: number;
+    sinkPort: number;
+  },
+): Promise<ThroughputFigure> {
+  const { store } = target;
+  const workers: Subprocess[] = [];
+  try {
+    const hooks = [];
+    for (let i = 0; i < WEBHOOKS; i++) {
+      hooks.push(
+        await store.webhooks.create({
+          name: `sink-${i}`,
+          url: `http://127.0.0.1:${run.sinkPort}/hook/${i}`,
+        }),
+      );
+    }
+    const enqueueStarted = performance.now();
+    await enqueueMany(store, run.deliveries / WEBHOOKS);
+    const enqueuedPerSecond = run.deliveries / ((performance.now() - enqueueStarted) / 1000);
+
+    // Workers start idle (webhooks disabled) so their start-up is not timed; enabling the
+    // webhooks wakes them (SQLite: data_version; PostgreSQL: NOTIFY).
+    for (const hook of hooks) await store.webhooks.update(hook.id, { enabled: false });
+    for (let i = 0; i < run.workers; i++) {
+      workers.push(
+        await startWorker(target.url, {
+          WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+          WEBHOOK_CONCURRENCY: String(run.concurrency),
+          WEBHOOK_MAX_ATTEMPTS: "1",
+        }),
+      );
+    }
+    const started = performance.now();
+    for (const hook of hooks) await store.webhooks.update(hook.id, { enabled: true });
+    await untilAllDone(store, run.deliveries);
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      store: run.kind,
+      workers: run.workers,
+      deliveriesPerSecond: run.deliveries / seconds,
+      enqueuedPerSecond,
+    };
+  } finally {
+    await Promise.all(workers.map(stopProcess));
+    await store.close();
+  }
+}
+
+async function measureLatency(
+  target: { url: string; store: Store },
+  run: { kind: "sqlite" | "postgres"; samples: number },
+): Promise<LatencyFigure> {
+  const { store } = target;
+  const sink = await startSink(true);
+  let worker: Subprocess | undefined;
+  try {
+    await store.webhooks.create({ name: "sink", url: `http://127.0.0.1:${sink.port}/hook` });
+    worker = await startWorker(target.url, { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" });
+    const latencies: number[] = [];
+    for (let i = 0; i < run.samples + 10; i++) {
+      const enqueuedAt = performance.timeOrigin + performance.now();
+      await store.queue.enqueue(benchChange(i));
+      const line = await sink.nextLine();
+      // The first few warm up connections and prepared statements.
+      if (i >= 10) latencies.push(Number(line.slice("hit ".length)) - enqueuedAt);
+    }
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+    return { store: run.kind, p50: at(0.5), p99: at(0.99), max: latencies.at(-1) ?? 0 };
+  } finally {
+    if (worker) await stopProcess(worker);
+    await stopProcess(sink.child);
+    await store.close();
+  }
+}
+
+/** `count` enqueues, eight at a time; each fans out to every webhook. */
+async function enqueueMany(store: Store, count: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < count) {
+        await store.queue.enqueue(benchChange(next++));
+      }
+    }),
+  );
+}
+
+/** Polls the counts (this is a benchmark, not a test) until every delivery is done. */
+async function untilAllDone(store: Store, total: number): Promise<void> {
+  const deadline = performance.now() + DRAIN_LIMIT_MS;
+  for (;;) {
+    const stats = await store.queue.stats();
+    if (stats.successful + stats.failed >= total) {
+      if (stats.failed > 0) throw new Error(`${stats.failed} deliveries failed`);
+      return;
+    }
+    if (performance.now() > deadline) throw new Error(`Not drained: ${JSON.stringify(stats)}`);
+    await Bun.sleep(20);
+  }
+}
+
+function benchChange(n: number): ChangeEvent {
+  return {
+    event: "item.updated",
+    model: "item",
+    username: "bench",
+    requestId: `bench-${n}`,
+    data: { id: n, sku: `SKU-${n}`, name: "Bench item", quantity: n, location: "A1" },
+    prechange: { quantity: n - 1 },
+    postchange: { quantity: n },
+    timestamp: new Date(),
+  };
+}
+
+interface Sink {
+  child: Subprocess<"ignore", "pipe", "inherit">;
+  port: number;
+  nextLine(): Promise<string>;
+}
+
+async function startSink(report: boolean): Promise<Sink> {
+  const child = Bun.spawn([process.execPath, "-e", SINK_SOURCE], {
+    env: { ...process.env, SINK_REPORT: report ? "1" : "0" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const lines = readLines(child.stdout);
+  const first = await lines.next();
+  if (first.done || !first.value.startsWith("port ")) throw new Error("The sink did not start");
+  return {
+    child,
+    port: Number(first.value.slice("port ".length)),
+    async nextLine() {
+      const line = await lines.next();
+      if (line.done) throw new Error("The sink exited");
+      return line.value;
+    },
+  };
+}
+
+/** Starts `bun scripts/worker.ts` and resolves once it logs that it started. */
+async function startWorker(databaseUrl: string, env: Record<string, string>): Promise<Subprocess> {
+  const child = Bun.spawn([process.execPath, WORKER_SCRIPT], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const lines = readLines(child.stderr);
+  let log = "";
+  for (;;) {
+    const line = await lines.next();
+    if (line.done) throw new Error(`The worker exited before starting:\n${log}`);
+    log += `${line.value}\n`;
+    if (/started/.test(line.value)) break;
+  }
+  // Keep draining its log so a full pipe never blocks it.
+  void (async () => {
+    for await (const _ of lines) {
+    }
+  })();
+  return child;
+}
+
+async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of stream) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let newline = buffer.indexOf("\n");
+    while (newline !== -1) {
+      yield buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf("\n");
+    }
+  }
+  if (buffer !== "") yield buffer;
+}
+
+async function stopProcess(child: Subprocess): Promise<void> {
+  child.kill("SIGTERM");
+  await child.exited;
+}
+
+if (import.meta.main) await postgresSection();
