@@ -14,7 +14,6 @@ import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/store/types.ts";
 import type { ChangeEvent } from "../../lib/webhooks/types.ts";
 import {
-  type PostgresCluster,
   postgresUnavailableReason,
   startPostgresCluster,
 } from "../../tests/fakes/postgres-cluster.ts";
