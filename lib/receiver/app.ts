@@ -41,7 +41,7 @@ export function createReceiver(options: ReceiverOptions): Hono<{ Bindings: Recei
     let body: { bytes: Uint8Array; size: number } = { bytes: new Uint8Array(0), size: 0 };
     let bodyError: string | undefined;
     try {
-      body = await readBody(request.body, keep);
+      body = await readBody(request, keep);
     } catch (error) {
       bodyError = error instanceof Error ? error.message : String(error);
     }

@@ -87,5 +87,9 @@ function decodeText(bytes: Uint8Array, cut: boolean): string | null {
 
 /** For fields that must stay on their line: controls escaped, newlines too. */
 function oneLine(text: string): string {
+  // Most headers are plain printable ASCII: skip the escaping regexes for them.
+  if (PRINTABLE_ASCII.test(text)) return text;
   return escapeControl(text).replace(/\n/g, "\\x0a");
 }
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
