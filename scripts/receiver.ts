@@ -21,20 +21,29 @@ const command = defineCommand({
     const server = Bun.serve({ hostname: flags.host, port: flags.port, fetch: app.fetch });
     const url = listenUrl(server.hostname ?? flags.host, server.port ?? flags.port);
     process.stdout.write(`Listening on port ${url}. Stop with CONTROL-C.\n`);
-    await nextSignal(["SIGINT", "SIGTERM"]);
-    process.stdout.write("Exiting...\n");
+    const reason = await nextStop(["SIGINT", "SIGTERM"]);
+    if (reason !== "stdout closed") process.stdout.write("Exiting...\n");
     await server.stop(true);
   },
 });
 
-/** Resolves on the first of `signals`; a second one then gets the default (immediate) exit. */
-function nextSignal(signals: NodeJS.Signals[]): Promise<NodeJS.Signals> {
+/**
+ * Resolves on the first of `signals`, or when stdout goes away (`bun run receiver | head`): the
+ * output is the product, so there is no point going on. A second signal then gets the default
+ * (immediate) exit.
+ */
+function nextStop(signals: NodeJS.Signals[]): Promise<NodeJS.Signals | "stdout closed"> {
   return new Promise((resolve) => {
-    function handler(signal: NodeJS.Signals) {
-      for (const name of signals) process.off(name, handler);
-      resolve(signal);
+    function stop(reason: NodeJS.Signals | "stdout closed") {
+      for (const name of signals) process.off(name, stop);
+      process.stdout.off("error", closed);
+      resolve(reason);
     }
-    for (const name of signals) process.on(name, handler);
+    function closed() {
+      stop("stdout closed");
+    }
+    for (const name of signals) process.on(name, stop);
+    process.stdout.on("error", closed);
   });
 }
 

@@ -21,6 +21,10 @@ function outputReader(stream: ReadableStream<Uint8Array>) {
         text += decoder.decode(value, { stream: true });
       }
     },
+    /** Stops reading: the child's next write fails as it would after `| head`. */
+    async close(): Promise<void> {
+      await reader.cancel();
+    },
     async rest(): Promise<string> {
       for (;;) {
         const { done, value } = await reader.read();
@@ -131,6 +135,19 @@ describe("bun scripts/receiver.ts", () => {
       child.kill("SIGTERM");
       expect(await child.exited).toBe(0);
       expect(await stdout.rest()).toEndWith("Exiting...\n");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  test("exits 0 without a stack trace when its stdout is closed (| head -1)", async () => {
+    const { child, stdout } = start("--port", "0");
+    try {
+      const port = Number((await stdout.until(LISTENING))[1]);
+      await stdout.close();
+      await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "x" }).catch(() => null);
+      expect(await child.exited).toBe(0);
+      expect(await new Response(child.stderr).text()).toBe("");
     } finally {
       child.kill("SIGKILL");
     }
