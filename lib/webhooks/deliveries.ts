@@ -1,0 +1,155 @@
+import { hostname } from "node:os";
+import type { Logger } from "../log.ts";
+import type { Store } from "../store/types.ts";
+import { escapeControl } from "../text/control.ts";
+import type { WorkerConfig } from "./config.ts";
+import { DEFAULT_RETRY_POLICY, decideOutcome, type RetryPolicy } from "./retry.ts";
+import { sendAttempt } from "./send.ts";
+import type { Resolver } from "./ssrf.ts";
+import type { Claim } from "./types.ts";
+import { createWorker, type Delivered, type Worker, type WorkerHooks } from "./worker.ts";
+
+/** The longest an idle worker sleeps without looking (a safety net; changes wake it sooner). */
+const MAX_IDLE_MS = 60_000;
+/** Least sleep when work looked due but none could be claimed (another worker took it). */
+const MIN_WAIT_MS = 10;
+
+export interface DeliveryWorkerOptions {
+  store: Store;
+  config: Pick<
+    WorkerConfig,
+    | "timeoutMs"
+    | "maxAttempts"
+    | "allowList"
+    | "leaseMs"
+    | "concurrency"
+    | "retryBaseMs"
+    | "retryMaxMs"
+  >;
+  workerId?: string;
+  fetch?: typeof fetch;
+  resolve?: Resolver;
+  now?: () => number;
+  random?: () => number;
+  logger?: Logger;
+  /** Extra observers (metrics, heartbeats); run after the logging ones. */
+  hooks?: WorkerHooks;
+}
+
+export function newWorkerId(): string {
+  const suffix = crypto.getRandomValues(new Uint8Array(3));
+  return `${hostname()}:${process.pid}:${Buffer.from(suffix).toString("hex")}`;
+}
+
+export function retryPolicyOf(config: DeliveryWorkerOptions["config"]): RetryPolicy {
+  return {
+    ...DEFAULT_RETRY_POLICY,
+    maxAttempts: config.maxAttempts,
+    baseMs: config.retryBaseMs,
+    maxMs: config.retryMaxMs,
+  };
+}
+
+/** A worker wired to a store, the HTTP sender and the retry policy. */
+export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & { id: string } {
+  const { store, config } = options;
+  const now = options.now ?? Date.now;
+  const workerId = options.workerId ?? newWorkerId();
+  const policy = retryPolicyOf(config);
+
+  const worker = createWorker(
+    {
+      claim: (limit) => store.queue.claim({ workerId, limit, leaseMs: config.leaseMs, now: now() }),
+      async deliver(claim, signal): Promise<Delivered> {
+        const sent = await sendAttempt(claim, {
+          timeoutMs: config.timeoutMs,
+          allow: config.allowList,
+          fetch: options.fetch,
+          resolve: options.resolve,
+          now,
+          signal,
+        });
+        const outcome = decideOutcome(sent, claim.attempt, policy, {
+          now: now(),
+          random: options.random,
+        });
+        return { record: sent.record, outcome };
+      },
+      finish: (claim, delivered) => store.queue.finish(claim, delivered.record, delivered.outcome),
+      release: (claims) => store.queue.release(claims),
+      async waitForWork(signal) {
+        const due = await store.queue.nextDueAt();
+        const timeoutMs = due === null ? MAX_IDLE_MS : Math.min(MAX_IDLE_MS, due - now());
+        await store.waitForChange({ timeoutMs: Math.max(timeoutMs, MIN_WAIT_MS), signal });
+      },
+    },
+    {
+      concurrency: config.concurrency,
+      hooks: combineHooks(
+        options.logger ? loggingHooks(options.logger, config) : {},
+        options.hooks,
+      ),
+    },
+  );
+  return Object.assign(worker, { id: workerId });
+}
+
+/** One line per failed or discarded attempt (info for successes only at debug level). */
+export function loggingHooks(
+  logger: Logger,
+  config: Pick<WorkerConfig, "maxAttempts">,
+): WorkerHooks {
+  const label = (claim: Claim) =>
+    `Delivery ${claim.delivery.id} (${claim.delivery.event}) to "${escapeControl(claim.webhook.name)}", attempt ${claim.attempt}/${Math.max(config.maxAttempts, claim.attempt)}`;
+  return {
+    onFinished(claim, delivered, applied) {
+      const { record, outcome } = delivered;
+      if (!applied) {
+        logger.warn(
+          `${label(claim)}: result discarded, the lease had expired and another worker took it`,
+        );
+        return;
+      }
+      if (outcome.state === "successful") {
+        logger.debug(
+          `${label(claim)}: HTTP ${record.statusCode} in ${Math.round(record.durationMs)} ms`,
+        );
+        return;
+      }
+      const why = escapeControl(record.error ?? `HTTP ${record.statusCode}`);
+      const next =
+        outcome.state === "queued"
+          ? `retry at ${new Date(outcome.nextAttemptAt).toISOString()}`
+          : "failed, no more retries";
+      logger.warn(`${label(claim)}: ${why}; ${next}`);
+    },
+    onReleased(claims) {
+      logger.info(
+        `Released ${claims.length} unfinished ${claims.length === 1 ? "delivery" : "deliveries"}`,
+      );
+    },
+    onError(error, context) {
+      const message = escapeControl(error instanceof Error ? error.message : String(error));
+      const where = context.claim ? ` (delivery ${context.claim.delivery.id})` : "";
+      logger.error(`Worker ${context.phase} failed${where}: ${message}`);
+    },
+  };
+}
+
+function combineHooks(...all: Array<WorkerHooks | undefined>): WorkerHooks {
+  const list = all.filter((hooks): hooks is WorkerHooks => hooks !== undefined);
+  return {
+    onClaimed: (claims) => {
+      for (const hooks of list) hooks.onClaimed?.(claims);
+    },
+    onFinished: (claim, delivered, applied) => {
+      for (const hooks of list) hooks.onFinished?.(claim, delivered, applied);
+    },
+    onReleased: (claims) => {
+      for (const hooks of list) hooks.onReleased?.(claims);
+    },
+    onError: (error, context) => {
+      for (const hooks of list) hooks.onError?.(error, context);
+    },
+  };
+}

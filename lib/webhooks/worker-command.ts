@@ -1,0 +1,73 @@
+import { type ArgsDef, type CommandDef, defineCommand } from "citty";
+import type { Env } from "../config/env.ts";
+import { createLogger, type Logger } from "../log.ts";
+import { openStore } from "../store/open.ts";
+import { loadWorkerConfig, WORKER_FIELDS } from "./config.ts";
+import { VERSION } from "./request.ts";
+import { runWorker } from "./run-worker.ts";
+
+export function workerArgs(): ArgsDef {
+  const args: ArgsDef = {
+    once: { type: "boolean", description: "deliver what is due now, then exit" },
+    "database-url": {
+      type: "string",
+      description: "database: file path, sqlite:PATH or postgres://… [DATABASE_URL]",
+      valueHint: "url",
+    },
+  };
+  for (const field of WORKER_FIELDS) {
+    if (!field.flag) continue;
+    args[field.flag] = {
+      type: "string",
+      description: `${field.description} [${field.env}]`,
+      valueHint: "n",
+    };
+  }
+  args.verbose = { type: "boolean", description: "log every attempt, successes included" };
+  return args;
+}
+
+export interface WorkerCommandOptions {
+  env: Env;
+  /** First call: stop claiming; second: abort in-flight requests. Scripts bind SIGINT/SIGTERM. */
+  onStopSignal(handler: () => void): () => void;
+  logger?: (verbose: boolean) => Logger;
+  fetch?: typeof fetch;
+}
+
+/** `bun run worker`: sends queued deliveries until SIGINT/SIGTERM, or drains them with --once. */
+export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
+  return defineCommand({
+    meta: {
+      name: "worker",
+      version: VERSION,
+      description: "Send queued webhook deliveries (SIGINT/SIGTERM: finish in-flight, then exit)",
+    },
+    args: workerArgs(),
+    async run({ args }) {
+      const config = loadWorkerConfig(options.env, args);
+      const verbose = args.verbose === true;
+      const logger = options.logger?.(verbose) ?? createLogger({ level: verbose ? 4 : 3 });
+      const store = await openStore(config.database, { pollMs: config.pollMs });
+      const stop = new AbortController();
+      const abortInFlight = new AbortController();
+      const unsubscribe = options.onStopSignal(() =>
+        stop.signal.aborted ? abortInFlight.abort() : stop.abort(),
+      );
+      try {
+        await runWorker({
+          store,
+          config,
+          logger,
+          once: args.once === true,
+          stop: stop.signal,
+          abortInFlight: abortInFlight.signal,
+          fetch: options.fetch,
+        });
+      } finally {
+        unsubscribe();
+        await store.close();
+      }
+    },
+  });
+}

@@ -1,0 +1,249 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { sendAttempt } from "../../lib/webhooks/send.ts";
+import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
+import type { Claim, Webhook } from "../../lib/webhooks/types.ts";
+import {
+  type FakeEndpoint,
+  gate,
+  type Responder,
+  startFakeEndpoint,
+} from "../fakes/webhook-endpoint.ts";
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const LOOPBACK = parseAllowList("127.0.0.1");
+const endpoints: FakeEndpoint[] = [];
+const gates: Array<() => void> = [];
+
+afterEach(async () => {
+  for (const open of gates.splice(0)) open();
+  for (const endpoint of endpoints.splice(0)) await endpoint.stop();
+});
+
+function endpoint(respond?: Responder): FakeEndpoint {
+  const fake = startFakeEndpoint(respond);
+  endpoints.push(fake);
+  return fake;
+}
+
+function claimFor(url: string, overrides: Partial<Webhook> = {}): Claim {
+  const webhook: Webhook = {
+    id: 1,
+    name: "hook",
+    url,
+    method: "POST",
+    contentType: "application/json",
+    headers: [["X-Extra", "yes"]],
+    secret: SECRET,
+    events: ["*"],
+    enabled: true,
+    disabledReason: null,
+    disabledAt: null,
+    maxPerSecond: null,
+    createdAt: 0,
+    updatedAt: 0,
+    ...overrides,
+  };
+  return {
+    webhook,
+    attempt: 1,
+    workerId: "w1",
+    delivery: {
+      id: 7,
+      webhookId: 1,
+      webhookName: "hook",
+      messageId: "msg_0123456789abcdefghijklmn",
+      event: "item.created",
+      payload: '{"event":"created","data":{"id":1}}',
+      state: "delivering",
+      attempts: 1,
+      nextAttemptAt: 0,
+      leaseOwner: "w1",
+      leaseExpiresAt: 0,
+      lastStatus: null,
+      lastError: null,
+      createdAt: 0,
+      updatedAt: 0,
+      completedAt: null,
+    },
+  };
+}
+
+describe("sendAttempt", () => {
+  test("sendAttempt() posts the signed payload and records a 2xx as success", async () => {
+    const fake = endpoint(() => new Response("Webhook received!", { headers: { "X-Reply": "1" } }));
+    const now = Date.now();
+    const sent = await sendAttempt(claimFor(`${fake.url}/in?x=1`), {
+      timeoutMs: 5000,
+      allow: LOOPBACK,
+      now: () => now,
+    });
+    expect(sent.outcome).toBe("success");
+    expect(sent.record).toMatchObject({
+      startedAt: now,
+      statusCode: 200,
+      outcome: "success",
+      error: null,
+      responseBody: "Webhook received!",
+    });
+    expect(sent.record.responseHeaders).toContain("x-reply: 1");
+    expect(sent.record.durationMs).toBeGreaterThan(0);
+
+    const [received] = fake.requests;
+    expect(received?.method).toBe("POST");
+    expect(received?.path).toBe("/in?x=1");
+    expect(received?.body).toBe('{"event":"created","data":{"id":1}}');
+    expect(received?.headers["content-type"]).toBe("application/json");
+    expect(received?.headers["x-extra"]).toBe("yes");
+    expect(received?.headers["user-agent"]).toMatch(/^hn-digest-webhooks\//);
+    expect(received?.headers["webhook-id"]).toBe("msg_0123456789abcdefghijklmn");
+    expect(received?.headers["webhook-timestamp"]).toBe(String(Math.floor(now / 1000)));
+    expect(received?.headers.connection).toBe("keep-alive");
+    // The receiving side checks the signature with the reference implementation.
+    expect(
+      new StandardWebhook(SECRET).verify(received?.body ?? "", received?.headers ?? {}),
+    ).toEqual({
+      event: "created",
+      data: { id: 1 },
+    });
+  });
+
+  test("sendAttempt() sends the same webhook-id on every attempt, with a fresh timestamp", async () => {
+    const fake = endpoint(() => new Response("no", { status: 500 }));
+    let clock = 1_800_000_000_000;
+    const options = { timeoutMs: 5000, allow: LOOPBACK, now: () => clock };
+    await sendAttempt(claimFor(fake.url), options);
+    clock += 60_000;
+    await sendAttempt({ ...claimFor(fake.url), attempt: 2 }, options);
+    const [first, second] = fake.requests;
+    expect(first?.headers["webhook-id"]).toBe(second?.headers["webhook-id"] ?? "");
+    expect(
+      Number(second?.headers["webhook-timestamp"]) - Number(first?.headers["webhook-timestamp"]),
+    ).toBe(60);
+  });
+
+  test("sendAttempt() records a 5xx as an http_error with the status line", async () => {
+    const fake = endpoint(
+      () => new Response("down", { status: 503, statusText: "Service Unavailable" }),
+    );
+    const sent = await sendAttempt(claimFor(fake.url), { timeoutMs: 5000, allow: LOOPBACK });
+    expect(sent.record).toMatchObject({
+      statusCode: 503,
+      outcome: "http_error",
+      error: "HTTP 503 Service Unavailable",
+      responseBody: "down",
+    });
+  });
+
+  test("sendAttempt() does not follow redirects: a 3xx is a failure", async () => {
+    const fake = endpoint((request) =>
+      request.path === "/moved"
+        ? new Response("should not be reached")
+        : new Response(null, { status: 302, headers: { Location: "/moved" } }),
+    );
+    const sent = await sendAttempt(claimFor(`${fake.url}/in`), {
+      timeoutMs: 5000,
+      allow: LOOPBACK,
+    });
+    expect(sent.record.statusCode).toBe(302);
+    expect(sent.record.outcome).toBe("http_error");
+    expect(sent.record.error).toContain("redirects are not followed (Location: /moved)");
+    expect(fake.requests.map((r) => r.path)).toEqual(["/in"]);
+  });
+
+  test("sendAttempt() gives up after the timeout when the endpoint never answers", async () => {
+    const hold = gate();
+    gates.push(hold.open);
+    const fake = endpoint(async () => {
+      await hold.promise;
+      return new Response("too late");
+    });
+    const sent = await sendAttempt(claimFor(fake.url), { timeoutMs: 150, allow: LOOPBACK });
+    expect(sent.record).toMatchObject({ outcome: "timeout", statusCode: null });
+    expect(sent.record.error).toBe("Timed out after 150 ms (WEBHOOK_TIMEOUT_MS)");
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  test("sendAttempt() records a refused connection as a network error", async () => {
+    const closed = startFakeEndpoint();
+    await closed.stop();
+    const sent = await sendAttempt(claimFor(closed.url), { timeoutMs: 5000, allow: LOOPBACK });
+    expect(sent.record.outcome).toBe("network_error");
+    expect(sent.record.statusCode).toBeNull();
+    expect(sent.record.error).toBeTruthy();
+  });
+
+  test("sendAttempt() refuses a loopback URL that is not allowed, naming WEBHOOK_ALLOWED_HOSTS", async () => {
+    const fake = endpoint();
+    const sent = await sendAttempt(claimFor(fake.url), { timeoutMs: 5000, allow: [] });
+    expect(sent.record.outcome).toBe("blocked");
+    expect(sent.record.error).toContain(`WEBHOOK_ALLOWED_HOSTS=127.0.0.1:${fake.port}`);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  test("sendAttempt() checks resolved addresses, not just literals", async () => {
+    const sent = await sendAttempt(claimFor("http://metadata.internal.example/"), {
+      timeoutMs: 5000,
+      allow: [],
+      resolve: async () => ["169.254.169.254"],
+    });
+    expect(sent.record.outcome).toBe("blocked");
+    expect(sent.record.error).toContain("169.254.169.254");
+  });
+
+  test("sendAttempt() keeps at most 4 KiB of the response body and headers", async () => {
+    const fake = endpoint(
+      () =>
+        new Response("é".repeat(512 * 1024), {
+          status: 500,
+          headers: { "X-Big": "h".repeat(8000) },
+        }),
+    );
+    const sent = await sendAttempt(claimFor(fake.url), { timeoutMs: 5000, allow: LOOPBACK });
+    const body = sent.record.responseBody ?? "";
+    // 2-byte characters: 2048 of them fill 4096 bytes exactly.
+    expect(new TextEncoder().encode(body).byteLength).toBe(4096);
+    expect(body).toBe("é".repeat(2048));
+    expect(
+      new TextEncoder().encode(sent.record.responseHeaders ?? "").byteLength,
+    ).toBeLessThanOrEqual(4096);
+  });
+
+  test("sendAttempt() passes Retry-After on", async () => {
+    const fake = endpoint(
+      () => new Response("slow down", { status: 429, headers: { "Retry-After": "120" } }),
+    );
+    const sent = await sendAttempt(claimFor(fake.url), { timeoutMs: 5000, allow: LOOPBACK });
+    expect(sent.statusCode).toBe(429);
+    expect(sent.retryAfterMs).toBe(120_000);
+  });
+
+  test("sendAttempt() throws when the worker aborts it (hard shutdown)", async () => {
+    const hold = gate();
+    gates.push(hold.open);
+    const fake = endpoint(async () => {
+      await hold.promise;
+      return new Response("late");
+    });
+    const controller = new AbortController();
+    const sending = sendAttempt(claimFor(fake.url), {
+      timeoutMs: 60_000,
+      allow: LOOPBACK,
+      signal: controller.signal,
+    });
+    await fake.waitForRequests(1);
+    controller.abort(new Error("shutting down"));
+    await expect(sending).rejects.toThrow("shutting down");
+  });
+
+  test("sendAttempt() records a secret that cannot sign as a failed attempt", async () => {
+    const fake = endpoint();
+    const sent = await sendAttempt(claimFor(fake.url, { secret: "whsec_***" }), {
+      timeoutMs: 5000,
+      allow: LOOPBACK,
+    });
+    expect(sent.record.outcome).toBe("network_error");
+    expect(sent.record.error).toContain("Could not build the request");
+    expect(fake.requests).toHaveLength(0);
+  });
+});
