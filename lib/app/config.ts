@@ -33,7 +33,7 @@ export function loadAppConfig(
 ): AppConfig {
   const parsed = parseEnv(envSchema, env);
   const host = flags.host?.trim() || DEFAULT_HOST;
-  const port = parsePort(flags.port);
+  const port = parsePort(flags.port, "--port", DEFAULT_PORT);
   const adminToken = parsed.ADMIN_TOKEN ?? null;
   assertSafeBind(host, adminToken);
   return { host, port, adminToken, database: parseDatabaseUrl(parsed.DATABASE_URL) };
@@ -54,12 +54,17 @@ export function isLoopbackHost(host: string): boolean {
   return ipaddr.process(bare).range() === "loopback";
 }
 
-function parsePort(value: string | number | undefined): number {
-  if (value === undefined || value === "") return DEFAULT_PORT;
+/** A port flag: a whole number from 0 (any free port) to 65535. */
+export function parsePort(
+  value: string | number | undefined,
+  flag: string,
+  fallback: number,
+): number {
+  if (value === undefined || value === "") return fallback;
   const text = String(value).trim();
   const port = Number(text);
   if (!/^\d{1,5}$/.test(text) || port > 65535) {
-    throw new ConfigError(`--port=${text} is invalid: expected a whole number from 0 to 65535`);
+    throw new ConfigError(`${flag}=${text} is invalid: expected a whole number from 0 to 65535`);
   }
   return port;
 }

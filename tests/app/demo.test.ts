@@ -1,0 +1,56 @@
+import { expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+
+/** Reads a child's stdout as it comes, so a test can await a line instead of sleeping. */
+function outputReader(stream: ReadableStream<Uint8Array>) {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  return {
+    get text() {
+      return text;
+    },
+    async waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
+      for (;;) {
+        const match = text.match(pattern);
+        if (match) return match;
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`Output ended without ${pattern}:\n${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+    },
+    async rest(): Promise<string> {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return text;
+        text += decoder.decode(value, { stream: true });
+      }
+    },
+  };
+}
+
+test("`bun run demo` delivers one change to the receiver, serves the admin, and stops on Ctrl-C", async () => {
+  const child = Bun.spawn(["bun", "scripts/demo.ts", "--port", "0", "--receiver-port", "0"], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  try {
+    const out = outputReader(child.stdout);
+    const [, adminUrl] = await out.waitFor(/Admin UI: +(http:\/\/127\.0\.0\.1:\d+\/admin)\n/);
+    const [, databasePath] = await out.waitFor(/Database: +(\S+)/);
+    await out.waitFor(/"POST \/webhook HTTP\/1\.1" 200 -/);
+    await out.waitFor(/Signature: valid/);
+    await out.waitFor(/worker: delivery #1 \(item\.created\) → successful, HTTP 200/);
+
+    const page = await (await fetch(`${adminUrl}/background-tasks`)).text();
+    expect(page).toMatch(/<strong>1<\/strong>successful/);
+    expect(existsSync(databasePath ?? "")).toBe(true);
+
+    child.kill("SIGINT");
+    expect(await child.exited).toBe(0);
+    expect(await out.rest()).toContain("Demo stopped.");
+    expect(existsSync(databasePath ?? "")).toBe(false);
+  } finally {
+    child.kill("SIGKILL");
+  }
+});
