@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 
 /** Reads a child's stdout as it comes, so a test can await a line instead of sleeping. */
 function outputReader(stream: ReadableStream<Uint8Array>) {
@@ -31,6 +32,7 @@ function outputReader(stream: ReadableStream<Uint8Array>) {
 
 test("`bun run demo` delivers one change to the receiver, serves the admin, and stops on Ctrl-C", async () => {
   const child = Bun.spawn(["bun", "scripts/demo.ts", "--port", "0", "--receiver-port", "0"], {
+    cwd: join(import.meta.dir, "..", ".."),
     stdout: "pipe",
     stderr: "pipe",
   });
