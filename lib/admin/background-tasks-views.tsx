@@ -20,12 +20,14 @@ export interface OverviewData {
   nowMs: number;
 }
 
-export function OverviewPage(props: { page: PageContext; data: OverviewData }) {
+/** `children`: panels shown under the counts (e.g. running workers, warnings). */
+export function OverviewPage(props: { page: PageContext; data: OverviewData; children?: Child }) {
   const { page, data } = props;
   return (
     <Layout title="Background Tasks" page={page}>
       <h1>Background Tasks</h1>
       <StateCounts stats={data.stats} />
+      {props.children}
       {data.stats.failed > 0 ? (
         <div class="actions">
           <PostButton

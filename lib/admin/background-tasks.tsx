@@ -7,6 +7,7 @@ import {
   DELIVERIES,
   DeliveryListPage,
   DeliveryPage,
+  type OverviewData,
   OverviewPage,
 } from "./background-tasks-views.tsx";
 import { localAdminPath, positiveInt } from "./format.ts";
@@ -19,18 +20,23 @@ const PAGE_SIZE = 25;
 /** The overview's tables, in order: what needs attention first. */
 const OVERVIEW_STATES: DeliveryState[] = ["failed", "queued", "delivering", "successful"];
 
+/** What the overview shows: counts per state and the newest deliveries of each. */
+export async function loadOverview(store: Store, nowMs: number): Promise<OverviewData> {
+  const [stats, ...lists] = await Promise.all([
+    store.queue.stats(),
+    ...OVERVIEW_STATES.map((state) => store.queue.list({ state, limit: OVERVIEW_ROWS })),
+  ]);
+  const sections = OVERVIEW_STATES.map((state, i) => ({ state, deliveries: lists[i] ?? [] }));
+  return { stats, sections, nowMs };
+}
+
 /** System > Background Tasks: deliveries by state, one delivery with its attempts, retries. */
 export function backgroundTaskRoutes(deps: { store: Store; now: () => Date }): Hono<AppEnv> {
   const { store, now } = deps;
   const routes = new Hono<AppEnv>();
 
   routes.get("/", async (c) => {
-    const [stats, ...lists] = await Promise.all([
-      store.queue.stats(),
-      ...OVERVIEW_STATES.map((state) => store.queue.list({ state, limit: OVERVIEW_ROWS })),
-    ]);
-    const sections = OVERVIEW_STATES.map((state, i) => ({ state, deliveries: lists[i] ?? [] }));
-    const data = { stats, sections, nowMs: now().getTime() };
+    const data = await loadOverview(store, now().getTime());
     return renderPage(c, <OverviewPage page={pageContext(c)} data={data} />);
   });
 
