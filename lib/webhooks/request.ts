@@ -10,13 +10,15 @@ export interface OutgoingRequest {
   method: string;
   /** In sending order; names as given. */
   headers: Array<[string, string]>;
-  body: string;
+  /** null for GET, which fetch cannot send with a body. */
+  body: string | null;
 }
 
 /**
  * The request for one attempt, as a plain value: the webhook's method, content type and extra
  * headers, the stored payload as the body, and the signature headers last so an extra header
- * cannot replace them. `timestamp` is the attempt's unix time in seconds.
+ * cannot replace them. `timestamp` is the attempt's unix time in seconds. A GET carries no body
+ * (fetch refuses one), so its signatures are of the empty body it sends.
  */
 export function buildRequest(
   webhook: Webhook,
@@ -24,6 +26,8 @@ export function buildRequest(
   timestamp: number,
   options: { userAgent?: string } = {},
 ): OutgoingRequest {
+  const body = webhook.method === "GET" ? null : delivery.payload;
+  const signedBody = body ?? "";
   const headers = new Map<string, [string, string]>();
   const set = (name: string, value: string) => headers.set(name.toLowerCase(), [name, value]);
   set("Content-Type", webhook.contentType);
@@ -33,15 +37,16 @@ export function buildRequest(
     secret: webhook.secret,
     messageId: delivery.messageId,
     timestamp,
-    body: delivery.payload,
+    body: signedBody,
   });
   for (const [name, value] of Object.entries(signed)) set(name, value);
-  if (webhook.secret !== null)
-    set("X-Hook-Signature", netboxSignature(webhook.secret, delivery.payload));
+  if (webhook.secret !== null) {
+    set("X-Hook-Signature", netboxSignature(webhook.secret, signedBody));
+  }
   return {
     url: webhook.url,
     method: webhook.method,
     headers: [...headers.values()],
-    body: delivery.payload,
+    body,
   };
 }

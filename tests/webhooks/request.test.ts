@@ -47,7 +47,7 @@ describe("buildRequest", () => {
       timestamp,
     );
     const headers = Object.fromEntries(request.headers.map(([k, v]) => [k.toLowerCase(), v]));
-    expect(new StandardWebhook(SECRET).verify(request.body, headers)).toEqual({ a: 1 });
+    expect(new StandardWebhook(SECRET).verify(request.body ?? "", headers)).toEqual({ a: 1 });
   });
 
   test("buildRequest() adds NetBox's X-Hook-Signature: hex HMAC-SHA512 of the body", () => {
@@ -106,5 +106,16 @@ describe("buildRequest", () => {
     expect(lower.filter(([k]) => k === "content-type")).toEqual([["content-type", "text/plain"]]);
     expect(lower.filter(([k]) => k === "webhook-id")).toEqual([["webhook-id", "msg_real"]]);
     expect(lower.find(([k]) => k === "x-hook-signature")?.[1]).not.toBe("forged");
+  });
+
+  test("buildRequest() sends a GET without a body, signing the empty body it sends", () => {
+    const request = buildRequest(
+      webhook({ method: "GET" }),
+      { messageId: "m", payload: '{"a":1}' },
+      5,
+    );
+    expect(request.body).toBeNull();
+    const signature = request.headers.find(([k]) => k === "X-Hook-Signature")?.[1];
+    expect(signature).toBe(createHmac("sha512", SECRET).update("").digest("hex"));
   });
 });

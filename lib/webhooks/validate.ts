@@ -1,0 +1,130 @@
+import { UsageError } from "../config/errors.ts";
+import { escapeControl } from "../text/control.ts";
+import { isSubscribableEvent, SUBSCRIBABLE_EVENTS } from "./events.ts";
+import { isValidSecret } from "./signing.ts";
+import { ALL_EVENTS } from "./types.ts";
+
+/**
+ * Checks of webhook fields typed by a person (CLI flags), each throwing a one-line UsageError.
+ * The rules match the admin form's (lib/admin/webhook-form.ts).
+ */
+
+export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH", "DELETE", "GET"] as const;
+
+/** Headers the sender sets itself; an extra header must not replace them. */
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  "host",
+  "content-length",
+  "content-type",
+  "transfer-encoding",
+  "connection",
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+  "x-hook-signature",
+]);
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+-]+)*$/;
+
+function shown(value: string): string {
+  return escapeControl(JSON.stringify(value));
+}
+
+export function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "" || trimmed.length > 100 || CONTROL.test(trimmed)) {
+    throw new UsageError(
+      `Invalid webhook name ${shown(name)}: expected 1 to 100 characters without control characters`,
+    );
+  }
+  return trimmed;
+}
+
+export function checkUrl(url: string): string {
+  const trimmed = url.trim();
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(trimmed);
+  } catch {
+    parsed = undefined;
+  }
+  if (
+    !parsed ||
+    (parsed.protocol !== "http:" && parsed.protocol !== "https:") ||
+    parsed.hostname === "" ||
+    trimmed.length > 2000
+  ) {
+    throw new UsageError(
+      `Invalid URL ${shown(url)}: expected an http:// or https:// URL, e.g. http://127.0.0.1:9000/`,
+    );
+  }
+  return trimmed;
+}
+
+export function checkMethod(method: string): string {
+  const upper = method.trim().toUpperCase();
+  if (!(WEBHOOK_METHODS as readonly string[]).includes(upper)) {
+    throw new UsageError(
+      `Invalid method ${shown(method)}: expected one of ${WEBHOOK_METHODS.join(", ")}`,
+    );
+  }
+  return upper;
+}
+
+export function checkContentType(contentType: string): string {
+  const trimmed = contentType.trim();
+  if (!MEDIA_TYPE.test(trimmed)) {
+    throw new UsageError(
+      `Invalid content type ${shown(contentType)}: expected a media type such as application/json`,
+    );
+  }
+  return trimmed;
+}
+
+/** `Name: Value`, as NetBox's additional headers. */
+export function checkHeader(line: string): [string, string] {
+  const colon = line.indexOf(":");
+  const name = colon > 0 ? line.slice(0, colon).trim() : "";
+  const value = colon > 0 ? line.slice(colon + 1).trim() : "";
+  if (!HEADER_NAME.test(name)) {
+    throw new UsageError(`Invalid header ${shown(line)}: expected 'Name: Value'`);
+  }
+  if (RESERVED_HEADERS.has(name.toLowerCase())) {
+    throw new UsageError(`Invalid header ${shown(line)}: ${name} is set by the sender`);
+  }
+  if (CONTROL.test(value)) {
+    throw new UsageError(`Invalid header ${shown(line)}: the value contains control characters`);
+  }
+  return [name, value];
+}
+
+/** A comma list of event names; "*" alone stands for all of them. */
+export function checkEvents(list: string): string[] {
+  const events = [
+    ...new Set(
+      list
+        .split(",")
+        .map((e) => e.trim())
+        .filter((e) => e !== ""),
+    ),
+  ];
+  const unknown = events.find((event) => !isSubscribableEvent(event));
+  if (events.length === 0 || unknown !== undefined) {
+    throw new UsageError(
+      `${unknown === undefined ? "No events given" : `Unknown event ${shown(unknown)}`}: expected a comma list of ${SUBSCRIBABLE_EVENTS.join(", ")}`,
+    );
+  }
+  return events.includes(ALL_EVENTS) ? [ALL_EVENTS] : events;
+}
+
+export function checkSecret(secret: string): string {
+  if (!isValidSecret(secret.trim())) {
+    throw new UsageError(
+      "Invalid secret: expected whsec_ followed by base64 of 16 to 64 bytes (leave --secret out to generate one)",
+    );
+  }
+  return secret.trim();
+}
