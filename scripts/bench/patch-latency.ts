@@ -13,7 +13,8 @@ import type { Store } from "../../lib/store/types.ts";
 export interface PatchLatencyOptions {
   requests?: number;
   warmup?: number;
-  print?: (line: string) => void;
+  /** One figure: what, how much, and a note (bench:webhooks passes its aligned reporter). */
+  report?: (label: string, value: string, note?: string) => void;
 }
 
 export interface LatencyFigures {
@@ -25,24 +26,24 @@ export interface LatencyFigures {
 const WORKER_SCRIPT = join(import.meta.dir, "..", "worker.ts");
 const APP_SCRIPT = join(import.meta.dir, "..", "app.ts");
 const TIMEOUT_MS = 10_000;
+export const PATCH_LATENCY_TITLE =
+  "PATCH /api/items/:id latency, app and worker processes (the request never waits for delivery)";
 
 /**
  * Both setups run side by side (each an app process and a worker process on its own database)
  * and the PATCHes alternate between them, so load from anything else on the machine falls on
- * both alike.
+ * both alike. Each PATCH is a real change, so each queues a delivery per webhook.
  */
 export async function patchLatencySection(
   options: PatchLatencyOptions = {},
 ): Promise<{ none: LatencyFigures; hanging: LatencyFigures; ratio: number }> {
-  const requests = options.requests ?? 2000;
+  const requests = options.requests ?? Number(process.env.BENCH_PATCH_REQUESTS ?? 2000);
   const warmup = options.warmup ?? 200;
-  const print = options.print ?? ((line: string) => console.log(line));
+  const report =
+    options.report ??
+    ((label: string, value: string, note?: string) =>
+      console.log(`  ${label.padEnd(44)} ${value.padStart(14)}${note ? `   ${note}` : ""}`));
 
-  print("");
-  print("## PATCH /api/items/:id latency (the request never waits for delivery)");
-  print(
-    `${requests} sequential PATCHes per setup after ${warmup} warm-up ones, alternating between the setups, each a real change; app and worker are their own processes (worker timeout ${TIMEOUT_MS} ms)`,
-  );
   // Accepts connections and never answers: each delivery holds a worker slot until the timeout.
   const hangingEndpoint = Bun.serve({
     hostname: "127.0.0.1",
@@ -68,14 +69,18 @@ export async function patchLatencySection(
     }
     const none = figures(samples[0] ?? []);
     const hanging = figures(samples[1] ?? []);
-    print(`no webhooks:                        ${describe(none)}`);
-    print(
-      `3 webhooks, endpoint never answers: ${describe(hanging)} (${pending.delivering} deliveries hanging, ${pending.queued} queued)`,
-    );
     const ratio = hanging.p50 / none.p50;
-    print(
-      `ratio: p50 ${ratio.toFixed(2)}×, p99 ${(hanging.p99 / none.p99).toFixed(2)}× (target ≤ 1.5×)`,
+    const sampleNote = `${requests} PATCHes each, after ${warmup} warm-up`;
+    report("no webhooks, p50", ms(none.p50), sampleNote);
+    report("no webhooks, p99", ms(none.p99));
+    report("3 hanging webhooks, p50", ms(hanging.p50), `worker timeout ${TIMEOUT_MS / 1000} s`);
+    report(
+      "3 hanging webhooks, p99",
+      ms(hanging.p99),
+      `${pending.delivering} deliveries hanging, ${pending.queued} queued at the end`,
     );
+    report("hanging / none, p50", `${ratio.toFixed(2)}×`, "target ≤ 1.5×");
+    report("hanging / none, p99", `${(hanging.p99 / none.p99).toFixed(2)}×`);
     return { none, hanging, ratio };
   } finally {
     // Closing the endpoint ends the worker's hanging requests, so the workers stop at once.
@@ -170,8 +175,11 @@ function figures(samples: number[]): LatencyFigures {
   return { p50: at(0.5), p99: at(0.99), mean };
 }
 
-function describe(f: LatencyFigures): string {
-  return `p50 ${f.p50.toFixed(3)} ms, p99 ${f.p99.toFixed(3)} ms, mean ${f.mean.toFixed(3)} ms`;
+function ms(value: number): string {
+  return `${value.toFixed(3)} ms`;
 }
 
-if (import.meta.main) await patchLatencySection();
+if (import.meta.main) {
+  console.log(PATCH_LATENCY_TITLE);
+  await patchLatencySection();
+}
