@@ -14,6 +14,8 @@ export interface WorkerConfig {
   /** How long a claim is leased; a delivery whose worker died is retried after this. */
   leaseMs: number;
   concurrency: number;
+  /** Claims held ready beyond the requests in flight (throughput under load; see worker.ts). */
+  prefetch: number;
   retryBaseMs: number;
   retryMaxMs: number;
   /** After SIGINT/SIGTERM, how long in-flight requests may run before they are aborted. */
@@ -65,6 +67,14 @@ export const WORKER_FIELDS: readonly Field[] = [
     schema: intInRange(1, 1024),
     default: 16,
     description: "requests in flight at once, per worker process",
+  },
+  {
+    key: "prefetch",
+    env: "WEBHOOK_PREFETCH",
+    flag: "prefetch",
+    schema: intInRange(0, 1024),
+    default: 0,
+    description: "claims held ready beyond those in flight (faster under load)",
   },
   {
     key: "leaseMs",

@@ -5,7 +5,7 @@ import { escapeControl } from "../text/control.ts";
 import type { WorkerConfig } from "./config.ts";
 import { DEFAULT_RETRY_POLICY, decideOutcome, type RetryPolicy } from "./retry.ts";
 import { sendAttempt } from "./send.ts";
-import type { Resolver } from "./ssrf.ts";
+import type { DestinationCheck, Resolver } from "./ssrf.ts";
 import type { Claim } from "./types.ts";
 import { createWorker, type Delivered, type Worker, type WorkerHooks } from "./worker.ts";
 
@@ -25,13 +25,15 @@ export interface DeliveryWorkerOptions {
     | "concurrency"
     | "retryBaseMs"
     | "retryMaxMs"
-  >;
+  > & { prefetch?: number };
   workerId?: string;
   fetch?: typeof fetch;
   resolve?: Resolver;
   now?: () => number;
   random?: () => number;
   logger?: Logger;
+  /** Log successful attempts too (at debug level). */
+  verbose?: boolean;
   /** Extra observers (metrics, heartbeats); run after the logging ones. */
   hooks?: WorkerHooks;
 }
@@ -56,6 +58,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
   const now = options.now ?? Date.now;
   const workerId = options.workerId ?? newWorkerId();
   const policy = retryPolicyOf(config);
+  const literalChecks = new Map<string, DestinationCheck>();
 
   const worker = createWorker(
     {
@@ -68,6 +71,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
           resolve: options.resolve,
           now,
           signal,
+          literalChecks,
         });
         const outcome = decideOutcome(sent, claim.attempt, policy, {
           now: now(),
@@ -85,8 +89,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
     },
     {
       concurrency: config.concurrency,
+      prefetch: config.prefetch,
       hooks: combineHooks(
-        options.logger ? loggingHooks(options.logger, config) : {},
+        options.logger ? loggingHooks(options.logger, config, { verbose: options.verbose }) : {},
         options.hooks,
       ),
     },
@@ -98,6 +103,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
 export function loggingHooks(
   logger: Logger,
   config: Pick<WorkerConfig, "maxAttempts">,
+  options: { verbose?: boolean } = {},
 ): WorkerHooks {
   const label = (claim: Claim) =>
     `Delivery ${claim.delivery.id} (${claim.delivery.event}) to "${escapeControl(claim.webhook.name)}", attempt ${claim.attempt}/${Math.max(config.maxAttempts, claim.attempt)}`;
@@ -111,6 +117,8 @@ export function loggingHooks(
         return;
       }
       if (outcome.state === "successful") {
+        // Built only when shown: at thousands of deliveries a second the strings add up.
+        if (!options.verbose) return;
         logger.debug(
           `${label(claim)}: HTTP ${record.statusCode} in ${Math.round(record.durationMs)} ms`,
         );

@@ -15,6 +15,7 @@ export interface RunWorkerOptions {
   abortInFlight: AbortSignal;
   fetch?: typeof fetch;
   hooks?: DeliveryWorkerOptions["hooks"];
+  verbose?: boolean;
 }
 
 /** The worker process: runs until stopped (or drained with `once`), shutting down gracefully. */
@@ -26,9 +27,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     logger,
     fetch: options.fetch,
     hooks: options.hooks,
+    verbose: options.verbose,
   });
   logger.info(
-    `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts}`,
+    `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts}`,
   );
 
   // The grace period starts at the first signal; after it, in-flight requests are aborted.

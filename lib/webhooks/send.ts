@@ -1,7 +1,7 @@
 import { parseRetryAfter } from "../http/backoff.ts";
 import { buildRequest } from "./request.ts";
 import { type AttemptResult, isSuccess } from "./retry.ts";
-import { type AllowList, checkDestination, type Resolver } from "./ssrf.ts";
+import { type AllowList, checkDestination, type DestinationCheck, type Resolver } from "./ssrf.ts";
 import type { AttemptRecord, Claim } from "./types.ts";
 
 /** Response headers and body are kept up to this many bytes each. */
@@ -17,6 +17,31 @@ export interface SendOptions {
   userAgent?: string;
   /** Aborts the request when the worker shuts down hard; the send then throws. */
   signal?: AbortSignal;
+  /**
+   * Remembers the check of URLs whose host is an IP literal (the answer cannot change; names
+   * are resolved again on every attempt). One per worker, for the same `allow`.
+   */
+  literalChecks?: Map<string, DestinationCheck>;
+}
+
+const LITERAL_HOST = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
+const MAX_REMEMBERED = 1000;
+
+async function checkOnce(url: string, options: SendOptions): Promise<DestinationCheck> {
+  const cache = options.literalChecks;
+  const known = cache?.get(url);
+  if (known) return known;
+  const check = await checkDestination(url, { allow: options.allow, resolve: options.resolve });
+  if (cache && cache.size < MAX_REMEMBERED && LITERAL_HOST.test(hostOf(url))) cache.set(url, check);
+  return check;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return "";
+  }
 }
 
 export interface SendResult extends AttemptResult {
@@ -35,10 +60,7 @@ export async function sendAttempt(claim: Claim, options: SendOptions): Promise<S
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
 
-  const destination = await checkDestination(claim.webhook.url, {
-    allow: options.allow,
-    resolve: options.resolve,
-  });
+  const destination = await checkOnce(claim.webhook.url, options);
   if (!destination.ok) {
     return result(startedAt, elapsed(), { outcome: "blocked", error: destination.reason });
   }
@@ -126,6 +148,15 @@ function httpError(response: Response): string {
  */
 async function readLimited(response: Response, limit: number): Promise<string | null> {
   if (!response.body) return null;
+  const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (announced <= limit) {
+    // Small and announced (the usual answer): one read, no stream machinery.
+    try {
+      return decodeCut(new Uint8Array(await response.arrayBuffer()).subarray(0, limit));
+    } catch {
+      return "";
+    }
+  }
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -63,6 +63,7 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
           stop: stop.signal,
           abortInFlight: abortInFlight.signal,
           fetch: options.fetch,
+          verbose,
         });
       } finally {
         unsubscribe();

@@ -46,6 +46,13 @@ export interface WorkerCounts {
 
 export interface WorkerOptions {
   concurrency: number;
+  /**
+   * Claims held ready beyond the requests in flight (default 0), so a finished request is
+   * replaced at once instead of after the next database write. They are released unattempted on
+   * shutdown; after a crash they come back, like the requests in flight, when their lease
+   * expires, each with a `lease_expired` attempt recorded although it was never sent.
+   */
+  prefetch?: number;
   hooks?: WorkerHooks;
   /** First pause after a failed claim (the database was locked or gone), doubling to 30 s. */
   claimErrorDelayMs?: number;
@@ -53,8 +60,9 @@ export interface WorkerOptions {
 
 export interface Worker {
   /**
-   * Claims and delivers until `signal` aborts, then stops claiming and waits for what is in
-   * flight; `abortInFlight` aborts those requests, and their claims are released.
+   * Claims and delivers until `signal` aborts, then stops claiming, releases the claims not yet
+   * started and waits for the requests in flight; `abortInFlight` aborts those, and their claims
+   * are released too.
    */
   run(options: { signal: AbortSignal; abortInFlight?: AbortSignal }): Promise<void>;
   /**
@@ -62,16 +70,29 @@ export interface Worker {
    * and `abortInFlight` stop it early as they stop run().
    */
   runOnce(options?: { signal?: AbortSignal; abortInFlight?: AbortSignal }): Promise<void>;
+  /** Requests in flight. */
   readonly inFlight: number;
   readonly counts: Readonly<WorkerCounts>;
 }
 
-/** A delivery worker: bounded concurrency, claims in batches of free slots. */
+/**
+ * A delivery worker. At most `concurrency` requests are in flight; up to `prefetch` more claims
+ * wait in a buffer, so a slot is refilled the moment its request ends while the claim that tops
+ * the buffer up and the finished results share the store's next write.
+ */
 export function createWorker(collaborators: WorkerCollaborators, options: WorkerOptions): Worker {
   const { concurrency, hooks = {} } = options;
+  const capacity = concurrency + (options.prefetch ?? 0);
   const claimErrorDelayMs = options.claimErrorDelayMs ?? 1000;
+  /** Every delivery being handled, until its result is written (shutdown waits for these). */
   const running = new Set<Promise<void>>();
-  let slotWaiters: Array<() => void> = [];
+  /** Claimed, not started yet. */
+  const ready: Claim[] = [];
+  /** Requests in flight: what `concurrency` bounds. */
+  let busy = 0;
+  let accepting = false;
+  let deliverSignal: AbortSignal = new AbortController().signal;
+  let waiters: Array<() => void> = [];
   const counts: WorkerCounts = {
     claimed: 0,
     successful: 0,
@@ -81,11 +102,19 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     released: 0,
   };
 
-  function slotFreed(): Promise<void> {
-    return new Promise((resolve) => slotWaiters.push(resolve));
+  /** Resolves when a request ends or a result has been written. */
+  function progress(): Promise<void> {
+    return new Promise((resolve) => waiters.push(resolve));
+  }
+
+  function wake(): void {
+    const woken = waiters;
+    waiters = [];
+    for (const resolve of woken) resolve();
   }
 
   async function release(claims: Claim[]): Promise<void> {
+    if (claims.length === 0) return;
     try {
       await collaborators.release(claims);
       counts.released += claims.length;
@@ -96,17 +125,26 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     }
   }
 
+  /** The request is over: its slot goes to the next ready claim while its result is written. */
+  function requestEnded(): void {
+    busy--;
+    startReady();
+    wake();
+  }
+
   async function handle(claim: Claim, signal: AbortSignal): Promise<void> {
     let delivered: Delivered;
     try {
       delivered = await collaborators.deliver(claim, signal);
     } catch (error) {
+      requestEnded();
       if (signal.aborted) return release([claim]);
       // Not released on purpose: the lease runs out and the delivery is retried after it,
       // instead of a tight loop over a delivery that makes the sender throw.
       hooks.onError?.(error, { phase: "deliver", claim });
       return;
     }
+    requestEnded();
     try {
       const applied = await collaborators.finish(claim, delivered);
       if (!applied) counts.discarded++;
@@ -119,37 +157,52 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     }
   }
 
-  function start(claim: Claim, signal: AbortSignal): void {
-    const task: Promise<void> = handle(claim, signal).finally(() => {
-      running.delete(task);
-      const waiters = slotWaiters;
-      slotWaiters = [];
-      for (const wake of waiters) wake();
-    });
-    running.add(task);
+  function startReady(): void {
+    while (accepting && busy < concurrency && ready.length > 0) {
+      const claim = ready.shift() as Claim;
+      busy++;
+      const task: Promise<void> = handle(claim, deliverSignal).finally(() => {
+        running.delete(task);
+        wake();
+      });
+      running.add(task);
+    }
   }
 
-  /** Claims into the free slots; returns whether every free slot was filled. */
-  async function fill(signal: AbortSignal): Promise<boolean> {
-    const free = concurrency - running.size;
-    if (free <= 0) return true;
-    const claims = await collaborators.claim(free);
+  /** Tops the buffer up; returns whether the queue had as many due as there was room for. */
+  async function topUp(): Promise<boolean> {
+    const room = capacity - busy - ready.length;
+    if (room <= 0) return true;
+    const claims = await collaborators.claim(room);
     if (claims.length > 0) {
       counts.claimed += claims.length;
       hooks.onClaimed?.(claims);
-      for (const claim of claims) start(claim, signal);
+      ready.push(...claims);
+      startReady();
     }
-    return claims.length === free;
+    return claims.length === room;
+  }
+
+  function begin(runOptions: { abortInFlight?: AbortSignal }): void {
+    accepting = true;
+    deliverSignal = runOptions.abortInFlight ?? new AbortController().signal;
+  }
+
+  /** Stops starting requests, gives back the claims never started, waits for the rest. */
+  async function end(): Promise<void> {
+    accepting = false;
+    await release(ready.splice(0));
+    while (running.size > 0) await Promise.all(running);
   }
 
   async function run(runOptions: { signal: AbortSignal; abortInFlight?: AbortSignal }) {
     const { signal } = runOptions;
-    const deliverSignal = runOptions.abortInFlight ?? new AbortController().signal;
+    begin(runOptions);
     let claimErrors = 0;
     while (!signal.aborted) {
-      let full: boolean;
+      let more: boolean;
       try {
-        full = await fill(deliverSignal);
+        more = await topUp();
         claimErrors = 0;
       } catch (error) {
         hooks.onError?.(error, { phase: "claim" });
@@ -158,40 +211,51 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
         continue;
       }
       if (signal.aborted) break;
-      if (running.size >= concurrency) {
-        await untilAborted(slotFreed(), signal);
-      } else if (!full) {
-        // Fewer due than free slots: sleep until new work, its due time, or a slot frees (a
-        // finished delivery may have been rescheduled).
-        const wait = new AbortController();
-        const stop = () => wait.abort();
-        signal.addEventListener("abort", stop, { once: true });
-        await Promise.race([collaborators.waitForWork(wait.signal), slotFreed()]);
-        signal.removeEventListener("abort", stop);
-        wait.abort();
+      if (more) {
+        // Full: wait for room (a request ending).
+        if (busy + ready.length >= capacity) await untilAborted(progress(), signal);
+        continue;
       }
+      // Fewer due than room: sleep until new work, its due time, or progress (a finished
+      // delivery may have been rescheduled).
+      const wait = new AbortController();
+      const stop = () => wait.abort();
+      signal.addEventListener("abort", stop, { once: true });
+      await Promise.race([collaborators.waitForWork(wait.signal), progress()]);
+      signal.removeEventListener("abort", stop);
+      wait.abort();
     }
-    while (running.size > 0) await Promise.all(running);
+    await end();
   }
 
   async function runOnce(
     runOptions: { signal?: AbortSignal; abortInFlight?: AbortSignal } = {},
   ): Promise<void> {
     const signal = runOptions.signal ?? new AbortController().signal;
-    const deliverSignal = runOptions.abortInFlight ?? new AbortController().signal;
+    begin(runOptions);
     while (!signal.aborted) {
-      await fill(deliverSignal);
-      if (running.size === 0) return;
-      await untilAborted(slotFreed(), signal);
+      const more = await topUp();
+      if (more) {
+        if (busy + ready.length >= capacity) await untilAborted(progress(), signal);
+        continue;
+      }
+      if (busy === 0 && ready.length === 0) {
+        // Nothing more was due: wait for the results being written, then look once more (a
+        // result written meanwhile may not have been visible to the claim).
+        if (running.size === 0) break;
+        await Promise.all(running);
+        continue;
+      }
+      await untilAborted(progress(), signal);
     }
-    while (running.size > 0) await Promise.all(running);
+    await end();
   }
 
   return {
     run,
     runOnce,
     get inFlight() {
-      return running.size;
+      return busy;
     },
     counts,
   };

@@ -9,6 +9,7 @@ describe("loadWorkerConfig", () => {
       timeoutMs: 10_000,
       maxAttempts: 5,
       concurrency: 16,
+      prefetch: 0,
       leaseMs: 40_000,
       shutdownGraceMs: 15_000,
       retryBaseMs: 10_000,

@@ -24,9 +24,13 @@ function fakeQueue(count: number) {
   let waits = 0;
   const waiting: Array<() => void> = [];
   let autoFinish = false;
+  let claimed = 0;
   const collaborators: WorkerCollaborators = {
     async claim(limit) {
-      return pending.splice(0, limit);
+      const taken = pending.splice(0, limit);
+      claimed += taken.length;
+      tick();
+      return taken;
     },
     async deliver(claim, signal) {
       inFlight++;
@@ -97,6 +101,10 @@ function fakeQueue(count: number) {
     async untilInFlight(n: number) {
       while (inFlight < n) await new Promise<void>((resolve) => progress.push(resolve));
     },
+    /** Resolves once `n` deliveries have been claimed in all. */
+    async untilClaimed(n: number) {
+      while (claimed < n) await new Promise<void>((resolve) => progress.push(resolve));
+    },
     /** Resolves once `n` deliveries have been started in all. */
     async untilStarted(n: number) {
       while (started < n) await new Promise<void>((resolve) => progress.push(resolve));
@@ -140,40 +148,44 @@ describe("createWorker", () => {
     expect(worker.inFlight).toBe(0);
   });
 
-  test("run() fills free slots as deliveries finish and never exceeds the bound", async () => {
+  test("run() keeps `concurrency` requests in flight and `prefetch` more claimed", async () => {
     const queue = fakeQueue(10);
-    const worker = createWorker(queue.collaborators, { concurrency: 3 });
+    const worker = createWorker(queue.collaborators, { concurrency: 3, prefetch: 2 });
     const stop = new AbortController();
     const running = worker.run({ signal: stop.signal });
     await queue.untilInFlight(3);
-    expect(queue.pending).toHaveLength(7);
+    await queue.untilClaimed(5);
+    expect(queue.pending).toHaveLength(5);
+    // A request ends: a claim from the buffer takes its slot, and the buffer is topped up.
     queue.finishOne(1);
     await queue.untilStarted(4);
+    await queue.untilClaimed(6);
     expect(queue.inFlight).toBe(3);
-    expect(queue.pending).toHaveLength(6);
+    expect(queue.pending).toHaveLength(4);
     expect(queue.maxInFlight).toBe(3);
     queue.autoFinish();
     stop.abort();
     await running;
   });
 
-  test("run() stops claiming on abort and lets in-flight deliveries finish", async () => {
+  test("run() stops claiming on abort, releases unstarted claims, lets requests finish", async () => {
     const queue = fakeQueue(10);
-    const worker = createWorker(queue.collaborators, { concurrency: 2 });
+    const worker = createWorker(queue.collaborators, { concurrency: 2, prefetch: 2 });
     const stop = new AbortController();
     const running = worker.run({ signal: stop.signal });
     await queue.untilInFlight(2);
+    await queue.untilClaimed(4);
     stop.abort();
     queue.autoFinish();
     await running;
     expect(queue.finished.sort()).toEqual([1, 2]);
-    expect(queue.pending).toHaveLength(8);
-    expect(queue.released).toEqual([]);
+    expect(queue.released.sort()).toEqual([3, 4]);
+    expect(queue.pending).toHaveLength(6);
   });
 
   test("run() releases the deliveries still in flight when abortInFlight fires", async () => {
     const queue = fakeQueue(10);
-    const worker = createWorker(queue.collaborators, { concurrency: 3 });
+    const worker = createWorker(queue.collaborators, { concurrency: 3, prefetch: 0 });
     const stop = new AbortController();
     const hard = new AbortController();
     const running = worker.run({ signal: stop.signal, abortInFlight: hard.signal });

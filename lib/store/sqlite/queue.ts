@@ -60,6 +60,14 @@ interface AttemptRow {
 
 type Params = Record<string, string | number | null>;
 
+function attempt<T>(fn: () => T): T | Error {
+  try {
+    return fn();
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
 function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery {
   return {
     id: row.id,
@@ -129,10 +137,30 @@ export const CLAIM_SQL = {
  * The delivery queue on SQLite. Every write is one `BEGIN IMMEDIATE` transaction (a savepoint
  * when the caller already opened one, so enqueue joins the caller's transaction).
  */
+export interface FinishItem {
+  claim: Claim;
+  record: AttemptRecord;
+  outcome: Outcome;
+}
+
+export type ClaimOptions = Parameters<DeliveryQueue["claim"]>[0];
+
+/**
+ * The queue plus synchronous batch operations, so the store can group the writes of one turn
+ * of the event loop (results and the claims that refill the freed slots) into one transaction.
+ */
+export interface SqliteQueue extends DeliveryQueue {
+  /** Claims and finishes in one transaction, each in a savepoint: per request, its result or error. */
+  writeBatch(
+    finishes: FinishItem[],
+    claims: ClaimOptions[],
+  ): { finished: Array<boolean | Error>; claimed: Array<Claim[] | Error> };
+}
+
 export function createSqliteQueue(
   db: Database,
   options: { now?: () => number; changes?: ChangeTracker } = {},
-): DeliveryQueue {
+): SqliteQueue {
   const now = options.now ?? Date.now;
   const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
 
@@ -259,88 +287,112 @@ export function createSqliteQueue(
     });
   });
 
-  const claimTx = db.transaction(
-    (workerId: string, limit: number, leaseMs: number, at: number): Claim[] => {
-      changes.markSeen();
-      const expires = at + leaseMs;
-      const claimed: DeliveryRow[] = [];
-      for (const lost of expiredLeasesStmt.all({ now: at, limit })) {
-        const error = `Lease expired: worker ${lost.lease_owner ?? "?"} did not report a result`;
-        lostAttemptStmt.run({
-          id: lost.id,
-          attempt: lost.attempts,
-          worker_id: lost.lease_owner,
-          started_at: lost.updated_at,
-          duration_ms: Math.max(0, at - lost.updated_at),
-          error,
-        });
-        const params = { id: lost.id, attempt: lost.attempts, now: at, error };
-        if (lost.enabled !== 1) {
-          requeueLostStmt.run(params);
-          continue;
-        }
-        const row = reclaimStmt.get({ ...params, worker: workerId, expires });
-        if (row) claimed.push(row);
-      }
-      if (claimed.length < limit) {
-        claimed.push(
-          ...claimDueStmt.all({
-            worker: workerId,
-            expires,
-            now: at,
-            limit: limit - claimed.length,
-          }),
-        );
-      }
-      const webhooks = new Map<number, Webhook>();
-      return claimed.map((row) => {
-        let webhook = webhooks.get(row.webhook_id);
-        if (!webhook) {
-          const webhookRow = webhookStmt.get(row.webhook_id);
-          if (!webhookRow) throw new Error(`Delivery ${row.id} has no webhook`);
-          webhook = webhookFromRow(webhookRow);
-          webhooks.set(webhook.id, webhook);
-        }
-        return {
-          delivery: deliveryFromRow(row, webhook.name),
-          webhook,
-          attempt: row.attempts,
-          workerId,
-        };
+  function claimRows(workerId: string, limit: number, leaseMs: number, at: number): Claim[] {
+    changes.markSeen();
+    const expires = at + leaseMs;
+    const claimed: DeliveryRow[] = [];
+    for (const lost of expiredLeasesStmt.all({ now: at, limit })) {
+      const error = `Lease expired: worker ${lost.lease_owner ?? "?"} did not report a result`;
+      lostAttemptStmt.run({
+        id: lost.id,
+        attempt: lost.attempts,
+        worker_id: lost.lease_owner,
+        started_at: lost.updated_at,
+        duration_ms: Math.max(0, at - lost.updated_at),
+        error,
       });
-    },
-  );
+      const params = { id: lost.id, attempt: lost.attempts, now: at, error };
+      if (lost.enabled !== 1) {
+        requeueLostStmt.run(params);
+        continue;
+      }
+      const row = reclaimStmt.get({ ...params, worker: workerId, expires });
+      if (row) claimed.push(row);
+    }
+    if (claimed.length < limit) {
+      claimed.push(
+        ...claimDueStmt.all({
+          worker: workerId,
+          expires,
+          now: at,
+          limit: limit - claimed.length,
+        }),
+      );
+    }
+    const webhooks = new Map<number, Webhook>();
+    return claimed.map((row) => {
+      let webhook = webhooks.get(row.webhook_id);
+      if (!webhook) {
+        const webhookRow = webhookStmt.get(row.webhook_id);
+        if (!webhookRow) throw new Error(`Delivery ${row.id} has no webhook`);
+        webhook = webhookFromRow(webhookRow);
+        webhooks.set(webhook.id, webhook);
+      }
+      return {
+        delivery: deliveryFromRow(row, webhook.name),
+        webhook,
+        attempt: row.attempts,
+        workerId,
+      };
+    });
+  }
+  const claimTx = db.transaction(claimRows);
 
-  const finishTx = db.transaction(
-    (claim: Claim, record: AttemptRecord, outcome: Outcome, at: number): boolean => {
-      const terminal = outcome.state !== "queued";
-      const updated = finishStmt.run({
-        id: claim.delivery.id,
-        attempt: claim.attempt,
-        state: outcome.state,
-        next: outcome.state === "queued" ? outcome.nextAttemptAt : null,
-        status: record.statusCode,
-        error: record.error,
-        now: at,
-        completed: terminal ? at : null,
-      });
-      // Fencing: another worker took the delivery over (or it was released); write nothing.
-      if (updated.changes === 0) return false;
-      insertAttemptStmt.run({
-        id: claim.delivery.id,
-        attempt: claim.attempt,
-        worker_id: claim.workerId,
-        started_at: record.startedAt,
-        duration_ms: record.durationMs,
-        status_code: record.statusCode,
-        outcome: record.outcome,
-        error: record.error,
-        response_headers: record.responseHeaders,
-        response_body: record.responseBody,
-      });
-      return true;
-    },
-  );
+  function finishRow(claim: Claim, record: AttemptRecord, outcome: Outcome, at: number): boolean {
+    const terminal = outcome.state !== "queued";
+    const updated = finishStmt.run({
+      id: claim.delivery.id,
+      attempt: claim.attempt,
+      state: outcome.state,
+      next: outcome.state === "queued" ? outcome.nextAttemptAt : null,
+      status: record.statusCode,
+      error: record.error,
+      now: at,
+      completed: terminal ? at : null,
+    });
+    // Fencing: another worker took the delivery over (or it was released); write nothing.
+    if (updated.changes === 0) return false;
+    insertAttemptStmt.run({
+      id: claim.delivery.id,
+      attempt: claim.attempt,
+      worker_id: claim.workerId,
+      started_at: record.startedAt,
+      duration_ms: record.durationMs,
+      status_code: record.statusCode,
+      outcome: record.outcome,
+      error: record.error,
+      response_headers: record.responseHeaders,
+      response_body: record.responseBody,
+    });
+    return true;
+  }
+  const finishTx = db.transaction(finishRow);
+
+  // Group commit: a commit costs far more than the statements in it, so the results and claims
+  // of one turn share a transaction. Results first: the claims then see what they free. If any
+  // statement fails, the batch is rolled back and redone with a savepoint per request, so one
+  // failure undoes only itself.
+  const writeBatchFastTx = db.transaction((finishes: FinishItem[], claims: ClaimOptions[]) => {
+    const at = now();
+    return {
+      finished: finishes.map((item): boolean | Error =>
+        finishRow(item.claim, item.record, item.outcome, at),
+      ),
+      claimed: claims.map((c): Claim[] | Error =>
+        c.limit > 0 ? claimRows(c.workerId, c.limit, c.leaseMs, c.now) : [],
+      ),
+    };
+  });
+  const writeBatchTx = db.transaction((finishes: FinishItem[], claims: ClaimOptions[]) => {
+    const at = now();
+    const finished = finishes.map((item) =>
+      attempt(() => finishTx(item.claim, item.record, item.outcome, at)),
+    );
+    const claimed = claims.map((c) =>
+      attempt(() => (c.limit > 0 ? claimTx(c.workerId, c.limit, c.leaseMs, c.now) : [])),
+    );
+    return { finished, claimed };
+  });
 
   const releaseTx = db.transaction((claims: Claim[], at: number): number => {
     let released = 0;
@@ -383,6 +435,20 @@ export function createSqliteQueue(
       const applied = finishTx.immediate(claim, record, outcome, now());
       if (applied && outcome.state === "queued") changes.notifyLocal();
       return applied;
+    },
+
+    writeBatch(finishes, claims) {
+      let result: ReturnType<typeof writeBatchTx>;
+      try {
+        result = writeBatchFastTx.immediate(finishes, claims);
+      } catch {
+        result = writeBatchTx.immediate(finishes, claims);
+      }
+      const requeued = result.finished.some(
+        (applied, i) => applied === true && finishes[i]?.outcome.state === "queued",
+      );
+      if (requeued) changes.notifyLocal();
+      return result;
     },
 
     async release(claims) {
