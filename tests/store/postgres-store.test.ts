@@ -11,7 +11,7 @@ import {
   type PostgresCluster,
   startPostgresCluster,
 } from "../fakes/postgres-cluster.ts";
-import { change } from "./contract.ts";
+import { change, record } from "./contract.ts";
 
 /** Behaviour only PostgreSQL has (locks, NOTIFY, concurrent migrations); the rest is contract.ts. */
 describePostgres("PostgreSQL store specifics", () => {
@@ -172,6 +172,62 @@ describePostgres("PostgreSQL store specifics", () => {
     }
     const [row] = await client(url)`SELECT count(*)::int AS n FROM deliveries`;
     expect(row.n).toBe(1);
+  });
+
+  test("finish() calls made together are written together, each fenced on its own", async () => {
+    const { store } = await openStore();
+    await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+    for (let i = 0; i < 3; i++) await store.queue.enqueue(change());
+    const claims = await store.queue.claim({
+      workerId: "w1",
+      limit: 3,
+      leaseMs: 30_000,
+      now: Date.now(),
+    });
+    const [first, stale, third] = claims;
+    if (!first || !stale || !third) throw new Error("expected three claims");
+    await store.queue.release([stale]);
+    const results = await Promise.all([
+      store.queue.finish(first, record(), { state: "successful" }),
+      store.queue.finish(stale, record(), { state: "successful" }),
+      store.queue.finish(third, record({ statusCode: 503 }), {
+        state: "queued",
+        nextAttemptAt: Date.now() + 60_000,
+      }),
+      // The same claim twice at once: applied exactly once.
+      store.queue.finish(first, record(), { state: "failed" }),
+    ]);
+    expect(results).toEqual([true, false, true, false]);
+    expect(await store.queue.stats()).toEqual({
+      queued: 2,
+      delivering: 0,
+      successful: 1,
+      failed: 0,
+    });
+    expect((await store.queue.get(first.delivery.id))?.attempts).toHaveLength(1);
+    expect((await store.queue.get(stale.delivery.id))?.attempts).toEqual([]);
+  });
+
+  test("finish() stores a response body holding NUL bytes (as U+FFFD: TEXT cannot hold them)", async () => {
+    const { store } = await openStore();
+    await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+    const [id] = await store.queue.enqueue(change());
+    const [claim] = await store.queue.claim({
+      workerId: "w1",
+      limit: 1,
+      leaseMs: 30_000,
+      now: Date.now(),
+    });
+    if (!claim || id === undefined) throw new Error("expected a claim");
+    const body = "\u0000\u0001PNG\u0000";
+    expect(
+      await store.queue.finish(claim, record({ responseBody: body, error: "bad\u0000" }), {
+        state: "failed",
+      }),
+    ).toBe(true);
+    const [attempt] = (await store.queue.get(id))?.attempts ?? [];
+    expect(attempt?.responseBody).toBe("\uFFFD\u0001PNG\uFFFD");
+    expect(attempt?.error).toBe("bad\uFFFD");
   });
 
   test("createItem()/updateItem() write the item and its deliveries together; a duplicate sku queues nothing", async () => {
