@@ -29,9 +29,10 @@ export interface PostgresSectionOptions {
   print?: (line: string) => void;
   /** One figure: what, how much, and a note (bench:webhooks passes its own aligned reporter). */
   report?: (label: string, value: string, note?: string) => void;
-  /** Print the section's heading (off when bench:webhooks prints its own). */
-  heading?: boolean;
 }
+
+export const POSTGRES_SECTION_TITLE =
+  "PostgreSQL store next to SQLite: worker processes → sink process, idle wake-up";
 
 export interface ThroughputFigure {
   store: "sqlite" | "postgres";
@@ -87,7 +88,6 @@ export async function postgresSection(options: PostgresSectionOptions = {}): Pro
     ((label: string, value: string, note?: string) =>
       print(`  ${label.padEnd(44)} ${value.padStart(14)}${note ? `   ${note}` : ""}`));
 
-  if (options.heading ?? true) print("PostgreSQL store next to SQLite");
   const unavailable = postgresUnavailableReason();
   if (unavailable) {
     print(`  skipped: ${unavailable}`);
@@ -376,4 +376,7 @@ async function stopProcess(child: Subprocess): Promise<void> {
   await child.exited;
 }
 
-if (import.meta.main) await postgresSection();
+if (import.meta.main) {
+  console.log(POSTGRES_SECTION_TITLE);
+  await postgresSection();
+}
