@@ -3,22 +3,11 @@ import type { FieldErrors } from "../inventory/schemas.ts";
 import { fieldErrorsOf } from "../inventory/schemas.ts";
 import { isValidSecret } from "../webhooks/signing.ts";
 import { ALL_EVENTS, ITEM_EVENTS, type NewWebhook, type Webhook } from "../webhooks/types.ts";
+import { RESERVED_HEADERS, WEBHOOK_METHODS } from "../webhooks/validate.ts";
 
-export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH", "DELETE", "GET"] as const;
+export { WEBHOOK_METHODS };
 export const EVENT_CHOICES: readonly string[] = [ALL_EVENTS, ...ITEM_EVENTS];
 
-/** Headers the sender sets itself; an extra header must not replace them. */
-const RESERVED_HEADERS = new Set([
-  "host",
-  "content-length",
-  "content-type",
-  "transfer-encoding",
-  "connection",
-  "webhook-id",
-  "webhook-timestamp",
-  "webhook-signature",
-  "x-hook-signature",
-]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The form as typed, to show it again with its errors. */
