@@ -20,7 +20,10 @@ export interface WorkerConfig {
   retryMaxMs: number;
   /** After SIGINT/SIGTERM, how long in-flight requests may run before they are aborted. */
   shutdownGraceMs: number;
-  /** How often an idle worker checks the database for new work (`PRAGMA data_version`). */
+  /**
+   * How often an idle worker reads `PRAGMA data_version` as a safety net: changes to the WAL
+   * file wake it sooner (see lib/store/sqlite/changes.ts).
+   */
   pollMs: number;
 }
 
@@ -110,8 +113,9 @@ export const WORKER_FIELDS: readonly Field[] = [
     key: "pollMs",
     env: "WEBHOOK_POLL_MS",
     schema: intInRange(1, 1000),
-    default: 5,
-    description: "how often an idle worker checks the database for new work (ms)",
+    default: 50,
+    description:
+      "how often an idle worker checks the database when no WAL file event woke it (ms)",
   },
 ];
 

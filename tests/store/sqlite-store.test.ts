@@ -78,6 +78,7 @@ describe.each([
     const leases = plan(db, CLAIM_SQL.expiredLeases);
     expect(leases).toMatch(/USING (COVERING )?INDEX deliveries_leased/);
     expect(leases).not.toContain("TEMP B-TREE");
+    expect(plan(db, CLAIM_SQL.anyExpiredLease)).toContain("COVERING INDEX deliveries_leased");
     expect(plan(db, CLAIM_SQL.nextQueued)).toMatch(/USING (COVERING )?INDEX deliveries_due/);
     expect(plan(db, CLAIM_SQL.nextLease)).toMatch(/USING (COVERING )?INDEX deliveries_leased/);
   });

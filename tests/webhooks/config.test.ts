@@ -14,7 +14,7 @@ describe("loadWorkerConfig", () => {
       shutdownGraceMs: 15_000,
       retryBaseMs: 10_000,
       retryMaxMs: 3_600_000,
-      pollMs: 5,
+      pollMs: 50,
       allowList: [],
     });
   });
@@ -37,7 +37,7 @@ describe("loadWorkerConfig", () => {
       maxAttempts: 1,
       concurrency: 32,
       leaseMs: 5000,
-      pollMs: 5,
+      pollMs: 50,
     });
     expect(config.allowList).toHaveLength(1);
   });

@@ -114,6 +114,8 @@ const DEFAULT_LIST_LIMIT = 50;
  * sort, which reads the whole queue on every claim (REFERENCE §7: throughput halved).
  */
 export const CLAIM_SQL = {
+  anyExpiredLease: `SELECT 1 AS expired FROM deliveries d INDEXED BY deliveries_leased
+     WHERE d.state = 'delivering' AND d.lease_expires_at <= $now LIMIT 1`,
   expiredLeases: `SELECT d.*, (SELECT w.enabled FROM webhooks w WHERE w.id = d.webhook_id) AS enabled
      FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering' AND d.lease_expires_at <= $now
@@ -175,6 +177,7 @@ export function createSqliteQueue(
      RETURNING id`,
   );
 
+  const anyExpiredLeaseStmt = db.prepare<{ expired: number }, Params>(CLAIM_SQL.anyExpiredLease);
   const expiredLeasesStmt = db.prepare<DeliveryRow & { enabled: number }, Params>(
     CLAIM_SQL.expiredLeases,
   );
@@ -291,7 +294,11 @@ export function createSqliteQueue(
     changes.markSeen();
     const expires = at + leaseMs;
     const claimed: DeliveryRow[] = [];
-    for (const lost of expiredLeasesStmt.all({ now: at, limit })) {
+    // The covering probe costs a tenth of the full query, and almost always finds nothing.
+    const lostLeases = anyExpiredLeaseStmt.get({ now: at })
+      ? expiredLeasesStmt.all({ now: at, limit })
+      : [];
+    for (const lost of lostLeases) {
       const error = `Lease expired: worker ${lost.lease_owner ?? "?"} did not report a result`;
       lostAttemptStmt.run({
         id: lost.id,

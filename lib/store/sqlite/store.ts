@@ -2,15 +2,11 @@ import type { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { AttemptRecord, Claim, Outcome } from "../../webhooks/types.ts";
 import type { Repos, Store } from "../types.ts";
+import { createChangeMonitor } from "./changes.ts";
 import { openSqlite } from "./connection.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
-import {
-  type ChangeTracker,
-  type ClaimOptions,
-  createSqliteQueue,
-  type FinishItem,
-} from "./queue.ts";
+import { type ClaimOptions, createSqliteQueue, type FinishItem } from "./queue.ts";
 import { createSqliteWebhookRepo } from "./webhooks.ts";
 import { createSqliteWorkerRegistry } from "./workers.ts";
 
@@ -21,7 +17,8 @@ export interface SqliteStoreOptions {
   pollMs?: number;
 }
 
-export const DEFAULT_POLL_MS = 5;
+/** The safety-net poll of waitForChange; WAL file events normally wake it within ~2 ms. */
+export const DEFAULT_POLL_MS = 50;
 
 /** Opens (creating and migrating) the SQLite database at `path` as a Store. */
 export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
@@ -42,26 +39,8 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
   // Checkpoint the WAL every ~40 MB instead of every 4 MB: a checkpoint syncs to disk, and at
   // thousands of small commits a second the default made checkpoints most of the write cost.
   db.run("PRAGMA wal_autocheckpoint = 10000");
-  const dataVersionStmt = db.prepare<{ data_version: number }, []>("PRAGMA data_version");
-  const readDataVersion = () => dataVersionStmt.get()?.data_version ?? 0;
-
-  // waitForChange wakes when the database moved since the last claim or wake-up: another
-  // connection committed (data_version), or this process wrote work through this connection,
-  // where data_version does not move (localVersion).
-  let seenDataVersion = readDataVersion();
-  let localVersion = 0;
-  let seenLocalVersion = 0;
-  const localWaiters = new Set<() => void>();
-  const changes: ChangeTracker = {
-    markSeen() {
-      seenDataVersion = readDataVersion();
-      seenLocalVersion = localVersion;
-    },
-    notifyLocal() {
-      localVersion++;
-      for (const wake of localWaiters) wake();
-    },
-  };
+  const monitor = createChangeMonitor(db, { pollMs, busy: () => mutex.locked });
+  const changes = monitor.tracker;
 
   const repos = {
     webhooks: createSqliteWebhookRepo(db, { now: options.now }),
@@ -172,38 +151,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     });
   }
 
-  function changed(): boolean {
-    if (localVersion === seenLocalVersion && readDataVersion() === seenDataVersion) return false;
-    changes.markSeen();
-    return true;
-  }
-
   let closed = false;
-
-  function waitForChange(waitOptions: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
-    const { timeoutMs, signal } = waitOptions;
-    return new Promise<void>((resolve) => {
-      if (closed || signal?.aborted || timeoutMs <= 0) return resolve();
-      const deadline = performance.now() + timeoutMs;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const done = () => {
-        clearTimeout(timer);
-        localWaiters.delete(done);
-        signal?.removeEventListener("abort", done);
-        resolve();
-      };
-      const poll = () => {
-        const left = deadline - performance.now();
-        // A transaction of this process may hold the connection; data_version is read after it.
-        if (closed || left <= 0 || (!mutex.locked && changed())) return done();
-        timer = setTimeout(poll, Math.min(pollMs, left));
-      };
-      localWaiters.add(done);
-      signal?.addEventListener("abort", done, { once: true });
-      poll();
-    });
-  }
-
   return {
     kind: "sqlite",
     webhooks: guarded(repos.webhooks),
@@ -211,11 +159,11 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     items: guarded(repos.items),
     workers: guarded(repos.workers),
     transaction,
-    waitForChange,
+    waitForChange: monitor.waitForChange,
     async close() {
       if (closed) return;
       closed = true;
-      for (const wake of localWaiters) wake();
+      monitor.close();
       await mutex.run(() => db.close());
     },
   };
