@@ -1,0 +1,380 @@
+/**
+ * `bun run bench:webhooks`: delivery throughput end to end next to the raw fetch ceiling,
+ * enqueue throughput, enqueue-to-first-attempt latency with an idle worker, and the idle
+ * worker's CPU use. Prints figures; asserts nothing. Everything runs on 127.0.0.1.
+ *
+ * One function per section, each taking the shared context: later work adds sections (PATCH
+ * latency, PostgreSQL, metrics overhead) to SECTIONS without touching the others.
+ *
+ * The receiver is this same file started with `--receiver`: a minimal Bun.serve answering 200
+ * that prints `ARRIVED <webhook-id> <epoch ms>` for each request when asked to (`--report`).
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { openSqliteStore } from "../lib/store/sqlite/store.ts";
+import type { Store } from "../lib/store/types.ts";
+import type { ChangeEvent } from "../lib/webhooks/types.ts";
+import { PATCH_LATENCY_TITLE, patchLatencySection } from "./bench/patch-latency.ts";
+import { postgresSection } from "./bench/postgres.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 20_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
+
+/** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
+function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+function runReceiver(report: boolean): void {
+  let count = 0;
+  let first = 0;
+  let last = 0;
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      const path = new URL(request.url).pathname;
+      if (path === "/__stats") return Response.json({ count, first, last });
+      if (path === "/__reset") {
+        count = first = last = 0;
+        return new Response("reset");
+      }
+      await request.arrayBuffer();
+      const at = preciseNow();
+      count++;
+      if (first === 0) first = at;
+      last = at;
+      if (report) process.stdout.write(`ARRIVED ${request.headers.get("webhook-id")} ${at}\n`);
+      return new Response("ok");
+    },
+  });
+  process.stdout.write(`PORT ${server.port}\n`);
+  process.on("SIGTERM", () => {
+    server.stop(true);
+    process.exit(0);
+  });
+}
+
+interface Receiver {
+  url: string;
+  process: Subprocess<"ignore", "pipe", "inherit">;
+  /** Lines the receiver prints after PORT. */
+  lines: AsyncIterator<string>;
+  /** Requests since the last reset, and the arrival times of the first and last (epoch ms). */
+  stats(): Promise<{ count: number; first: number; last: number }>;
+  reset(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startReceiver(report: boolean): Promise<Receiver> {
+  const child = Bun.spawn(
+    ["bun", import.meta.path, "--receiver", ...(report ? ["--report"] : [])],
+    { stdout: "pipe", stderr: "inherit", stdin: "ignore" },
+  );
+  const lines = readLines(child.stdout);
+  const first = await lines.next();
+  const port = /^PORT (\d+)$/.exec(first.value ?? "")?.[1];
+  if (!port) throw new Error(`receiver did not start: ${first.value}`);
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    process: child,
+    lines,
+    stats: async () => (await fetch(`${url}/__stats`)).json(),
+    reset: async () => {
+      await (await fetch(`${url}/__reset`)).text();
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+    },
+  };
+}
+
+async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const chunk of stream) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let newline = buffered.indexOf("\n");
+    while (newline !== -1) {
+      yield buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      newline = buffered.indexOf("\n");
+    }
+  }
+}
+
+function startWorker(path: string, args: string[], env: Record<string, string> = {}) {
+  return Bun.spawn(["bun", join(ROOT, "scripts/worker.ts"), ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: path,
+      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+      WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+      ...env,
+    },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+}
+
+function change(i: number): ChangeEvent {
+  const item = { id: i, sku: `SKU-${i}`, name: `Item ${i}`, quantity: i % 50, location: "A1" };
+  return {
+    event: "item.updated",
+    model: "item",
+    username: "bench",
+    requestId: crypto.randomUUID(),
+    data: item,
+    prechange: { ...item, quantity: item.quantity + 1 },
+    postchange: item,
+    timestamp: new Date(),
+  };
+}
+
+interface Context {
+  dir: string;
+  /** A fresh database file with one webhook pointing at `url`. */
+  freshStore(url: string): Promise<{ store: Store; path: string }>;
+  report(label: string, value: string, note?: string): void;
+}
+
+type Section = (context: Context) => Promise<void>;
+
+/** [key for BENCH_SECTIONS, title, section]. */
+const SECTIONS: Array<[string, string, Section]> = [
+  ["enqueue", "Enqueue throughput (SQLite)", enqueueThroughput],
+  ["throughput", "Delivery throughput, worker process → receiver process", deliveryThroughput],
+  ["idle", "Idle worker: wake-up latency and CPU", idleWorker],
+  [
+    "patch",
+    PATCH_LATENCY_TITLE,
+    (context) => patchLatencySection({ report: context.report }).then(() => {}),
+  ],
+  [
+    "postgres",
+    "SQLite and PostgreSQL stores side by side",
+    (context) =>
+      postgresSection({
+        report: context.report,
+        print: (line) => console.log(line),
+        deliveries: DELIVERIES,
+        concurrency: CONCURRENCY,
+      }).then(() => {}),
+  ],
+];
+/** e.g. BENCH_SECTIONS=throughput,idle runs only those. */
+const ONLY = process.env.BENCH_SECTIONS?.split(",").map((key) => key.trim());
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-webhooks-"));
+  let databases = 0;
+  const context: Context = {
+    dir,
+    async freshStore(url) {
+      const path = join(dir, `bench-${++databases}.db`);
+      const store = openSqliteStore(path);
+      await store.webhooks.create({
+        name: "bench",
+        url,
+        secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+      });
+      return { store, path };
+    },
+    report(label, value, note) {
+      console.log(`  ${label.padEnd(44)} ${value.padStart(14)}${note ? `   ${note}` : ""}`);
+    },
+  };
+  console.log(
+    `bench:webhooks — bun ${Bun.version}, ${cpus().length} CPUs, ${DELIVERIES} deliveries, concurrency ${CONCURRENCY}`,
+  );
+  console.log("(the machine is shared: figures vary from run to run)\n");
+  try {
+    for (const [key, title, section] of SECTIONS) {
+      if (ONLY && !ONLY.includes(key)) continue;
+      console.log(title);
+      await section(context);
+      console.log("");
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const rate = (count: number, ms: number) =>
+  `${Math.round((count / ms) * 1000).toLocaleString("en")}/s`;
+
+async function enqueueThroughput(context: Context): Promise<void> {
+  const { store } = await context.freshStore("http://127.0.0.1:9/");
+  const single = 5000;
+  let started = performance.now();
+  for (let i = 0; i < single; i++) await store.queue.enqueue(change(i));
+  context.report(
+    "one change per transaction",
+    rate(single, performance.now() - started),
+    "changes/s",
+  );
+
+  const batched = 20_000;
+  started = performance.now();
+  for (let batch = 0; batch < batched / 1000; batch++) {
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 1000; i++) await tx.queue.enqueue(change(i));
+    });
+  }
+  context.report(
+    "1000 changes per transaction",
+    rate(batched, performance.now() - started),
+    "changes/s",
+  );
+  await store.close();
+}
+
+async function deliveryThroughput(context: Context): Promise<void> {
+  const receiver = await startReceiver(false);
+  try {
+    await receiver.reset();
+    const ceiling = await rawFetchCeiling(receiver.url, DELIVERIES);
+    const ceilingPerSecond = (DELIVERIES / ceiling) * 1000;
+    context.report(
+      `raw fetch ceiling (${CONCURRENCY} in flight)`,
+      rate(DELIVERIES, ceiling),
+      "requests/s, plain fetch loop in this process",
+    );
+    const variants: Array<[string, string[]]> = [
+      ["worker (defaults)", []],
+      [`worker --prefetch ${CONCURRENCY}`, ["--prefetch", String(CONCURRENCY)]],
+    ];
+    for (const [label, args] of variants) {
+      const { store, path } = await context.freshStore(`${receiver.url}/hook`);
+      await store.transaction(async (tx) => {
+        for (let i = 0; i < DELIVERIES; i++) await tx.queue.enqueue(change(i));
+      });
+      await receiver.reset();
+      const started = performance.now();
+      const worker = startWorker(path, ["--once", ...args]);
+      const code = await worker.exited;
+      const total = performance.now() - started;
+      const arrived = await receiver.stats();
+      const stats = await store.queue.stats();
+      await store.close();
+      if (code !== 0) {
+        throw new Error(`worker exited ${code}: ${await new Response(worker.stderr).text()}`);
+      }
+      // Both times from the receiver's clock: the worker's start-up is left out.
+      const firstToLast = arrived.last - arrived.first;
+      const perSecond = (arrived.count / firstToLast) * 1000;
+      context.report(
+        label,
+        rate(arrived.count, firstToLast),
+        `deliveries/s = ${Math.round((perSecond / ceilingPerSecond) * 100)}% of the ceiling (target ≥ 50%)`,
+      );
+      context.report(
+        "  … counting process start-up",
+        rate(arrived.count, total),
+        `${stats.successful} successful, ${DELIVERIES - stats.successful} not`,
+      );
+    }
+  } finally {
+    await receiver.stop();
+  }
+}
+
+/** A plain fetch loop with CONCURRENCY requests in flight: what one process can send at best. */
+async function rawFetchCeiling(url: string, count: number): Promise<number> {
+  const body = JSON.stringify({ event: "updated", data: change(0).data });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < count) {
+        next++;
+        const response = await fetch(`${url}/raw`, {
+          method: "POST",
+          body,
+          headers: { "content-type": "application/json" },
+        });
+        await response.arrayBuffer();
+      }
+    }),
+  );
+  return performance.now() - started;
+}
+
+async function idleWorker(context: Context): Promise<void> {
+  const receiver = await startReceiver(true);
+  const { store, path } = await context.freshStore(`${receiver.url}/hook`);
+  const worker = startWorker(path, []);
+  try {
+    // Let the worker start and settle, then measure its CPU while nothing happens.
+    await store.queue.enqueue(change(0));
+    await receiver.lines.next();
+    await Bun.sleep(1000);
+    const cpu = await cpuShare(worker.pid, IDLE_SECONDS * 1000);
+    context.report(
+      `idle worker CPU over ${IDLE_SECONDS} s`,
+      `${(cpu * 100).toFixed(2)}%`,
+      "of one core",
+    );
+
+    const latencies: number[] = [];
+    for (let i = 0; i < LATENCY_SAMPLES; i++) {
+      const enqueuedAt = preciseNow();
+      const [id] = await store.queue.enqueue(change(i));
+      const messageId = (await store.queue.get(id ?? 0))?.delivery.messageId;
+      for (;;) {
+        const line = await receiver.lines.next();
+        if (line.done) throw new Error("receiver stopped");
+        const [, arrivedId, at] = line.value.split(" ");
+        if (arrivedId === messageId) {
+          latencies.push(Number(at) - enqueuedAt);
+          break;
+        }
+      }
+      // A pause, so that every sample starts from an idle worker.
+      await Bun.sleep(20 + Math.random() * 20);
+    }
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+    context.report(
+      `enqueue → first attempt, p50 (${LATENCY_SAMPLES} samples)`,
+      `${at(0.5).toFixed(1)} ms`,
+    );
+    context.report("enqueue → first attempt, p99", `${at(0.99).toFixed(1)} ms`);
+    context.report("enqueue → first attempt, max", `${at(1).toFixed(1)} ms`);
+  } finally {
+    worker.kill("SIGTERM");
+    await worker.exited;
+    await store.close();
+    await receiver.stop();
+  }
+}
+
+/** Share of one core a process used over `ms`, from /proc/<pid>/stat (utime + stime). */
+async function cpuShare(pid: number, ms: number): Promise<number> {
+  const ticksPerSecond = 100; // USER_HZ on Linux
+  const read = () => {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  const before = read();
+  const started = performance.now();
+  await Bun.sleep(ms);
+  const elapsed = (performance.now() - started) / 1000;
+  return (read() - before) / ticksPerSecond / elapsed;
+}
+
+// Last, so that every const above is initialised before the run starts.
+if (process.argv.includes("--receiver")) {
+  runReceiver(process.argv.includes("--report"));
+} else {
+  await main();
+}
