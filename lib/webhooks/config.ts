@@ -114,8 +114,7 @@ export const WORKER_FIELDS: readonly Field[] = [
     env: "WEBHOOK_POLL_MS",
     schema: intInRange(1, 1000),
     default: 50,
-    description:
-      "how often an idle worker checks the database when no WAL file event woke it (ms)",
+    description: "how often an idle worker checks the database when no WAL file event woke it (ms)",
   },
 ];
 
