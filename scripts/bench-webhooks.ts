@@ -17,7 +17,7 @@ import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/store/types.ts";
 import type { ChangeEvent } from "../lib/webhooks/types.ts";
 import { PATCH_LATENCY_TITLE, patchLatencySection } from "./bench/patch-latency.ts";
-import { postgresSection } from "./bench/postgres.ts";
+import { POSTGRES_SECTION_TITLE, postgresSection } from "./bench/postgres.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 20_000);
@@ -160,13 +160,14 @@ const SECTIONS: Array<[string, string, Section]> = [
   ],
   [
     "postgres",
-    "SQLite and PostgreSQL stores side by side",
+    POSTGRES_SECTION_TITLE,
     (context) =>
       postgresSection({
         report: context.report,
         print: (line) => console.log(line),
         deliveries: DELIVERIES,
         concurrency: CONCURRENCY,
+        latencySamples: LATENCY_SAMPLES,
       }).then(() => {}),
   ],
 ];
