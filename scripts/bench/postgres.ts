@@ -2,7 +2,7 @@
  * bench:webhooks section: the PostgreSQL store next to SQLite in one run. Deliveries per second
  * end to end (worker processes → a sink process on loopback) with 1 and 3 worker processes on
  * each store, and enqueue-to-first-attempt latency with an idle worker (PostgreSQL: LISTEN/NOTIFY;
- * SQLite: `PRAGMA data_version` polling). PostgreSQL is a throwaway cluster started here
+ * SQLite: WAL file events). PostgreSQL is a throwaway cluster started here
  * (initdb + pg_ctl, loopback, removed afterwards). Counts and times are bounded.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -141,7 +141,7 @@ export async function postgresSection(options: PostgresSectionOptions = {}): Pro
     for (const kind of ["sqlite", "postgres"] as const) {
       const figure = await measureLatency(await backends[kind](), { kind, samples });
       latency.push(figure);
-      const how = kind === "postgres" ? "LISTEN/NOTIFY" : "data_version poll";
+      const how = kind === "postgres" ? "LISTEN/NOTIFY" : "WAL file events";
       report(
         `${kind}, enqueue → first attempt, p50 / p99`,
         `${figure.p50.toFixed(1)} / ${figure.p99.toFixed(1)} ms`,
