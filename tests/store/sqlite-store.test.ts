@@ -8,7 +8,7 @@ import { openSqlite } from "../../lib/store/sqlite/connection.ts";
 import { MIGRATIONS } from "../../lib/store/sqlite/migrations.ts";
 import { CLAIM_SQL } from "../../lib/store/sqlite/queue.ts";
 import { createSqliteStore } from "../../lib/store/sqlite/store.ts";
-import { change } from "./contract.ts";
+import { change, record } from "./contract.ts";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -151,4 +151,24 @@ describe("openStore", () => {
     });
     await store.close();
   });
+});
+
+test("close() writes results still waiting for their group commit", async () => {
+  const path = join(tempDir(), "app.db");
+  const store = createSqliteStore(openSqlite(path));
+  await store.webhooks.create({ name: "a", url: "https://e.example/" });
+  const [id] = await store.queue.enqueue(change());
+  const [claim] = await store.queue.claim({
+    workerId: "w",
+    limit: 1,
+    leaseMs: 60_000,
+    now: Date.now(),
+  });
+  if (!claim) throw new Error("expected a claim");
+  const finishing = store.queue.finish(claim, record(), { state: "successful" });
+  await store.close();
+  expect(await finishing).toBe(true);
+  const again = createSqliteStore(openSqlite(path));
+  expect((await again.queue.get(id ?? 0))?.delivery.state).toBe("successful");
+  await again.close();
 });

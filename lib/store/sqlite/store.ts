@@ -74,6 +74,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
 
   function flush(): void {
     flushScheduled = false;
+    if (pendingFinishes.length === 0 && pendingClaims.length === 0) return;
     const finishes = pendingFinishes;
     const claims = pendingClaims;
     pendingFinishes = [];
@@ -164,6 +165,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
       if (closed) return;
       closed = true;
       monitor.close();
+      flush(); // what is still pending is written before the connection closes (mutex order)
       await mutex.run(() => db.close());
     },
   };
