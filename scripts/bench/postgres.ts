@@ -191,7 +191,7 @@ async function measureThroughput(
     const enqueuedPerSecond = run.deliveries / ((performance.now() - enqueueStarted) / 1000);
 
     // Workers start idle (webhooks disabled) so their start-up is not timed; enabling the
-    // webhooks wakes them (SQLite: data_version; PostgreSQL: NOTIFY).
+    // webhooks wakes them (SQLite: a WAL change; PostgreSQL: NOTIFY).
     for (const hook of hooks) await store.webhooks.update(hook.id, { enabled: false });
     for (let i = 0; i < run.workers; i++) {
       workers.push(
