@@ -1,4 +1,5 @@
 import type { SQL } from "bun";
+import { OPS_MIGRATION_POSTGRES } from "../../ops/migration-sql.ts";
 
 /**
  * Versioned schema migrations, the PostgreSQL twin of lib/store/sqlite/migrations.ts (same
@@ -87,6 +88,8 @@ export const MIGRATIONS: readonly string[] = [
     concurrency INTEGER NOT NULL
   );
   `,
+  // 2: operability (endpoint health streak, 429/503 pause, rate-limit slot); see lib/ops.
+  OPS_MIGRATION_POSTGRES,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

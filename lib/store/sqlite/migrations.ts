@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { OPS_MIGRATION_SQLITE } from "../../ops/migration-sql.ts";
 
 /**
  * Versioned schema migrations, applied in order on open; the applied version lives in
@@ -85,6 +86,8 @@ export const MIGRATIONS: readonly string[] = [
     concurrency INTEGER NOT NULL
   );
   `,
+  // 2: operability (endpoint health streak, 429/503 pause, rate-limit slot); see lib/ops.
+  OPS_MIGRATION_SQLITE,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */
