@@ -1,4 +1,5 @@
 import type { ItemRepo } from "../inventory/types.ts";
+import type { HealthStore } from "../ops/endpoint-health.ts";
 import type { DeliveryQueue, WebhookRepo } from "../webhooks/types.ts";
 
 export interface WorkerInfo {
@@ -19,12 +20,22 @@ export interface WorkerRegistry {
   list(): Promise<WorkerInfo[]>;
 }
 
+/**
+ * A webhook's sending health: its failure streak and automatic disabling (lib/ops/endpoint-health.ts)
+ * and the 429/503 slow-down.
+ */
+export interface WebhookHealthRepo extends HealthStore {
+  /** No attempt to the webhook before `until`; never shortens a longer pause. True if extended. */
+  pause(webhookId: number, until: number): Promise<boolean>;
+}
+
 /** The repositories, bound to one connection or one transaction. */
 export interface Repos {
   webhooks: WebhookRepo;
   queue: DeliveryQueue;
   items: ItemRepo;
   workers: WorkerRegistry;
+  health: WebhookHealthRepo;
 }
 
 /**

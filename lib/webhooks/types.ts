@@ -1,3 +1,5 @@
+import type { AttemptSample, DueSummary } from "../ops/metrics.ts";
+
 /**
  * The webhook delivery model and the queue interface. The SQLite store (lib/store/sqlite) and the
  * PostgreSQL store (lib/store/postgres) both implement these; one contract test suite runs
@@ -31,6 +33,11 @@ export interface Webhook {
   disabledAt: number | null;
   /** Optional send-rate cap across all workers. */
   maxPerSecond: number | null;
+  /**
+   * Start of the current failure streak (every attempt failed since), null while healthy.
+   * Set by the stores; absent on a Webhook built elsewhere (unknown).
+   */
+  failingSince?: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -108,6 +115,11 @@ export interface Claim {
   webhook: Webhook;
   attempt: number;
   workerId: string;
+  /**
+   * The webhook's rate limit or 429/503 pause reserved this send slot: do not start the request
+   * before this time (epoch ms, maybe fractional). Absent: send at once.
+   */
+  notBefore?: number;
 }
 
 /** What happens to a delivery after an attempt: decided by pure policy, applied by the queue. */
@@ -169,4 +181,15 @@ export interface DeliveryQueue {
   stats(): Promise<Record<DeliveryState, number>>;
   /** Deletes terminal deliveries (and their attempts) completed before `olderThan`, in batches. */
   purge(olderThan: number, options?: { batchSize?: number }): Promise<number>;
+  /**
+   * One batch of `purge`: at most `batchSize` deliveries, in one short transaction. Retention
+   * calls it in a loop, yielding in between, so workers are never held up.
+   */
+  purgeBatch(olderThan: number, batchSize: number): Promise<number>;
+  /** Queued deliveries of enabled webhooks due at `now`, expired leases included (metrics). */
+  dueSummary(now: number): Promise<DueSummary>;
+  /** The newest attempt id, 0 when there is none (where /metrics starts counting). */
+  lastAttemptId(): Promise<number>;
+  /** Attempts recorded after `afterId`, oldest first, at most `limit`. */
+  attemptsAfter(afterId: number, limit: number): Promise<AttemptSample[]>;
 }

@@ -87,9 +87,10 @@ describePostgres("the operability SQL on PostgreSQL", () => {
     expect(
       await health.afterAttempt({ webhook: hook, record: attemptRecord(500), outcome: failed }),
     ).toBeNull();
-    expect((await store.webhooks.get(hook.id))?.enabled).toBe(true);
+    const failing = await store.webhooks.get(hook.id);
+    expect(failing).toMatchObject({ enabled: true, failingSince: T0 });
     await health.afterAttempt({
-      webhook: hook,
+      webhook: failing ?? hook,
       record: attemptRecord(200),
       outcome: { state: "successful" },
     });

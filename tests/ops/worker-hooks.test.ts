@@ -80,17 +80,17 @@ describe("createAfterAttempt()", () => {
     const { claim } = await setup();
     const logger = createMemoryLogger();
     const broken: HealthStore = {
-      recordSuccess: async () => {
+      recordSuccess: async () => {},
+      recordFailure: async () => {
         throw new Error("database is locked");
       },
-      recordFailure: async () => null,
       disable: async () => false,
     };
     const afterAttempt = createAfterAttempt({
       health: createEndpointHealth({ store: broken }),
       logger,
     });
-    await afterAttempt(claim, { record: attemptRecord(200), outcome: { state: "successful" } });
+    await afterAttempt(claim, { record: attemptRecord(500), outcome: { state: "failed" } });
     expect(logger.lines).toEqual([
       'warn Could not record the health of webhook "busy": database is locked',
     ]);

@@ -688,6 +688,164 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describe("operability: endpoint health, pauses, rate limits, metrics, retention", () => {
+      test("health.recordFailure() starts and extends a streak shown as failingSince; recordSuccess() ends it", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        expect(a.failingSince).toBeNull();
+        expect(
+          await store.health.recordFailure(a.id, { now: T0 + 5, deliveryFailed: false }),
+        ).toEqual({ streakStartedAt: T0 + 5, failedDeliveries: 0 });
+        expect(
+          await store.health.recordFailure(a.id, { now: T0 + 9, deliveryFailed: true }),
+        ).toEqual({ streakStartedAt: T0 + 5, failedDeliveries: 1 });
+        expect((await store.webhooks.get(a.id))?.failingSince).toBe(T0 + 5);
+        await store.health.recordSuccess(a.id);
+        expect((await store.webhooks.get(a.id))?.failingSince).toBeNull();
+        expect(
+          await store.health.recordFailure(a.id, { now: T0 + 20, deliveryFailed: true }),
+        ).toEqual({ streakStartedAt: T0 + 20, failedDeliveries: 1 });
+      });
+
+      test("health.disable() disables with reason and time and ends the streak; later failures count for nothing", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.health.recordFailure(a.id, { now: T0, deliveryFailed: true });
+        expect(await store.health.disable(a.id, { reason: "gone", now: T0 + 7 })).toBe(true);
+        expect(await store.health.disable(a.id, { reason: "again", now: T0 + 8 })).toBe(false);
+        expect(await store.webhooks.get(a.id)).toMatchObject({
+          enabled: false,
+          disabledReason: "gone",
+          disabledAt: T0 + 7,
+          failingSince: null,
+        });
+        expect(
+          await store.health.recordFailure(a.id, { now: T0 + 9, deliveryFailed: true }),
+        ).toBeNull();
+      });
+
+      test("enabling a webhook again clears its streak and pause: its waiting deliveries are claimed at once", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        await store.health.recordFailure(a.id, { now: T0, deliveryFailed: true });
+        await store.health.pause(a.id, T0 + 3_600_000);
+        await store.health.disable(a.id, { reason: "failing", now: T0 });
+        expect(await claim()).toHaveLength(0);
+        expect((await store.queue.get(id ?? 0))?.delivery.state).toBe("queued");
+        const enabled = await store.webhooks.update(a.id, { enabled: true });
+        expect(enabled).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+        const [c] = await claim();
+        expect(c?.delivery.id).toBe(id);
+        expect(c?.notBefore).toBeUndefined();
+      });
+
+      test("health.pause() holds a webhook's deliveries back and never shortens a pause; nextDueAt() waits for its end", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.webhooks.create({ name: "b", url: "https://e.example/2", events: ["none"] });
+        const [id] = await store.queue.enqueue(change());
+        expect(await store.health.pause(a.id, T0 + 60_000)).toBe(true);
+        expect(await store.health.pause(a.id, T0 + 5)).toBe(false);
+        expect(await claim()).toHaveLength(0);
+        // Claimable within the rate-limit horizon (1 s) before the pause ends, not before.
+        expect(await store.queue.nextDueAt()).toBe(T0 + 59_000);
+        clock.t = T0 + 59_500;
+        const [c] = await claim();
+        expect(c?.delivery.id).toBe(id);
+        expect(c?.notBefore).toBe(T0 + 60_000);
+      });
+
+      test("claim() spaces a rate-limited webhook's sends 1/max apart across connections and gives back those beyond 1 s", async () => {
+        const slow = await store.webhooks.create({
+          name: "slow",
+          url: "https://e.example/1",
+          maxPerSecond: 4,
+        });
+        const fast = await store.webhooks.create({ name: "fast", url: "https://e.example/2" });
+        for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
+        const other = await another();
+        const first = await claim({ limit: 6, workerId: "w1" });
+        const second = await other.queue.claim({
+          workerId: "w2",
+          limit: 10,
+          leaseMs: 30_000,
+          now: clock.t,
+        });
+        const all = [...first, ...second];
+        const slots = (webhookId: number) =>
+          all
+            .filter((c) => c.webhook.id === webhookId)
+            .map((c) => c.notBefore ?? clock.t)
+            .sort((x, y) => x - y);
+        expect(slots(slow.id)).toEqual([T0, T0 + 250, T0 + 500, T0 + 750, T0 + 1000]);
+        expect(slots(fast.id)).toEqual(Array.from({ length: 8 }, () => T0));
+        // The other three wait in the queue, attempt numbers untouched, due when a slot nears.
+        const waiting = await store.queue.list({ webhookId: slow.id, state: "queued" });
+        expect(waiting.map((d) => d.attempts)).toEqual([0, 0, 0]);
+        expect(await store.queue.nextDueAt()).toBe(T0 + 250);
+        clock.t = T0 + 250;
+        const [next] = await claim({ limit: 1 });
+        expect(next?.notBefore).toBe(T0 + 1250);
+      });
+
+      test("dueSummary() counts due queued deliveries of enabled webhooks and expired leases", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const b = await store.webhooks.create({ name: "b", url: "https://e.example/2" });
+        expect(await store.queue.dueSummary(T0)).toEqual({ count: 0, oldestDueAt: null });
+        await store.queue.enqueue(change()); // one for a, one for b, due at T0
+        clock.t = T0 + 1000;
+        await store.queue.enqueue(change({ event: "item.updated" })); // due at T0 + 1000
+        await store.webhooks.update(b.id, { enabled: false });
+        expect(await store.queue.dueSummary(T0 + 500)).toEqual({ count: 1, oldestDueAt: T0 });
+        expect(await store.queue.dueSummary(T0 + 2000)).toEqual({ count: 2, oldestDueAt: T0 });
+        const claims = await claim({ limit: 10, leaseMs: 5000 });
+        expect(claims.every((c) => c.webhook.id === a.id)).toBe(true);
+        expect(await store.queue.dueSummary(T0 + 2000)).toEqual({ count: 0, oldestDueAt: null });
+        // The leases expire at T0 + 6000: due again, as far as a worker is concerned.
+        expect(await store.queue.dueSummary(T0 + 7000)).toEqual({
+          count: 2,
+          oldestDueAt: T0 + 6000,
+        });
+      });
+
+      test("lastAttemptId() and attemptsAfter() read attempts in id order", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        expect(await store.queue.lastAttemptId()).toBe(0);
+        for (let i = 0; i < 3; i++) await store.queue.enqueue(change());
+        const claims = await claim();
+        const statuses = [200, 500, 404];
+        for (const [i, c] of claims.entries()) {
+          const statusCode = statuses[i] ?? 200;
+          await store.queue.finish(
+            c,
+            record({ statusCode, outcome: statusCode === 200 ? "success" : "http_error" }),
+            { state: statusCode === 200 ? "successful" : "failed" },
+          );
+        }
+        const after = await store.queue.attemptsAfter(0, 10);
+        expect(after.map((a) => a.statusCode)).toEqual(statuses);
+        expect(after.map((a) => a.outcome)).toEqual(["success", "http_error", "http_error"]);
+        expect(after[0]?.durationMs).toBe(12.5);
+        const last = await store.queue.lastAttemptId();
+        expect(last).toBe(after[2]?.id ?? -1);
+        expect(await store.queue.attemptsAfter(after[0]?.id ?? 0, 1)).toEqual(after.slice(1, 2));
+        expect(await store.queue.attemptsAfter(last, 10)).toEqual([]);
+      });
+
+      test("purgeBatch() deletes at most one batch of terminal deliveries completed before the cutoff", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        for (let i = 0; i < 4; i++) await store.queue.enqueue(change());
+        const claims = await claim({ limit: 3 });
+        for (const c of claims) await store.queue.finish(c, record(), { state: "successful" });
+        expect(await store.queue.purgeBatch(T0 + 1, 2)).toBe(2);
+        expect(await store.queue.purgeBatch(T0, 2)).toBe(0);
+        expect(await store.queue.purgeBatch(T0 + 1, 2)).toBe(1);
+        expect(await store.queue.stats()).toEqual({
+          queued: 1,
+          delivering: 0,
+          successful: 0,
+          failed: 0,
+        });
+      });
+    });
+
     describe("workers", () => {
       test("heartbeat() upserts a worker, list() shows it, remove() deletes it", async () => {
         const info = {

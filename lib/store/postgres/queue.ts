@@ -1,4 +1,15 @@
 import type { SQL } from "bun";
+import type { AttemptSample } from "../../ops/metrics.ts";
+import {
+  ATTEMPTS_AFTER_POSTGRES,
+  DUE_SUMMARY_POSTGRES,
+  LAST_ATTEMPT_ID_POSTGRES,
+  LOCK_SEND_GATES_POSTGRES,
+  NEXT_QUEUED_DUE_POSTGRES,
+  PURGE_BATCH_POSTGRES,
+  SET_NEXT_SEND_POSTGRES,
+} from "../../ops/postgres-sql.ts";
+import { RATE_HORIZON_MS, reserveSlots } from "../../ops/rate-limit.ts";
 import { subscribes } from "../../webhooks/events.ts";
 import { buildPayload, newMessageId } from "../../webhooks/payload.ts";
 import type {
@@ -220,6 +231,74 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
 
   const grouped = createBatcher(finishGroup, { key: (item) => item.claim.delivery.id });
 
+  /**
+   * Send slots for freshly leased deliveries: delivery id → not before (null: refused, given
+   * back unattempted). Webhooks without a rate limit need no reservation: their slot is the end
+   * of a pause, read with the claim. Limited ones lock their webhook rows (in id order), reserve
+   * slots shared by every worker and write the next free slot back, in one short transaction.
+   */
+  async function admitBySendRate(
+    leased: Array<DeliveryRow & { webhook: WebhookRow }>,
+    at: number,
+  ): Promise<Map<number, number | null>> {
+    const result = new Map<number, number | null>();
+    const limited = new Map<number, Array<DeliveryRow & { webhook: WebhookRow }>>();
+    for (const row of leased) {
+      const gate = row.webhook as WebhookRow & { paused_until?: Int8; next_send_at?: number };
+      if (gate.max_per_second !== null && gate.max_per_second > 0) {
+        const webhookId = toNumber(row.webhook_id);
+        limited.set(webhookId, [...(limited.get(webhookId) ?? []), row]);
+      } else {
+        const start = Math.max(Number(gate.paused_until ?? 0), Number(gate.next_send_at ?? 0));
+        result.set(toNumber(row.id), Math.max(at, start));
+      }
+    }
+    if (limited.size === 0) return result;
+    await persistently(() =>
+      db.atomic(async (sql) => {
+        const gates = await sql.unsafe(LOCK_SEND_GATES_POSTGRES, [[...limited.keys()]]);
+        const refused: Array<DeliveryRow & { webhook: WebhookRow }> = [];
+        for (const gate of gates as Array<{
+          id: Int8;
+          max_per_second: number | null;
+          next_send_at: number;
+          paused_until: Int8;
+        }>) {
+          const group = limited.get(toNumber(gate.id)) ?? [];
+          const reservation = reserveSlots(
+            {
+              maxPerSecond: gate.max_per_second,
+              nextSendAt: Number(gate.next_send_at),
+              pausedUntil: Number(gate.paused_until),
+            },
+            { now: at, wanted: group.length },
+          );
+          for (const [i, row] of group.entries()) {
+            const slot = reservation.slots[i];
+            result.set(toNumber(row.id), slot ?? null);
+            if (slot === undefined) refused.push(row);
+          }
+          if (reservation.nextSendAt !== Number(gate.next_send_at)) {
+            await sql.unsafe(SET_NEXT_SEND_POSTGRES, [gate.id, reservation.nextSendAt]);
+          }
+        }
+        if (refused.length > 0) {
+          await sql`
+            UPDATE deliveries d SET state = 'queued', attempts = d.attempts - 1,
+              lease_owner = NULL, lease_expires_at = NULL, updated_at = ${at}
+            FROM unnest(${refused.map((row) => toNumber(row.id))}::bigint[],
+                        ${refused.map((row) => row.attempts)}::int[]) AS c(id, attempt)
+            WHERE d.id = c.id AND d.state = 'delivering' AND d.attempts = c.attempt`;
+        }
+      }),
+    );
+    // A webhook deleted meanwhile has no gate row: its deliveries are gone too.
+    for (const rows of limited.values()) {
+      for (const row of rows) if (!result.has(toNumber(row.id))) result.set(toNumber(row.id), null);
+    }
+    return result;
+  }
+
   return {
     async enqueue(change, enqueueOptions = {}) {
       const webhookId = enqueueOptions.webhookId;
@@ -278,7 +357,9 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
         ), due AS (
           SELECT q.id, q.next_attempt_at FROM deliveries q
           WHERE q.state = 'queued' AND q.next_attempt_at <= ${at}::bigint
-            AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = q.webhook_id AND w.enabled)
+            AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = q.webhook_id AND w.enabled
+              AND GREATEST(w.paused_until, w.next_send_at)
+                <= ${at}::bigint + ${RATE_HORIZON_MS}::bigint)
           ORDER BY q.next_attempt_at, q.id
           LIMIT ${limit}::int
           FOR UPDATE OF q SKIP LOCKED
@@ -318,21 +399,30 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
         FROM updated u JOIN webhooks w ON w.id = u.webhook_id
         WHERE u.action <> 'requeue'
         ORDER BY u.action DESC, u.next_attempt_at, u.id`;
+      const notBefore = await admitBySendRate(
+        rows.filter((row) => row.action === "lease"),
+        at,
+      );
       const webhooks = new Map<number, Webhook>();
-      return rows.map((row): Claim => {
+      const claims: Claim[] = [];
+      for (const row of rows) {
+        const slot = notBefore.get(toNumber(row.id));
+        if (slot === null) continue; // over its webhook's rate: given back
         const webhookId = toNumber(row.webhook_id);
         let webhook = webhooks.get(webhookId);
         if (!webhook) {
           webhook = webhookFromRow(row.webhook);
           webhooks.set(webhookId, webhook);
         }
-        return {
+        claims.push({
           delivery: deliveryFromRow(row, webhook.name),
           webhook,
           attempt: row.attempts,
           workerId,
-        };
-      });
+          ...(slot !== undefined && slot > at ? { notBefore: slot } : {}),
+        });
+      }
+      return claims;
     },
 
     finish(claim, record, outcome) {
@@ -361,15 +451,14 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     },
 
     async nextDueAt() {
-      const [row] = await db.sql<Array<{ queued: Int8 | null; lease: Int8 | null }>>`
-        SELECT
-          (SELECT d.next_attempt_at FROM deliveries d
-            WHERE d.state = 'queued'
-              AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled)
-            ORDER BY d.next_attempt_at LIMIT 1) AS queued,
+      // A paused or rate-limited webhook's backlog counts from when it may send again.
+      const [row] = (await db.sql.unsafe(
+        `SELECT (${NEXT_QUEUED_DUE_POSTGRES}) AS queued,
           (SELECT d.lease_expires_at FROM deliveries d
             WHERE d.state = 'delivering'
-            ORDER BY d.lease_expires_at LIMIT 1) AS lease`;
+            ORDER BY d.lease_expires_at LIMIT 1) AS lease`,
+        [RATE_HORIZON_MS],
+      )) as Array<{ queued: Int8 | null; lease: Int8 | null }>;
       const queued = toNumberOrNull(row?.queued ?? null);
       const lease = toNumberOrNull(row?.lease ?? null);
       if (queued === null) return lease;
@@ -442,6 +531,38 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
         SELECT state, count(*)::int AS n FROM deliveries GROUP BY state`;
       for (const row of rows) counts[row.state] = row.n;
       return counts;
+    },
+
+    async purgeBatch(olderThan, batchSize) {
+      const result = await db.sql.unsafe(PURGE_BATCH_POSTGRES, [olderThan, batchSize]);
+      return result.count;
+    },
+
+    async dueSummary(at) {
+      const [row] = await db.sql.unsafe(DUE_SUMMARY_POSTGRES, [at]);
+      return { count: Number(row?.n ?? 0), oldestDueAt: toNumberOrNull(row?.oldest ?? null) };
+    },
+
+    async lastAttemptId() {
+      const [row] = await db.sql.unsafe(LAST_ATTEMPT_ID_POSTGRES);
+      return Number(row?.id ?? 0);
+    },
+
+    async attemptsAfter(afterId, limit) {
+      const rows = (await db.sql.unsafe(ATTEMPTS_AFTER_POSTGRES, [afterId, limit])) as Array<{
+        id: Int8;
+        status_code: number | null;
+        outcome: AttemptOutcome;
+        duration_ms: number;
+      }>;
+      return rows.map(
+        (row): AttemptSample => ({
+          id: toNumber(row.id),
+          statusCode: row.status_code,
+          outcome: row.outcome,
+          durationMs: row.duration_ms,
+        }),
+      );
     },
 
     async purge(olderThan, purgeOptions = {}) {

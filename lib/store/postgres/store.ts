@@ -4,6 +4,7 @@ import type { Logger } from "../../log.ts";
 import type { Repos, Store } from "../types.ts";
 import { type ChangeListener, createChangeListener } from "./changes.ts";
 import { type Db, poolDb, transactionDb, urlOptions } from "./db.ts";
+import { createPostgresHealthRepo } from "./health.ts";
 import { createPostgresItemRepo } from "./items.ts";
 import { migrate } from "./migrations.ts";
 import { createPostgresQueue } from "./queue.ts";
@@ -71,6 +72,7 @@ export function createPostgresStore(
       }),
       items: createPostgresItemRepo(db),
       workers: createPostgresWorkerRegistry(db),
+      health: createPostgresHealthRepo(db),
     };
   }
 
@@ -106,6 +108,7 @@ export function createPostgresStore(
     queue: joining("queue"),
     items: joining("items"),
     workers: joining("workers"),
+    health: joining("health"),
     transaction,
     waitForChange(waitOptions) {
       if (closed) return Promise.resolve();

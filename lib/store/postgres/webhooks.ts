@@ -16,6 +16,7 @@ export interface WebhookRow {
   disabled_reason: string | null;
   disabled_at: string | number | null;
   max_per_second: number | null;
+  failing_since: string | number | null;
   created_at: string | number;
   updated_at: string | number;
 }
@@ -34,6 +35,7 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     disabledReason: row.disabled_reason,
     disabledAt: toNumberOrNull(row.disabled_at),
     maxPerSecond: row.max_per_second,
+    failingSince: toNumberOrNull(row.failing_since),
     createdAt: toNumber(row.created_at),
     updatedAt: toNumber(row.updated_at),
   };
@@ -96,6 +98,8 @@ export function createPostgresWebhookRepo(
           const secret = patch.secret !== undefined ? patch.secret : before.secret;
           const maxPerSecond =
             patch.maxPerSecond !== undefined ? patch.maxPerSecond : before.maxPerSecond;
+          // Enabling again starts afresh: no failure streak, no 429/503 pause left over.
+          const reenabled = enabled && !before.enabled;
           const [updated] = await sql<WebhookRow[]>`
             UPDATE webhooks SET name = ${name ?? before.name}, url = ${patch.url ?? before.url},
               method = ${patch.method ?? before.method},
@@ -104,11 +108,14 @@ export function createPostgresWebhookRepo(
               secret = ${secret},
               events = ${JSON.stringify(patch.events ?? before.events)}::text::jsonb,
               enabled = ${enabled}, disabled_reason = ${disabledReason},
-              disabled_at = ${disabledAt}, max_per_second = ${maxPerSecond}, updated_at = ${t}
+              disabled_at = ${disabledAt}, max_per_second = ${maxPerSecond}, updated_at = ${t},
+              failing_since = CASE WHEN ${reenabled}::boolean THEN NULL ELSE failing_since END,
+              failed_deliveries = CASE WHEN ${reenabled}::boolean THEN 0 ELSE failed_deliveries END,
+              paused_until = CASE WHEN ${reenabled}::boolean THEN 0 ELSE paused_until END
             WHERE id = ${id}
             RETURNING *`;
           // Its queued deliveries just became claimable: wake the workers (at commit).
-          if (enabled && !before.enabled) await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
+          if (reenabled) await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
           return updated;
         }),
       );

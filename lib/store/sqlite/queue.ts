@@ -1,4 +1,12 @@
 import type { Database } from "bun:sqlite";
+import { RATE_HORIZON_MS } from "../../ops/rate-limit.ts";
+import { attemptsAfter, dueSummary, lastAttemptId } from "../../ops/sqlite/metrics.ts";
+import {
+  admitBySendRate,
+  NEXT_QUEUED_DUE_SQLITE,
+  SENDABLE_WEBHOOK_SQLITE,
+} from "../../ops/sqlite/rate-limit.ts";
+import { purgeBatch } from "../../ops/sqlite/retention.ts";
 import { subscribes } from "../../webhooks/events.ts";
 import { buildPayload, newMessageId } from "../../webhooks/payload.ts";
 import type {
@@ -105,7 +113,9 @@ function attemptFromRow(row: AttemptRow): Attempt {
   };
 }
 
-const ENABLED = "EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled = 1)";
+/** Enabled, not paused (429/503) and with a send slot within the horizon (rate limit). */
+const SENDABLE = `EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled = 1
+  AND ${SENDABLE_WEBHOOK_SQLITE})`;
 const DEFAULT_LIST_LIMIT = 50;
 
 /**
@@ -124,12 +134,11 @@ export const CLAIM_SQL = {
        lease_owner = $worker, lease_expires_at = $expires, updated_at = $now
      WHERE id IN (
        SELECT d.id FROM deliveries d INDEXED BY deliveries_due
-       WHERE d.state = 'queued' AND d.next_attempt_at <= $now AND ${ENABLED}
+       WHERE d.state = 'queued' AND d.next_attempt_at <= $now AND ${SENDABLE}
        ORDER BY d.next_attempt_at LIMIT $limit)
      RETURNING *`,
-  nextQueued: `SELECT d.next_attempt_at AS t FROM deliveries d INDEXED BY deliveries_due
-     WHERE d.state = 'queued' AND ${ENABLED}
-     ORDER BY d.next_attempt_at LIMIT 1`,
+  /** ?1 = RATE_HORIZON_MS: a paused or rate-limited webhook's backlog is due when it may send. */
+  nextQueued: NEXT_QUEUED_DUE_SQLITE,
   nextLease: `SELECT d.lease_expires_at AS t FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering'
      ORDER BY d.lease_expires_at LIMIT 1`,
@@ -217,7 +226,7 @@ export function createSqliteQueue(
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
   );
 
-  const nextQueuedStmt = db.prepare<{ t: number }, []>(CLAIM_SQL.nextQueued);
+  const nextQueuedStmt = db.prepare<{ t: number | null }, [number]>(CLAIM_SQL.nextQueued);
   const nextLeaseStmt = db.prepare<{ t: number }, []>(CLAIM_SQL.nextLease);
 
   const listSelect = `SELECT d.*, w.name AS webhook_name
@@ -316,18 +325,32 @@ export function createSqliteQueue(
       const row = reclaimStmt.get({ ...params, worker: workerId, expires });
       if (row) claimed.push(row);
     }
+    const notBefore = new Map<number, number>();
     if (claimed.length < limit) {
-      claimed.push(
-        ...claimDueStmt.all({
-          worker: workerId,
-          expires,
-          now: at,
-          limit: limit - claimed.length,
-        }),
+      const due = claimDueStmt.all({
+        worker: workerId,
+        expires,
+        now: at,
+        limit: limit - claimed.length,
+        horizon: RATE_HORIZON_MS,
+      });
+      // Send slots of rate-limited or pausing webhooks, shared by every worker through the
+      // webhooks row (this transaction holds the write lock); rows over the rate go back.
+      const { admitted, refused } = admitBySendRate(
+        db,
+        due.map((row) => ({ row, webhookId: row.webhook_id })),
+        { now: at },
       );
+      for (const { row } of refused) {
+        releaseStmt.run({ id: row.id, attempt: row.attempts, now: at });
+      }
+      for (const { candidate, notBefore: slot } of admitted) {
+        claimed.push(candidate.row);
+        if (slot > at) notBefore.set(candidate.row.id, slot);
+      }
     }
     const webhooks = new Map<number, Webhook>();
-    return claimed.map((row) => {
+    return claimed.map((row): Claim => {
       let webhook = webhooks.get(row.webhook_id);
       if (!webhook) {
         const webhookRow = webhookStmt.get(row.webhook_id);
@@ -335,11 +358,13 @@ export function createSqliteQueue(
         webhook = webhookFromRow(webhookRow);
         webhooks.set(webhook.id, webhook);
       }
+      const slot = notBefore.get(row.id);
       return {
         delivery: deliveryFromRow(row, webhook.name),
         webhook,
         attempt: row.attempts,
         workerId,
+        ...(slot === undefined ? {} : { notBefore: slot }),
       };
     });
   }
@@ -464,7 +489,7 @@ export function createSqliteQueue(
     },
 
     async nextDueAt() {
-      const queued = nextQueuedStmt.get()?.t;
+      const queued = nextQueuedStmt.get(RATE_HORIZON_MS)?.t ?? undefined;
       const lease = nextLeaseStmt.get()?.t;
       if (queued === undefined) return lease ?? null;
       return lease === undefined ? queued : Math.min(queued, lease);
@@ -515,6 +540,22 @@ export function createSqliteQueue(
       };
       for (const row of statsStmt.all()) counts[row.state] = row.n;
       return counts;
+    },
+
+    async purgeBatch(olderThan, batchSize) {
+      return purgeBatch(db, olderThan, batchSize);
+    },
+
+    async dueSummary(at) {
+      return dueSummary(db, at);
+    },
+
+    async lastAttemptId() {
+      return lastAttemptId(db);
+    },
+
+    async attemptsAfter(afterId, limit) {
+      return attemptsAfter(db, afterId, limit);
     },
 
     async purge(olderThan, purgeOptions = {}) {

@@ -4,6 +4,7 @@ import type { AttemptRecord, Claim, Outcome } from "../../webhooks/types.ts";
 import type { Repos, Store } from "../types.ts";
 import { createChangeMonitor } from "./changes.ts";
 import { openSqlite } from "./connection.ts";
+import { createSqliteHealthRepo } from "./health.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
 import { type ClaimOptions, createSqliteQueue, type FinishItem } from "./queue.ts";
@@ -43,10 +44,11 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
   const changes = monitor.tracker;
 
   const repos = {
-    webhooks: createSqliteWebhookRepo(db, { now: options.now }),
+    webhooks: createSqliteWebhookRepo(db, { now: options.now, changes }),
     queue: createSqliteQueue(db, { now: options.now, changes }),
     items: createSqliteItemRepo(db),
     workers: createSqliteWorkerRegistry(db),
+    health: createSqliteHealthRepo(db),
   };
 
   function guarded<T extends object>(repo: T): T {
@@ -159,6 +161,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     queue: { ...guarded(repos.queue), claim: claimGrouped, finish: finishGrouped },
     items: guarded(repos.items),
     workers: guarded(repos.workers),
+    health: guarded(repos.health),
     transaction,
     waitForChange: monitor.waitForChange,
     async close() {

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/types.ts";
+import type { ChangeTracker } from "./queue.ts";
 
 export interface WebhookRow {
   id: number;
@@ -15,6 +16,7 @@ export interface WebhookRow {
   disabled_reason: string | null;
   disabled_at: number | null;
   max_per_second: number | null;
+  failing_since: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -33,6 +35,7 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at,
     maxPerSecond: row.max_per_second,
+    failingSince: row.failing_since,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -41,7 +44,7 @@ export function webhookFromRow(row: WebhookRow): Webhook {
 /** The webhooks table. Input is validated by the caller (lib/webhooks/validate.ts). */
 export function createSqliteWebhookRepo(
   db: Database,
-  options: { now?: () => number } = {},
+  options: { now?: () => number; changes?: Pick<ChangeTracker, "notifyLocal"> } = {},
 ): WebhookRepo {
   const now = options.now ?? Date.now;
   const insertStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
@@ -63,6 +66,10 @@ export function createSqliteWebhookRepo(
   const getByNameStmt = db.prepare<WebhookRow, [string]>("SELECT * FROM webhooks WHERE name = ?");
   const listStmt = db.prepare<WebhookRow, []>("SELECT * FROM webhooks ORDER BY id");
   const removeStmt = db.prepare<unknown, [number]>("DELETE FROM webhooks WHERE id = ?");
+  // Enabling again starts afresh: no failure streak, no 429/503 pause left over.
+  const clearHealthStmt = db.prepare<unknown, [number]>(
+    "UPDATE webhooks SET failing_since = NULL, failed_deliveries = 0, paused_until = 0 WHERE id = ?",
+  );
 
   // Writes run in BEGIN IMMEDIATE (a savepoint inside a caller's transaction): a deferred
   // transaction that reads, then writes, fails with SQLITE_BUSY when another process wrote.
@@ -86,6 +93,7 @@ export function createSqliteWebhookRepo(
     const before = webhookFromRow(current);
     const t = now();
     const enabled = patch.enabled ?? before.enabled;
+    if (enabled && !before.enabled) clearHealthStmt.run(id);
     // Enabling clears the reason; disabling keeps the time it first happened.
     const disabledAt = enabled ? null : (before.disabledAt ?? t);
     const disabledReason = enabled
@@ -137,7 +145,12 @@ export function createSqliteWebhookRepo(
     },
 
     async update(id: number, patch: WebhookPatch): Promise<Webhook> {
-      return webhookFromRow(write(patch.name ?? "", () => updateRow(id, patch)));
+      const wasEnabled = getStmt.get(id)?.enabled === 1;
+      const updated = webhookFromRow(write(patch.name ?? "", () => updateRow(id, patch)));
+      // Its queued deliveries just became claimable: wake a worker of this process (other
+      // processes notice the commit themselves).
+      if (updated.enabled && !wasEnabled) options.changes?.notifyLocal();
+      return updated;
     },
 
     async get(id: number): Promise<Webhook | null> {
