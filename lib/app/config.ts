@@ -15,16 +15,20 @@ export interface AppConfig {
   database: DatabaseTarget;
 }
 
+const adminTokenSchema = z
+  .string()
+  .regex(/^\S{16,}$/, "expected at least 16 characters without spaces, e.g. `openssl rand -hex 32`")
+  .optional();
+
 const envSchema = z.object({
-  ADMIN_TOKEN: z
-    .string()
-    .regex(
-      /^\S{16,}$/,
-      "expected at least 16 characters without spaces, e.g. `openssl rand -hex 32`",
-    )
-    .optional(),
+  ADMIN_TOKEN: adminTokenSchema,
   DATABASE_URL: z.string().optional(),
 });
+
+/** ADMIN_TOKEN alone (a worker's --metrics-port follows the app's rule), null when unset. */
+export function loadAdminToken(env: Env): string | null {
+  return parseEnv(z.object({ ADMIN_TOKEN: adminTokenSchema }), env).ADMIN_TOKEN ?? null;
+}
 
 /** `bun run app` settings: flags (--host, --port) and env (ADMIN_TOKEN, DATABASE_URL). */
 export function loadAppConfig(

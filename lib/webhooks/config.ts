@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { loadAdminToken, parsePort } from "../app/config.ts";
 import { type Env, intInRange, parseEnv, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
+import { assertMetricsBinding } from "../ops/metrics-app.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
 import { type AllowList, parseAllowList } from "./ssrf.ts";
 
@@ -193,4 +195,41 @@ function expectedForm(field: Field): string {
   return result.success
     ? "expected a value"
     : (result.error.issues[0]?.message ?? "expected a value");
+}
+
+/** Where a worker serves GET /metrics (`--metrics-port`, `--metrics-host`). */
+export interface MetricsListen {
+  host: string;
+  /** 0: any free port (the worker logs the one it got). */
+  port: number;
+  /** With a token, a scrape needs `Authorization: Bearer <ADMIN_TOKEN>`. */
+  adminToken?: string | null;
+}
+
+export const DEFAULT_METRICS_HOST = "127.0.0.1";
+
+/**
+ * `--metrics-port N [--metrics-host H]`, or null when the worker serves no metrics. The app's
+ * ADMIN_TOKEN rule applies: loopback is open, any other address needs the token.
+ */
+export function loadWorkerMetrics(env: Env, flags: Flags = {}): MetricsListen | null {
+  const portFlag = flags["metrics-port"];
+  const hostFlag = flags["metrics-host"];
+  if (portFlag === undefined) {
+    if (hostFlag !== undefined) {
+      throw new ConfigError("--metrics-host needs --metrics-port too, e.g. --metrics-port 9464");
+    }
+    return null;
+  }
+  if (typeof portFlag !== "string" || portFlag.trim() === "") {
+    throw new ConfigError("--metrics-port needs a value: expected a whole number from 0 to 65535");
+  }
+  const port = parsePort(portFlag, "--metrics-port", 0);
+  if (hostFlag !== undefined && (typeof hostFlag !== "string" || hostFlag.trim() === "")) {
+    throw new ConfigError("--metrics-host needs a value: an address such as 127.0.0.1");
+  }
+  const host = typeof hostFlag === "string" ? hostFlag.trim() : DEFAULT_METRICS_HOST;
+  const adminToken = loadAdminToken(env);
+  assertMetricsBinding(host, adminToken);
+  return { host, port, adminToken };
 }

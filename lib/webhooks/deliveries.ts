@@ -1,12 +1,19 @@
 import { hostname } from "node:os";
 import type { Logger } from "../log.ts";
+import { attemptLogEntry, logAttempt } from "../ops/attempt-log.ts";
+import {
+  type AutoDisableSettings,
+  createEndpointHealth,
+  DEFAULT_AUTO_DISABLE,
+} from "../ops/endpoint-health.ts";
+import { abortableSleep, type Sleep } from "../ops/sleep.ts";
+import { createAfterAttempt } from "../ops/worker-hooks.ts";
 import type { Store } from "../store/types.ts";
 import { escapeControl } from "../text/control.ts";
 import type { WorkerConfig } from "./config.ts";
 import { DEFAULT_RETRY_POLICY, decideOutcome, type RetryPolicy } from "./retry.ts";
 import { sendAttempt } from "./send.ts";
 import type { DestinationCheck, Resolver } from "./ssrf.ts";
-import type { Claim } from "./types.ts";
 import { createWorker, type Delivered, type Worker, type WorkerHooks } from "./worker.ts";
 
 /** The longest an idle worker sleeps without looking (a safety net; changes wake it sooner). */
@@ -32,10 +39,16 @@ export interface DeliveryWorkerOptions {
   now?: () => number;
   random?: () => number;
   logger?: Logger;
-  /** Log successful attempts too (at debug level). */
+  /** Log successful attempts too (at debug level): --verbose or LOG_LEVEL=debug. */
   verbose?: boolean;
-  /** Extra observers (metrics, heartbeats); run after the logging ones. */
+  /** Extra observers (metrics); run after the logging ones. */
   hooks?: WorkerHooks;
+  /** When a failing webhook is disabled automatically (WEBHOOK_AUTO_DISABLE*). */
+  autoDisable?: AutoDisableSettings;
+  /** Waits for a claim's send slot (rate limit, end of a 429/503 pause); tests pass a fake. */
+  sleep?: Sleep;
+  /** Called at every claim, i.e. once per loop turn (retention's maybeRun). Must not throw. */
+  onTurn?: () => void;
 }
 
 export function newWorkerId(): string {
@@ -59,11 +72,33 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
   const workerId = options.workerId ?? newWorkerId();
   const policy = retryPolicyOf(config);
   const literalChecks = new Map<string, DestinationCheck>();
+  const sleep = options.sleep ?? abortableSleep;
+  // After each recorded attempt: the failure streak (auto-disable) and the 429/503 slow-down.
+  const afterAttempt = createAfterAttempt({
+    health: createEndpointHealth({
+      store: store.health,
+      settings: options.autoDisable ?? DEFAULT_AUTO_DISABLE,
+      now,
+      logger: options.logger,
+    }),
+    pause: store.health.pause,
+    now,
+    logger: options.logger,
+  });
 
   const worker = createWorker(
     {
-      claim: (limit) => store.queue.claim({ workerId, limit, leaseMs: config.leaseMs, now: now() }),
+      claim(limit) {
+        options.onTurn?.();
+        return store.queue.claim({ workerId, limit, leaseMs: config.leaseMs, now: now() });
+      },
       async deliver(claim, signal): Promise<Delivered> {
+        // A rate-limited webhook's slot, or the end of its pause, may be up to a second ahead.
+        const wait = (claim.notBefore ?? 0) - now();
+        if (wait > 0) {
+          await sleep(wait, signal);
+          if (signal.aborted) throw signal.reason ?? new Error("Aborted");
+        }
         const sent = await sendAttempt(claim, {
           timeoutMs: config.timeoutMs,
           allow: config.allowList,
@@ -79,7 +114,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
         });
         return { record: sent.record, outcome };
       },
-      finish: (claim, delivered) => store.queue.finish(claim, delivered.record, delivered.outcome),
+      async finish(claim, delivered) {
+        const applied = await store.queue.finish(claim, delivered.record, delivered.outcome);
+        if (applied) await afterAttempt(claim, delivered);
+        return applied;
+      },
       release: (claims) => store.queue.release(claims),
       async waitForWork(signal) {
         const due = await store.queue.nextDueAt();
@@ -99,37 +138,26 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
   return Object.assign(worker, { id: workerId });
 }
 
-/** One line per failed or discarded attempt (info for successes only at debug level). */
+/**
+ * One line per attempt (lib/ops/attempt-log.ts): failures at warn, successes at debug, with
+ * delivery id, webhook, attempt, status and duration; JSON fields with LOG_FORMAT=json.
+ */
 export function loggingHooks(
   logger: Logger,
   config: Pick<WorkerConfig, "maxAttempts">,
   options: { verbose?: boolean } = {},
 ): WorkerHooks {
-  const label = (claim: Claim) =>
-    `Delivery ${claim.delivery.id} (${claim.delivery.event}) to "${escapeControl(claim.webhook.name)}", attempt ${claim.attempt}/${Math.max(config.maxAttempts, claim.attempt)}`;
   return {
     onFinished(claim, delivered, applied) {
-      const { record, outcome } = delivered;
       if (!applied) {
         logger.warn(
-          `${label(claim)}: result discarded, the lease had expired and another worker took it`,
+          `Delivery ${claim.delivery.id} (${claim.delivery.event}) to "${escapeControl(claim.webhook.name)}", attempt ${claim.attempt}: result discarded, the lease had expired and another worker took it`,
         );
         return;
       }
-      if (outcome.state === "successful") {
-        // Built only when shown: at thousands of deliveries a second the strings add up.
-        if (!options.verbose) return;
-        logger.debug(
-          `${label(claim)}: HTTP ${record.statusCode} in ${Math.round(record.durationMs)} ms`,
-        );
-        return;
-      }
-      const why = escapeControl(record.error ?? `HTTP ${record.statusCode}`);
-      const next =
-        outcome.state === "queued"
-          ? `retry at ${new Date(outcome.nextAttemptAt).toISOString()}`
-          : "failed, no more retries";
-      logger.warn(`${label(claim)}: ${why}; ${next}`);
+      // Built only when shown: at thousands of deliveries a second the strings add up.
+      if (delivered.outcome.state === "successful" && !options.verbose) return;
+      logAttempt(logger, attemptLogEntry(claim, delivered, config.maxAttempts));
     },
     onReleased(claims) {
       logger.info(
@@ -144,7 +172,8 @@ export function loggingHooks(
   };
 }
 
-function combineHooks(...all: Array<WorkerHooks | undefined>): WorkerHooks {
+/** Observers run in order; absent ones are skipped. */
+export function combineHooks(...all: Array<WorkerHooks | undefined>): WorkerHooks {
   const list = all.filter((hooks): hooks is WorkerHooks => hooks !== undefined);
   return {
     onClaimed: (claims) => {

@@ -1,7 +1,18 @@
+import { hostname } from "node:os";
+import { ConfigError } from "../config/errors.ts";
 import type { Logger } from "../log.ts";
+import type { OpsConfig } from "../ops/config.ts";
+import { DEFAULT_AUTO_DISABLE } from "../ops/endpoint-health.ts";
+import { DEFAULT_HEARTBEAT_MS, type Heartbeat, startHeartbeat } from "../ops/heartbeat.ts";
+import { createMetrics, type Metrics } from "../ops/metrics.ts";
+import { createMetricsApp } from "../ops/metrics-app.ts";
+import { createRetention } from "../ops/retention.ts";
+import type { Sleep } from "../ops/sleep.ts";
+import { metricsHooks } from "../ops/worker-hooks.ts";
 import type { Store } from "../store/types.ts";
-import type { WorkerConfig } from "./config.ts";
-import { createDeliveryWorker, type DeliveryWorkerOptions } from "./deliveries.ts";
+import type { MetricsListen, WorkerConfig } from "./config.ts";
+import { combineHooks, createDeliveryWorker, type DeliveryWorkerOptions } from "./deliveries.ts";
+import { VERSION } from "./request.ts";
 
 export interface RunWorkerOptions {
   store: Store;
@@ -15,23 +26,96 @@ export interface RunWorkerOptions {
   abortInFlight: AbortSignal;
   fetch?: typeof fetch;
   hooks?: DeliveryWorkerOptions["hooks"];
+  /** Log successful attempts too (--verbose, LOG_LEVEL=debug). */
   verbose?: boolean;
+  /** Retention, auto-disable and heartbeat settings (lib/ops/config.ts); defaults when absent. */
+  ops?: Pick<OpsConfig, "retentionDays" | "autoDisable" | "heartbeatIntervalMs">;
+  /**
+   * Record a heartbeat so that `webhooks workers` and the admin show this worker (default
+   * true). Off only to measure what heartbeats cost (bench:webhooks).
+   */
+  heartbeat?: boolean;
+  /** Count attempts and serve GET /metrics there; absent: no metrics are kept. */
+  metrics?: MetricsListen;
+  workerId?: string;
+  /** Clock and sleep for heartbeats, retention, pauses and send slots; tests pass fakes. */
+  now?: () => number;
+  sleep?: Sleep;
 }
 
-/** The worker process: runs until stopped (or drained with `once`), shutting down gracefully. */
+const DEFAULT_OPS: NonNullable<RunWorkerOptions["ops"]> = {
+  retentionDays: 30,
+  autoDisable: DEFAULT_AUTO_DISABLE,
+  heartbeatIntervalMs: DEFAULT_HEARTBEAT_MS,
+};
+
+/**
+ * The worker process: runs until stopped (or drained with `once`), shutting down gracefully.
+ * Around the delivery loop: a heartbeat (removed on a clean exit, after the in-flight requests
+ * ended), retention of old deliveries, and, when asked, metrics on their own listener.
+ */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
-  const { config, logger } = options;
+  const { config, logger, store } = options;
+  const ops = options.ops ?? DEFAULT_OPS;
+  const now = options.now ?? Date.now;
+
+  const metrics = options.metrics
+    ? createMetrics({
+        source: {
+          stats: () => store.queue.stats(),
+          dueSummary: (at) => store.queue.dueSummary(at),
+          workers: () => store.workers.list(),
+        },
+        now,
+        heartbeatIntervalMs: ops.heartbeatIntervalMs,
+      })
+    : null;
+  const retention = createRetention({
+    purge: (olderThan, { batchSize }) => store.queue.purgeBatch(olderThan, batchSize),
+    retentionDays: ops.retentionDays,
+    now,
+    signal: options.stop,
+    logger,
+  });
+
   const worker = createDeliveryWorker({
-    store: options.store,
+    store,
     config,
     logger,
     fetch: options.fetch,
-    hooks: options.hooks,
+    hooks: metrics ? combineHooks(metricsHooks(metrics), options.hooks) : options.hooks,
     verbose: options.verbose,
+    workerId: options.workerId,
+    autoDisable: ops.autoDisable,
+    now,
+    sleep: options.sleep,
+    onTurn: () => void retention.maybeRun(),
   });
+  const server = metrics && options.metrics ? serveMetrics(metrics, options.metrics, logger) : null;
+  const startedAt = now();
+  const heartbeat: Heartbeat | null =
+    options.heartbeat === false
+      ? null
+      : startHeartbeat({
+          registry: store.workers,
+          info: () => ({
+            id: worker.id,
+            host: hostname(),
+            pid: process.pid,
+            version: VERSION,
+            startedAt,
+            inFlight: worker.inFlight,
+            concurrency: config.concurrency,
+          }),
+          intervalMs: ops.heartbeatIntervalMs,
+          now,
+          sleep: options.sleep,
+          logger,
+        });
   logger.info(
     `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts}`,
   );
+  if (server) logger.info(`Metrics on ${server.url}`);
 
   // The grace period starts at the first signal; after it, in-flight requests are aborted.
   const hard = new AbortController();
@@ -55,9 +139,40 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     clearTimeout(graceTimer);
     options.stop.removeEventListener("abort", onStop);
     options.abortInFlight.removeEventListener("abort", forward);
+    // Visible until here, while in-flight requests drained; a clean exit leaves no stale row.
+    await heartbeat?.stop();
+    await retention.idle();
+    await server?.stop();
   }
   const c = worker.counts;
   logger.info(
     `Worker ${worker.id} stopped: ${c.successful} successful, ${c.retried} to retry, ${c.failed} failed, ${c.discarded} discarded, ${c.released} released`,
   );
+}
+
+/** GET /metrics on its own listener; a taken port is a one-line ConfigError naming the flag. */
+function serveMetrics(
+  metrics: Metrics,
+  listen: MetricsListen,
+  logger: Logger,
+): { url: string; stop(): Promise<void> } {
+  const app = createMetricsApp(metrics, { adminToken: listen.adminToken, logger });
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({ hostname: listen.host, port: listen.port, fetch: app.fetch });
+  } catch (error) {
+    if ((error as { code?: string }).code === "EADDRINUSE") {
+      throw new ConfigError(
+        `--metrics-port=${listen.port} is in use on ${listen.host}: stop what listens there or pick another port`,
+      );
+    }
+    throw error;
+  }
+  const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
+  return {
+    url: `http://${host}:${server.port}/metrics`,
+    async stop() {
+      await server.stop(true);
+    },
+  };
 }

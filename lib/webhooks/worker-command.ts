@@ -1,8 +1,15 @@
 import { type ArgsDef, type CommandDef, defineCommand } from "citty";
 import type { Env } from "../config/env.ts";
-import { createLogger, type Logger } from "../log.ts";
+import type { Logger } from "../log.ts";
+import { loadOpsConfig } from "../ops/config.ts";
+import { createOpsLogger } from "../ops/log-format.ts";
 import { openStore } from "../store/open.ts";
-import { loadWorkerConfig, WORKER_FIELDS } from "./config.ts";
+import {
+  DEFAULT_METRICS_HOST,
+  loadWorkerConfig,
+  loadWorkerMetrics,
+  WORKER_FIELDS,
+} from "./config.ts";
 import { VERSION } from "./request.ts";
 import { runWorker } from "./run-worker.ts";
 
@@ -23,7 +30,20 @@ export function workerArgs(): ArgsDef {
       valueHint: "n",
     };
   }
-  args.verbose = { type: "boolean", description: "log every attempt, successes included" };
+  args["metrics-port"] = {
+    type: "string",
+    description: "serve GET /metrics (Prometheus) on this port; 0 picks a free one",
+    valueHint: "port",
+  };
+  args["metrics-host"] = {
+    type: "string",
+    description: `address for --metrics-port (default ${DEFAULT_METRICS_HOST}; others need ADMIN_TOKEN)`,
+    valueHint: "host",
+  };
+  args.verbose = {
+    type: "boolean",
+    description: "log every attempt, successes included (as LOG_LEVEL=debug)",
+  };
   return args;
 }
 
@@ -46,9 +66,14 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
     args: workerArgs(),
     async run({ args }) {
       const config = loadWorkerConfig(options.env, args);
-      const verbose = args.verbose === true;
-      const logger = options.logger?.(verbose) ?? createLogger({ level: verbose ? 4 : 3 });
-      const store = await openStore(config.database, { pollMs: config.pollMs });
+      const ops = loadOpsConfig(options.env);
+      const metrics = loadWorkerMetrics(options.env, args);
+      const verbose = args.verbose === true || ops.log.level >= 4;
+      const logger =
+        options.logger?.(verbose) ??
+        createOpsLogger({ format: ops.log.format, level: verbose ? 4 : ops.log.level });
+      // The logger also tells when a PostgreSQL LISTEN connection is lost and back.
+      const store = await openStore(config.database, { pollMs: config.pollMs, logger });
       const stop = new AbortController();
       const abortInFlight = new AbortController();
       const unsubscribe = options.onStopSignal(() =>
@@ -64,6 +89,8 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
           abortInFlight: abortInFlight.signal,
           fetch: options.fetch,
           verbose,
+          ops,
+          metrics: metrics ?? undefined,
         });
       } finally {
         unsubscribe();

@@ -278,7 +278,7 @@ describe("delivery state machine", () => {
     await worker({ logger }).runOnce();
     expect(logger.lines).toHaveLength(1);
     expect(logger.lines[0]).toStartWith(
-      'warn Delivery 1 (item.created) to "evil\\x1b[2J", attempt 1/5:',
+      'warn Delivery 1 (item.created) to "evil\\u001b[2J", attempt 1/5: HTTP 500',
     );
     expect(logger.lines[0]).not.toContain("\u001b");
   });
