@@ -5,5 +5,6 @@ await runScript(
   createWebhooksCommand({
     env: process.env,
     out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
   }),
 );

@@ -128,3 +128,16 @@ export function checkSecret(secret: string): string {
   }
   return secret.trim();
 }
+
+/** A send-rate cap per second: a number above 0 up to 10000 (as the admin form); 0 or none: no limit. */
+export function checkMaxPerSecond(value: string): number | null {
+  const trimmed = value.trim().toLowerCase();
+  if (trimmed === "0" || trimmed === "none") return null;
+  const rate = Number(trimmed);
+  if (!/^\d+(\.\d+)?$/.test(trimmed) || !(rate > 0) || rate > 10_000) {
+    throw new UsageError(
+      `Invalid --max-per-second ${shown(value)}: expected a number above 0 and at most 10000, or 0 for no limit`,
+    );
+  }
+  return rate;
+}

@@ -18,12 +18,14 @@ let dir: string;
 let path: string;
 let store: Store;
 let lines: string[];
+let errors: string[];
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "webhooks-cli-"));
   path = join(dir, "app.db");
   store = openSqliteStore(path, { now: () => T0 });
   lines = [];
+  errors = [];
 });
 
 afterEach(async () => {
@@ -34,9 +36,11 @@ afterEach(async () => {
 /** Runs `bun run webhooks …` in-process against the test database; returns what it printed. */
 async function cli(...rawArgs: string[]): Promise<string> {
   lines = [];
+  errors = [];
   const command = createWebhooksCommand({
     env: { DATABASE_URL: path },
     out: (text) => lines.push(text),
+    err: (text) => errors.push(text),
     now: () => T0,
     generateSecret: () => GENERATED,
   });
@@ -192,14 +196,55 @@ describe("webhooks list, update, enable, disable, remove", () => {
   test("list prints a table; --json prints every webhook without secrets", async () => {
     expect(await cli("list")).toBe(
       [
-        "ID  NAME   ENABLED  EVENTS        METHOD  SIGNED  URL",
-        "1   alpha  yes      *             POST    yes     http://a.example/",
-        "2   beta   yes      item.deleted  POST    no      http://b.example/",
+        "ID  NAME   ENABLED  EVENTS        METHOD  SIGNED  MAX/S  URL",
+        "1   alpha  yes      *             POST    yes     -      http://a.example/",
+        "2   beta   yes      item.deleted  POST    no      -      http://b.example/",
       ].join("\n"),
     );
     const listed = JSON.parse(await cli("list", "--json"));
     expect(listed.map((w: { name: string }) => w.name)).toEqual(["alpha", "beta"]);
     expect(JSON.stringify(listed)).not.toContain(SECRET);
+  });
+
+  test("list shows why and when a webhook was disabled, or since when it is failing", async () => {
+    await store.health.recordFailure(2, { now: T0 - 60_000, deliveryFailed: true });
+    await store.health.disable(1, {
+      reason: "Disabled automatically: the endpoint answered 410 Gone",
+      now: T0 - 5000,
+    });
+    expect(await cli("list")).toBe(
+      [
+        "ID  NAME   ENABLED  EVENTS        METHOD  SIGNED  MAX/S  URL",
+        "1   alpha  no       *             POST    yes     -      http://a.example/",
+        "    disabled 2029-12-31T23:59:55.000Z: Disabled automatically: the endpoint answered 410 Gone",
+        "2   beta   yes      item.deleted  POST    no      -      http://b.example/",
+        "    every attempt failed since 2029-12-31T23:59:00.000Z",
+      ].join("\n"),
+    );
+    const listed = JSON.parse(await cli("list", "--json"));
+    expect(listed[0]).toMatchObject({
+      enabled: false,
+      disabledReason: "Disabled automatically: the endpoint answered 410 Gone",
+      disabledAt: T0 - 5000,
+    });
+    expect(listed[1]).toMatchObject({ enabled: true, failingSince: T0 - 60_000 });
+  });
+
+  test("add and update --max-per-second set and clear the webhook's rate limit", async () => {
+    expect(
+      await cli("add", "--name", "slow", "--url", "http://s.example/", "--max-per-second", "2.5"),
+    ).toContain("at most 2.5/s");
+    expect((await store.webhooks.getByName("slow"))?.maxPerSecond).toBe(2.5);
+    expect(await cli("list")).toContain("2.5    http://s.example/");
+    await cli("update", "slow", "--max-per-second", "40");
+    expect((await store.webhooks.getByName("slow"))?.maxPerSecond).toBe(40);
+    await cli("update", "slow", "--max-per-second", "0");
+    expect((await store.webhooks.getByName("slow"))?.maxPerSecond).toBeNull();
+    for (const bad of ["-1", "fast", "10001", ""]) {
+      expect(await refused("update", "slow", "--max-per-second", bad)).toContain(
+        "--max-per-second",
+      );
+    }
   });
 
   test("list escapes control characters in names and URLs", async () => {
@@ -482,6 +527,79 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     [["--older-than", "soon"], 'Invalid --older-than "soon"'],
   ])("purge %j is refused: %s", async (args, message) => {
     expect(await refused("purge", ...args)).toContain(message);
+  });
+});
+
+describe("webhooks workers", () => {
+  const worker = {
+    host: "box",
+    pid: 41,
+    version: "0.1.0",
+    startedAt: T0 - 3_600_000,
+    inFlight: 2,
+    concurrency: 16,
+  };
+
+  test("lists workers with their age: live when seen within 3 heartbeats, stale after", async () => {
+    expect(await cli("workers")).toBe("No worker has reported a heartbeat.");
+    await store.workers.heartbeat({ ...worker, id: "box:41:aa", lastSeenAt: T0 - 4000 });
+    await store.workers.heartbeat({
+      ...worker,
+      id: "box:42:bb",
+      pid: 42,
+      startedAt: T0 - 60_000,
+      lastSeenAt: T0 - 15_001,
+    });
+    expect((await cli("workers")).split("\n")).toEqual([
+      "ID         HOST  PID  VERSION  IN FLIGHT  UP     LAST SEEN  STATUS",
+      "box:41:aa  box   41   0.1.0    2/16       1 h    4 s ago    live",
+      "box:42:bb  box   42   0.1.0    2/16       1 min  15 s ago   stale",
+    ]);
+    const rows = JSON.parse(await cli("workers", "--json"));
+    expect(
+      rows.map((r: { id: string; stale: boolean; ageMs: number }) => [r.id, r.stale, r.ageMs]),
+    ).toEqual([
+      ["box:41:aa", false, 4000],
+      ["box:42:bb", true, 15_001],
+    ]);
+    expect(errors).toEqual([]);
+  });
+
+  test("WORKER_HEARTBEAT_MS sets what counts as stale", async () => {
+    await store.workers.heartbeat({ ...worker, id: "box:41:aa", lastSeenAt: T0 - 15_001 });
+    const command = createWebhooksCommand({
+      env: { DATABASE_URL: path, WORKER_HEARTBEAT_MS: "10000" },
+      out: (text) => lines.push(text),
+      now: () => T0,
+    });
+    lines = [];
+    await runCommand(command, { rawArgs: ["workers", "--json"] });
+    expect(JSON.parse(lines.join("\n"))[0].stale).toBe(false);
+  });
+
+  test("warns on stderr when deliveries are due and no worker is live", async () => {
+    await store.webhooks.create({ name: "a", url: "http://a.example/" });
+    await store.queue.enqueue(change());
+    await store.workers.heartbeat({ ...worker, id: "box:41:aa", lastSeenAt: T0 - 60_000 });
+    await cli("workers");
+    expect(errors).toEqual([
+      "warning: No worker is running: start one with `bun run worker` (1 delivery is due)",
+    ]);
+    await store.workers.heartbeat({ ...worker, id: "box:41:aa", lastSeenAt: T0 });
+    await cli("workers");
+    expect(errors).toEqual([]);
+  });
+
+  test("escapes control characters a worker wrote", async () => {
+    await store.workers.heartbeat({
+      ...worker,
+      id: "evil\u001b[2J",
+      host: "h\nost",
+      lastSeenAt: T0,
+    });
+    const output = await cli("workers");
+    expect(output).not.toContain("\u001b");
+    expect(output.split("\n")).toHaveLength(2);
   });
 });
 

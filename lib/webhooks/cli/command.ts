@@ -17,6 +17,7 @@ import {
   removeCommand,
   updateCommand,
 } from "./webhook-commands.ts";
+import { workersCommand } from "./workers-command.ts";
 
 export type { CliDeps } from "./context.ts";
 
@@ -41,6 +42,7 @@ export function createWebhooksCommand(deps: CliDeps): CommandDef {
       retry: retryCommand(deps),
       stats: statsCommand(deps),
       purge: purgeCommand(deps),
+      workers: workersCommand(deps),
     },
   });
 }

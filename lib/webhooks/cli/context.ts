@@ -10,6 +10,8 @@ export interface CliDeps {
   env: Env;
   /** Writes one block of text to stdout (a newline is added). */
   out(text: string): void;
+  /** Writes a warning to stderr (a newline is added); `out` when absent. */
+  err?(text: string): void;
   openStore?: (target: DatabaseTarget) => Promise<Store>;
   now?: () => number;
   generateSecret?: () => string;

@@ -7,6 +7,7 @@ import {
   checkContentType,
   checkEvents,
   checkHeader,
+  checkMaxPerSecond,
   checkMethod,
   checkName,
   checkSecret,
@@ -14,7 +15,7 @@ import {
 } from "../validate.ts";
 import { allValues, commonArgs, rejectUnknown, stringFlag } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
-import { json, oneLine, safe, table, webhookJson } from "./format.ts";
+import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
 
 /** A webhook by id or by name; a one-line UsageError when there is none. */
 export async function findWebhook(store: Store, ref: string): Promise<Webhook> {
@@ -42,13 +43,19 @@ const fieldArgs = {
     valueHint: "'K: V'",
   },
   secret: { type: "string", description: "signing secret whsec_… (generated when left out)" },
+  "max-per-second": {
+    type: "string",
+    description: "send at most this many deliveries a second, across all workers (0: no limit)",
+    valueHint: "n",
+  },
 } as const;
 
 function describe(webhook: Webhook): string {
   const state = webhook.enabled
     ? "enabled"
     : `disabled${webhook.disabledReason ? ` (${oneLine(webhook.disabledReason)})` : ""}`;
-  return `Webhook ${webhook.id} "${safe(webhook.name)}": ${webhook.method} ${safe(webhook.url)}, events ${webhook.events.join(",")}, ${state}`;
+  const rate = webhook.maxPerSecond === null ? "" : `, at most ${webhook.maxPerSecond}/s`;
+  return `Webhook ${webhook.id} "${safe(webhook.name)}": ${webhook.method} ${safe(webhook.url)}, events ${webhook.events.join(",")}${rate}, ${state}`;
 }
 
 export function addCommand(deps: CliDeps) {
@@ -73,6 +80,8 @@ export function addCommand(deps: CliDeps) {
       const headers = allValues(rawArgs, "header").map(checkHeader);
       const given = stringFlag(flags.secret, "secret");
       const secretArg = given === undefined ? undefined : checkSecret(given);
+      const rate = stringFlag(flags["max-per-second"], "max-per-second");
+      const maxPerSecond = rate === undefined ? null : checkMaxPerSecond(rate);
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
         const secret = secretArg ?? generateSecret();
         const webhook = await store.webhooks.create({
@@ -84,6 +93,7 @@ export function addCommand(deps: CliDeps) {
           events,
           secret,
           enabled: flags.disabled !== true,
+          maxPerSecond,
         });
         if (flags.json) {
           out(json({ webhook: webhookJson(webhook), secret: secretArg ? undefined : secret }));
@@ -119,20 +129,33 @@ export function listCommand(deps: CliDeps) {
           out("No webhooks. Add one: bun run webhooks add --name NAME --url URL");
           return;
         }
-        out(
-          table(
-            ["ID", "NAME", "ENABLED", "EVENTS", "METHOD", "SIGNED", "URL"],
-            webhooks.map((w) => [
-              String(w.id),
-              oneLine(w.name),
-              w.enabled ? "yes" : "no",
-              w.events.join(","),
-              w.method,
-              w.secret ? "yes" : "no",
-              oneLine(w.url),
-            ]),
-          ),
-        );
+        const [header = "", ...lines] = table(
+          ["ID", "NAME", "ENABLED", "EVENTS", "METHOD", "SIGNED", "MAX/S", "URL"],
+          webhooks.map((w) => [
+            String(w.id),
+            oneLine(w.name),
+            w.enabled ? "yes" : "no",
+            w.events.join(","),
+            w.method,
+            w.secret ? "yes" : "no",
+            w.maxPerSecond === null ? "-" : String(w.maxPerSecond),
+            oneLine(w.url),
+          ]),
+        ).split("\n");
+        // Why a webhook is off (by hand or automatically), or that it is failing, under its row.
+        const withHealth = lines.flatMap((line, i) => {
+          const w = webhooks[i];
+          if (!w) return [line];
+          if (!w.enabled) {
+            const why = w.disabledReason ? `: ${oneLine(w.disabledReason)}` : "";
+            return [line, `    disabled ${time(w.disabledAt)}${why}`];
+          }
+          if (w.failingSince != null) {
+            return [line, `    every attempt failed since ${time(w.failingSince)}`];
+          }
+          return [line];
+        });
+        out([header, ...withHealth].join("\n"));
       });
     },
   });
@@ -180,6 +203,8 @@ export function updateCommand(deps: CliDeps) {
       const secret = stringFlag(flags.secret, "secret");
       if (secret !== undefined) patch.secret = checkSecret(secret);
       if (flags["remove-secret"]) patch.secret = null;
+      const rate = stringFlag(flags["max-per-second"], "max-per-second");
+      if (rate !== undefined) patch.maxPerSecond = checkMaxPerSecond(rate);
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
         const webhook = await findWebhook(store, flags.webhook);
         if (flags["rotate-secret"]) patch.secret = generateSecret();
