@@ -12,6 +12,8 @@ export interface AdminOptions {
   store: Store;
   now: () => Date;
   generateSecret: () => string;
+  /** WORKER_HEARTBEAT_MS: a worker not seen for 3 of these is shown as stale. */
+  heartbeatIntervalMs?: number;
 }
 
 /**

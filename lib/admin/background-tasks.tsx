@@ -1,5 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app/context.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../ops/heartbeat.ts";
+import { classifyWorkers, noLiveWorkerWarning } from "../ops/staleness.ts";
 import type { Store } from "../store/types.ts";
 import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from "../webhooks/types.ts";
 import {
@@ -14,6 +16,7 @@ import { localAdminPath, positiveInt } from "./format.ts";
 import { NotFoundPage } from "./not-found.tsx";
 import { withNotice } from "./notices.ts";
 import { pageContext, renderPage } from "./page.tsx";
+import { WorkersPanel, type WorkersPanelData } from "./workers-views.tsx";
 
 const OVERVIEW_ROWS = 10;
 const PAGE_SIZE = 25;
@@ -30,14 +33,52 @@ export async function loadOverview(store: Store, nowMs: number): Promise<Overvie
   return { stats, sections, nowMs };
 }
 
+/** The workers' heartbeats and, when deliveries are due with no live worker, the warning. */
+export async function loadWorkersPanel(
+  store: Store,
+  nowMs: number,
+  heartbeatIntervalMs: number,
+): Promise<WorkersPanelData> {
+  const [registered, due] = await Promise.all([
+    store.workers.list(),
+    store.queue.dueSummary(nowMs),
+  ]);
+  return {
+    workers: classifyWorkers(registered, nowMs, heartbeatIntervalMs),
+    due,
+    warning: noLiveWorkerWarning({
+      dueCount: due.count,
+      workers: registered,
+      now: nowMs,
+      intervalMs: heartbeatIntervalMs,
+    }),
+    heartbeatIntervalMs,
+    nowMs,
+  };
+}
+
 /** System > Background Tasks: deliveries by state, one delivery with its attempts, retries. */
-export function backgroundTaskRoutes(deps: { store: Store; now: () => Date }): Hono<AppEnv> {
+export function backgroundTaskRoutes(deps: {
+  store: Store;
+  now: () => Date;
+  heartbeatIntervalMs?: number;
+}): Hono<AppEnv> {
   const { store, now } = deps;
+  const heartbeatIntervalMs = deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS;
   const routes = new Hono<AppEnv>();
 
   routes.get("/", async (c) => {
-    const data = await loadOverview(store, now().getTime());
-    return renderPage(c, <OverviewPage page={pageContext(c)} data={data} />);
+    const nowMs = now().getTime();
+    const [data, workers] = await Promise.all([
+      loadOverview(store, nowMs),
+      loadWorkersPanel(store, nowMs, heartbeatIntervalMs),
+    ]);
+    return renderPage(
+      c,
+      <OverviewPage page={pageContext(c)} data={data}>
+        <WorkersPanel data={workers} />
+      </OverviewPage>,
+    );
   });
 
   routes.get("/deliveries", async (c) => {

@@ -39,7 +39,9 @@ table.fields th { width: 12rem; background: #f3f5f8; }
   font-weight: 600; color: #fff; background: var(--muted); }
 .badge.queued { background: var(--queued); } .badge.delivering { background: var(--warn); }
 .badge.successful, .badge.enabled { background: var(--ok); }
-.badge.failed, .badge.disabled { background: var(--bad); }
+.badge.failed, .badge.disabled, .badge.stale { background: var(--bad); }
+.badge.live { background: var(--ok); }
+.warning { margin: 1rem 0; }
 .muted { color: var(--muted); }
 pre { background: #fff; border: 1px solid var(--line); padding: .75rem; overflow: auto;
   max-height: 32rem; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; }

@@ -45,11 +45,7 @@ export function WebhookListPage(props: { page: PageContext; webhooks: Webhook[] 
                   <span class={`badge ${w.enabled ? "enabled" : "disabled"}`}>
                     {w.enabled ? "enabled" : "disabled"}
                   </span>
-                  {!w.enabled && w.disabledReason ? (
-                    <div class="muted">
-                      {w.disabledReason} ({formatTime(w.disabledAt)})
-                    </div>
-                  ) : null}
+                  <HealthNote webhook={w} />
                 </td>
                 <td>{w.secret ? "set" : "none"}</td>
                 <td>
@@ -76,6 +72,20 @@ export function WebhookListPage(props: { page: PageContext; webhooks: Webhook[] 
   );
 }
 
+/** Why and since when a webhook is off, or since when every attempt to it has failed. */
+function HealthNote(props: { webhook: Webhook }) {
+  const w = props.webhook;
+  if (!w.enabled) {
+    return (
+      <div class="muted">
+        {w.disabledReason ? `${w.disabledReason} ` : ""}({formatTime(w.disabledAt)})
+      </div>
+    );
+  }
+  if (w.failingSince == null) return null;
+  return <div class="muted">Every attempt failed since {formatTime(w.failingSince)}</div>;
+}
+
 export function WebhookFormPage(props: {
   page: PageContext;
   values: WebhookFormValues;
@@ -92,6 +102,20 @@ export function WebhookFormPage(props: {
         <a href={WEBHOOKS}>← Webhooks</a>
       </p>
       <h1>{title}</h1>
+      {webhook && !webhook.enabled ? (
+        <div class="error-box disabled-note" role="status">
+          <p>
+            <strong>Disabled</strong> since {formatTime(webhook.disabledAt)}
+            {webhook.disabledReason ? `: ${webhook.disabledReason}` : ""}. Its queued deliveries
+            wait and are sent once it is enabled again.
+          </p>
+          <PostButton
+            action={`${WEBHOOKS}/${webhook.id}/enable`}
+            label="Enable"
+            csrfToken={page.csrfToken}
+          />
+        </div>
+      ) : null}
       {props.errors ? (
         <p class="error-box" role="alert">
           {[...props.errors.formErrors, "Please correct the fields marked below."].join(" ")}

@@ -1,6 +1,8 @@
 import { type ArgsDef, type CommandDef, defineCommand } from "citty";
 import type { Env } from "../config/env.ts";
-import { createLogger, type Logger } from "../log.ts";
+import type { Logger } from "../log.ts";
+import { loadOpsConfig } from "../ops/config.ts";
+import { createOpsLogger } from "../ops/log-format.ts";
 import { openStore } from "../store/open.ts";
 import { loadAppConfig } from "./config.ts";
 import { serveApp } from "./serve.ts";
@@ -30,11 +32,19 @@ export function createAppCommand(options: AppCommandOptions): CommandDef {
         host: typeof args.host === "string" ? args.host : undefined,
         port: typeof args.port === "string" ? args.port : undefined,
       });
-      const logger = options.logger ?? createLogger();
-      const store = await openStore(config.database);
+      const ops = loadOpsConfig(options.env);
+      const logger = options.logger ?? createOpsLogger(ops.log);
+      const store = await openStore(config.database, { logger });
       try {
-        const serving = serveApp({ ...config, store, logger });
-        logger.info(`Inventory app on ${serving.url}; admin: ${serving.url}/admin`);
+        const serving = serveApp({
+          ...config,
+          store,
+          logger,
+          heartbeatIntervalMs: ops.heartbeatIntervalMs,
+        });
+        logger.info(
+          `Inventory app on ${serving.url}; admin: ${serving.url}/admin; metrics: ${serving.url}/metrics`,
+        );
         if (config.adminToken === null) {
           logger.info("No ADMIN_TOKEN: open to anyone who can reach this loopback address");
         }

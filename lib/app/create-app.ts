@@ -5,6 +5,9 @@ import { secureHeaders } from "hono/secure-headers";
 import { adminNotFound, createAdmin } from "../admin/admin.tsx";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "../inventory/api.ts";
 import { createLogger, type Logger } from "../log.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../ops/heartbeat.ts";
+import { createMetrics } from "../ops/metrics.ts";
+import { metricsHandler } from "../ops/metrics-app.ts";
 import type { Store } from "../store/types.ts";
 import { generateSecret as defaultGenerateSecret } from "../webhooks/signing.ts";
 import { authMiddleware } from "./auth.ts";
@@ -21,6 +24,8 @@ export interface CreateAppOptions {
     /** When set, every /api and /admin request needs it (bearer header or login cookie). */
     adminToken?: string | null;
     bodyLimitBytes?: number;
+    /** WORKER_HEARTBEAT_MS: a worker not seen for 3 of these is stale (admin, /metrics). */
+    heartbeatIntervalMs?: number;
   };
   now?: () => Date;
   logger?: Logger;
@@ -31,8 +36,8 @@ export interface CreateAppOptions {
 }
 
 /**
- * The inventory application: the JSON API at /api/items, the admin at /admin, and the
- * authentication, CSRF and security headers around them. Pure composition: serving it
+ * The inventory application: the JSON API at /api/items, the admin at /admin, Prometheus
+ * metrics at /metrics, and the authentication, CSRF and security headers around them. Pure composition: serving it
  * (Bun.serve) is the caller's business.
  */
 export function createApp(options: CreateAppOptions): Hono<AppEnv> {
@@ -41,6 +46,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   const logger = options.logger ?? createLogger();
   const adminToken = options.config?.adminToken ?? null;
   const limitBytes = options.config?.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const heartbeatIntervalMs = options.config?.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS;
   const sessions = adminToken === null ? null : createSessionSigner(adminToken);
   // With a token, CSRF tokens stay valid across restarts; without one, per process is enough.
   const csrfKey = adminToken === null ? randomToken(32) : hmac(adminToken, "admin-csrf-key");
@@ -64,14 +70,35 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   app.use("/admin/*", csrfMiddleware({ key: csrfKey }));
   app.use("/admin/*", authMiddleware({ adminToken, sessions, now }));
   app.use("/api/*", authMiddleware({ adminToken, sessions, now }));
+  app.use("/metrics", authMiddleware({ adminToken, sessions, now }));
 
   app.get("/", (c) => c.redirect("/admin", 302));
   app.route("/api/items", createItemsApi({ store, now, bodyLimitBytes: limitBytes }));
   app.route("/admin", loginRoutes({ adminToken, sessions, now }));
   app.route(
     "/admin",
-    createAdmin({ store, now, generateSecret: options.generateSecret ?? defaultGenerateSecret }),
+    createAdmin({
+      store,
+      now,
+      generateSecret: options.generateSecret ?? defaultGenerateSecret,
+      heartbeatIntervalMs,
+    }),
   );
+  // Every worker's attempts, read back from the attempts table (recorded since the first scrape).
+  const metrics = createMetrics({
+    source: {
+      stats: () => store.queue.stats(),
+      dueSummary: (at) => store.queue.dueSummary(at),
+      workers: () => store.workers.list(),
+      attempts: {
+        lastId: () => store.queue.lastAttemptId(),
+        after: (afterId, limit) => store.queue.attemptsAfter(afterId, limit),
+      },
+    },
+    now: () => now().getTime(),
+    heartbeatIntervalMs,
+  });
+  app.get("/metrics", metricsHandler(metrics, logger));
 
   app.notFound((c) => {
     if (c.req.path === "/admin" || c.req.path.startsWith("/admin/")) return adminNotFound(c);

@@ -20,10 +20,11 @@ export function serveApp(options: {
   adminToken: string | null;
   logger: Logger;
   now?: CreateAppOptions["now"];
+  heartbeatIntervalMs?: number;
 }): ServingApp {
   const app = createApp({
     store: options.store,
-    config: { adminToken: options.adminToken },
+    config: { adminToken: options.adminToken, heartbeatIntervalMs: options.heartbeatIntervalMs },
     logger: options.logger,
     now: options.now,
   });

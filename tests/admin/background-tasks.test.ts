@@ -197,3 +197,76 @@ test("the Webhook link of a delivery row filters by its webhook", async () => {
   const { html } = await t.client.open("/admin/background-tasks");
   expect(html).toContain(`href="/admin/background-tasks/deliveries?webhook=${webhookId}"`);
 });
+
+describe("Background Tasks: workers", () => {
+  const worker = {
+    host: "box",
+    version: "0.1.0",
+    startedAt: T0.getTime() - 600_000,
+    inFlight: 3,
+    concurrency: 16,
+  };
+  const NO_WORKER = "No worker is running: start one with `bun run worker`";
+
+  test("lists each worker with its age, live within 3 heartbeats and stale after", async () => {
+    await t.store.workers.heartbeat({
+      ...worker,
+      id: "box:41:aa",
+      pid: 41,
+      lastSeenAt: T0.getTime() - 4000,
+    });
+    await t.store.workers.heartbeat({
+      ...worker,
+      id: "box:42:bb",
+      pid: 42,
+      lastSeenAt: T0.getTime() - 16_000,
+    });
+    const { html } = await t.client.open("/admin/background-tasks");
+    const row = (pid: number) => html.slice(html.indexOf(`id="worker-${pid}"`)).split("</tr>")[0];
+    expect(row(41)).toContain("box:41:aa");
+    expect(row(41)).toContain("3/16");
+    expect(row(41)).toContain("4 s ago");
+    expect(row(41)).toContain('<span class="badge live">live</span>');
+    expect(row(42)).toContain("16 s ago");
+    expect(row(42)).toContain('<span class="badge stale">stale</span>');
+    expect(html).toContain("up 10 min");
+  });
+
+  test(`warns "${NO_WORKER}" when deliveries are due and no worker is live`, async () => {
+    await enqueue(2);
+    await t.store.workers.heartbeat({
+      ...worker,
+      id: "box:41:aa",
+      pid: 41,
+      lastSeenAt: T0.getTime() - 60_000,
+    });
+    t.clock.now = new Date(T0.getTime() + 90_000);
+    const { html } = await t.client.open("/admin/background-tasks");
+    expect(html).toContain(`<strong>${NO_WORKER}</strong>`);
+    expect(html).toContain("(2 deliveries are due, the oldest for 1 min.)");
+  });
+
+  test("shows no warning with a live worker, nor when nothing is due", async () => {
+    const page = async () => (await t.client.open("/admin/background-tasks")).html;
+    expect(await page()).toContain("No worker has reported a heartbeat.");
+    expect(await page()).not.toContain('role="alert"');
+    await enqueue(1);
+    expect(await page()).toContain('role="alert"');
+    await t.store.workers.heartbeat({ ...worker, id: "w", pid: 7, lastSeenAt: T0.getTime() });
+    expect(await page()).not.toContain('role="alert"');
+  });
+
+  test("escapes what a worker wrote about itself", async () => {
+    await t.store.workers.heartbeat({
+      ...worker,
+      id: "<script>alert(1)</script>",
+      host: "<b>h</b>",
+      pid: 9,
+      lastSeenAt: T0.getTime(),
+    });
+    const { html } = await t.client.open("/admin/background-tasks");
+    expect(html).not.toContain("<script>alert(1)");
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(html).toContain("&lt;b&gt;h&lt;/b&gt;");
+  });
+});

@@ -185,3 +185,62 @@ describe("webhook actions", () => {
     expect(await t.store.webhooks.list()).toEqual([]);
   });
 });
+
+describe("endpoint health on the Webhooks pages", () => {
+  const reason = "Disabled automatically: the endpoint answered 410 Gone";
+
+  test("an automatically disabled webhook shows why and since when, in the list and on its page", async () => {
+    await create();
+    const [webhook] = await t.store.webhooks.list();
+    const id = webhook?.id ?? 0;
+    await t.store.health.disable(id, { reason, now: Date.UTC(2025, 2, 4, 5, 0, 0) });
+    const list = (await t.client.open("/admin/webhooks")).html;
+    expect(list).toContain(`${reason} (2025-03-04 05:00:00 UTC)`);
+    const page = (await t.client.open(`/admin/webhooks/${id}`)).html;
+    expect(page).toContain(`<strong>Disabled</strong> since 2025-03-04 05:00:00 UTC: ${reason}.`);
+    expect(page).toContain(`action="/admin/webhooks/${id}/enable"`);
+  });
+
+  test("a failing webhook shows since when every attempt failed", async () => {
+    await create();
+    const [webhook] = await t.store.webhooks.list();
+    await t.store.health.recordFailure(webhook?.id ?? 0, {
+      now: Date.UTC(2025, 2, 4, 4, 0, 0),
+      deliveryFailed: true,
+    });
+    const list = (await t.client.open("/admin/webhooks")).html;
+    expect(list).toContain("Every attempt failed since 2025-03-04 04:00:00 UTC");
+  });
+
+  test("Enable resumes it: the streak and pause are cleared and its waiting deliveries are claimable", async () => {
+    await create();
+    const [webhook] = await t.store.webhooks.list();
+    const id = webhook?.id ?? 0;
+    const [waiting] = await t.store.queue.enqueue({
+      event: "item.created",
+      model: "item",
+      username: "alice",
+      requestId: "req-1",
+      data: { id: 1 },
+      prechange: null,
+      postchange: { id: 1 },
+      timestamp: new Date(),
+    });
+    const now = t.clock.now.getTime();
+    await t.store.health.recordFailure(id, { now, deliveryFailed: true });
+    await t.store.health.pause(id, now + 3_600_000);
+    await t.store.health.disable(id, { reason, now });
+    const claim = () => t.store.queue.claim({ workerId: "w", limit: 5, leaseMs: 60_000, now });
+    expect(await claim()).toEqual([]);
+
+    await t.client.submit(`/admin/webhooks/${id}/enable`, {}, { from: `/admin/webhooks/${id}` });
+    expect(await t.store.webhooks.get(id)).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+      failingSince: null,
+    });
+    const claims = await claim();
+    expect(claims.map((c) => c.delivery.id)).toEqual([waiting ?? -1]);
+    expect(claims[0]?.notBefore).toBeUndefined();
+  });
+});
