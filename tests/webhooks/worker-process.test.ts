@@ -2,14 +2,17 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runCommand } from "citty";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/store/types.ts";
+import { createWebhooksCommand } from "../../lib/webhooks/cli/command.ts";
 import {
   type FakeEndpoint,
   gate,
   type Responder,
   startFakeEndpoint,
 } from "../fakes/webhook-endpoint.ts";
+import { family, parsePrometheusText } from "../ops/prometheus-text.ts";
 import { change } from "../store/contract.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -167,6 +170,49 @@ describe("worker process", () => {
     expect((await store.queue.stats()).successful).toBe(5);
   });
 
+  test("a running worker shows in `webhooks workers`, logs each attempt as a JSON line, serves --metrics-port, and is gone after SIGTERM", async () => {
+    const { path, store, endpoint } = setup(() => new Response("ok"));
+    await store.webhooks.create({ name: "hook", url: endpoint.url });
+    for (let i = 0; i < 3; i++) await store.queue.enqueue(change());
+    const child = startWorker(
+      path,
+      { LOG_FORMAT: "json", LOG_LEVEL: "debug", WORKER_HEARTBEAT_MS: "1000" },
+      ["--metrics-port", "0"],
+    );
+    const log = jsonLines(child.stderr);
+    const metricsUrl = /^Metrics on (\S+)$/.exec(
+      (await log.find((l) => l.msg.startsWith("Metrics on"))).msg,
+    )?.[1];
+    const attempts = [];
+    for (let i = 0; i < 3; i++) attempts.push(await log.find((l) => l.deliveryId !== undefined));
+    expect(attempts.map((a) => [a.level, a.webhook, a.attempt, a.status, a.outcome])).toEqual([
+      ["debug", "hook", 1, 200, "success"],
+      ["debug", "hook", 1, 200, "success"],
+      ["debug", "hook", 1, 200, "success"],
+    ]);
+    expect(attempts.map((a) => a.deliveryId).sort()).toEqual([1, 2, 3]);
+    expect(typeof attempts[0]?.durationMs).toBe("number");
+
+    const workers = async () => JSON.parse(await webhooksCli(path, ["workers", "--json"]));
+    const [running] = await workers();
+    expect(running).toMatchObject({ pid: child.pid, stale: false, concurrency: 16 });
+
+    const response = await fetch(metricsUrl ?? "");
+    expect(response.status).toBe(200);
+    const samples = parsePrometheusText(await response.text());
+    expect(samples.get('webhook_attempts_total{outcome="2xx"}')).toBe(3);
+    expect(samples.get('webhook_deliveries{state="successful"}')).toBe(3);
+    expect(family(samples, "webhook_workers")).toEqual({
+      'webhook_workers{status="live"}': 1,
+      'webhook_workers{status="stale"}': 0,
+    });
+
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+    expect(await workers()).toEqual([]);
+    await expect(fetch(metricsUrl ?? "")).rejects.toThrow();
+  });
+
   test("a bad setting is one line on stderr and exit code 2", async () => {
     const child = startWorker(join(tmpdir(), "never-created", "app.db"), {
       WEBHOOK_TIMEOUT_MS: "soon",
@@ -178,6 +224,46 @@ describe("worker process", () => {
     );
   });
 });
+
+/** `bun run webhooks …` in-process on the database at `path`; returns its stdout. */
+async function webhooksCli(path: string, args: string[]): Promise<string> {
+  const lines: string[] = [];
+  await runCommand(
+    createWebhooksCommand({ env: { DATABASE_URL: path }, out: (text) => lines.push(text) }),
+    { rawArgs: args },
+  );
+  return lines.join("\n");
+}
+
+interface JsonLogLine {
+  level: string;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/** A child's JSON-lines log: find() reads on until a line matches (each line is seen once). */
+function jsonLines(stream: ReadableStream<Uint8Array>) {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  cleanups.push(() => reader.releaseLock());
+  return {
+    async find(match: (line: JsonLogLine) => boolean): Promise<JsonLogLine> {
+      for (;;) {
+        const newline = buffered.indexOf("\n");
+        if (newline === -1) {
+          const { done, value } = await reader.read();
+          if (done) throw new Error(`log ended without the line looked for: ${buffered}`);
+          buffered += decoder.decode(value, { stream: true });
+          continue;
+        }
+        const line = JSON.parse(buffered.slice(0, newline)) as JsonLogLine;
+        buffered = buffered.slice(newline + 1);
+        if (match(line)) return line;
+      }
+    },
+  };
+}
 
 /** Reads a child's output until `text` appears. */
 async function waitForOutput(stream: ReadableStream<Uint8Array>, text: string): Promise<void> {
