@@ -1,6 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../lib/config/errors.ts";
-import { loadDatabaseTarget, loadWorkerConfig } from "../../lib/webhooks/config.ts";
+import {
+  loadDatabaseTarget,
+  loadWorkerConfig,
+  loadWorkerMetrics,
+} from "../../lib/webhooks/config.ts";
 
 describe("loadWorkerConfig", () => {
   test("loadWorkerConfig() defaults: 10 s timeout, 5 attempts, 16 in flight, lease = timeout + 30 s", () => {
@@ -105,5 +109,39 @@ describe("loadDatabaseTarget", () => {
       kind: "sqlite",
       path: "b.db",
     });
+  });
+});
+
+describe("loadWorkerMetrics", () => {
+  const TOKEN = "test-admin-token-0123456789";
+
+  test("loadWorkerMetrics() is null without --metrics-port, loopback by default with it", () => {
+    expect(loadWorkerMetrics({})).toBeNull();
+    expect(loadWorkerMetrics({}, { "metrics-port": "9464" })).toEqual({
+      host: "127.0.0.1",
+      port: 9464,
+      adminToken: null,
+    });
+    expect(
+      loadWorkerMetrics({ ADMIN_TOKEN: TOKEN }, { "metrics-port": "0", "metrics-host": "0.0.0.0" }),
+    ).toEqual({ host: "0.0.0.0", port: 0, adminToken: TOKEN });
+  });
+
+  test.each([
+    [{}, { "metrics-port": "9464", "metrics-host": "0.0.0.0" }, "ADMIN_TOKEN is required"],
+    [{}, { "metrics-host": "127.0.0.1" }, "--metrics-host needs --metrics-port"],
+    [{}, { "metrics-port": "http" }, "--metrics-port=http is invalid"],
+    [{}, { "metrics-port": "" }, "--metrics-port needs a value"],
+    [{ ADMIN_TOKEN: "short" }, { "metrics-port": "1" }, "ADMIN_TOKEN"],
+  ])("loadWorkerMetrics(%j, %j) is refused in one line: %s", (env, flags, message) => {
+    let error: unknown;
+    try {
+      loadWorkerMetrics(env, flags);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(message);
+    expect((error as Error).message).not.toContain("\n");
   });
 });
