@@ -42,6 +42,7 @@ table.fields th { width: 12rem; background: #f3f5f8; }
 .badge.failed, .badge.disabled, .badge.stale { background: var(--bad); }
 .badge.live { background: var(--ok); }
 .warning { margin: 1rem 0; }
+.disabled-note { margin-bottom: 1rem; } .disabled-note p { margin: 0 0 .5rem; }
 .muted { color: var(--muted); }
 pre { background: #fff; border: 1px solid var(--line); padding: .75rem; overflow: auto;
   max-height: 32rem; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; }
