@@ -16,6 +16,7 @@ import type { Subprocess } from "bun";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/store/types.ts";
 import type { ChangeEvent } from "../lib/webhooks/types.ts";
+import { OPS_OVERHEAD_TITLE, opsOverheadSection } from "./bench/ops-overhead.ts";
 import { PATCH_LATENCY_TITLE, patchLatencySection } from "./bench/patch-latency.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./bench/postgres.ts";
 
@@ -157,6 +158,16 @@ const SECTIONS: Array<[string, string, Section]> = [
     "patch",
     PATCH_LATENCY_TITLE,
     (context) => patchLatencySection({ report: context.report }).then(() => {}),
+  ],
+  [
+    "ops",
+    OPS_OVERHEAD_TITLE,
+    (context) =>
+      opsOverheadSection({
+        report: context.report,
+        deliveries: DELIVERIES,
+        concurrency: CONCURRENCY,
+      }).then(() => {}),
   ],
   [
     "postgres",

@@ -37,6 +37,8 @@ export interface RunWorkerOptions {
   heartbeat?: boolean;
   /** Count attempts and serve GET /metrics there; absent: no metrics are kept. */
   metrics?: MetricsListen;
+  /** Told the metrics URL once it listens (the port may have been 0). */
+  onMetricsListening?: (url: string) => void;
   workerId?: string;
   /** Clock and sleep for heartbeats, retention, pauses and send slots; tests pass fakes. */
   now?: () => number;
@@ -115,7 +117,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   logger.info(
     `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts}`,
   );
-  if (server) logger.info(`Metrics on ${server.url}`);
+  if (server) {
+    logger.info(`Metrics on ${server.url}`);
+    options.onMetricsListening?.(server.url);
+  }
 
   // The grace period starts at the first signal; after it, in-flight requests are aborted.
   const hard = new AbortController();

@@ -1,0 +1,222 @@
+/**
+ * bench:webhooks section: worker throughput with the operability hooks on (the production
+ * configuration: attempts counted for --metrics-port, which is scraped every second, and a
+ * heartbeat every 5 s) next to the same worker with them off (runWorker's `heartbeat: false`
+ * and no `metrics`). Same code path otherwise: endpoint health, retention and the attempt log
+ * run in both. The runs alternate (off/on, then on/off, …) after a discarded warm-up, so drift
+ * on a shared machine falls on both alike. Everything is on loopback; counts are bounded.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLogger } from "../../lib/log.ts";
+import { loadOpsConfig } from "../../lib/ops/config.ts";
+import { openStore } from "../../lib/store/open.ts";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { loadWorkerConfig } from "../../lib/webhooks/config.ts";
+import { runWorker } from "../../lib/webhooks/run-worker.ts";
+import type { ChangeEvent } from "../../lib/webhooks/types.ts";
+
+export const OPS_OVERHEAD_TITLE =
+  "Operability overhead: worker throughput with metrics and heartbeats on vs off (in-process worker → sink process)";
+
+export interface OpsOverheadOptions {
+  deliveries?: number;
+  concurrency?: number;
+  /** Pairs of runs (one off, one on) after the warm-up. */
+  rounds?: number;
+  /** How often the "on" runs are scraped (Prometheus' default is 15 s). */
+  scrapeEveryMs?: number;
+  report?: (label: string, value: string, note?: string) => void;
+}
+
+export interface OpsOverheadFigures {
+  /** Deliveries per second of each run, in the order they ran. */
+  off: number[];
+  on: number[];
+  /** median(on) / median(off). */
+  ratio: number;
+}
+
+/** A 200-answering endpoint in a process of its own, timing the first and last request. */
+const SINK_SOURCE = `
+let count = 0, first = 0, last = 0;
+const server = Bun.serve({
+  hostname: "127.0.0.1", port: 0,
+  async fetch(request) {
+    const path = new URL(request.url).pathname;
+    if (path === "/__stats") return Response.json({ count, first, last });
+    if (path === "/__reset") { count = first = last = 0; return new Response("reset"); }
+    await request.arrayBuffer();
+    const at = performance.timeOrigin + performance.now();
+    count++;
+    if (first === 0) first = at;
+    last = at;
+    return new Response("ok");
+  },
+});
+console.log("port " + server.port);
+`;
+
+export async function opsOverheadSection(
+  options: OpsOverheadOptions = {},
+): Promise<OpsOverheadFigures> {
+  const deliveries = options.deliveries ?? 20_000;
+  const concurrency = options.concurrency ?? 16;
+  const rounds = options.rounds ?? Number(process.env.BENCH_OPS_ROUNDS ?? 5);
+  const scrapeEveryMs = options.scrapeEveryMs ?? 1000;
+  const report =
+    options.report ??
+    ((label: string, value: string, note?: string) =>
+      console.log(`  ${label.padEnd(44)} ${value.padStart(14)}${note ? `   ${note}` : ""}`));
+
+  const dir = mkdtempSync(join(tmpdir(), "bench-ops-"));
+  const sink = Bun.spawn([process.execPath, "-e", SINK_SOURCE], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  try {
+    const port = /^port (\d+)/.exec(await firstLine(sink.stdout))?.[1];
+    if (!port) throw new Error("the sink did not start");
+    const sinkUrl = `http://127.0.0.1:${port}`;
+    let runs = 0;
+
+    async function run(on: boolean): Promise<number> {
+      const path = join(dir, `ops-${++runs}.db`);
+      const seed = openSqliteStore(path);
+      await seed.webhooks.create({ name: "bench", url: `${sinkUrl}/hook` });
+      await seed.transaction(async (tx) => {
+        for (let i = 0; i < deliveries; i++) await tx.queue.enqueue(change(i));
+      });
+      await seed.close();
+      await (await fetch(`${sinkUrl}/__reset`)).text();
+
+      const env = {
+        DATABASE_URL: path,
+        WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+        WEBHOOK_CONCURRENCY: String(concurrency),
+      };
+      const config = loadWorkerConfig(env);
+      // As `bun run worker` opens it; warn level keeps the start/stop lines out of the figures.
+      const logger = createLogger({ level: 1 });
+      const store = await openStore(config.database, { pollMs: config.pollMs, logger });
+      const scraper = on ? startScraper(scrapeEveryMs) : null;
+      let successful = 0;
+      try {
+        await runWorker({
+          store,
+          config,
+          logger,
+          once: true,
+          stop: new AbortController().signal,
+          abortInFlight: new AbortController().signal,
+          ops: loadOpsConfig(env), // heartbeat every 5 s, retention, auto-disable
+          heartbeat: on,
+          metrics: on ? { host: "127.0.0.1", port: 0 } : undefined,
+          onMetricsListening: scraper?.target,
+        });
+        successful = (await store.queue.stats()).successful;
+      } finally {
+        await scraper?.stop();
+        await store.close();
+      }
+      if (successful !== deliveries) {
+        throw new Error(`only ${successful} of ${deliveries} deliveries succeeded`);
+      }
+      const arrived = (await (await fetch(`${sinkUrl}/__stats`)).json()) as {
+        count: number;
+        first: number;
+        last: number;
+      };
+      return (arrived.count / (arrived.last - arrived.first)) * 1000;
+    }
+
+    await run(true); // warm-up (JIT, page cache), not counted
+    const off: number[] = [];
+    const on: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      for (const hooksOn of round % 2 === 0 ? [false, true] : [true, false]) {
+        (hooksOn ? on : off).push(await run(hooksOn));
+      }
+    }
+    const ratio = median(on) / median(off);
+    const runsNote = (values: number[]) =>
+      `median of ${values.length} runs (${values.map(perSecond).join(", ")})`;
+    report("off: no metrics, no heartbeat", perSecond(median(off)), runsNote(off));
+    report("on: metrics + heartbeat (production)", perSecond(median(on)), runsNote(on));
+    report(
+      "on / off",
+      `${(ratio * 100).toFixed(1)}%`,
+      `${deliveries} deliveries a run, concurrency ${concurrency}, /metrics scraped every ${scrapeEveryMs / 1000} s, heartbeat every 5 s (target ≥ 95%)`,
+    );
+    return { off, on, ratio };
+  } finally {
+    sink.kill("SIGTERM");
+    await sink.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Scrapes the worker's /metrics every `everyMs` once it listens, as Prometheus would. */
+function startScraper(everyMs: number) {
+  let url: string | null = null;
+  let scrapes = Promise.resolve();
+  const timer = setInterval(() => {
+    if (url === null) return;
+    const target = url;
+    scrapes = scrapes.then(async () => {
+      const response = await fetch(target);
+      if (!response.ok) throw new Error(`GET /metrics answered ${response.status}`);
+      await response.text();
+    });
+  }, everyMs);
+  return {
+    target(metricsUrl: string) {
+      url = metricsUrl;
+    },
+    async stop() {
+      clearInterval(timer);
+      await scrapes;
+    },
+  };
+}
+
+function change(i: number): ChangeEvent {
+  const item = { id: i, sku: `SKU-${i}`, name: `Item ${i}`, quantity: i % 50, location: "A1" };
+  return {
+    event: "item.updated",
+    model: "item",
+    username: "bench",
+    requestId: crypto.randomUUID(),
+    data: item,
+    prechange: { ...item, quantity: item.quantity + 1 },
+    postchange: item,
+    timestamp: new Date(),
+  };
+}
+
+async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  reader.releaseLock();
+  return text.split("\n")[0] ?? "";
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+function perSecond(value: number): string {
+  return `${Math.round(value).toLocaleString("en")}/s`;
+}
