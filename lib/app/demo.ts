@@ -1,11 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
+import { startHeartbeat } from "../ops/heartbeat.ts";
 import { createReceiver } from "../receiver/app.ts";
 import { openSqliteStore } from "../store/sqlite/store.ts";
 import { loadWorkerConfig } from "../webhooks/config.ts";
 import { createDeliveryWorker } from "../webhooks/deliveries.ts";
+import { VERSION } from "../webhooks/request.ts";
 import { generateSecret } from "../webhooks/signing.ts";
 import { listenUrl, serveApp } from "./serve.ts";
 
@@ -80,9 +82,25 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     });
     const stopWorker = new AbortController();
     const workerDone = worker.run({ signal: stopWorker.signal });
+    // So that Background Tasks shows the demo's worker as live, as it would a `bun run worker`.
+    const startedAt = Date.now();
+    const heartbeat = startHeartbeat({
+      registry: workerStore.workers,
+      info: () => ({
+        id: worker.id,
+        host: hostname(),
+        pid: process.pid,
+        version: VERSION,
+        startedAt,
+        inFlight: worker.inFlight,
+        concurrency: config.concurrency,
+      }),
+      logger,
+    });
     cleanups.unshift(async () => {
       stopWorker.abort();
       await workerDone;
+      await heartbeat.stop();
     });
 
     print(`Database:  ${databasePath} (deleted on exit)`);
