@@ -34,8 +34,13 @@ export interface OpsOverheadFigures {
   /** Deliveries per second of each run, in the order they ran. */
   off: number[];
   on: number[];
+  /** CPU time of this process (the worker) per delivery, µs, per run. */
+  offCpu: number[];
+  onCpu: number[];
   /** median(on) / median(off). */
   ratio: number;
+  /** The median of each round's on/off ratio (the two runs of a round ran back to back). */
+  pairedRatio: number;
 }
 
 /** A 200-answering endpoint in a process of its own, timing the first and last request. */
@@ -82,7 +87,7 @@ export async function opsOverheadSection(
     const sinkUrl = `http://127.0.0.1:${port}`;
     let runs = 0;
 
-    async function run(on: boolean): Promise<number> {
+    async function run(on: boolean): Promise<{ perSecond: number; cpuPerDelivery: number }> {
       const path = join(dir, `ops-${++runs}.db`);
       const seed = openSqliteStore(path);
       await seed.webhooks.create({ name: "bench", url: `${sinkUrl}/hook` });
@@ -102,7 +107,9 @@ export async function opsOverheadSection(
       const logger = createLogger({ level: 1 });
       const store = await openStore(config.database, { pollMs: config.pollMs, logger });
       const scraper = on ? startScraper(scrapeEveryMs) : null;
+      let cpu = { user: 0, system: 0 };
       let successful = 0;
+      const cpuBefore = process.cpuUsage();
       try {
         await runWorker({
           store,
@@ -118,6 +125,7 @@ export async function opsOverheadSection(
         });
         successful = (await store.queue.stats()).successful;
       } finally {
+        cpu = process.cpuUsage(cpuBefore);
         await scraper?.stop();
         await store.close();
       }
@@ -129,18 +137,27 @@ export async function opsOverheadSection(
         first: number;
         last: number;
       };
-      return (arrived.count / (arrived.last - arrived.first)) * 1000;
+      return {
+        perSecond: (arrived.count / (arrived.last - arrived.first)) * 1000,
+        cpuPerDelivery: (cpu.user + cpu.system) / deliveries,
+      };
     }
 
     await run(true); // warm-up (JIT, page cache), not counted
     const off: number[] = [];
     const on: number[] = [];
+    const offCpu: number[] = [];
+    const onCpu: number[] = [];
     for (let round = 0; round < rounds; round++) {
       for (const hooksOn of round % 2 === 0 ? [false, true] : [true, false]) {
-        (hooksOn ? on : off).push(await run(hooksOn));
+        const figures = await run(hooksOn);
+        (hooksOn ? on : off).push(figures.perSecond);
+        (hooksOn ? onCpu : offCpu).push(figures.cpuPerDelivery);
       }
     }
     const ratio = median(on) / median(off);
+    const paired = on.map((value, i) => value / (off[i] ?? value));
+    const pairedRatio = median(paired);
     const runsNote = (values: number[]) =>
       `median of ${values.length} runs (${values.map(perSecond).join(", ")})`;
     report("off: no metrics, no heartbeat", perSecond(median(off)), runsNote(off));
@@ -150,7 +167,16 @@ export async function opsOverheadSection(
       `${(ratio * 100).toFixed(1)}%`,
       `${deliveries} deliveries a run, concurrency ${concurrency}, /metrics scraped every ${scrapeEveryMs / 1000} s, heartbeat every 5 s (target ≥ 95%)`,
     );
-    return { off, on, ratio };
+    report(
+      "on / off, per round",
+      `${(pairedRatio * 100).toFixed(1)}%`,
+      `median of ${paired.map((r) => `${(r * 100).toFixed(0)}%`).join(", ")}`,
+    );
+    const cpuNote = (values: number[]) =>
+      `median; runs ${values.map((v) => v.toFixed(0)).join(", ")}`;
+    report("worker CPU per delivery, off", `${median(offCpu).toFixed(1)} µs`, cpuNote(offCpu));
+    report("worker CPU per delivery, on", `${median(onCpu).toFixed(1)} µs`, cpuNote(onCpu));
+    return { off, on, offCpu, onCpu, ratio, pairedRatio };
   } finally {
     sink.kill("SIGTERM");
     await sink.exited;
