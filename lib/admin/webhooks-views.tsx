@@ -192,7 +192,10 @@ export function WebhookFormPage(props: {
         ) : null}
         <label>
           Max deliveries per second
-          <span class="hint">Empty for no limit.</span>
+          <span class="hint">
+            Empty for no limit. Honoured across all workers, spaced evenly; a 429 or 503 answer also
+            pauses this webhook for its Retry-After.
+          </span>
           <input type="text" name="maxPerSecond" value={values.maxPerSecond} inputmode="decimal" />
           <FieldErrors messages={errors.maxPerSecond} />
         </label>

@@ -82,6 +82,16 @@ describe("creating a webhook", () => {
     expect(await t.store.webhooks.list()).toEqual([]);
   });
 
+  test("stores max deliveries per second, shows it on the edit page, and clears it when emptied", async () => {
+    await create({ ...form, maxPerSecond: "2.5" });
+    const [webhook] = await t.store.webhooks.list();
+    expect(webhook?.maxPerSecond).toBe(2.5);
+    const page = `/admin/webhooks/${webhook?.id}`;
+    expect((await t.client.open(page)).html).toContain('name="maxPerSecond" value="2.5"');
+    await t.client.submit(page, { ...form, maxPerSecond: "" }, { from: page });
+    expect((await t.store.webhooks.get(webhook?.id ?? 0))?.maxPerSecond).toBeNull();
+  });
+
   test("refuses headers the sender sets itself", async () => {
     const response = await create({ ...form, headers: "webhook-signature: v1,forged" });
     expect(response.status).toBe(400);
