@@ -325,6 +325,16 @@ export function createSqliteQueue(
       const row = reclaimStmt.get({ ...params, worker: workerId, expires });
       if (row) claimed.push(row);
     }
+    const webhookRows = new Map<number, WebhookRow>();
+    const webhookRowOf = (row: DeliveryRow): WebhookRow => {
+      let webhookRow = webhookRows.get(row.webhook_id);
+      if (!webhookRow) {
+        webhookRow = webhookStmt.get(row.webhook_id) ?? undefined;
+        if (!webhookRow) throw new Error(`Delivery ${row.id} has no webhook`);
+        webhookRows.set(row.webhook_id, webhookRow);
+      }
+      return webhookRow;
+    };
     const notBefore = new Map<number, number>();
     if (claimed.length < limit) {
       const due = claimDueStmt.all({
@@ -334,28 +344,37 @@ export function createSqliteQueue(
         limit: limit - claimed.length,
         horizon: RATE_HORIZON_MS,
       });
-      // Send slots of rate-limited or pausing webhooks, shared by every worker through the
-      // webhooks row (this transaction holds the write lock); rows over the rate go back.
-      const { admitted, refused } = admitBySendRate(
-        db,
-        due.map((row) => ({ row, webhookId: row.webhook_id })),
-        { now: at },
-      );
-      for (const { row } of refused) {
-        releaseStmt.run({ id: row.id, attempt: row.attempts, now: at });
+      // Without a rate limit a delivery only waits for the end of a 429/503 pause (within the
+      // horizon, or the claim would not have taken it). Rate-limited webhooks reserve send
+      // slots shared by every worker in their row (this transaction holds the write lock);
+      // rows over the rate go back.
+      const limited: Array<{ row: DeliveryRow; webhookId: number }> = [];
+      for (const row of due) {
+        const gate = webhookRowOf(row);
+        if (gate.max_per_second !== null && gate.max_per_second > 0) {
+          limited.push({ row, webhookId: row.webhook_id });
+          continue;
+        }
+        claimed.push(row);
+        const slot = Math.max(gate.paused_until, gate.next_send_at);
+        if (slot > at) notBefore.set(row.id, slot);
       }
-      for (const { candidate, notBefore: slot } of admitted) {
-        claimed.push(candidate.row);
-        if (slot > at) notBefore.set(candidate.row.id, slot);
+      if (limited.length > 0) {
+        const { admitted, refused } = admitBySendRate(db, limited, { now: at });
+        for (const { row } of refused) {
+          releaseStmt.run({ id: row.id, attempt: row.attempts, now: at });
+        }
+        for (const { candidate, notBefore: slot } of admitted) {
+          claimed.push(candidate.row);
+          if (slot > at) notBefore.set(candidate.row.id, slot);
+        }
       }
     }
     const webhooks = new Map<number, Webhook>();
     return claimed.map((row): Claim => {
       let webhook = webhooks.get(row.webhook_id);
       if (!webhook) {
-        const webhookRow = webhookStmt.get(row.webhook_id);
-        if (!webhookRow) throw new Error(`Delivery ${row.id} has no webhook`);
-        webhook = webhookFromRow(webhookRow);
+        webhook = webhookFromRow(webhookRowOf(row));
         webhooks.set(webhook.id, webhook);
       }
       const slot = notBefore.get(row.id);

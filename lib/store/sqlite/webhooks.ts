@@ -17,6 +17,9 @@ export interface WebhookRow {
   disabled_at: number | null;
   max_per_second: number | null;
   failing_since: number | null;
+  /** The 429/503 pause and the next rate-limit slot (claims read them; not in Webhook). */
+  paused_until: number;
+  next_send_at: number;
   created_at: number;
   updated_at: number;
 }
