@@ -1,9 +1,9 @@
 import { type Context, Hono } from "hono";
-import { isLoopbackHost } from "../app/config.ts";
 import { safeEqual } from "../app/secrets.ts";
-import { ConfigError } from "../config/errors.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "./metrics.ts";
+
+export { assertMetricsBinding } from "./metrics-binding.ts";
 
 /**
  * `GET /metrics` for a worker's --metrics-port (the app mounts metricsHandler behind its own
@@ -43,19 +43,4 @@ export function metricsHandler(
       return c.body("Metrics unavailable\n", 503, { "content-type": "text/plain; charset=utf-8" });
     }
   };
-}
-
-/**
- * The ADMIN_TOKEN rule for a metrics listener, as for the app: loopback is open, any other
- * address needs the token. Throws a one-line ConfigError naming the flag otherwise.
- */
-export function assertMetricsBinding(
-  host: string,
-  adminToken: string | null | undefined,
-  flag = "--metrics-host",
-): void {
-  if (adminToken || isLoopbackHost(host)) return;
-  throw new ConfigError(
-    `${flag}=${host} is not a loopback address, so ADMIN_TOKEN is required to protect /metrics: set ADMIN_TOKEN or listen on 127.0.0.1`,
-  );
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { loadAdminToken, parsePort } from "../app/config.ts";
 import { type Env, intInRange, parseEnv, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
-import { assertMetricsBinding } from "../ops/metrics-app.ts";
+import { assertMetricsBinding } from "../ops/metrics-binding.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
 import { type AllowList, parseAllowList } from "./ssrf.ts";
 
