@@ -6,6 +6,7 @@ import type { Metrics } from "./metrics.ts";
 import {
   DEFAULT_SLOW_DOWN,
   headerValue,
+  SLOW_DOWN_STATUSES,
   type SlowDownSettings,
   slowDownUntil,
 } from "./rate-limit.ts";
@@ -50,13 +51,14 @@ export function createAfterAttempt(
   const { health, pause, slowDown = DEFAULT_SLOW_DOWN, now = Date.now, logger } = options;
   return async (claim, delivered) => {
     const { record } = delivered;
-    const name = escapeControl(JSON.stringify(claim.webhook.name));
+    // Built only when needed: this runs after every attempt.
+    const name = () => escapeControl(JSON.stringify(claim.webhook.name));
     try {
       await health?.afterAttempt({ webhook: claim.webhook, record, outcome: delivered.outcome });
     } catch (error) {
-      logger?.warn(`Could not record the health of webhook ${name}: ${messageOf(error)}`);
+      logger?.warn(`Could not record the health of webhook ${name()}: ${messageOf(error)}`);
     }
-    if (!pause) return;
+    if (!pause || record.statusCode === null || !SLOW_DOWN_STATUSES.has(record.statusCode)) return;
     const t = now();
     const retryAfter = headerValue(record.responseHeaders, "retry-after");
     const until = slowDownUntil({ statusCode: record.statusCode, retryAfter, now: t }, slowDown);
@@ -64,11 +66,11 @@ export function createAfterAttempt(
     try {
       if (await pause(claim.webhook.id, until)) {
         logger?.warn(
-          `Webhook ${name} paused until ${new Date(until).toISOString()}: the endpoint answered HTTP ${record.statusCode}`,
+          `Webhook ${name()} paused until ${new Date(until).toISOString()}: the endpoint answered HTTP ${record.statusCode}`,
         );
       }
     } catch (error) {
-      logger?.warn(`Could not pause webhook ${name}: ${messageOf(error)}`);
+      logger?.warn(`Could not pause webhook ${name()}: ${messageOf(error)}`);
     }
   };
 }
