@@ -302,9 +302,10 @@ describe("rate limit", () => {
     expect(new Set(attempts.map((a) => a.workerId))).toEqual(new Set(["a", "b"]));
     const starts = attempts.map((a) => a.startedAt).sort((x, y) => x - y);
     const gaps = starts.slice(1).map((t, i) => t - (starts[i] ?? 0));
-    // 1/20 s apart at least (1 ms of slack: start times are whole milliseconds).
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(49);
-    expect((starts.at(-1) ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual((total - 1) * 49);
+    // Send slots are 1/20 s apart; a start can run a little late when the event loop is busy,
+    // which shortens the gap after it, so allow half a slot of lateness per start.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(25);
+    expect((starts.at(-1) ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual((total - 1) * 50 - 25);
   });
 });
 
