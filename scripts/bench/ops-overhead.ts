@@ -4,7 +4,9 @@
  * heartbeat every 5 s) next to the same worker with them off (runWorker's `heartbeat: false`
  * and no `metrics`). Same code path otherwise: endpoint health, retention and the attempt log
  * run in both. The runs alternate (off/on, then on/off, …) after a discarded warm-up, so drift
- * on a shared machine falls on both alike. Everything is on loopback; counts are bounded.
+ * on a shared machine falls on both alike. Measured twice: against a sink process over loopback
+ * (the real thing) and with fetch answered in-process (the worker's own cost, without the sink
+ * competing for the two cores). Everything is on loopback; counts are bounded.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,7 +32,7 @@ export interface OpsOverheadOptions {
   report?: (label: string, value: string, note?: string) => void;
 }
 
-export interface OpsOverheadFigures {
+export interface OpsOverheadSet {
   /** Deliveries per second of each run, in the order they ran. */
   off: number[];
   on: number[];
@@ -41,6 +43,13 @@ export interface OpsOverheadFigures {
   ratio: number;
   /** The median of each round's on/off ratio (the two runs of a round ran back to back). */
   pairedRatio: number;
+}
+
+export interface OpsOverheadFigures {
+  /** Worker → sink process over loopback HTTP. */
+  network: OpsOverheadSet;
+  /** The same worker with fetch answered in-process: its own cost, less noise from the sink. */
+  alone: OpsOverheadSet;
 }
 
 /** A 200-answering endpoint in a process of its own, timing the first and last request. */
@@ -87,7 +96,11 @@ export async function opsOverheadSection(
     const sinkUrl = `http://127.0.0.1:${port}`;
     let runs = 0;
 
-    async function run(on: boolean): Promise<{ perSecond: number; cpuPerDelivery: number }> {
+    /** One worker run over a fresh database; `network: false` answers fetch in-process. */
+    async function run(
+      on: boolean,
+      network: boolean,
+    ): Promise<{ perSecond: number; cpuPerDelivery: number }> {
       const path = join(dir, `ops-${++runs}.db`);
       const seed = openSqliteStore(path);
       await seed.webhooks.create({ name: "bench", url: `${sinkUrl}/hook` });
@@ -110,6 +123,8 @@ export async function opsOverheadSection(
       let cpu = { user: 0, system: 0 };
       let successful = 0;
       const cpuBefore = process.cpuUsage();
+      const started = performance.now();
+      let elapsed = 0;
       try {
         await runWorker({
           store,
@@ -122,7 +137,9 @@ export async function opsOverheadSection(
           heartbeat: on,
           metrics: on ? { host: "127.0.0.1", port: 0 } : undefined,
           onMetricsListening: scraper?.target,
+          fetch: network ? undefined : answerInProcess,
         });
+        elapsed = performance.now() - started;
         successful = (await store.queue.stats()).successful;
       } finally {
         cpu = process.cpuUsage(cpuBefore);
@@ -132,57 +149,64 @@ export async function opsOverheadSection(
       if (successful !== deliveries) {
         throw new Error(`only ${successful} of ${deliveries} deliveries succeeded`);
       }
+      const cpuPerDelivery = (cpu.user + cpu.system) / deliveries;
+      if (!network) return { perSecond: (deliveries / elapsed) * 1000, cpuPerDelivery };
+      // Both times from the sink's clock: the worker's start-up is left out.
       const arrived = (await (await fetch(`${sinkUrl}/__stats`)).json()) as {
         count: number;
         first: number;
         last: number;
       };
-      return {
-        perSecond: (arrived.count / (arrived.last - arrived.first)) * 1000,
-        cpuPerDelivery: (cpu.user + cpu.system) / deliveries,
-      };
+      return { perSecond: (arrived.count / (arrived.last - arrived.first)) * 1000, cpuPerDelivery };
     }
 
-    await run(true); // warm-up (JIT, page cache), not counted
-    const off: number[] = [];
-    const on: number[] = [];
-    const offCpu: number[] = [];
-    const onCpu: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      for (const hooksOn of round % 2 === 0 ? [false, true] : [true, false]) {
-        const figures = await run(hooksOn);
-        (hooksOn ? on : off).push(figures.perSecond);
-        (hooksOn ? onCpu : offCpu).push(figures.cpuPerDelivery);
+    async function measure(network: boolean, title: string): Promise<OpsOverheadSet> {
+      await run(true, network); // warm-up (JIT, page cache), not counted
+      const off: number[] = [];
+      const on: number[] = [];
+      const offCpu: number[] = [];
+      const onCpu: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        for (const hooksOn of round % 2 === 0 ? [false, true] : [true, false]) {
+          const figures = await run(hooksOn, network);
+          (hooksOn ? on : off).push(figures.perSecond);
+          (hooksOn ? onCpu : offCpu).push(figures.cpuPerDelivery);
+        }
       }
+      const ratio = median(on) / median(off);
+      const paired = on.map((value, i) => value / (off[i] ?? value));
+      const pairedRatio = median(paired);
+      const runsNote = (values: number[]) =>
+        `median of ${values.length} runs (${values.map(perSecond).join(", ")})`;
+      const cpuNote = (values: number[]) => `runs ${values.map((v) => v.toFixed(0)).join(", ")}`;
+      console.log(`  ${title}`);
+      report("  off: no metrics, no heartbeat", perSecond(median(off)), runsNote(off));
+      report("  on: metrics + heartbeat (production)", perSecond(median(on)), runsNote(on));
+      report(
+        "  on / off",
+        `${(ratio * 100).toFixed(1)}%`,
+        `per round: median ${(pairedRatio * 100).toFixed(1)}% of ${paired.map((r) => `${(r * 100).toFixed(0)}%`).join(", ")} (target ≥ 95%)`,
+      );
+      report("  worker CPU per delivery, off", `${median(offCpu).toFixed(1)} µs`, cpuNote(offCpu));
+      report("  worker CPU per delivery, on", `${median(onCpu).toFixed(1)} µs`, cpuNote(onCpu));
+      return { off, on, offCpu, onCpu, ratio, pairedRatio };
     }
-    const ratio = median(on) / median(off);
-    const paired = on.map((value, i) => value / (off[i] ?? value));
-    const pairedRatio = median(paired);
-    const runsNote = (values: number[]) =>
-      `median of ${values.length} runs (${values.map(perSecond).join(", ")})`;
-    report("off: no metrics, no heartbeat", perSecond(median(off)), runsNote(off));
-    report("on: metrics + heartbeat (production)", perSecond(median(on)), runsNote(on));
-    report(
-      "on / off",
-      `${(ratio * 100).toFixed(1)}%`,
-      `${deliveries} deliveries a run, concurrency ${concurrency}, /metrics scraped every ${scrapeEveryMs / 1000} s, heartbeat every 5 s (target ≥ 95%)`,
+
+    console.log(
+      `  ${deliveries} deliveries a run, concurrency ${concurrency}; on: /metrics scraped every ${scrapeEveryMs / 1000} s, heartbeat every 5 s`,
     );
-    report(
-      "on / off, per round",
-      `${(pairedRatio * 100).toFixed(1)}%`,
-      `median of ${paired.map((r) => `${(r * 100).toFixed(0)}%`).join(", ")}`,
-    );
-    const cpuNote = (values: number[]) =>
-      `median; runs ${values.map((v) => v.toFixed(0)).join(", ")}`;
-    report("worker CPU per delivery, off", `${median(offCpu).toFixed(1)} µs`, cpuNote(offCpu));
-    report("worker CPU per delivery, on", `${median(onCpu).toFixed(1)} µs`, cpuNote(onCpu));
-    return { off, on, offCpu, onCpu, ratio, pairedRatio };
+    const network = await measure(true, "worker → sink process over loopback:");
+    const alone = await measure(false, "worker alone (fetch answered in-process, no network):");
+    return { network, alone };
   } finally {
     sink.kill("SIGTERM");
     await sink.exited;
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** A receiver inside the worker's process: what the worker itself costs, without the network. */
+const answerInProcess = (async () => new Response("ok")) as unknown as typeof fetch;
 
 /** Scrapes the worker's /metrics every `everyMs` once it listens, as Prometheus would. */
 function startScraper(everyMs: number) {
