@@ -1,5 +1,5 @@
 import pkg from "../../package.json" with { type: "json" };
-import { netboxSignature, standardWebhookHeaders } from "./signing.ts";
+import { createSigner, type Signer } from "./signing.ts";
 import type { Delivery, Webhook } from "./types.ts";
 
 export const VERSION: string = pkg.version;
@@ -14,11 +14,60 @@ export interface OutgoingRequest {
   body: string | null;
 }
 
+/** Set by the sender itself: an extra header of the same name never replaces them. */
+const SIGNATURE_HEADERS = new Set([
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+  "x-hook-signature",
+]);
+
+/** What one webhook's requests share, worked out once (a worker sends many per webhook). */
+interface Prepared {
+  userAgent: string;
+  /** Content type, user agent and extra headers, signature headers left out. */
+  headers: Array<[string, string]>;
+  signer: Signer | null;
+}
+
+// Webhooks are immutable values (a claim carries the row as read), so a webhook object's
+// headers can be kept with it; signers are kept per secret, as a secret's keys never change.
+const prepared = new WeakMap<Webhook, Prepared>();
+const signers = new Map<string, Signer>();
+const MAX_SIGNERS = 1000;
+
+function prepare(webhook: Webhook, userAgent: string): Prepared {
+  const known = prepared.get(webhook);
+  if (known && known.userAgent === userAgent) return known;
+  const headers = new Map<string, [string, string]>();
+  const set = (name: string, value: string) => headers.set(name.toLowerCase(), [name, value]);
+  set("Content-Type", webhook.contentType);
+  set("User-Agent", userAgent);
+  for (const [name, value] of webhook.headers) {
+    if (!SIGNATURE_HEADERS.has(name.toLowerCase())) set(name, value);
+  }
+  const entry = { userAgent, headers: [...headers.values()], signer: signerOf(webhook.secret) };
+  prepared.set(webhook, entry);
+  return entry;
+}
+
+function signerOf(secret: string | null): Signer | null {
+  if (secret === null) return null;
+  let signer = signers.get(secret);
+  if (!signer) {
+    signer = createSigner(secret); // throws for a secret that cannot sign: nothing is sent
+    if (signers.size >= MAX_SIGNERS) signers.clear();
+    signers.set(secret, signer);
+  }
+  return signer;
+}
+
 /**
  * The request for one attempt, as a plain value: the webhook's method, content type and extra
  * headers, the stored payload as the body, and the signature headers last so an extra header
  * cannot replace them. `timestamp` is the attempt's unix time in seconds. A GET carries no body
- * (fetch refuses one), so its signatures are of the empty body it sends.
+ * (fetch refuses one), so its signatures are of the empty body it sends. Throws a TypeError for
+ * a secret that cannot sign.
  */
 export function buildRequest(
   webhook: Webhook,
@@ -26,27 +75,17 @@ export function buildRequest(
   timestamp: number,
   options: { userAgent?: string } = {},
 ): OutgoingRequest {
+  const { headers: base, signer } = prepare(webhook, options.userAgent ?? USER_AGENT);
   const body = webhook.method === "GET" ? null : delivery.payload;
   const signedBody = body ?? "";
-  const headers = new Map<string, [string, string]>();
-  const set = (name: string, value: string) => headers.set(name.toLowerCase(), [name, value]);
-  set("Content-Type", webhook.contentType);
-  set("User-Agent", options.userAgent ?? USER_AGENT);
-  for (const [name, value] of webhook.headers) set(name, value);
-  const signed = standardWebhookHeaders({
-    secret: webhook.secret,
-    messageId: delivery.messageId,
-    timestamp,
-    body: signedBody,
-  });
-  for (const [name, value] of Object.entries(signed)) set(name, value);
-  if (webhook.secret !== null) {
-    set("X-Hook-Signature", netboxSignature(webhook.secret, signedBody));
+  const seconds = String(Math.floor(timestamp));
+  const headers = base.slice();
+  headers.push(["webhook-id", delivery.messageId], ["webhook-timestamp", seconds]);
+  if (signer !== null) {
+    headers.push(
+      ["webhook-signature", signer.standard(delivery.messageId, seconds, signedBody)],
+      ["X-Hook-Signature", signer.netbox(signedBody)],
+    );
   }
-  return {
-    url: webhook.url,
-    method: webhook.method,
-    headers: [...headers.values()],
-    body,
-  };
+  return { url: webhook.url, method: webhook.method, headers, body };
 }

@@ -1,5 +1,5 @@
 import { parseRetryAfter } from "../http/backoff.ts";
-import { buildRequest } from "./request.ts";
+import { buildRequest, type OutgoingRequest } from "./request.ts";
 import { type AttemptResult, isSuccess } from "./retry.ts";
 import { type AllowList, checkDestination, type DestinationCheck, type Resolver } from "./ssrf.ts";
 import type { AttemptRecord, Claim } from "./types.ts";
@@ -27,11 +27,90 @@ export interface SendOptions {
 const LITERAL_HOST = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
 const MAX_REMEMBERED = 1000;
 
-async function checkOnce(url: string, options: SendOptions): Promise<DestinationCheck> {
-  const cache = options.literalChecks;
-  const known = cache?.get(url);
-  if (known) return known;
+export interface SendResult extends AttemptResult {
+  record: AttemptRecord;
+}
+
+/**
+ * Makes one HTTP attempt for a claim and describes how it went. Never throws for anything the
+ * receiver or the network does (those are recorded attempts); throws only when `signal` aborts,
+ * so the worker can give the claim back. `timeoutMs` bounds the whole attempt: resolving the
+ * host for the SSRF check, the request, and reading the (capped) response.
+ */
+export async function sendAttempt(claim: Claim, options: SendOptions): Promise<SendResult> {
+  const now = options.now ?? Date.now;
+  const startedAt = now();
+  const started = performance.now();
+  const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
+  const deadline = startDeadline(options.timeoutMs, options.signal);
+  try {
+    return await attemptWithin(claim, options, deadline, startedAt, elapsed);
+  } catch (error) {
+    if (options.signal?.aborted) throw options.signal.reason ?? error;
+    if (deadline.timedOut) {
+      return result(startedAt, elapsed(), {
+        outcome: "timeout",
+        error: `Timed out after ${options.timeoutMs} ms (WEBHOOK_TIMEOUT_MS)`,
+      });
+    }
+    return result(startedAt, elapsed(), { outcome: "network_error", error: messageOf(error) });
+  } finally {
+    deadline.clear();
+  }
+}
+
+async function attemptWithin(
+  claim: Claim,
+  options: SendOptions,
+  deadline: Deadline,
+  startedAt: number,
+  elapsed: () => number,
+): Promise<SendResult> {
+  const url = claim.webhook.url;
+  const cached = options.literalChecks?.get(url);
+  const destination = cached ?? (await deadline.race(checkAndRemember(url, options)));
+  if (!destination.ok) {
+    return result(startedAt, elapsed(), { outcome: "blocked", error: destination.reason });
+  }
+
+  let request: OutgoingRequest;
+  try {
+    request = buildRequest(claim.webhook, claim.delivery, Math.floor(startedAt / 1000), {
+      userAgent: options.userAgent,
+    });
+  } catch (error) {
+    return result(startedAt, elapsed(), {
+      outcome: "network_error",
+      error: `Could not build the request: ${messageOf(error)}`,
+    });
+  }
+  const target = cached ? url : pinned(url, destination.addresses, request.headers);
+
+  const response = await (options.fetch ?? fetch)(target, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    redirect: "manual",
+    signal: deadline.signal,
+  });
+  const responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES);
+  const status = response.status;
+  const success = isSuccess(status);
+  return result(startedAt, elapsed(), {
+    outcome: success ? "success" : "http_error",
+    statusCode: status,
+    error: success ? null : httpError(response),
+    responseHeaders: headerLines(response.headers, RESPONSE_LIMIT_BYTES),
+    responseBody,
+    retryAfterMs: success
+      ? undefined
+      : parseRetryAfter(response.headers.get("retry-after"), (options.now ?? Date.now)()),
+  });
+}
+
+async function checkAndRemember(url: string, options: SendOptions): Promise<DestinationCheck> {
   const check = await checkDestination(url, { allow: options.allow, resolve: options.resolve });
+  const cache = options.literalChecks;
   if (cache && cache.size < MAX_REMEMBERED && LITERAL_HOST.test(hostOf(url))) cache.set(url, check);
   return check;
 }
@@ -44,71 +123,93 @@ function hostOf(url: string): string {
   }
 }
 
-export interface SendResult extends AttemptResult {
-  record: AttemptRecord;
+/**
+ * For plain http, the URL with its host name replaced by the address the SSRF check approved,
+ * and a Host header naming the original host: fetch then connects where the check looked, and
+ * a DNS answer that changes in between (rebinding) cannot send the request elsewhere. https is
+ * left to fetch's own lookup: certificate and SNI checks need the name (see README).
+ */
+function pinned(url: string, addresses: string[], headers: Array<[string, string]>): string {
+  const address = addresses[0];
+  if (address === undefined || !url.startsWith("http:")) return url;
+  const parsed = new URL(url);
+  const literal = address.includes(":") ? `[${address}]` : address;
+  if (parsed.hostname === literal) return url;
+  headers.push(["Host", parsed.host]);
+  parsed.hostname = literal;
+  return parsed.href;
 }
 
+interface Deadline {
+  /** Aborted by the timeout or by the worker's signal. */
+  signal: AbortSignal;
+  readonly timedOut: boolean;
+  /** `promise`, or a rejection as soon as the deadline passes (a DNS lookup cannot be cancelled). */
+  race<T>(promise: Promise<T>): Promise<T>;
+  clear(): void;
+}
+
+const abortables = new WeakMap<AbortSignal, Set<AbortController>>();
+
 /**
- * Makes one HTTP attempt for a claim and describes how it went. Never throws for anything the
- * receiver or the network does (those are recorded attempts); throws only when `signal` aborts,
- * so the worker can give the claim back.
+ * One controller per attempt, aborted by its own timer or by the worker's signal. Cheaper than
+ * AbortSignal.any([AbortSignal.timeout(ms), signal]) at thousands of attempts a second: the
+ * timer is cleared when the attempt ends instead of living on for the whole timeout, and the
+ * worker's signal has one listener for all attempts instead of one each.
  */
-export async function sendAttempt(claim: Claim, options: SendOptions): Promise<SendResult> {
-  const now = options.now ?? Date.now;
-  const fetchFn = options.fetch ?? fetch;
-  const startedAt = now();
-  const started = performance.now();
-  const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
-
-  const destination = await checkOnce(claim.webhook.url, options);
-  if (!destination.ok) {
-    return result(startedAt, elapsed(), { outcome: "blocked", error: destination.reason });
-  }
-
-  let request: ReturnType<typeof buildRequest>;
-  try {
-    request = buildRequest(claim.webhook, claim.delivery, Math.floor(startedAt / 1000), {
-      userAgent: options.userAgent,
-    });
-  } catch (error) {
-    return result(startedAt, elapsed(), {
-      outcome: "network_error",
-      error: `Could not build the request: ${messageOf(error)}`,
-    });
-  }
-
-  const timeout = AbortSignal.timeout(options.timeoutMs);
-  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
-  try {
-    const response = await fetchFn(request.url, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      redirect: "manual",
-      keepalive: true,
-      signal,
-    });
-    const responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES);
-    const status = response.status;
-    const success = isSuccess(status);
-    return result(startedAt, elapsed(), {
-      outcome: success ? "success" : "http_error",
-      statusCode: status,
-      error: success ? null : httpError(response),
-      responseHeaders: cut(headerLines(response.headers), RESPONSE_LIMIT_BYTES),
-      responseBody,
-      retryAfterMs: parseRetryAfter(response.headers.get("retry-after"), now()),
-    });
-  } catch (error) {
-    if (options.signal?.aborted) throw options.signal.reason ?? error;
-    if (timeout.aborted) {
-      return result(startedAt, elapsed(), {
-        outcome: "timeout",
-        error: `Timed out after ${options.timeoutMs} ms (WEBHOOK_TIMEOUT_MS)`,
-      });
+function startDeadline(timeoutMs: number, parent: AbortSignal | undefined): Deadline {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException("The attempt timed out", "TimeoutError"));
+  }, timeoutMs);
+  let siblings: Set<AbortController> | undefined;
+  if (parent) {
+    if (parent.aborted) controller.abort(parent.reason);
+    siblings = abortables.get(parent);
+    if (!siblings) {
+      const set = new Set<AbortController>();
+      abortables.set(parent, set);
+      parent.addEventListener(
+        "abort",
+        () => {
+          for (const each of set) each.abort(parent.reason);
+        },
+        { once: true },
+      );
+      siblings = set;
     }
-    return result(startedAt, elapsed(), { outcome: "network_error", error: messageOf(error) });
+    siblings.add(controller);
   }
+  const signal = controller.signal;
+  return {
+    signal,
+    get timedOut() {
+      return timedOut;
+    },
+    race<T>(promise: Promise<T>): Promise<T> {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      return new Promise<T>((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        promise.then(
+          (value) => {
+            signal.removeEventListener("abort", onAbort);
+            resolve(value);
+          },
+          (error: unknown) => {
+            signal.removeEventListener("abort", onAbort);
+            reject(error);
+          },
+        );
+      });
+    },
+    clear() {
+      clearTimeout(timer);
+      siblings?.delete(controller);
+    },
+  };
 }
 
 function result(
@@ -182,12 +283,19 @@ async function readLimited(response: Response, limit: number): Promise<string | 
   return decodeCut(bytes);
 }
 
-function headerLines(headers: Headers): string {
-  return [...headers].map(([name, value]) => `${name}: ${value}`).join("\n");
+/** `name: value` lines, cut to `limit` UTF-8 bytes. */
+function headerLines(headers: Headers, limit: number): string {
+  let text = "";
+  for (const [name, value] of headers) {
+    text = text === "" ? `${name}: ${value}` : `${text}\n${name}: ${value}`;
+  }
+  return cut(text, limit);
 }
 
 /** `text` cut to at most `limit` UTF-8 bytes. */
 function cut(text: string, limit: number): string {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: short text needs no encoding to know it fits.
+  if (text.length * 3 <= limit) return text;
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength <= limit) return text;
   return decodeCut(bytes.subarray(0, limit));

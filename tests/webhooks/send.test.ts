@@ -164,6 +164,36 @@ describe("sendAttempt", () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  test("sendAttempt() counts resolving the host against the timeout", async () => {
+    const fake = endpoint();
+    const started = performance.now();
+    const sent = await sendAttempt(claimFor(`http://hook.test:${fake.port}/`), {
+      timeoutMs: 150,
+      allow: LOOPBACK,
+      resolve: () => new Promise<string[]>(() => {}),
+    });
+    expect(sent.record).toMatchObject({ outcome: "timeout", statusCode: null });
+    expect(sent.record.error).toBe("Timed out after 150 ms (WEBHOOK_TIMEOUT_MS)");
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  test("sendAttempt() sends plain http to the address it checked, with the URL's Host", async () => {
+    const fake = endpoint();
+    const answers = [["127.0.0.1"], ["169.254.169.254"]];
+    // hook.test resolves nowhere else: fetch doing its own lookup would fail. A second lookup
+    // (rebinding to the metadata address) is never made.
+    const sent = await sendAttempt(claimFor(`http://hook.test:${fake.port}/in?x=1`), {
+      timeoutMs: 5000,
+      allow: LOOPBACK,
+      resolve: async () => answers.shift() ?? [],
+    });
+    expect(sent.record).toMatchObject({ outcome: "success", statusCode: 200 });
+    expect(answers).toHaveLength(1);
+    expect(fake.requests[0]?.headers.host).toBe(`hook.test:${fake.port}`);
+    expect(fake.requests[0]?.path).toBe("/in?x=1");
+  });
+
   test("sendAttempt() records a refused connection as a network error", async () => {
     const closed = startFakeEndpoint();
     await closed.stop();

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import {
+  createSigner,
   generateSecret,
   isValidSecret,
   netboxSignature,
@@ -186,6 +187,34 @@ describe("netboxSignature()", () => {
 
   test("changes when one byte of the body changes", () => {
     expect(netboxSignature("s", '{"a":1}')).not.toBe(netboxSignature("s", '{"a":2}'));
+  });
+});
+
+describe("createSigner()", () => {
+  test("signs the spec's test vector, and again the same for the next message", () => {
+    const signer = createSigner(VECTOR.secret);
+    const sign = () => signer.standard(VECTOR.messageId, String(VECTOR.timestamp), VECTOR.body);
+    expect(sign()).toBe(VECTOR.signature);
+    expect(signer.standard("msg_other", "1", "{}")).not.toBe(VECTOR.signature);
+    expect(sign()).toBe(VECTOR.signature);
+  });
+
+  test("gives standardWebhookHeaders' and netboxSignature's results for any body", () => {
+    const signer = createSigner(VECTOR.secret);
+    for (const body of ["", '{"a":1}', "é✓".repeat(500)]) {
+      const headers = standardWebhookHeaders({
+        secret: VECTOR.secret,
+        messageId: "msg_1",
+        timestamp: 42,
+        body,
+      });
+      expect(signer.standard("msg_1", "42", body)).toBe(headers["webhook-signature"] ?? "");
+      expect(signer.netbox(body)).toBe(netboxSignature(VECTOR.secret, body));
+    }
+  });
+
+  test("throws on a secret that is not base64", () => {
+    expect(() => createSigner("whsec_***")).toThrow(TypeError);
   });
 });
 
