@@ -7,7 +7,9 @@ import { migrate } from "./migrations.ts";
  * Opens (creating file and folder) and migrates a SQLite database set up for a queue shared by
  * several processes: WAL so readers never block the writer, busy_timeout so writers wait for
  * each other instead of failing, synchronous=NORMAL which is durable across crashes of the
- * process in WAL mode, and foreign keys on.
+ * process in WAL mode, and foreign keys on. temp_store=MEMORY: the journal of a savepoint (an
+ * enqueue joining the caller's transaction) is otherwise a temporary file created and removed
+ * at every transaction.
  */
 export function openSqlite(path: string): Database {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -16,6 +18,7 @@ export function openSqlite(path: string): Database {
   db.run("PRAGMA journal_mode = WAL");
   db.run("PRAGMA synchronous = NORMAL");
   db.run("PRAGMA foreign_keys = ON");
+  db.run("PRAGMA temp_store = MEMORY");
   migrate(db);
   return db;
 }
