@@ -84,8 +84,17 @@ describe("newMessageId", () => {
       call++;
       // First batch: only rejected bytes (248..255); then zeros ("0").
       return new Uint8Array(n).fill(call === 1 ? 250 : 0);
-    });
+    }, 0);
     expect(id).toBe(`msg_${"0".repeat(24)}`);
+  });
+
+  test("newMessageId() starts with the time, so ids made later sort later", () => {
+    const zeros = (n: number) => new Uint8Array(n);
+    expect(newMessageId(zeros, 61)).toBe(`msg_0000000z${"0".repeat(16)}`);
+    expect(newMessageId(zeros, 62)).toBe(`msg_00000010${"0".repeat(16)}`);
+    const times = [0, 61, 62, 1_700_000_000_000, 1_700_000_000_001, Date.now(), 62 ** 8 - 1];
+    const ids = times.map((t) => newMessageId(undefined, t));
+    expect([...ids].sort()).toEqual(ids);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import { RATE_HORIZON_MS } from "../../ops/rate-limit.ts";
 import { attemptsAfter, dueSummary, lastAttemptId } from "../../ops/sqlite/metrics.ts";
 import {
@@ -117,6 +117,7 @@ function attemptFromRow(row: AttemptRow): Attempt {
 const SENDABLE = `EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled = 1
   AND ${SENDABLE_WEBHOOK_SQLITE})`;
 const DEFAULT_LIST_LIMIT = 50;
+const MAX_ROWS_PER_INSERT = 32;
 
 /**
  * The hot queries, exported so a test can check their plans. Each names its partial index with
@@ -175,16 +176,42 @@ export function createSqliteQueue(
   const now = options.now ?? Date.now;
   const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
 
-  const enabledWebhooksStmt = db.prepare<WebhookRow, []>(
-    "SELECT * FROM webhooks WHERE enabled = 1 ORDER BY id",
+  const enabledTargetsStmt = db.prepare<{ id: number; events: string }, []>(
+    "SELECT id, events FROM webhooks WHERE enabled = 1 ORDER BY id",
+  );
+  const targetStmt = db.prepare<{ id: number; events: string; enabled: number }, [number]>(
+    "SELECT id, events, enabled FROM webhooks WHERE id = ?",
   );
   const webhookStmt = db.prepare<WebhookRow, [number]>("SELECT * FROM webhooks WHERE id = ?");
-  const insertDeliveryStmt = db.prepare<{ id: number }, Params>(
-    `INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
-       next_attempt_at, created_at, updated_at)
-     VALUES ($webhook_id, $message_id, $event, $payload, 'queued', 0, $now, $now, $now)
-     RETURNING id`,
-  );
+  // One INSERT for all the rows of a change (payload and time bound once), prepared per count.
+  const insertStmts = new Map<number, Statement<{ id: number }, SQLQueryBindings[]>>();
+  function insertDeliveriesStmt(count: number) {
+    let stmt = insertStmts.get(count);
+    if (!stmt) {
+      const rows = Array.from(
+        { length: count },
+        (_, i) => `(?${4 + 2 * i}, ?${5 + 2 * i}, ?1, ?2, 'queued', 0, ?3, ?3, ?3)`,
+      );
+      stmt = db.prepare(
+        `INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
+           next_attempt_at, created_at, updated_at)
+         VALUES ${rows.join(", ")}
+         RETURNING id`,
+      );
+      insertStmts.set(count, stmt);
+    }
+    return stmt;
+  }
+  const subscriptions = new Map<string, string[]>();
+  function subscribed(events: string, event: string): boolean {
+    let list = subscriptions.get(events);
+    if (!list) {
+      list = JSON.parse(events) as string[];
+      if (subscriptions.size >= 1000) subscriptions.clear();
+      subscriptions.set(events, list);
+    }
+    return subscribes(list, event);
+  }
 
   const anyExpiredLeaseStmt = db.prepare<{ expired: number }, Params>(CLAIM_SQL.anyExpiredLease);
   const expiredLeasesStmt = db.prepare<DeliveryRow & { enabled: number }, Params>(
@@ -272,31 +299,32 @@ export function createSqliteQueue(
   );
 
   const enqueueTx = db.transaction((change: ChangeEvent, webhookId: number | undefined) => {
-    const candidates =
-      webhookId === undefined
-        ? enabledWebhooksStmt.all()
-        : [webhookStmt.get(webhookId)].filter((row) => row?.enabled === 1);
-    const targets = candidates.filter(
-      (row): row is WebhookRow =>
-        row !== null &&
-        (change.event === "ping"
-          ? webhookId !== undefined
-          : subscribes(JSON.parse(row.events) as string[], change.event)),
-    );
+    let targets: number[];
+    if (webhookId === undefined) {
+      targets = [];
+      for (const row of enabledTargetsStmt.all()) {
+        if (subscribed(row.events, change.event)) targets.push(row.id);
+      }
+    } else {
+      // One webhook ("Send test" queues a ping for it alone), if it is enabled.
+      const row = targetStmt.get(webhookId);
+      const wanted =
+        row?.enabled === 1 && (change.event === "ping" || subscribed(row.events, change.event));
+      targets = wanted ? [webhookId] : [];
+    }
     if (targets.length === 0) return [];
     const payload = buildPayload(change);
     const t = now();
-    return targets.map((webhook) => {
-      const row = insertDeliveryStmt.get({
-        webhook_id: webhook.id,
-        message_id: newMessageId(),
-        event: change.event,
-        payload,
-        now: t,
-      });
-      if (!row) throw new Error("Inserting a delivery returned no row");
-      return row.id;
-    });
+    const ids: number[] = [];
+    for (let start = 0; start < targets.length; start += MAX_ROWS_PER_INSERT) {
+      const chunk = targets.slice(start, start + MAX_ROWS_PER_INSERT);
+      const values: SQLQueryBindings[] = [change.event, payload, t];
+      for (const id of chunk) values.push(id, newMessageId(undefined, t));
+      const rows = insertDeliveriesStmt(chunk.length).all(...values);
+      if (rows.length !== chunk.length) throw new Error("Inserting deliveries returned no ids");
+      for (const row of rows) ids.push(row.id);
+    }
+    return ids.sort((a, b) => a - b);
   });
 
   function claimRows(workerId: string, limit: number, leaseMs: number, at: number): Claim[] {
