@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { openStore } from "../../lib/store/open.ts";
 import { openSqlite } from "../../lib/store/sqlite/connection.ts";
 import { MIGRATIONS } from "../../lib/store/sqlite/migrations.ts";
-import { CLAIM_SQL } from "../../lib/store/sqlite/queue.ts";
+import { CLAIM_SQL, LIST_SQL } from "../../lib/store/sqlite/queue.ts";
 import { createSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { change, record } from "./contract.ts";
 
@@ -21,9 +21,9 @@ afterEach(() => {
 });
 
 /**
- * A queue large enough that the planner's choice matters. Without INDEXED BY, SQLite 3.5x picks
- * `deliveries_state (state=?)` plus a temp B-tree sort here when no ANALYZE has run (the usual
- * case), which reads every queued row on every claim.
+ * A queue large enough that the planner's choice matters. Without INDEXED BY, SQLite 3.5x picked
+ * `deliveries_state (state=?)` (dropped in migration 3) plus a temp B-tree sort here when no
+ * ANALYZE has run (the usual case), which read every queued row on every claim.
  */
 function largeQueue(options: { analyze: boolean }): Database {
   const db = openSqlite(":memory:");
@@ -53,7 +53,14 @@ function largeQueue(options: { analyze: boolean }): Database {
 }
 
 function plan(db: Database, sql: string): string {
-  const named = { now: 1_500_000, limit: 64, worker: "w", expires: 1, horizon: 1000 };
+  const named = {
+    now: 1_500_000,
+    limit: 64,
+    worker: "w",
+    expires: 1,
+    horizon: 1000,
+    before: 20_000,
+  };
   const params = sql.includes("?1") ? [1000] : named;
   const rows = db.query(`EXPLAIN QUERY PLAN ${sql}`).all(params as never) as Array<{
     detail: string;
@@ -83,6 +90,31 @@ describe.each([
       /USING (COVERING )?INDEX deliveries_webhook_due/,
     );
     expect(plan(db, CLAIM_SQL.nextLease)).toMatch(/USING (COVERING )?INDEX deliveries_leased/);
+  });
+
+  test("listings by state read the partial index of their state, or the table from `before`", () => {
+    const db = largeQueue({ analyze });
+    const partial = {
+      queued: "deliveries_due",
+      delivering: "deliveries_leased",
+      failed: "deliveries_failed",
+    } as const;
+    for (const [state, index] of Object.entries(partial)) {
+      const detail = plan(db, LIST_SQL.byState[state as keyof typeof partial]);
+      expect(detail).toContain(`COVERING INDEX ${index}`);
+      expect(detail).toContain("SEARCH d USING INTEGER PRIMARY KEY (rowid=?)");
+    }
+    // Successful rows are most of the table: walked backwards from `before`, stopping at limit.
+    expect(plan(db, LIST_SQL.byState.successful)).toContain(
+      "SEARCH d USING INTEGER PRIMARY KEY (rowid<?)",
+    );
+  });
+
+  test("stats() counts from indexes only, never reading deliveries rows", () => {
+    const detail = plan(largeQueue({ analyze }), LIST_SQL.stats);
+    const scans = detail.split("\n").filter((line) => /^(SCAN|SEARCH) deliveries/.test(line));
+    expect(scans).toHaveLength(4);
+    for (const line of scans) expect(line).toContain("COVERING INDEX");
   });
 });
 

@@ -88,6 +88,15 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 2: operability (endpoint health streak, 429/503 pause, rate-limit slot); see lib/ops.
   OPS_MIGRATION_SQLITE,
+  // 3: delivery throughput. deliveries_state (state, id) cost an index write at every state
+  // change (enqueue, claim, finish) and a page per state in every commit; listings and counts
+  // now read the partial indexes the claim keeps anyway (queued: deliveries_due, delivering:
+  // deliveries_leased), this one for failed rows (written only when a delivery fails or is
+  // retried), and the primary key (see LIST_SQL in queue.ts).
+  `
+  DROP INDEX deliveries_state;
+  CREATE INDEX deliveries_failed ON deliveries (id) WHERE state = 'failed';
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */
