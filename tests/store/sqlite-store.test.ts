@@ -165,6 +165,39 @@ describe("SQLite store transactions", () => {
     await store.close();
   });
 
+  test("claim() with nothing due answers at once while another process holds the write lock", async () => {
+    const path = join(tempDir(), "app.db");
+    const store = createSqliteStore(openSqlite(path));
+    await store.webhooks.create({ name: "a", url: "https://e.example/" });
+    const [first] = await store.queue.enqueue(change());
+    await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 60_000, now: Date.now() });
+    await store.queue.enqueue(change());
+    const other = openSqlite(path);
+    other.run("BEGIN IMMEDIATE");
+    try {
+      // Due later only: an idle worker woken by someone else's commit must not queue up
+      // behind (or block) that writer for busy_timeout (5 s) just to find nothing.
+      const started = performance.now();
+      const early = Date.now() - 60_000;
+      expect(
+        await store.queue.claim({ workerId: "w", limit: 16, leaseMs: 60_000, now: early }),
+      ).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(1000);
+    } finally {
+      other.run("ROLLBACK");
+      other.close();
+    }
+    // Due now: claimed as before.
+    const claimed = await store.queue.claim({
+      workerId: "w",
+      limit: 16,
+      leaseMs: 60_000,
+      now: Date.now(),
+    });
+    expect(claimed.map((c) => c.delivery.id)).toEqual([(first ?? 0) + 1]);
+    await store.close();
+  });
+
   test("close() wakes a pending waitForChange", async () => {
     const store = createSqliteStore(openSqlite(":memory:"));
     const waiting = store.waitForChange({ timeoutMs: 600_000 });

@@ -9,6 +9,9 @@ export interface ChangeMonitor {
   close(): void;
 }
 
+/** How long the WAL stays watched after the last wait ended. */
+const WATCH_LINGER_MS = 1000;
+
 /** Re-checks after a WAL event: the event can come before the commit it belongs to is visible. */
 const FOLLOW_UP_MS = [2, 20];
 
@@ -35,6 +38,7 @@ export function createChangeMonitor(
   let pollTimer: ReturnType<typeof setTimeout> | undefined;
   let followUps: Array<ReturnType<typeof setTimeout>> = [];
   let watcher: FSWatcher | undefined;
+  let unwatchTimer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
 
   function markSeen(): void {
@@ -86,6 +90,18 @@ export function createChangeMonitor(
     }
   }
 
+  /**
+   * Nobody has waited for a while (a busy worker): stop watching, or every write to the WAL
+   * (dozens per commit, by any process) would wake this process for nothing. The next wait
+   * watches again, then checks.
+   */
+  function unwatchWal(): void {
+    unwatchTimer = undefined;
+    if (waiters.size > 0) return;
+    watcher?.close();
+    watcher = undefined;
+  }
+
   function waitForChange(waitOptions: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
     const { timeoutMs, signal } = waitOptions;
     return new Promise<void>((resolve) => {
@@ -97,12 +113,17 @@ export function createChangeMonitor(
         if (waiters.size === 0) {
           clearTimeout(pollTimer);
           pollTimer = undefined;
+          clearTimeout(unwatchTimer);
+          unwatchTimer = setTimeout(unwatchWal, WATCH_LINGER_MS);
+          unwatchTimer.unref?.();
         }
         resolve();
       };
       const deadline = setTimeout(done, timeoutMs);
       signal?.addEventListener("abort", done, { once: true });
       waiters.add(done);
+      clearTimeout(unwatchTimer);
+      unwatchTimer = undefined;
       watchWal();
       check();
       if (waiters.has(done) && pollTimer === undefined) {
@@ -124,6 +145,7 @@ export function createChangeMonitor(
     waitForChange,
     close() {
       closed = true;
+      clearTimeout(unwatchTimer);
       watcher?.close();
       for (const timer of followUps) clearTimeout(timer);
       clearTimeout(pollTimer);
