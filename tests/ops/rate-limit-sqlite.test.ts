@@ -20,10 +20,10 @@ import { itemChange } from "./ops-world.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 
-/** The store's claim query, which carries the gate next to `w.enabled = 1`. */
+/** The store's claim query (due rows it may take), which carries the gate next to `w.enabled = 1`. */
 const GATED_CLAIM_SQL = CLAIM_SQL.claimDue;
-const RELEASE_SQL = `UPDATE deliveries SET state = 'queued', attempts = attempts - 1,
-  lease_owner = NULL, lease_expires_at = NULL WHERE id = ?1 AND attempts = ?2`;
+const LEASE_SQL = `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1,
+  lease_owner = ?2, lease_expires_at = ?3 WHERE id = ?1 AND state = 'queued'`;
 
 interface Claimed {
   id: number;
@@ -35,8 +35,8 @@ interface Claimed {
 }
 
 /**
- * A worker's claim as phase 2 wires it: the store's claim with the gate, then admission by
- * send rate in the same BEGIN IMMEDIATE transaction, refused rows given back unattempted.
+ * A worker's claim as the store makes it: the due rows the gate lets through, admission by send
+ * rate, then a lease on the admitted rows only, all in one BEGIN IMMEDIATE transaction.
  */
 function claimWithRateLimit(db: Database, workerId: string, now: number, limit: number) {
   const claim = db.transaction((): Claimed[] => {
@@ -44,13 +44,15 @@ function claimWithRateLimit(db: Database, workerId: string, now: number, limit: 
       .query<{ id: number; webhook_id: number; attempts: number }, Record<string, string | number>>(
         GATED_CLAIM_SQL,
       )
-      .all({ worker: workerId, expires: now + 60_000, now, limit, horizon: RATE_HORIZON_MS });
-    const { admitted, refused } = admitBySendRate(
+      .all({ now, limit, horizon: RATE_HORIZON_MS });
+    const { admitted } = admitBySendRate(
       db,
-      rows.map((row) => ({ id: row.id, webhookId: row.webhook_id, attempts: row.attempts })),
+      rows.map((row) => ({ id: row.id, webhookId: row.webhook_id, attempts: row.attempts + 1 })),
       { now },
     );
-    for (const row of refused) db.query(RELEASE_SQL).run(row.id, row.attempts);
+    for (const { candidate } of admitted) {
+      db.query(LEASE_SQL).run(candidate.id, workerId, now + 60_000);
+    }
     return admitted.map(({ candidate, notBefore }) => ({
       ...candidate,
       notBefore,

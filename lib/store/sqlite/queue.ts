@@ -133,13 +133,10 @@ export const CLAIM_SQL = {
      FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering' AND d.lease_expires_at <= $now
      ORDER BY d.lease_expires_at LIMIT $limit`,
-  claimDue: `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1,
-       lease_owner = $worker, lease_expires_at = $expires, updated_at = $now
-     WHERE id IN (
-       SELECT d.id FROM deliveries d INDEXED BY deliveries_due
-       WHERE d.state = 'queued' AND d.next_attempt_at <= $now AND ${SENDABLE}
-       ORDER BY d.next_attempt_at LIMIT $limit)
-     RETURNING *`,
+  /** The due deliveries a claim takes, oldest first; leaseDue() then leases them by id. */
+  claimDue: `SELECT d.* FROM deliveries d INDEXED BY deliveries_due
+     WHERE d.state = 'queued' AND d.next_attempt_at <= $now AND ${SENDABLE}
+     ORDER BY d.next_attempt_at LIMIT $limit`,
   /** ?1 = RATE_HORIZON_MS: a paused or rate-limited webhook's backlog is due when it may send. */
   nextQueued: NEXT_QUEUED_DUE_SQLITE,
   nextLease: `SELECT d.lease_expires_at AS t FROM deliveries d INDEXED BY deliveries_leased
@@ -271,6 +268,31 @@ export function createSqliteQueue(
      RETURNING *`,
   );
   const claimDueStmt = db.prepare<DeliveryRow, Params>(CLAIM_SQL.claimDue);
+  // Read, then leased by id, inside the claim's write transaction: a quarter cheaper than one
+  // UPDATE … WHERE id IN (SELECT …) RETURNING *, whose RETURNING goes through a temporary table.
+  const leaseStmts = new Map<number, Statement<unknown, SQLQueryBindings[]>>();
+  function leaseDue(rows: DeliveryRow[], workerId: string, expires: number, at: number): void {
+    if (rows.length === 0) return;
+    let stmt = leaseStmts.get(rows.length);
+    if (!stmt) {
+      const ids = rows.map((_, i) => `?${i + 4}`).join(", ");
+      stmt = db.prepare(
+        `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = ?1,
+           lease_expires_at = ?2, updated_at = ?3
+         WHERE state = 'queued' AND id IN (${ids})`,
+      );
+      leaseStmts.set(rows.length, stmt);
+    }
+    const changed = stmt.run(workerId, expires, at, ...rows.map((row) => row.id)).changes;
+    if (changed !== rows.length) throw new Error("A claimed delivery changed under the write lock");
+    for (const row of rows) {
+      row.state = "delivering";
+      row.attempts += 1;
+      row.lease_owner = workerId;
+      row.lease_expires_at = expires;
+      row.updated_at = at;
+    }
+  }
 
   const finishStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = $state, next_attempt_at = coalesce($next, next_attempt_at),
@@ -405,8 +427,6 @@ export function createSqliteQueue(
     const notBefore = new Map<number, number>();
     if (claimed.length < limit) {
       const due = claimDueStmt.all({
-        worker: workerId,
-        expires,
         now: at,
         limit: limit - claimed.length,
         horizon: RATE_HORIZON_MS,
@@ -414,7 +434,8 @@ export function createSqliteQueue(
       // Without a rate limit a delivery only waits for the end of a 429/503 pause (within the
       // horizon, or the claim would not have taken it). Rate-limited webhooks reserve send
       // slots shared by every worker in their row (this transaction holds the write lock);
-      // rows over the rate go back.
+      // rows over the rate are not leased.
+      const leased: DeliveryRow[] = [];
       const limited: Array<{ row: DeliveryRow; webhookId: number }> = [];
       for (const row of due) {
         const gate = webhookRowOf(row);
@@ -422,20 +443,19 @@ export function createSqliteQueue(
           limited.push({ row, webhookId: row.webhook_id });
           continue;
         }
-        claimed.push(row);
+        leased.push(row);
         const slot = Math.max(gate.paused_until, gate.next_send_at);
         if (slot > at) notBefore.set(row.id, slot);
       }
       if (limited.length > 0) {
-        const { admitted, refused } = admitBySendRate(db, limited, { now: at });
-        for (const { row } of refused) {
-          releaseStmt.run({ id: row.id, attempt: row.attempts, now: at });
-        }
+        const { admitted } = admitBySendRate(db, limited, { now: at });
         for (const { candidate, notBefore: slot } of admitted) {
-          claimed.push(candidate.row);
+          leased.push(candidate.row);
           if (slot > at) notBefore.set(candidate.row.id, slot);
         }
       }
+      leaseDue(leased, workerId, expires, at);
+      claimed.push(...leased);
     }
     const webhooks = new Map<number, Webhook>();
     return claimed.map((row): Claim => {
