@@ -78,8 +78,9 @@ export const WORKER_FIELDS: readonly Field[] = [
     env: "WEBHOOK_PREFETCH",
     flag: "prefetch",
     schema: intInRange(0, 1024),
-    default: 0,
-    description: "claims held ready beyond those in flight (faster under load)",
+    // As many as in flight: a finished request's slot is refilled at once, not after a write.
+    default: (values) => values.concurrency ?? 16,
+    description: "claims held ready beyond those in flight (default: the concurrency)",
   },
   {
     key: "leaseMs",

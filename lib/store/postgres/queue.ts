@@ -348,7 +348,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
         WITH lost AS (
           SELECT d.id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at, w.enabled,
             'Lease expired: worker ' || coalesce(d.lease_owner, '?')
-              || ' did not report a result' AS error
+              || ' did not report a result (the request may not have been sent)' AS error
           FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
           WHERE d.state = 'delivering' AND d.lease_expires_at <= ${at}::bigint
           ORDER BY d.lease_expires_at

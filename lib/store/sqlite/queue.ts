@@ -397,7 +397,7 @@ export function createSqliteQueue(
       ? expiredLeasesStmt.all({ now: at, limit })
       : [];
     for (const lost of lostLeases) {
-      const error = `Lease expired: worker ${lost.lease_owner ?? "?"} did not report a result`;
+      const error = `Lease expired: worker ${lost.lease_owner ?? "?"} did not report a result (the request may not have been sent)`;
       lostAttemptStmt.run({
         id: lost.id,
         attempt: lost.attempts,
