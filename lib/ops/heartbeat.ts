@@ -1,6 +1,6 @@
+import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { Logger } from "../log.ts";
 import type { WorkerInfo, WorkerRegistry } from "../store/types.ts";
-import { abortableSleep, type Sleep } from "./sleep.ts";
 
 /** How often a worker records its heartbeat unless WORKER_HEARTBEAT_MS says otherwise. */
 export const DEFAULT_HEARTBEAT_MS = 5_000;

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { Logger } from "../log.ts";
 import { attemptLogEntry, logAttempt } from "../ops/attempt-log.ts";
 import {
@@ -6,7 +7,6 @@ import {
   createEndpointHealth,
   DEFAULT_AUTO_DISABLE,
 } from "../ops/endpoint-health.ts";
-import { abortableSleep, type Sleep } from "../ops/sleep.ts";
 import { createAfterAttempt } from "../ops/worker-hooks.ts";
 import type { Store } from "../store/types.ts";
 import { escapeControl } from "../text/control.ts";

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import type { Sleep } from "../async/sleep.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { Logger } from "../log.ts";
 import type { OpsConfig } from "../ops/config.ts";
@@ -6,7 +7,6 @@ import { DEFAULT_AUTO_DISABLE } from "../ops/endpoint-health.ts";
 import { DEFAULT_HEARTBEAT_MS, type Heartbeat, startHeartbeat } from "../ops/heartbeat.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import { createRetention } from "../ops/retention.ts";
-import type { Sleep } from "../ops/sleep.ts";
 import { metricsHooks } from "../ops/worker-hooks.ts";
 import type { Store } from "../store/types.ts";
 import type { MetricsListen, WorkerConfig } from "./config.ts";

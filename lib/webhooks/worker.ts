@@ -1,3 +1,4 @@
+import { abortableSleep } from "../async/sleep.ts";
 import type { AttemptRecord, Claim, Outcome } from "./types.ts";
 
 /** One attempt's result and the state it leads to. */
@@ -209,7 +210,7 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       } catch (error) {
         hooks.onError?.(error, { phase: "claim" });
         const delay = Math.min(30_000, claimErrorDelayMs * 2 ** claimErrors++);
-        await abortableDelay(delay, signal);
+        await abortableSleep(delay, signal);
         continue;
       }
       if (signal.aborted) break;
@@ -272,18 +273,5 @@ function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void
     };
     signal.addEventListener("abort", done, { once: true });
     promise.then(done);
-  });
-}
-
-function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
   });
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { abortableSleep } from "../../lib/async/sleep.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { startHeartbeat, type WorkerSnapshot } from "../../lib/ops/heartbeat.ts";
-import { abortableSleep } from "../../lib/ops/sleep.ts";
 import type { Store, WorkerRegistry } from "../../lib/store/types.ts";
 import { createFakeClock } from "./fake-clock.ts";
 import { openOpsDb } from "./ops-db.ts";

@@ -1,4 +1,5 @@
 import { SQL } from "bun";
+import { abortableSleep } from "../../async/sleep.ts";
 import type { Logger } from "../../log.ts";
 import { urlOptions } from "./db.ts";
 
@@ -100,7 +101,7 @@ export function createChangeListener(
           const reason = error instanceof Error ? error.message : String(error);
           logger?.warn(`PostgreSQL LISTEN failed (${reason}): polling until it works`);
         }
-        await abortableDelay(delay, stop.signal);
+        await abortableSleep(delay, stop.signal);
         delay = Math.min(delay * 2, maxBackoff);
       }
     }
@@ -164,17 +165,4 @@ export function createChangeListener(
       await connecting;
     },
   };
-}
-
-function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
