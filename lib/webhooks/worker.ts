@@ -49,8 +49,8 @@ export interface WorkerOptions {
   concurrency: number;
   /**
    * Claims held ready beyond the requests in flight (default 0 here; the worker command's
-   * default is the concurrency), so a finished request is replaced at once instead of after the
-   * next database write. They are released unattempted on shutdown; after a crash they come
+   * default is twice the concurrency), so a finished request is replaced at once instead of
+   * after the next database write; the buffer is topped up when half empty. They are released unattempted on shutdown; after a crash they come
    * back, like the requests in flight, when their lease expires, each with a `lease_expired`
    * attempt recorded: a claim is the only record that a request may have been made, and telling
    * sent from unsent would take a database write before every request.
@@ -86,6 +86,9 @@ export interface Worker {
 export function createWorker(collaborators: WorkerCollaborators, options: WorkerOptions): Worker {
   const { concurrency, hooks = {} } = options;
   const capacity = concurrency + (options.prefetch ?? 0);
+  // Topped up once half empty: claims then come in chunks of at least half the buffer, and each
+  // claim shares its transaction with the results written meanwhile.
+  const lowWater = Math.floor((options.prefetch ?? 0) / 2);
   const claimErrorDelayMs = options.claimErrorDelayMs ?? 1000;
   /** Every delivery being handled, until its result is written (shutdown waits for these). */
   const running = new Set<Promise<void>>();
@@ -172,10 +175,14 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     }
   }
 
+  function wantsClaims(): boolean {
+    return busy + ready.length < capacity && ready.length <= lowWater;
+  }
+
   /** Tops the buffer up; returns whether the queue had as many due as there was room for. */
   async function topUp(): Promise<boolean> {
+    if (!wantsClaims()) return true;
     const room = capacity - busy - ready.length;
-    if (room <= 0) return true;
     const claims = await collaborators.claim(room);
     if (claims.length > 0) {
       counts.claimed += claims.length;
@@ -216,7 +223,7 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       if (signal.aborted) break;
       if (more) {
         // Full: wait for room (a request ending).
-        if (busy + ready.length >= capacity) await untilAborted(progress(), signal);
+        if (!wantsClaims()) await untilAborted(progress(), signal);
         continue;
       }
       // Fewer due than room: sleep until new work, its due time, or progress (a finished
@@ -239,7 +246,7 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     while (!signal.aborted) {
       const more = await topUp();
       if (more) {
-        if (busy + ready.length >= capacity) await untilAborted(progress(), signal);
+        if (!wantsClaims()) await untilAborted(progress(), signal);
         continue;
       }
       if (busy === 0 && ready.length === 0) {

@@ -277,6 +277,8 @@ describe("rate limit", () => {
   test("two workers on two connections send a webhook's deliveries at most max per second between them", async () => {
     const { path, store, clock, endpoint, addWebhook, run } = setup(() => new Response("ok"), {
       WEBHOOK_CONCURRENCY: "4",
+      // No claims held ready: otherwise the first worker's buffer takes all 12 at once.
+      WEBHOOK_PREFETCH: "0",
     });
     const other = openSqliteStore(path);
     cleanups.push(() => other.close());
