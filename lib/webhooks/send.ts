@@ -92,6 +92,9 @@ async function attemptWithin(
     body: request.body,
     redirect: "manual",
     signal: deadline.signal,
+    // No Accept-Encoding: the body is only recorded (its first 4 KiB), so it is asked for as is
+    // rather than compressed by the receiver and decompressed here.
+    decompress: false,
   });
   const responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES);
   const status = response.status;
@@ -248,16 +251,18 @@ function httpError(response: Response): string {
  * The status already arrived, so a body that breaks off (reset, timeout) keeps what was read.
  */
 async function readLimited(response: Response, limit: number): Promise<string | null> {
-  if (!response.body) return null;
   const announced = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (announced <= limit) {
-    // Small and announced (the usual answer): one read, no stream machinery.
+  if (announced > 0 && announced <= limit) {
+    // Small and announced (the usual answer): one read, no stream (even response.body, a
+    // getter that makes one, is left alone).
     try {
-      return decodeCut(new Uint8Array(await response.arrayBuffer()).subarray(0, limit));
+      return decodeCut((await response.bytes()).subarray(0, limit));
     } catch {
       return "";
     }
   }
+  if (!response.body) return null;
+  if (announced === 0) return "";
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
