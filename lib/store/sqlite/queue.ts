@@ -294,17 +294,18 @@ export function createSqliteQueue(
     }
   }
 
-  const finishStmt = db.prepare<unknown, Params>(
-    `UPDATE deliveries SET state = $state, next_attempt_at = coalesce($next, next_attempt_at),
-       lease_owner = NULL, lease_expires_at = NULL, last_status = $status, last_error = $error,
-       updated_at = $now, completed_at = $completed
-     WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
+  // Numbered parameters: run once or twice per delivery, binding an array is cheaper than an
+  // object of names (about 1 µs per delivery).
+  const finishStmt = db.prepare<unknown, SQLQueryBindings[]>(
+    `UPDATE deliveries SET state = ?3, next_attempt_at = coalesce(?4, next_attempt_at),
+       lease_owner = NULL, lease_expires_at = NULL, last_status = ?5, last_error = ?6,
+       updated_at = ?7, completed_at = ?8
+     WHERE id = ?1 AND state = 'delivering' AND attempts = ?2`,
   );
-  const insertAttemptStmt = db.prepare<unknown, Params>(
+  const insertAttemptStmt = db.prepare<unknown, SQLQueryBindings[]>(
     `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms, status_code,
        outcome, error, response_headers, response_body)
-     VALUES ($id, $attempt, $worker_id, $started_at, $duration_ms, $status_code, $outcome, $error,
-       $response_headers, $response_body)`,
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`,
   );
   const releaseStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = 'queued', attempts = attempts - 1, lease_owner = NULL,
@@ -483,31 +484,31 @@ export function createSqliteQueue(
   }
 
   function finishRow(claim: Claim, record: AttemptRecord, outcome: Outcome, at: number): boolean {
-    const terminal = outcome.state !== "queued";
-    const updated = finishStmt.run({
-      id: claim.delivery.id,
-      attempt: claim.attempt,
-      state: outcome.state,
-      next: outcome.state === "queued" ? outcome.nextAttemptAt : null,
-      status: record.statusCode,
-      error: record.error,
-      now: at,
-      completed: terminal ? at : null,
-    });
+    const queued = outcome.state === "queued";
+    const updated = finishStmt.run(
+      claim.delivery.id,
+      claim.attempt,
+      outcome.state,
+      queued ? outcome.nextAttemptAt : null,
+      record.statusCode,
+      record.error,
+      at,
+      queued ? null : at,
+    );
     // Fencing: another worker took the delivery over (or it was released); write nothing.
     if (updated.changes === 0) return false;
-    insertAttemptStmt.run({
-      id: claim.delivery.id,
-      attempt: claim.attempt,
-      worker_id: claim.workerId,
-      started_at: record.startedAt,
-      duration_ms: record.durationMs,
-      status_code: record.statusCode,
-      outcome: record.outcome,
-      error: record.error,
-      response_headers: record.responseHeaders,
-      response_body: record.responseBody,
-    });
+    insertAttemptStmt.run(
+      claim.delivery.id,
+      claim.attempt,
+      claim.workerId,
+      record.startedAt,
+      record.durationMs,
+      record.statusCode,
+      record.outcome,
+      record.error,
+      record.responseHeaders,
+      record.responseBody,
+    );
     return true;
   }
   const finishTx = db.transaction(finishRow);
