@@ -84,9 +84,10 @@ async function attemptWithin(
       error: `Could not build the request: ${messageOf(error)}`,
     });
   }
-  const target = cached ? url : pinned(url, destination.addresses, request.headers);
+  const target = cached ? { url } : pinned(url, destination.addresses, request.headers);
 
-  const response = await (options.fetch ?? fetch)(target, {
+  const response = await (options.fetch ?? fetch)(target.url, {
+    ...(target.tls ? { tls: target.tls } : {}),
     method: request.method,
     headers: request.headers,
     body: request.body,
@@ -127,20 +128,28 @@ function hostOf(url: string): string {
 }
 
 /**
- * For plain http, the URL with its host name replaced by the address the SSRF check approved,
- * and a Host header naming the original host: fetch then connects where the check looked, and
- * a DNS answer that changes in between (rebinding) cannot send the request elsewhere. https is
- * left to fetch's own lookup: certificate and SNI checks need the name (see README).
+ * The URL with its host name replaced by the address the SSRF check approved, and a Host header
+ * naming the original host: fetch then connects where the check looked, and a DNS answer that
+ * changes in between (rebinding) cannot send the request elsewhere. For https the TLS server
+ * name stays the URL's host, so SNI and the certificate check are made against the name (Bun
+ * verifies the certificate against tls.serverName; a test checks a mismatch is refused).
  */
-function pinned(url: string, addresses: string[], headers: Array<[string, string]>): string {
+function pinned(
+  url: string,
+  addresses: string[],
+  headers: Array<[string, string]>,
+): { url: string; tls?: { serverName: string } } {
   const address = addresses[0];
-  if (address === undefined || !url.startsWith("http:")) return url;
+  if (address === undefined) return { url };
   const parsed = new URL(url);
   const literal = address.includes(":") ? `[${address}]` : address;
-  if (parsed.hostname === literal) return url;
+  if (parsed.hostname === literal) return { url };
+  const name = parsed.hostname;
   headers.push(["Host", parsed.host]);
   parsed.hostname = literal;
-  return parsed.href;
+  return parsed.protocol === "https:"
+    ? { url: parsed.href, tls: { serverName: name } }
+    : { url: parsed.href };
 }
 
 interface Deadline {

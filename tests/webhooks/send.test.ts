@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { sendAttempt } from "../../lib/webhooks/send.ts";
 import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
@@ -192,6 +193,44 @@ describe("sendAttempt", () => {
     expect(answers).toHaveLength(1);
     expect(fake.requests[0]?.headers.host).toBe(`hook.test:${fake.port}`);
     expect(fake.requests[0]?.path).toBe("/in?x=1");
+  });
+
+  test("sendAttempt() sends https to the checked address too, verifying the certificate for the URL's name", async () => {
+    // A self-signed certificate for hook.test (tests/fakes/tls, test-only): trusted through a
+    // fetch that adds it as CA, so the sender's own TLS settings are what is exercised.
+    const dir = join(import.meta.dir, "..", "fakes", "tls");
+    const cert = await Bun.file(join(dir, "hook-test.crt")).text();
+    const key = await Bun.file(join(dir, "hook-test.key")).text();
+    const hosts: Array<string | null> = [];
+    using server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      tls: { cert, key },
+      fetch(request) {
+        hosts.push(request.headers.get("host"));
+        return new Response("ok");
+      },
+    });
+    const trusting: typeof fetch = Object.assign(
+      (input: string | URL | Request, init?: RequestInit & { tls?: object }) =>
+        fetch(input, { ...init, tls: { ...init?.tls, ca: cert } }),
+      { preconnect: fetch.preconnect },
+    );
+    const options = {
+      timeoutMs: 5000,
+      allow: LOOPBACK,
+      fetch: trusting,
+      resolve: async () => ["127.0.0.1"],
+    };
+    const sent = await sendAttempt(claimFor(`https://hook.test:${server.port}/in`), options);
+    expect(sent.record).toMatchObject({ outcome: "success", statusCode: 200 });
+    expect(hosts).toEqual([`hook.test:${server.port}`]);
+
+    // The same address under another name: the certificate does not match, nothing is sent.
+    const other = await sendAttempt(claimFor(`https://other.test:${server.port}/in`), options);
+    expect(other.record.outcome).toBe("network_error");
+    expect(other.record.error).toContain("ALTNAME");
+    expect(hosts).toHaveLength(1);
   });
 
   test("sendAttempt() records a refused connection as a network error", async () => {
