@@ -15,10 +15,10 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/store/types.ts";
-import type { ChangeEvent } from "../lib/webhooks/types.ts";
 import { OPS_OVERHEAD_TITLE, opsOverheadSection } from "./bench/ops-overhead.ts";
 import { PATCH_LATENCY_TITLE, patchLatencySection } from "./bench/patch-latency.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./bench/postgres.ts";
+import { benchChange as change, readLines } from "./bench/shared.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 20_000);
@@ -97,20 +97,6 @@ async function startReceiver(report: boolean): Promise<Receiver> {
   };
 }
 
-async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for await (const chunk of stream) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let newline = buffered.indexOf("\n");
-    while (newline !== -1) {
-      yield buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      newline = buffered.indexOf("\n");
-    }
-  }
-}
-
 /**
  * The worker as deployed: its defaults, the SSRF check on, and the allow-list the README's
  * walkthrough sets for a local receiver (its host:port).
@@ -127,20 +113,6 @@ function startWorker(path: string, receiverUrl: string, args: string[]) {
     stdout: "ignore",
     stderr: "pipe",
   });
-}
-
-function change(i: number): ChangeEvent {
-  const item = { id: i, sku: `SKU-${i}`, name: `Item ${i}`, quantity: i % 50, location: "A1" };
-  return {
-    event: "item.updated",
-    model: "item",
-    username: "bench",
-    requestId: crypto.randomUUID(),
-    data: item,
-    prechange: { ...item, quantity: item.quantity + 1 },
-    postchange: item,
-    timestamp: new Date(),
-  };
 }
 
 interface Context {

@@ -17,7 +17,7 @@ import { openStore } from "../../lib/store/open.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { loadWorkerConfig } from "../../lib/webhooks/config.ts";
 import { runWorker } from "../../lib/webhooks/run-worker.ts";
-import type { ChangeEvent } from "../../lib/webhooks/types.ts";
+import { benchChange as change } from "./shared.ts";
 
 export const OPS_OVERHEAD_TITLE =
   "Operability overhead: worker throughput with metrics and heartbeats on vs off (in-process worker → sink process)";
@@ -229,20 +229,6 @@ function startScraper(everyMs: number) {
       clearInterval(timer);
       await scrapes;
     },
-  };
-}
-
-function change(i: number): ChangeEvent {
-  const item = { id: i, sku: `SKU-${i}`, name: `Item ${i}`, quantity: i % 50, location: "A1" };
-  return {
-    event: "item.updated",
-    model: "item",
-    username: "bench",
-    requestId: crypto.randomUUID(),
-    data: item,
-    prechange: { ...item, quantity: item.quantity + 1 },
-    postchange: item,
-    timestamp: new Date(),
   };
 }
 

@@ -17,6 +17,7 @@ import {
   postgresUnavailableReason,
   startPostgresCluster,
 } from "../../tests/fakes/postgres-cluster.ts";
+import { readLines } from "./shared.ts";
 
 export interface PostgresSectionOptions {
   /** Deliveries per throughput run. */
@@ -341,21 +342,6 @@ async function startWorker(databaseUrl: string, env: Record<string, string>): Pr
     }
   })();
   return child;
-}
-
-async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of stream) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline = buffer.indexOf("\n");
-    while (newline !== -1) {
-      yield buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      newline = buffer.indexOf("\n");
-    }
-  }
-  if (buffer !== "") yield buffer;
 }
 
 /** Share of one core a process used over `ms`, from /proc/<pid>/stat (utime + stime). */
