@@ -3,27 +3,12 @@ import { createHmac } from "node:crypto";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { buildRequest, USER_AGENT } from "../../lib/webhooks/request.ts";
 import type { Webhook } from "../../lib/webhooks/types.ts";
+import { webhookFixture } from "../fakes/webhook.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 function webhook(overrides: Partial<Webhook> = {}): Webhook {
-  return {
-    id: 1,
-    name: "hook",
-    url: "https://hooks.example/in",
-    method: "POST",
-    contentType: "application/json",
-    headers: [],
-    secret: SECRET,
-    events: ["*"],
-    enabled: true,
-    disabledReason: null,
-    disabledAt: null,
-    maxPerSecond: null,
-    createdAt: 0,
-    updatedAt: 0,
-    ...overrides,
-  };
+  return webhookFixture({ secret: SECRET, ...overrides });
 }
 
 describe("buildRequest", () => {

@@ -4,6 +4,7 @@ import { Webhook as StandardWebhook } from "standardwebhooks";
 import { sendAttempt } from "../../lib/webhooks/send.ts";
 import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
 import type { Claim, Webhook } from "../../lib/webhooks/types.ts";
+import { webhookFixture } from "../fakes/webhook.ts";
 import {
   type FakeEndpoint,
   gate,
@@ -28,23 +29,13 @@ function endpoint(respond?: Responder): FakeEndpoint {
 }
 
 function claimFor(url: string, overrides: Partial<Webhook> = {}): Claim {
-  const webhook: Webhook = {
-    id: 1,
-    name: "hook",
+  const webhook = webhookFixture({
     url,
-    method: "POST",
-    contentType: "application/json",
     headers: [["X-Extra", "yes"]],
     secret: SECRET,
-    events: ["*"],
-    enabled: true,
-    disabledReason: null,
-    disabledAt: null,
-    maxPerSecond: null,
-    createdAt: 0,
-    updatedAt: 0,
     ...overrides,
-  };
+  });
+
   return {
     webhook,
     attempt: 1,

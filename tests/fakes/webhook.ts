@@ -1,0 +1,25 @@
+import type { Webhook } from "../../lib/webhooks/types.ts";
+
+/** The Standard Webhooks spec's test-vector secret. */
+export const SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+/** A webhook value as the store would return it, for tests of code that only reads one. */
+export function webhookFixture(overrides: Partial<Webhook> = {}): Webhook {
+  return {
+    id: 1,
+    name: "hook",
+    url: "https://hooks.example/in",
+    method: "POST",
+    contentType: "application/json",
+    headers: [],
+    secret: SPEC_SECRET,
+    events: ["*"],
+    enabled: true,
+    disabledReason: null,
+    disabledAt: null,
+    maxPerSecond: null,
+    createdAt: 0,
+    updatedAt: 0,
+    ...overrides,
+  };
+}
