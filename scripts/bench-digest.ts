@@ -3,7 +3,8 @@
  *
  * A fake Ollama takes a fixed time per call; fake search and article servers add latency;
  * all on 127.0.0.1. Prints wall time ÷ LLM busy time for the real pipeline and for a naive
- * sequential loop, and the wall time of a re-run answered from the cache.
+ * sequential loop, and the wall time of a re-run answered from the cache. Then how much of a
+ * busy story (300 comments, a long link-heavy article) reaches the model at num_ctx 4096 and 8192.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +24,7 @@ import { createMemoryLogger } from "../lib/log.ts";
 import { articleHtml } from "../tests/fakes/article-site.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
 import { commentHit, storyHit } from "../tests/fakes/hn-search.ts";
+import { coverageLine, measureCoverage } from "./bench/digest-coverage.ts";
 
 function newsOf(count: number) {
   const paragraphs = Array.from(
@@ -122,6 +124,10 @@ async function bench(env: Record<string, string | undefined>): Promise<void> {
   } finally {
     rmSync(cacheHome, { recursive: true, force: true });
   }
+  print(
+    "share of a 300-comment thread (60 top-level) and a link-heavy article shown to the model:",
+  );
+  for (const numCtx of [4096, 8192]) print(coverageLine(await measureCoverage(numCtx)));
 }
 
 await runScript(
