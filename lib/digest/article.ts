@@ -1,5 +1,6 @@
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
+import { BodyTooLargeError, readBodyCapped } from "./body.ts";
 import { htmlToText } from "./html-text.ts";
 import { USER_AGENT } from "./version.ts";
 
@@ -46,8 +47,11 @@ export async function fetchArticle(url: string, options: ArticleOptions): Promis
       await response.body?.cancel();
       return { ok: false, reason: `it is too big (${declared} bytes, limit ${maxBytes})` };
     }
-    const bytes = await readCapped(response, maxBytes);
-    if (bytes === null) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await readBodyCapped(response, maxBytes);
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
       return { ok: false, reason: `it is too big (more than ${maxBytes} bytes)` };
     }
     const html = decode(bytes, response.headers.get("content-type"));
@@ -73,31 +77,6 @@ export function extractReadable(html: string, url: string): ArticleResult {
   const text = article?.content ? htmlToText(article.content) : "";
   if (text.trim() === "") return { ok: false, reason: "no readable text was found on the page" };
   return { ok: true, title: article?.title ?? null, text };
-}
-
-/** Streams the body, giving up (and cancelling) as soon as it passes `maxBytes`. */
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array | null> {
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }
 
 function mediaType(contentType: string | null): string {

@@ -1,9 +1,18 @@
 import { z } from "zod";
 import { stripControl } from "../text/control.ts";
+import { BodyTooLargeError, formatBytes, readTextCapped } from "./body.ts";
+
+/**
+ * The largest Ollama answer read. A summary is a few KiB; with `context` (the token ids) and a
+ * reasoning model's `thinking` an honest answer stays well under a MiB.
+ */
+export const OLLAMA_MAX_BYTES = 8 * 1024 * 1024;
 
 export interface OllamaOptions {
   fetch?: typeof fetch;
   timeoutMs?: number;
+  /** Answers larger than this fail; default OLLAMA_MAX_BYTES. */
+  maxBytes?: number;
 }
 
 /** Ollama is not usable for this digest; the message says what to do about it. */
@@ -65,18 +74,28 @@ export async function preflight(
   model: string,
   options: OllamaOptions = {},
 ): Promise<void> {
-  const { fetch: doFetch = globalThis.fetch, timeoutMs = 10_000 } = options;
+  const {
+    fetch: doFetch = globalThis.fetch,
+    timeoutMs = 10_000,
+    maxBytes = OLLAMA_MAX_BYTES,
+  } = options;
   const url = `${base}/api/tags`;
   const start = `Start it with \`ollama serve\` (and fetch the model with \`ollama pull ${model}\`), or point OLLAMA_ENDPOINT_URL / --ollama-url at a running Ollama.`;
   let response: Response;
+  let text: string;
   try {
     response = await doFetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    text = await readTextCapped(response, maxBytes);
   } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      throw new PreflightError(
+        `${url} sent an answer larger than ${formatBytes(maxBytes)}, not like Ollama. Is OLLAMA_ENDPOINT_URL right? ${start}`,
+      );
+    }
     throw new PreflightError(
       `Ollama does not answer at ${url} (${describe(error, timeoutMs)}). ${start}`,
     );
   }
-  const text = await response.text();
   if (!response.ok) {
     throw new PreflightError(
       `Ollama at ${url} answered HTTP ${response.status}${errorDetail(text)}. ${start}`,
@@ -111,14 +130,23 @@ export async function generate(
   request: { model: string; prompt: string; numCtx?: number },
   options: OllamaOptions = {},
 ): Promise<string> {
-  const { fetch: doFetch = globalThis.fetch, timeoutMs = 300_000 } = options;
+  const {
+    fetch: doFetch = globalThis.fetch,
+    timeoutMs = 300_000,
+    maxBytes = OLLAMA_MAX_BYTES,
+  } = options;
   const { url, init } = generateRequest(base, request);
   let response: Response;
   let text: string;
   try {
     response = await doFetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-    text = await response.text();
+    text = await readTextCapped(response, maxBytes);
   } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      throw new OllamaError(
+        `Ollama's answer is larger than ${formatBytes(maxBytes)}; stopped reading it`,
+      );
+    }
     throw new OllamaError(`Ollama did not answer at ${url} (${describe(error, timeoutMs)})`);
   }
   const body = safeJson(text);

@@ -1,4 +1,5 @@
 import { backoffDelay, parseRetryAfter } from "../http/backoff.ts";
+import { BodyTooLargeError, formatBytes, readTextCapped } from "./body.ts";
 
 /** Statuses worth another try: rate limiting and server trouble. Others fail at once. */
 export const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
@@ -26,9 +27,17 @@ export interface WarnLogger {
   warn(message: string): void;
 }
 
+/**
+ * The largest search answer read. 1,000 long comments with their highlight copies come to a few
+ * MiB; anything far past that is a broken or hostile server, not a bigger thread.
+ */
+export const SEARCH_MAX_BYTES = 32 * 1024 * 1024;
+
 export interface SearchFetchOptions {
   fetch?: typeof fetch;
   timeoutMs?: number;
+  /** Bodies larger than this fail the request (not retried); default SEARCH_MAX_BYTES. */
+  maxBytes?: number;
   userAgent?: string;
   policy?: RetryPolicy;
   /** Injected so tests never wait; defaults to Bun.sleep. */
@@ -92,6 +101,7 @@ export async function fetchSearchJson(
     now = Date.now,
     random,
     logger,
+    maxBytes = SEARCH_MAX_BYTES,
   } = options;
   const headers: Record<string, string> = { accept: "application/json" };
   if (options.userAgent) headers["user-agent"] = options.userAgent;
@@ -102,7 +112,7 @@ export async function fetchSearchJson(
     try {
       const response = await doFetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
       if (response.ok) {
-        const text = await response.text();
+        const text = await readTextCapped(response, maxBytes);
         try {
           return JSON.parse(text);
         } catch {
@@ -114,6 +124,11 @@ export async function fetchSearchJson(
       problem = `HTTP ${response.status}`;
     } catch (error) {
       if (error instanceof SearchApiError) throw error;
+      if (error instanceof BodyTooLargeError) {
+        throw new SearchApiError(
+          `Search API answer is larger than ${formatBytes(maxBytes)}; stopped reading it: ${url}`,
+        );
+      }
       outcome = {};
       problem = networkProblem(error, timeoutMs);
     }

@@ -12,7 +12,7 @@ import { PreflightError } from "../../lib/digest/ollama.ts";
 import { SearchApiError } from "../../lib/digest/search-fetch.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
-import { gate, startDigestWorld } from "../fakes/digest-world.ts";
+import { endlessResponse, gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import { echoTitle } from "../fakes/ollama.ts";
 
@@ -344,6 +344,42 @@ describe("bun run digest", () => {
     );
     expect(exitCodeFor(error)).toBe(1);
     expect(stdout).toBe("");
+  });
+
+  test("an endless search answer stops the digest with exit 1, not a memory blow-up", async () => {
+    const endless = endlessResponse();
+    using world = startDigestWorld({
+      ...twoStories(),
+      intercept: (url) =>
+        url.searchParams.get("tags") === "front_page" ? endless.response : undefined,
+    });
+    const { error, stdout } = await digest(world);
+    expect(error).toBeInstanceOf(SearchApiError);
+    expect((error as Error).message).toStartWith(
+      "Search API answer is larger than 32 MiB; stopped reading it: ",
+    );
+    expect(exitCodeFor(error)).toBe(1);
+    // Socket buffers let the server run somewhat ahead, but it stops soon after the cap.
+    expect(endless.state.bytesSent).toBeLessThan(64 * 1024 * 1024);
+    expect(stdout).toBe("");
+  });
+
+  test("an endless Ollama answer fails that summary with a note", async () => {
+    using world = startDigestWorld({
+      ...twoStories(),
+      ollama: {
+        generate: (body) =>
+          body.prompt.includes("Ask HN") && body.prompt.startsWith("Summarise the article")
+            ? endlessResponse().response
+            : echoTitle(body),
+      },
+    });
+    const { error, stdout } = await digest(world);
+    expect(error).toBeUndefined();
+    expect(stdout).toContain(
+      "- Article summary failed: Ollama's answer is larger than 8 MiB; stopped reading it.",
+    );
+    expect(stdout).toContain("**Discussion.** Summary of the discussion of Ask HN");
   });
 
   test("skips a malformed front-page hit with a warning", async () => {

@@ -8,6 +8,7 @@ import {
   preflight,
   stripThinking,
 } from "../../lib/digest/ollama.ts";
+import { endlessResponse } from "../fakes/digest-world.ts";
 import { generateSuccess, startFakeOllama } from "../fakes/ollama.ts";
 
 async function closedPortUrl(): Promise<string> {
@@ -86,6 +87,15 @@ describe("preflight()", () => {
     await expect(failure).rejects.toThrow(`Ollama does not answer at ${url}/api/tags`);
     await expect(failure).rejects.toThrow("Start it with `ollama serve`");
     await expect(failure).rejects.toThrow("`ollama pull llama3.2`");
+  });
+
+  test("stops reading an endless /api/tags answer", async () => {
+    using ollama = startFakeOllama({ tags: () => endlessResponse().response });
+    const failure = preflight(ollama.url, "llama3.2");
+    await expect(failure).rejects.toBeInstanceOf(PreflightError);
+    await expect(failure).rejects.toThrow(
+      `${ollama.url}/api/tags sent an answer larger than 8 MiB, not like Ollama.`,
+    );
   });
 
   test("reports a 500 from /api/tags with Ollama's error text", async () => {

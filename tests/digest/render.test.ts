@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { escapeHtml, htmlRenderer } from "../../lib/digest/render/html.ts";
 import { jsonRenderer } from "../../lib/digest/render/json.ts";
 import { escapeMarkdown, markdownRenderer, markdownUrl } from "../../lib/digest/render/markdown.ts";
-import type { Renderer } from "../../lib/digest/render/renderer.ts";
+import type { Renderer } from "../../lib/digest/render/types.ts";
 import type { DigestMeta, StoryDigest } from "../../lib/digest/types.ts";
 
 const meta: DigestMeta = { generatedAt: "2025-08-03T18:54:41.000Z", model: "llama3.2", total: 2 };

@@ -72,3 +72,22 @@ export function gate<T = void>() {
     },
   };
 }
+
+/**
+ * A 200 whose body never ends (64 KiB chunks for as long as anyone reads), as a broken proxy or a
+ * hostile server sends. `cancelled` turns true when the reader gives up.
+ */
+export function endlessResponse(contentType = "application/json") {
+  const chunk = new TextEncoder().encode(`[${"1,".repeat(32 * 1024 - 1)}`);
+  const state = { cancelled: false, bytesSent: 0 };
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      controller.enqueue(chunk);
+      state.bytesSent += chunk.byteLength;
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  return { response: new Response(body, { headers: { "content-type": contentType } }), state };
+}

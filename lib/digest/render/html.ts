@@ -1,7 +1,7 @@
 import { stripControl } from "../../text/control.ts";
 import { isHttpUrl } from "../hn-client.ts";
 import type { StoryDigest } from "../types.ts";
-import type { Renderer } from "./renderer.ts";
+import type { Renderer } from "./types.ts";
 
 /** Escapes text for HTML element content and double- or single-quoted attributes. */
 export function escapeHtml(text: string): string {

@@ -1,5 +1,5 @@
 import type { DigestMeta, StoryDigest } from "../types.ts";
-import type { Renderer } from "./renderer.ts";
+import type { Renderer } from "./types.ts";
 
 /** The JSON document's story entries, with the field names users script against. */
 export interface JsonStory {

@@ -1,5 +1,5 @@
 import { stripControl } from "../../text/control.ts";
-import type { Renderer } from "./renderer.ts";
+import type { Renderer } from "./types.ts";
 
 /** Backslash-escapes the characters that would turn a title into links, emphasis or HTML. */
 export function escapeMarkdown(text: string): string {

@@ -1,18 +1,8 @@
 import type { Format } from "../config.ts";
-import type { DigestMeta, StoryDigest } from "../types.ts";
 import { htmlRenderer } from "./html.ts";
 import { jsonRenderer } from "./json.ts";
 import { markdownRenderer } from "./markdown.ts";
-
-/**
- * Turns the digest into text piece by piece: `begin` once, `story` as each story is ready
- * (in front-page order), `end` once. A renderer that cannot stream (JSON) returns "" until `end`.
- */
-export interface Renderer {
-  begin(meta: DigestMeta): string;
-  story(digest: StoryDigest, index: number): string;
-  end(): string;
-}
+import type { Renderer } from "./types.ts";
 
 export function createRenderer(format: Format): Renderer {
   if (format === "json") return jsonRenderer();

@@ -1,0 +1,11 @@
+import type { DigestMeta, StoryDigest } from "../types.ts";
+
+/**
+ * Turns the digest into text piece by piece: `begin` once, `story` as each story is ready
+ * (in front-page order), `end` once. A renderer that cannot stream (JSON) returns "" until `end`.
+ */
+export interface Renderer {
+  begin(meta: DigestMeta): string;
+  story(digest: StoryDigest, index: number): string;
+  end(): string;
+}
