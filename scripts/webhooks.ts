@@ -1,5 +1,5 @@
 import { runScript } from "../lib/cli/run.ts";
-import { createWebhooksCommand } from "../lib/webhooks/cli/command.ts";
+import { createWebhooksCommand } from "../lib/webhooks-cli/command.ts";
 
 await runScript(
   createWebhooksCommand({

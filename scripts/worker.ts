@@ -1,5 +1,5 @@
 import { runScript } from "../lib/cli/run.ts";
-import { createWorkerCommand } from "../lib/webhooks/worker-command.ts";
+import { createWorkerCommand } from "../lib/worker/command.ts";
 
 await runScript(
   createWorkerCommand({

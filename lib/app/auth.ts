@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
+import { safeEqual } from "../secrets.ts";
 import type { AppEnv } from "./context.ts";
-import { safeEqual } from "./secrets.ts";
 import { SESSION_COOKIE, type SessionSigner } from "./session.ts";
 
 export const LOGIN_PATH = "/admin/login";

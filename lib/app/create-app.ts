@@ -2,20 +2,20 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { secureHeaders } from "hono/secure-headers";
-import { adminNotFound, createAdmin } from "../admin/admin.tsx";
-import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "../inventory/api.ts";
 import { createLogger, type Logger } from "../log.ts";
-import { DEFAULT_HEARTBEAT_MS } from "../ops/heartbeat.ts";
-import { createMetrics } from "../ops/metrics.ts";
-import { metricsHandler } from "../ops/metrics-app.ts";
+import { hmac, randomToken } from "../secrets.ts";
 import type { Store } from "../store/types.ts";
+import { createMetrics } from "../webhooks/observe/metrics.ts";
+import { metricsHandler } from "../webhooks/observe/metrics-app.ts";
 import { generateSecret as defaultGenerateSecret } from "../webhooks/signing.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../worker/heartbeat.ts";
+import { adminNotFound, createAdmin } from "./admin/admin.tsx";
 import { authMiddleware } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
 import { csrfMiddleware } from "./csrf.ts";
+import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items-api.ts";
 import { loginRoutes } from "./login.tsx";
 import { requestIdMiddleware } from "./request-id.ts";
-import { hmac, randomToken } from "./secrets.ts";
 import { createSessionSigner } from "./session.ts";
 
 export interface CreateAppOptions {

@@ -2,8 +2,8 @@ import type { MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
+import { hmac, randomToken, safeEqual } from "../secrets.ts";
 import type { AppEnv } from "./context.ts";
-import { hmac, randomToken, safeEqual } from "./secrets.ts";
 
 export const CSRF_COOKIE = "admin_csrf";
 export const CSRF_FIELD = "_csrf";

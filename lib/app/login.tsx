@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
-import { localAdminPath } from "../admin/format.ts";
-import { CsrfField, Layout, type PageContext } from "../admin/layout.tsx";
-import { pageContext, renderPage } from "../admin/page.tsx";
+import { safeEqual } from "../secrets.ts";
+import { localAdminPath } from "./admin/format.ts";
+import { CsrfField, Layout, type PageContext } from "./admin/layout.tsx";
+import { pageContext, renderPage } from "./admin/page.tsx";
 import { LOGIN_PATH } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
-import { safeEqual } from "./secrets.ts";
 import { SESSION_COOKIE, SESSION_MAX_AGE_SECONDS, type SessionSigner } from "./session.ts";
 
 /** The login form (ADMIN_TOKEN → session cookie) and logout, both CSRF-checked POSTs. */

@@ -1,4 +1,4 @@
-import { hmac, randomToken, safeEqual } from "./secrets.ts";
+import { hmac, randomToken, safeEqual } from "../secrets.ts";
 
 export const SESSION_COOKIE = "admin_session";
 export const SESSION_MAX_AGE_SECONDS = 12 * 60 * 60;

@@ -1,8 +1,8 @@
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
+import { USER_AGENT } from "../version.ts";
 import { BodyTooLargeError, readBodyCapped } from "./body.ts";
 import { htmlToText } from "./html-text.ts";
-import { USER_AGENT } from "./version.ts";
 
 export type ArticleResult =
   | { ok: true; title: string | null; text: string }

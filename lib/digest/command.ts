@@ -1,9 +1,9 @@
 import { type ArgsDef, type CommandDef, defineCommand } from "citty";
 import type { Env } from "../config/env.ts";
 import { UsageError } from "../config/errors.ts";
+import { TOOL_VERSION } from "../version.ts";
 import { DEFAULT_MODEL, type DigestFlags, FIELDS, loadDigestConfig } from "./config.ts";
 import { type DigestDeps, type DigestResult, runDigest } from "./digest.ts";
-import { TOOL_VERSION } from "./version.ts";
 
 const ALIASES: Record<string, string> = {
   limit: "n",

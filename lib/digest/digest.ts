@@ -1,4 +1,5 @@
 import { createLogger, type Logger } from "../log.ts";
+import { USER_AGENT } from "../version.ts";
 import { openSummaryCache, type SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
 import { fetchFrontPage } from "./hn-client.ts";
@@ -9,7 +10,6 @@ import { createProgress, loggerAround, type Progress, type ProgressStream } from
 import { createRenderer } from "./render/renderer.ts";
 import type { RetryPolicy } from "./search-fetch.ts";
 import type { StoryDigest } from "./types.ts";
-import { USER_AGENT } from "./version.ts";
 
 export interface DigestDeps {
   /** Where the digest goes when there is no --out. */

@@ -1,4 +1,5 @@
 import type { Logger } from "../log.ts";
+import { USER_AGENT } from "../version.ts";
 import { fetchArticle } from "./article.ts";
 import type { SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
@@ -10,7 +11,6 @@ import { articlePrompt, discussionPrompt, type PromptBudget } from "./prompt.ts"
 import type { RetryPolicy } from "./search-fetch.ts";
 import { buildThread, countComments, formatThread } from "./thread.ts";
 import type { Story, StoryDigest } from "./types.ts";
-import { USER_AGENT } from "./version.ts";
 
 export type PipelineConfig = Pick<
   DigestConfig,

@@ -1,6 +1,6 @@
 import type { Store } from "../store/types.ts";
-import type { ChangeEvent, ItemEvent } from "../webhooks/types.ts";
-import type { Item, ItemPatch, NewItem } from "./types.ts";
+import type { ChangeEvent, ItemEvent } from "../webhooks/model.ts";
+import type { Item, ItemPatch, NewItem } from "./model.ts";
 
 /** Who made a change and when: goes into the webhook payload (NetBox's username, request_id). */
 export interface ChangeContext {

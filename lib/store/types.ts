@@ -1,6 +1,6 @@
-import type { ItemRepo } from "../inventory/types.ts";
-import type { HealthStore } from "../ops/endpoint-health.ts";
-import type { DeliveryQueue, WebhookRepo } from "../webhooks/types.ts";
+import type { ItemRepo } from "../inventory/model.ts";
+import type { DeliveryQueue, WebhookRepo } from "../webhooks/model.ts";
+import type { HealthStore } from "../webhooks/policy/endpoint-health.ts";
 
 export interface WorkerInfo {
   id: string;

@@ -1,4 +1,4 @@
-import { ALL_EVENTS, ITEM_EVENTS } from "./types.ts";
+import { ALL_EVENTS, ITEM_EVENTS } from "./model.ts";
 
 /** Whether a webhook subscribed to `events` gets `event`. "*" matches every item event, never "ping". */
 export function subscribes(events: readonly string[], event: string): boolean {

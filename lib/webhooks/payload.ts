@@ -1,4 +1,4 @@
-import type { ChangeEvent } from "./types.ts";
+import type { ChangeEvent } from "./model.ts";
 
 /**
  * NetBox's default webhook body, as JSON text: the exact bytes that are stored, signed and sent.

@@ -1,6 +1,6 @@
 import pkg from "../../package.json" with { type: "json" };
+import type { Delivery, Webhook } from "./model.ts";
 import { createSigner, type Signer } from "./signing.ts";
-import type { Delivery, Webhook } from "./types.ts";
 
 export const VERSION: string = pkg.version;
 export const USER_AGENT = `hn-digest-webhooks/${VERSION}`;

@@ -1,8 +1,8 @@
 import { parseRetryAfter } from "../http/backoff.ts";
+import type { AttemptRecord, Claim } from "./model.ts";
+import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
-import { type AttemptResult, isSuccess } from "./retry.ts";
 import { type AllowList, checkDestination, type DestinationCheck, type Resolver } from "./ssrf.ts";
-import type { AttemptRecord, Claim } from "./types.ts";
 
 /** Response headers and body are kept up to this many bytes each. */
 export const RESPONSE_LIMIT_BYTES = 4096;

@@ -1,8 +1,8 @@
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
 import { isSubscribableEvent, SUBSCRIBABLE_EVENTS } from "./events.ts";
+import { ALL_EVENTS } from "./model.ts";
 import { isValidSecret } from "./signing.ts";
-import { ALL_EVENTS } from "./types.ts";
 
 /**
  * Checks of webhook fields typed by a person (CLI flags), each throwing a one-line UsageError.

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import type { AttemptRecord, Outcome } from "../../lib/webhooks/types.ts";
-import { family, parsePrometheusText } from "../ops/prometheus-text.ts";
+import type { AttemptRecord, Outcome } from "../../lib/webhooks/model.ts";
+import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { T0, testApp } from "./harness.ts";
 
 const TOKEN = "test-admin-token-0123456789";

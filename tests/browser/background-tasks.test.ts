@@ -7,8 +7,8 @@ import { createApp } from "../../lib/app/create-app.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/store/types.ts";
-import { createDeliveryWorker } from "../../lib/webhooks/deliveries.ts";
 import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
+import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { extractReadable, fetchArticle } from "../../lib/digest/article.ts";
-import { USER_AGENT } from "../../lib/digest/version.ts";
+import { USER_AGENT } from "../../lib/version.ts";
 import { articleHtml, startFakeArticleSite } from "../fakes/article-site.ts";
 
 const PARAGRAPHS = Array.from(

@@ -1,4 +1,4 @@
-import type { Webhook } from "../../lib/webhooks/types.ts";
+import type { Webhook } from "../../lib/webhooks/model.ts";
 
 /** The Standard Webhooks spec's test-vector secret. */
 export const SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";

@@ -6,7 +6,7 @@ import {
   deleteItem,
   updateItem,
 } from "../../lib/inventory/changes.ts";
-import { DuplicateSkuError } from "../../lib/inventory/types.ts";
+import { DuplicateSkuError } from "../../lib/inventory/model.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/store/types.ts";
 

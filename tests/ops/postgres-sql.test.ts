@@ -1,18 +1,21 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { createEndpointHealth, type HealthStore } from "../../lib/ops/endpoint-health.ts";
-import { OPS_MIGRATION_POSTGRES } from "../../lib/ops/migration-sql.ts";
-import * as pg from "../../lib/ops/postgres-sql.ts";
-import { RATE_HORIZON_MS, reserveSlots } from "../../lib/ops/rate-limit.ts";
+import { OPS_MIGRATION_POSTGRES } from "../../lib/store/ops-migration-sql.ts";
 import { MIGRATIONS, migrate } from "../../lib/store/postgres/migrations.ts";
+import * as pg from "../../lib/store/postgres/ops-sql.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
+import {
+  createEndpointHealth,
+  type HealthStore,
+} from "../../lib/webhooks/policy/endpoint-health.ts";
+import { RATE_HORIZON_MS, reserveSlots } from "../../lib/webhooks/policy/rate-limit.ts";
+import { createFakeClock } from "../fakes/fake-clock.ts";
+import { attemptRecord, itemChange } from "../fakes/ops-world.ts";
 import {
   describePostgres,
   type PostgresCluster,
   startPostgresCluster,
 } from "../fakes/postgres-cluster.ts";
-import { createFakeClock } from "./fake-clock.ts";
-import { attemptRecord, itemChange } from "./ops-world.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 const num = (value: unknown) => (value === null ? null : Number(value));

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { DuplicateSkuError, type ItemRepo } from "../../lib/inventory/types.ts";
+import { DuplicateSkuError, type ItemRepo } from "../../lib/inventory/model.ts";
 import { openSqlite } from "../../lib/store/sqlite/connection.ts";
 import { createSqliteItemRepo } from "../../lib/store/sqlite/items.ts";
 

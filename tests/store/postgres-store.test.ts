@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { createItem, updateItem } from "../../lib/inventory/changes.ts";
-import { DuplicateSkuError } from "../../lib/inventory/types.ts";
+import { DuplicateSkuError } from "../../lib/inventory/model.ts";
 import { CHANGE_CHANNEL } from "../../lib/store/postgres/changes.ts";
 import { MIGRATIONS, migrate } from "../../lib/store/postgres/migrations.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { Webhook as StandardWebhook } from "standardwebhooks";
+import type { Webhook } from "../../lib/webhooks/model.ts";
 import { buildRequest, USER_AGENT } from "../../lib/webhooks/request.ts";
-import type { Webhook } from "../../lib/webhooks/types.ts";
 import { webhookFixture } from "../fakes/webhook.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";

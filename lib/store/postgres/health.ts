@@ -1,12 +1,12 @@
+import type { WebhookHealthRepo } from "../types.ts";
+import { type Db, toNumberOrNull } from "./db.ts";
 import {
   CLEAR_STREAK_POSTGRES,
   DISABLE_WEBHOOK_POSTGRES,
   EXTEND_STREAK_POSTGRES,
   PAUSE_WEBHOOK_POSTGRES,
   STREAK_POSTGRES,
-} from "../../ops/postgres-sql.ts";
-import type { WebhookHealthRepo } from "../types.ts";
-import { type Db, toNumberOrNull } from "./db.ts";
+} from "./ops-sql.ts";
 
 /**
  * Failure streaks, automatic disabling and 429/503 pauses in the webhooks table (migration 2),

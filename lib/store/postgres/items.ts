@@ -4,7 +4,7 @@ import {
   type ItemPatch,
   type ItemRepo,
   type NewItem,
-} from "../../inventory/types.ts";
+} from "../../inventory/model.ts";
 import { type Db, isUniqueViolation, toNumber } from "./db.ts";
 
 interface ItemRow {

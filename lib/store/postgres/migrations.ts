@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import { OPS_MIGRATION_POSTGRES } from "../../ops/migration-sql.ts";
+import { OPS_MIGRATION_POSTGRES } from "../ops-migration-sql.ts";
 
 /**
  * Versioned schema migrations, the PostgreSQL twin of lib/store/sqlite/migrations.ts (same

@@ -1,17 +1,5 @@
 import type { SQL } from "bun";
-import type { AttemptSample } from "../../ops/metrics.ts";
-import {
-  ATTEMPTS_AFTER_POSTGRES,
-  DUE_SUMMARY_POSTGRES,
-  LAST_ATTEMPT_ID_POSTGRES,
-  LOCK_SEND_GATES_POSTGRES,
-  NEXT_QUEUED_DUE_POSTGRES,
-  PURGE_BATCH_POSTGRES,
-  SET_NEXT_SEND_POSTGRES,
-} from "../../ops/postgres-sql.ts";
-import { RATE_HORIZON_MS, reserveSlots } from "../../ops/rate-limit.ts";
 import { subscribes } from "../../webhooks/events.ts";
-import { buildPayload, newMessageId } from "../../webhooks/payload.ts";
 import type {
   Attempt,
   AttemptOutcome,
@@ -23,10 +11,22 @@ import type {
   DeliveryState,
   Outcome,
   Webhook,
-} from "../../webhooks/types.ts";
+} from "../../webhooks/model.ts";
+import type { AttemptSample } from "../../webhooks/observe/metrics.ts";
+import { buildPayload, newMessageId } from "../../webhooks/payload.ts";
+import { RATE_HORIZON_MS, reserveSlots } from "../../webhooks/policy/rate-limit.ts";
 import { createBatcher } from "./batch.ts";
 import { CHANGE_CHANNEL } from "./changes.ts";
 import { type Db, isConnectionError, toNumber, toNumberOrNull } from "./db.ts";
+import {
+  ATTEMPTS_AFTER_POSTGRES,
+  DUE_SUMMARY_POSTGRES,
+  LAST_ATTEMPT_ID_POSTGRES,
+  LOCK_SEND_GATES_POSTGRES,
+  NEXT_QUEUED_DUE_POSTGRES,
+  PURGE_BATCH_POSTGRES,
+  SET_NEXT_SEND_POSTGRES,
+} from "./ops-sql.ts";
 import { type WebhookRow, webhookFromRow } from "./webhooks.ts";
 
 type Int8 = string | number;

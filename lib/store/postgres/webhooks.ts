@@ -1,5 +1,5 @@
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
-import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/types.ts";
+import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/model.ts";
 import { CHANGE_CHANNEL } from "./changes.ts";
 import { type Db, isUniqueViolation, toNumber, toNumberOrNull } from "./db.ts";
 

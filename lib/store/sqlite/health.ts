@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
-import { createSqliteHealthStore } from "../../ops/sqlite/health.ts";
-import { pauseWebhook } from "../../ops/sqlite/rate-limit.ts";
 import type { WebhookHealthRepo } from "../types.ts";
+import { createSqliteHealthStore } from "./health-sql.ts";
+import { pauseWebhook } from "./rate-limit.ts";
 
 /** Failure streaks, automatic disabling and 429/503 pauses in the webhooks table (migration 2). */
 export function createSqliteHealthRepo(db: Database): WebhookHealthRepo {

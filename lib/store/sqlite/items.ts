@@ -5,7 +5,7 @@ import {
   type ItemPatch,
   type ItemRepo,
   type NewItem,
-} from "../../inventory/types.ts";
+} from "../../inventory/model.ts";
 
 type ItemRow = {
   id: number;

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { OPS_MIGRATION_SQLITE } from "../../ops/migration-sql.ts";
+import { OPS_MIGRATION_SQLITE } from "../ops-migration-sql.ts";
 
 /**
  * Versioned schema migrations, applied in order on open; the applied version lives in

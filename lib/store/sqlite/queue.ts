@@ -1,14 +1,5 @@
 import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
-import { RATE_HORIZON_MS } from "../../ops/rate-limit.ts";
-import { attemptsAfter, dueSummary, lastAttemptId } from "../../ops/sqlite/metrics.ts";
-import {
-  admitBySendRate,
-  NEXT_QUEUED_DUE_SQLITE,
-  SENDABLE_WEBHOOK_SQLITE,
-} from "../../ops/sqlite/rate-limit.ts";
-import { purgeBatch } from "../../ops/sqlite/retention.ts";
 import { subscribes } from "../../webhooks/events.ts";
-import { buildPayload, newMessageId } from "../../webhooks/payload.ts";
 import type {
   Attempt,
   AttemptOutcome,
@@ -21,7 +12,12 @@ import type {
   DeliveryState,
   Outcome,
   Webhook,
-} from "../../webhooks/types.ts";
+} from "../../webhooks/model.ts";
+import { buildPayload, newMessageId } from "../../webhooks/payload.ts";
+import { RATE_HORIZON_MS } from "../../webhooks/policy/rate-limit.ts";
+import { attemptsAfter, dueSummary, lastAttemptId } from "./metrics.ts";
+import { admitBySendRate, NEXT_QUEUED_DUE_SQLITE, SENDABLE_WEBHOOK_SQLITE } from "./rate-limit.ts";
+import { purgeBatch } from "./retention.ts";
 import { type WebhookRow, webhookFromRow } from "./webhooks.ts";
 
 /** How the queue tells the store's waitForChange about work (see store.ts). */

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { AttemptRecord, Claim, Outcome } from "../../webhooks/types.ts";
+import type { AttemptRecord, Claim, Outcome } from "../../webhooks/model.ts";
 import type { Repos, Store } from "../types.ts";
 import { createChangeMonitor } from "./changes.ts";
 import { openSqlite } from "./connection.ts";

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
-import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/types.ts";
+import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/model.ts";
 import type { ChangeTracker } from "./queue.ts";
 
 export interface WebhookRow {

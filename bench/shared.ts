@@ -1,0 +1,32 @@
+import type { ChangeEvent } from "../lib/webhooks/model.ts";
+
+/** The change every webhook benchmark enqueues: an item update with both snapshots. */
+export function benchChange(i: number): ChangeEvent {
+  const item = { id: i, sku: `SKU-${i}`, name: `Item ${i}`, quantity: i % 50, location: "A1" };
+  return {
+    event: "item.updated",
+    model: "item",
+    username: "bench",
+    requestId: crypto.randomUUID(),
+    data: item,
+    prechange: { ...item, quantity: item.quantity + 1 },
+    postchange: item,
+    timestamp: new Date(),
+  };
+}
+
+/** Lines of a child process's output as they arrive (the last one even without a newline). */
+export async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of stream) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let newline = buffer.indexOf("\n");
+    while (newline !== -1) {
+      yield buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf("\n");
+    }
+  }
+  if (buffer !== "") yield buffer;
+}

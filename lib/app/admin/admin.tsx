@@ -1,0 +1,35 @@
+import { type Context, Hono } from "hono";
+import type { Store } from "../../store/types.ts";
+import type { AppEnv } from "../context.ts";
+import { backgroundTaskRoutes } from "./background-tasks.tsx";
+import { BACKGROUND_TASKS } from "./background-tasks-views.tsx";
+import { itemRoutes } from "./items.tsx";
+import { NotFoundPage } from "./not-found.tsx";
+import { pageContext, renderPage } from "./page.tsx";
+import { webhookRoutes } from "./webhooks.tsx";
+
+export interface AdminOptions {
+  store: Store;
+  now: () => Date;
+  generateSecret: () => string;
+  /** WORKER_HEARTBEAT_MS: a worker not seen for 3 of these is shown as stale. */
+  heartbeatIntervalMs?: number;
+}
+
+/**
+ * The server-rendered admin, mounted at /admin. Authentication and CSRF checks are the app's
+ * middleware (lib/app); these routes read the username and CSRF token from the context.
+ */
+export function createAdmin(options: AdminOptions): Hono<AppEnv> {
+  const admin = new Hono<AppEnv>();
+  admin.get("/", (c) => c.redirect(BACKGROUND_TASKS, 302));
+  admin.route("/background-tasks", backgroundTaskRoutes(options));
+  admin.route("/webhooks", webhookRoutes(options));
+  admin.route("/items", itemRoutes(options));
+  return admin;
+}
+
+/** The 404 page for an unknown admin path (a mounted app's notFound is not used by Hono). */
+export function adminNotFound(c: Context<AppEnv>) {
+  return renderPage(c, <NotFoundPage page={pageContext(c)} what="Page" />, 404);
+}

@@ -1,0 +1,289 @@
+import type { Child } from "hono/jsx";
+import type { Attempt, Delivery, DeliveryState } from "../../webhooks/model.ts";
+import { formatDuration, formatTime, prettyJson, relativeTime, truncate } from "./format.ts";
+import { Layout, type PageContext, PostButton } from "./layout.tsx";
+
+export const BACKGROUND_TASKS = "/admin/background-tasks";
+export const DELIVERIES = `${BACKGROUND_TASKS}/deliveries`;
+
+const STATE_TITLES: Record<DeliveryState, string> = {
+  queued: "Queued",
+  delivering: "Delivering",
+  failed: "Failed",
+  successful: "Recent successful",
+};
+
+export interface OverviewData {
+  stats: Record<DeliveryState, number>;
+  /** The newest few deliveries per state, in the order the page shows them. */
+  sections: Array<{ state: DeliveryState; deliveries: Delivery[] }>;
+  nowMs: number;
+}
+
+/** `children`: panels shown under the counts (e.g. running workers, warnings). */
+export function OverviewPage(props: { page: PageContext; data: OverviewData; children?: Child }) {
+  const { page, data } = props;
+  return (
+    <Layout title="Background Tasks" page={page}>
+      <h1>Background Tasks</h1>
+      <StateCounts stats={data.stats} />
+      {props.children}
+      {data.stats.failed > 0 ? (
+        <div class="actions">
+          <PostButton
+            action={`${BACKGROUND_TASKS}/retry-failed`}
+            label={`Retry all failed (${data.stats.failed})`}
+            csrfToken={page.csrfToken}
+          />
+        </div>
+      ) : null}
+      {data.sections.map((section) => (
+        <section>
+          <h2>
+            {STATE_TITLES[section.state]}{" "}
+            <a class="muted" href={`${DELIVERIES}?state=${section.state}`}>
+              (all {data.stats[section.state]})
+            </a>
+          </h2>
+          <DeliveryTable
+            deliveries={section.deliveries}
+            page={page}
+            nowMs={data.nowMs}
+            returnTo={BACKGROUND_TASKS}
+          />
+        </section>
+      ))}
+    </Layout>
+  );
+}
+
+function StateCounts(props: { stats: Record<DeliveryState, number> }) {
+  const order: DeliveryState[] = ["queued", "delivering", "successful", "failed"];
+  return (
+    <div class="counts">
+      {order.map((state) => (
+        <a class={state} href={`${DELIVERIES}?state=${state}`}>
+          <strong>{props.stats[state]}</strong>
+          {state}
+        </a>
+      ))}
+    </div>
+  );
+}
+
+export interface DeliveryListData {
+  title: string;
+  deliveries: Delivery[];
+  /** The query of this listing without `before`, to build the pager's links. */
+  query: URLSearchParams;
+  before: number | null;
+  /** Id to pass as `before` for the next (older) page, or null on the last page. */
+  olderThan: number | null;
+  nowMs: number;
+}
+
+export function DeliveryListPage(props: { page: PageContext; data: DeliveryListData }) {
+  const { page, data } = props;
+  const older = new URLSearchParams(data.query);
+  if (data.olderThan !== null) older.set("before", String(data.olderThan));
+  return (
+    <Layout title={data.title} page={page}>
+      <p>
+        <a href={BACKGROUND_TASKS}>← Background Tasks</a>
+      </p>
+      <h1>{data.title}</h1>
+      <DeliveryTable
+        deliveries={data.deliveries}
+        page={page}
+        nowMs={data.nowMs}
+        returnTo={`${DELIVERIES}?${data.query}`}
+      />
+      <div class="pager">
+        {data.before !== null ? <a href={`${DELIVERIES}?${data.query}`}>« Newest</a> : null}
+        {data.olderThan !== null ? <a href={`${DELIVERIES}?${older}`}>Older ›</a> : null}
+      </div>
+    </Layout>
+  );
+}
+
+function DeliveryTable(props: {
+  deliveries: Delivery[];
+  page: PageContext;
+  nowMs: number;
+  returnTo: string;
+}) {
+  if (props.deliveries.length === 0) return <p class="empty">None.</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th class="num">ID</th>
+          <th>Webhook</th>
+          <th>Event</th>
+          <th>State</th>
+          <th class="num">Attempts</th>
+          <th>Last result</th>
+          <th>Created</th>
+          <th>Next attempt / completed</th>
+          <th />
+        </tr>
+      </thead>
+      <tbody>
+        {props.deliveries.map((d) => (
+          <tr id={`delivery-${d.id}`}>
+            <td class="num">
+              <a href={`${DELIVERIES}/${d.id}`}>#{d.id}</a>
+            </td>
+            <td>
+              <a href={`${DELIVERIES}?webhook=${d.webhookId}`}>{d.webhookName}</a>
+            </td>
+            <td>{d.event}</td>
+            <td>
+              <StateBadge state={d.state} />
+            </td>
+            <td class="num">{d.attempts}</td>
+            <td class="wrap">{lastResult(d)}</td>
+            <td>{formatTime(d.createdAt)}</td>
+            <td>
+              {d.completedAt !== null
+                ? formatTime(d.completedAt)
+                : d.state === "queued"
+                  ? `${formatTime(d.nextAttemptAt)} (${relativeTime(d.nextAttemptAt, props.nowMs)})`
+                  : d.leaseExpiresAt !== null
+                    ? `lease until ${formatTime(d.leaseExpiresAt)}`
+                    : "–"}
+            </td>
+            <td>
+              {d.state === "failed" ? (
+                <PostButton
+                  action={`${DELIVERIES}/${d.id}/retry`}
+                  label="Retry"
+                  csrfToken={props.page.csrfToken}
+                  fields={{ return_to: props.returnTo }}
+                />
+              ) : null}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function lastResult(d: Delivery): string {
+  const status = d.lastStatus === null ? null : `HTTP ${d.lastStatus}`;
+  if (!d.lastError) return status ?? "–";
+  const error = truncate(d.lastError, 120);
+  // The sender's errors usually start with the status already ("HTTP 500 Internal Server Error").
+  return status === null || error.startsWith(status) ? error : `${status}: ${error}`;
+}
+
+export function StateBadge(props: { state: string }) {
+  return <span class={`badge ${props.state}`}>{props.state}</span>;
+}
+
+export function DeliveryPage(props: {
+  page: PageContext;
+  delivery: Delivery;
+  attempts: Attempt[];
+  nowMs: number;
+}) {
+  const { page, delivery: d } = props;
+  const self = `${DELIVERIES}/${d.id}`;
+  return (
+    <Layout title={`Delivery #${d.id}`} page={page}>
+      <p>
+        <a href={BACKGROUND_TASKS}>← Background Tasks</a>
+      </p>
+      <h1>
+        Delivery #{d.id} <StateBadge state={d.state} />
+      </h1>
+      {d.state === "failed" ? (
+        <div class="actions">
+          <PostButton
+            action={`${self}/retry`}
+            label="Retry"
+            csrfToken={page.csrfToken}
+            fields={{ return_to: self }}
+          />
+        </div>
+      ) : null}
+      <table class="fields">
+        <tbody>
+          <Field name="Webhook">
+            <a href={`/admin/webhooks/${d.webhookId}`}>{d.webhookName}</a>
+          </Field>
+          <Field name="Event">{d.event}</Field>
+          <Field name="Message id (webhook-id)">
+            <code>{d.messageId}</code>
+          </Field>
+          <Field name="Attempts">{d.attempts}</Field>
+          <Field name="Created">{formatTime(d.createdAt)}</Field>
+          <Field name="Next attempt">
+            {d.state === "queued"
+              ? `${formatTime(d.nextAttemptAt)} (${relativeTime(d.nextAttemptAt, props.nowMs)})`
+              : "–"}
+          </Field>
+          <Field name="Completed">{formatTime(d.completedAt)}</Field>
+          <Field name="Last result">{lastResult(d)}</Field>
+        </tbody>
+      </table>
+
+      <h2>Payload</h2>
+      <pre>{prettyJson(d.payload)}</pre>
+
+      <h2>Attempts</h2>
+      <AttemptsTable attempts={props.attempts} />
+    </Layout>
+  );
+}
+
+function Field(props: { name: string; children?: Child }) {
+  return (
+    <tr>
+      <th>{props.name}</th>
+      <td class="wrap">{props.children}</td>
+    </tr>
+  );
+}
+
+function AttemptsTable(props: { attempts: Attempt[] }) {
+  if (props.attempts.length === 0) return <p class="empty">No attempt yet.</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th class="num">#</th>
+          <th>Time</th>
+          <th>Status</th>
+          <th>Outcome</th>
+          <th class="num">Duration</th>
+          <th>Error</th>
+          <th>Response</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.attempts.map((a) => (
+          <tr id={`attempt-${a.attempt}`}>
+            <td class="num">{a.attempt}</td>
+            <td>{formatTime(a.startedAt)}</td>
+            <td>{a.statusCode ?? "–"}</td>
+            <td>{a.outcome}</td>
+            <td class="num">{formatDuration(a.durationMs)}</td>
+            <td class="wrap">{a.error ?? "–"}</td>
+            <td class="wrap">
+              {a.responseHeaders || a.responseBody ? (
+                <details>
+                  <summary>{truncate(a.responseBody?.trim() || "(empty body)", 80)}</summary>
+                  <pre>{`${a.responseHeaders ?? ""}\n\n${a.responseBody ?? ""}`}</pre>
+                </details>
+              ) : (
+                "–"
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,145 @@
+import { Hono } from "hono";
+import type { Store } from "../../store/types.ts";
+import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from "../../webhooks/model.ts";
+import { classifyWorkers, noLiveWorkerWarning } from "../../webhooks/observe/staleness.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../../worker/heartbeat.ts";
+import type { AppEnv } from "../context.ts";
+import {
+  BACKGROUND_TASKS,
+  DELIVERIES,
+  DeliveryListPage,
+  DeliveryPage,
+  type OverviewData,
+  OverviewPage,
+} from "./background-tasks-views.tsx";
+import { localAdminPath, positiveInt } from "./format.ts";
+import { NotFoundPage } from "./not-found.tsx";
+import { withNotice } from "./notices.ts";
+import { pageContext, renderPage } from "./page.tsx";
+import { WorkersPanel, type WorkersPanelData } from "./workers-views.tsx";
+
+const OVERVIEW_ROWS = 10;
+const PAGE_SIZE = 25;
+/** The overview's tables, in order: what needs attention first. */
+const OVERVIEW_STATES: DeliveryState[] = ["failed", "queued", "delivering", "successful"];
+
+/** What the overview shows: counts per state and the newest deliveries of each. */
+export async function loadOverview(store: Store, nowMs: number): Promise<OverviewData> {
+  const [stats, ...lists] = await Promise.all([
+    store.queue.stats(),
+    ...OVERVIEW_STATES.map((state) => store.queue.list({ state, limit: OVERVIEW_ROWS })),
+  ]);
+  const sections = OVERVIEW_STATES.map((state, i) => ({ state, deliveries: lists[i] ?? [] }));
+  return { stats, sections, nowMs };
+}
+
+/** The workers' heartbeats and, when deliveries are due with no live worker, the warning. */
+export async function loadWorkersPanel(
+  store: Store,
+  nowMs: number,
+  heartbeatIntervalMs: number,
+): Promise<WorkersPanelData> {
+  const [registered, due] = await Promise.all([
+    store.workers.list(),
+    store.queue.dueSummary(nowMs),
+  ]);
+  return {
+    workers: classifyWorkers(registered, nowMs, heartbeatIntervalMs),
+    due,
+    warning: noLiveWorkerWarning({
+      dueCount: due.count,
+      workers: registered,
+      now: nowMs,
+      intervalMs: heartbeatIntervalMs,
+    }),
+    heartbeatIntervalMs,
+    nowMs,
+  };
+}
+
+/** System > Background Tasks: deliveries by state, one delivery with its attempts, retries. */
+export function backgroundTaskRoutes(deps: {
+  store: Store;
+  now: () => Date;
+  heartbeatIntervalMs?: number;
+}): Hono<AppEnv> {
+  const { store, now } = deps;
+  const heartbeatIntervalMs = deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS;
+  const routes = new Hono<AppEnv>();
+
+  routes.get("/", async (c) => {
+    const nowMs = now().getTime();
+    const [data, workers] = await Promise.all([
+      loadOverview(store, nowMs),
+      loadWorkersPanel(store, nowMs, heartbeatIntervalMs),
+    ]);
+    return renderPage(
+      c,
+      <OverviewPage page={pageContext(c)} data={data}>
+        <WorkersPanel data={workers} />
+      </OverviewPage>,
+    );
+  });
+
+  routes.get("/deliveries", async (c) => {
+    const stateParam = c.req.query("state");
+    const state = DELIVERY_STATES.find((s) => s === stateParam);
+    const webhookId = positiveInt(c.req.query("webhook")) ?? undefined;
+    const before = positiveInt(c.req.query("before"));
+    const filter: DeliveryFilter = { state, webhookId, limit: PAGE_SIZE + 1 };
+    if (before !== null) filter.beforeId = before;
+    const rows = await store.queue.list(filter);
+    const deliveries = rows.slice(0, PAGE_SIZE);
+    const query = new URLSearchParams();
+    if (state) query.set("state", state);
+    if (webhookId !== undefined) query.set("webhook", String(webhookId));
+    const webhook = webhookId === undefined ? null : await store.webhooks.get(webhookId);
+    const title = [
+      state ? `${state[0]?.toUpperCase()}${state.slice(1)} deliveries` : "All deliveries",
+      webhook ? `to ${webhook.name}` : webhookId !== undefined ? `to webhook #${webhookId}` : "",
+    ]
+      .filter(Boolean)
+      .join(" ");
+    const data = {
+      title,
+      deliveries,
+      query,
+      before,
+      olderThan: rows.length > PAGE_SIZE ? (deliveries.at(-1)?.id ?? null) : null,
+      nowMs: now().getTime(),
+    };
+    return renderPage(c, <DeliveryListPage page={pageContext(c)} data={data} />);
+  });
+
+  routes.get("/deliveries/:id", async (c) => {
+    const id = positiveInt(c.req.param("id"));
+    const found = id === null ? null : await store.queue.get(id);
+    if (!found) return renderPage(c, <NotFoundPage page={pageContext(c)} what="Delivery" />, 404);
+    return renderPage(
+      c,
+      <DeliveryPage
+        page={pageContext(c)}
+        delivery={found.delivery}
+        attempts={found.attempts}
+        nowMs={now().getTime()}
+      />,
+    );
+  });
+
+  routes.post("/deliveries/:id/retry", async (c) => {
+    const id = positiveInt(c.req.param("id"));
+    if (id === null)
+      return renderPage(c, <NotFoundPage page={pageContext(c)} what="Delivery" />, 404);
+    const form = await c.req.parseBody();
+    const back = localAdminPath(form.return_to, `${DELIVERIES}/${id}`);
+    const changed = await store.queue.retry([id], now().getTime());
+    return c.redirect(withNotice(back, changed > 0 ? "retried" : "not-retried", id), 303);
+  });
+
+  routes.post("/retry-failed", async (c) => {
+    const changed = await store.queue.retryAllFailed(now().getTime());
+    return c.redirect(withNotice(BACKGROUND_TASKS, "retried-all", changed), 303);
+  });
+
+  return routes;
+}

@@ -1,0 +1,180 @@
+import { z } from "zod";
+import type { FieldErrors } from "../../inventory/schemas.ts";
+import { fieldErrorsOf } from "../../inventory/schemas.ts";
+import { ALL_EVENTS, ITEM_EVENTS, type NewWebhook, type Webhook } from "../../webhooks/model.ts";
+import { isValidSecret } from "../../webhooks/signing.ts";
+import { RESERVED_HEADERS, WEBHOOK_METHODS } from "../../webhooks/validate.ts";
+
+export { WEBHOOK_METHODS };
+export const EVENT_CHOICES: readonly string[] = [ALL_EVENTS, ...ITEM_EVENTS];
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** The form as typed, to show it again with its errors. */
+export interface WebhookFormValues {
+  name: string;
+  url: string;
+  method: string;
+  contentType: string;
+  headers: string;
+  events: string[];
+  secret: string;
+  removeSecret: boolean;
+  maxPerSecond: string;
+  enabled: boolean;
+}
+
+export function emptyWebhookForm(): WebhookFormValues {
+  return {
+    name: "",
+    url: "",
+    method: "POST",
+    contentType: "application/json",
+    headers: "",
+    events: [ALL_EVENTS],
+    secret: "",
+    removeSecret: false,
+    maxPerSecond: "",
+    enabled: true,
+  };
+}
+
+export function webhookFormValues(webhook: Webhook): WebhookFormValues {
+  return {
+    name: webhook.name,
+    url: webhook.url,
+    method: webhook.method,
+    contentType: webhook.contentType,
+    headers: webhook.headers.map(([name, value]) => `${name}: ${value}`).join("\n"),
+    events: webhook.events,
+    secret: "",
+    removeSecret: false,
+    maxPerSecond: webhook.maxPerSecond === null ? "" : String(webhook.maxPerSecond),
+    enabled: webhook.enabled,
+  };
+}
+
+/** Reads the form fields from `c.req.parseBody({ all: true })`. */
+export function readWebhookForm(body: Record<string, unknown>): WebhookFormValues {
+  const text = (key: string) => {
+    const value = body[key];
+    const first = Array.isArray(value) ? value[0] : value;
+    return typeof first === "string" ? first : "";
+  };
+  const events = body.events;
+  return {
+    name: text("name"),
+    url: text("url"),
+    method: text("method"),
+    contentType: text("contentType"),
+    headers: text("headers"),
+    events: (Array.isArray(events) ? events : [events]).filter(
+      (e): e is string => typeof e === "string",
+    ),
+    secret: text("secret"),
+    removeSecret: text("removeSecret") === "on",
+    maxPerSecond: text("maxPerSecond"),
+    enabled: text("enabled") === "on",
+  };
+}
+
+const webhookFormSchema = z.object({
+  name: z
+    .string()
+    .trim()
+    .min(1, "Required")
+    .max(100, "Must be at most 100 characters")
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters.
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "Must not contain control characters"),
+  url: z
+    .string()
+    .trim()
+    .min(1, "Required")
+    .max(2000, "Must be at most 2000 characters")
+    .refine(isHttpUrl, "Must be an http:// or https:// URL"),
+  method: z.enum(WEBHOOK_METHODS, { error: `Must be one of ${WEBHOOK_METHODS.join(", ")}` }),
+  contentType: z
+    .string()
+    .trim()
+    .regex(
+      /^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+-]+)*$/,
+      "Must be a media type such as application/json",
+    ),
+  headers: z.string().transform((text, ctx) => {
+    const parsed = parseHeaderLines(text);
+    if (typeof parsed === "string") {
+      ctx.addIssue({ code: "custom", message: parsed });
+      return z.NEVER;
+    }
+    return parsed;
+  }),
+  events: z
+    .array(z.enum(EVENT_CHOICES as [string, ...string[]], { error: "Unknown event" }))
+    .min(1, "Choose at least one event")
+    .transform((events) => (events.includes(ALL_EVENTS) ? [ALL_EVENTS] : events)),
+  secret: z
+    .string()
+    .trim()
+    .refine(
+      (v) => v === "" || isValidSecret(v),
+      "Must be whsec_ followed by base64 of 16 to 64 bytes; leave empty to generate one",
+    ),
+  removeSecret: z.boolean(),
+  maxPerSecond: z
+    .string()
+    .trim()
+    .refine((v) => v === "" || (/^\d+(\.\d+)?$/.test(v) && Number(v) > 0 && Number(v) <= 10_000), {
+      message: "Must be a number above 0 and at most 10000, or empty for no limit",
+    })
+    .transform((v) => (v === "" ? null : Number(v))),
+  enabled: z.boolean(),
+});
+
+export type ParsedWebhookForm =
+  | {
+      ok: true;
+      webhook: Required<Omit<NewWebhook, "secret">>;
+      /** The new secret typed in, "" when none was (create: generate one; edit: keep). */
+      secret: string;
+      removeSecret: boolean;
+    }
+  | { ok: false; errors: FieldErrors };
+
+export function parseWebhookForm(values: WebhookFormValues): ParsedWebhookForm {
+  const result = webhookFormSchema.safeParse(values);
+  if (!result.success) return { ok: false, errors: fieldErrorsOf(result.error) };
+  const { secret, removeSecret, ...webhook } = result.data;
+  return { ok: true, webhook, secret, removeSecret };
+}
+
+/** `Name: Value` per line (NetBox's additional headers); blank lines are skipped. */
+export function parseHeaderLines(text: string): Array<[string, string]> | string {
+  const headers: Array<[string, string]> = [];
+  const lines = text.split(/\r?\n/);
+  for (const [index, raw] of lines.entries()) {
+    const line = raw.trim();
+    if (line === "") continue;
+    const colon = line.indexOf(":");
+    const name = colon > 0 ? line.slice(0, colon).trim() : "";
+    const value = colon > 0 ? line.slice(colon + 1).trim() : "";
+    if (!HEADER_NAME.test(name)) return `Line ${index + 1}: expected Name: Value`;
+    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      return `Line ${index + 1}: ${name} is set by the sender and can not be replaced`;
+    }
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters.
+    if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
+      return `Line ${index + 1}: the value must not contain control characters`;
+    }
+    headers.push([name, value]);
+  }
+  return headers;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,260 @@
+import type { FieldErrors as Errors } from "../../inventory/schemas.ts";
+import type { Webhook } from "../../webhooks/model.ts";
+import { DELIVERIES } from "./background-tasks-views.tsx";
+import { formatTime } from "./format.ts";
+import { CsrfField, FieldErrors, Layout, type PageContext, PostButton } from "./layout.tsx";
+import { EVENT_CHOICES, WEBHOOK_METHODS, type WebhookFormValues } from "./webhook-form.ts";
+
+export const WEBHOOKS = "/admin/webhooks";
+
+export function WebhookListPage(props: { page: PageContext; webhooks: Webhook[] }) {
+  const { page } = props;
+  return (
+    <Layout title="Webhooks" page={page}>
+      <h1>Webhooks</h1>
+      <div class="actions">
+        <a class="button" href={`${WEBHOOKS}/new`}>
+          New webhook
+        </a>
+      </div>
+      {props.webhooks.length === 0 ? (
+        <p class="empty">No webhook yet: item changes queue nothing until one exists.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>URL</th>
+              <th>Events</th>
+              <th>State</th>
+              <th>Secret</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {props.webhooks.map((w) => (
+              <tr id={`webhook-${w.id}`}>
+                <td>
+                  <a href={`${WEBHOOKS}/${w.id}`}>{w.name}</a>
+                </td>
+                <td class="wrap">
+                  {w.method} {w.url}
+                </td>
+                <td>{w.events.join(", ")}</td>
+                <td>
+                  <span class={`badge ${w.enabled ? "enabled" : "disabled"}`}>
+                    {w.enabled ? "enabled" : "disabled"}
+                  </span>
+                  <HealthNote webhook={w} />
+                </td>
+                <td>{w.secret ? "set" : "none"}</td>
+                <td>
+                  <div class="actions">
+                    <a href={`${DELIVERIES}?webhook=${w.id}`}>Deliveries</a>
+                    <PostButton
+                      action={`${WEBHOOKS}/${w.id}/test`}
+                      label="Send test"
+                      csrfToken={page.csrfToken}
+                    />
+                    <PostButton
+                      action={`${WEBHOOKS}/${w.id}/${w.enabled ? "disable" : "enable"}`}
+                      label={w.enabled ? "Disable" : "Enable"}
+                      csrfToken={page.csrfToken}
+                    />
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Layout>
+  );
+}
+
+/** Why and since when a webhook is off, or since when every attempt to it has failed. */
+function HealthNote(props: { webhook: Webhook }) {
+  const w = props.webhook;
+  if (!w.enabled) {
+    return (
+      <div class="muted">
+        {w.disabledReason ? `${w.disabledReason} ` : ""}({formatTime(w.disabledAt)})
+      </div>
+    );
+  }
+  if (w.failingSince == null) return null;
+  return <div class="muted">Every attempt failed since {formatTime(w.failingSince)}</div>;
+}
+
+export function WebhookFormPage(props: {
+  page: PageContext;
+  values: WebhookFormValues;
+  errors?: Errors;
+  /** Absent when creating a webhook. */
+  webhook?: Webhook;
+}) {
+  const { page, values, webhook } = props;
+  const errors = props.errors?.fieldErrors ?? {};
+  const title = webhook ? `Webhook ${webhook.name}` : "New webhook";
+  return (
+    <Layout title={title} page={page}>
+      <p>
+        <a href={WEBHOOKS}>← Webhooks</a>
+      </p>
+      <h1>{title}</h1>
+      {webhook && !webhook.enabled ? (
+        <div class="error-box disabled-note" role="status">
+          <p>
+            <strong>Disabled</strong> since {formatTime(webhook.disabledAt)}
+            {webhook.disabledReason ? `: ${webhook.disabledReason}` : ""}. Its queued deliveries
+            wait and are sent once it is enabled again.
+          </p>
+          <PostButton
+            action={`${WEBHOOKS}/${webhook.id}/enable`}
+            label="Enable"
+            csrfToken={page.csrfToken}
+          />
+        </div>
+      ) : null}
+      {props.errors ? (
+        <p class="error-box" role="alert">
+          {[...props.errors.formErrors, "Please correct the fields marked below."].join(" ")}
+        </p>
+      ) : null}
+      <form method="post" action={webhook ? `${WEBHOOKS}/${webhook.id}` : WEBHOOKS} class="stacked">
+        <CsrfField token={page.csrfToken} />
+        <label>
+          Name
+          <input type="text" name="name" value={values.name} required maxlength={100} />
+          <FieldErrors messages={errors.name} />
+        </label>
+        <label>
+          Payload URL
+          <input type="url" name="url" value={values.url} required />
+          <span class="hint">
+            Loopback and private addresses are refused when sending unless WEBHOOK_ALLOWED_HOSTS
+            allows them.
+          </span>
+          <FieldErrors messages={errors.url} />
+        </label>
+        <label>
+          HTTP method
+          <select name="method">
+            {WEBHOOK_METHODS.map((m) => (
+              <option value={m} selected={values.method === m}>
+                {m}
+              </option>
+            ))}
+          </select>
+          <FieldErrors messages={errors.method} />
+        </label>
+        <label>
+          Content type
+          <input type="text" name="contentType" value={values.contentType} />
+          <FieldErrors messages={errors.contentType} />
+        </label>
+        <label>
+          Additional headers
+          <span class="hint">One per line, as Name: Value.</span>
+          <textarea name="headers">{values.headers}</textarea>
+          <FieldErrors messages={errors.headers} />
+        </label>
+        <fieldset>
+          <legend>Events</legend>
+          {EVENT_CHOICES.map((event) => (
+            <label>
+              <input
+                type="checkbox"
+                name="events"
+                value={event}
+                checked={values.events.includes(event)}
+              />{" "}
+              {event === "*" ? "all (*)" : event}
+            </label>
+          ))}
+          <FieldErrors messages={errors.events} />
+        </fieldset>
+        <label>
+          Secret
+          <span class="hint">
+            {webhook
+              ? `${webhook.secret ? "A secret is set." : "No secret is set."} Leave empty to keep it as it is; type a new whsec_ secret to replace it.`
+              : "Leave empty to generate one; it is shown once, after saving."}
+          </span>
+          <input type="password" name="secret" value="" autocomplete="off" />
+          <FieldErrors messages={errors.secret} />
+        </label>
+        {webhook?.secret ? (
+          <label>
+            <input type="checkbox" name="removeSecret" checked={values.removeSecret} /> Remove the
+            secret (requests are then sent unsigned)
+          </label>
+        ) : null}
+        <label>
+          Max deliveries per second
+          <span class="hint">
+            Empty for no limit. Honoured across all workers, spaced evenly; a 429 or 503 answer also
+            pauses this webhook for its Retry-After.
+          </span>
+          <input type="text" name="maxPerSecond" value={values.maxPerSecond} inputmode="decimal" />
+          <FieldErrors messages={errors.maxPerSecond} />
+        </label>
+        <label>
+          <input type="checkbox" name="enabled" checked={values.enabled} /> Enabled
+        </label>
+        <div class="actions">
+          <button type="submit" class="primary">
+            {webhook ? "Save" : "Create webhook"}
+          </button>
+        </div>
+      </form>
+      {webhook ? (
+        <>
+          <h2>Delete</h2>
+          <p>Deleting the webhook also deletes its deliveries and their attempts.</p>
+          <PostButton
+            action={`${WEBHOOKS}/${webhook.id}/delete`}
+            label="Delete webhook"
+            csrfToken={page.csrfToken}
+            danger
+          />
+        </>
+      ) : null}
+    </Layout>
+  );
+}
+
+/** The only page that ever shows a generated secret. */
+export function WebhookCreatedPage(props: {
+  page: PageContext;
+  webhook: Webhook;
+  generatedSecret: string | null;
+}) {
+  const { page, webhook } = props;
+  return (
+    <Layout title="Webhook created" page={page}>
+      <h1>Webhook {webhook.name} created</h1>
+      {props.generatedSecret ? (
+        <div class="secret">
+          <p>
+            <strong>Secret, shown only this once:</strong> copy it now into the receiver's
+            configuration (e.g. <code>bun run receiver --secret …</code>).
+          </p>
+          <p>
+            <code id="generated-secret">{props.generatedSecret}</code>
+          </p>
+        </div>
+      ) : (
+        <p>The secret you entered is saved; it will not be shown.</p>
+      )}
+      <div class="actions">
+        <a class="button" href={WEBHOOKS}>
+          Webhooks
+        </a>
+        <a class="button" href={`${WEBHOOKS}/${webhook.id}`}>
+          Edit {webhook.name}
+        </a>
+      </div>
+    </Layout>
+  );
+}

@@ -1,0 +1,192 @@
+import { type Context, Hono } from "hono";
+import type { Store } from "../../store/types.ts";
+import { DuplicateWebhookNameError } from "../../webhooks/errors.ts";
+import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import type { AppEnv } from "../context.ts";
+import { DELIVERIES } from "./background-tasks-views.tsx";
+import { positiveInt } from "./format.ts";
+import { NotFoundPage } from "./not-found.tsx";
+import { withNotice } from "./notices.ts";
+import { pageContext, renderPage } from "./page.tsx";
+import {
+  emptyWebhookForm,
+  parseWebhookForm,
+  readWebhookForm,
+  type WebhookFormValues,
+  webhookFormValues,
+} from "./webhook-form.ts";
+import {
+  WEBHOOKS,
+  WebhookCreatedPage,
+  WebhookFormPage,
+  WebhookListPage,
+} from "./webhooks-views.tsx";
+
+export interface WebhookRouteDeps {
+  store: Store;
+  now: () => Date;
+  generateSecret: () => string;
+}
+
+/** Webhooks: list, create (secret shown once), edit, enable/disable, delete, Send test. */
+export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
+  const { store, now } = deps;
+  const routes = new Hono<AppEnv>();
+
+  routes.get("/", async (c) => {
+    const webhooks = await store.webhooks.list();
+    return renderPage(c, <WebhookListPage page={pageContext(c)} webhooks={webhooks} />);
+  });
+
+  routes.get("/new", (c) =>
+    renderPage(c, <WebhookFormPage page={pageContext(c)} values={emptyWebhookForm()} />),
+  );
+
+  routes.post("/", async (c) => {
+    const values = readWebhookForm(await c.req.parseBody({ all: true }));
+    const parsed = parseWebhookForm(values);
+    if (!parsed.ok) {
+      return renderPage(
+        c,
+        <WebhookFormPage page={pageContext(c)} values={values} errors={parsed.errors} />,
+        400,
+      );
+    }
+    const generatedSecret = parsed.secret === "" ? deps.generateSecret() : null;
+    try {
+      const webhook = await store.webhooks.create({
+        ...parsed.webhook,
+        secret: generatedSecret ?? parsed.secret,
+      });
+      // Rendered here rather than after a redirect, so the secret never travels in a URL.
+      return renderPage(
+        c,
+        <WebhookCreatedPage
+          page={pageContext(c)}
+          webhook={webhook}
+          generatedSecret={generatedSecret}
+        />,
+      );
+    } catch (error) {
+      return duplicateNameResponse(c, error, values);
+    }
+  });
+
+  routes.get("/:id", async (c) => {
+    const webhook = await findWebhook(c);
+    if (!webhook) return notFound(c);
+    return renderPage(
+      c,
+      <WebhookFormPage
+        page={pageContext(c)}
+        values={webhookFormValues(webhook)}
+        webhook={webhook}
+      />,
+    );
+  });
+
+  routes.post("/:id", async (c) => {
+    const webhook = await findWebhook(c);
+    if (!webhook) return notFound(c);
+    const values = readWebhookForm(await c.req.parseBody({ all: true }));
+    const parsed = parseWebhookForm(values);
+    if (!parsed.ok) {
+      return renderPage(
+        c,
+        <WebhookFormPage
+          page={pageContext(c)}
+          values={values}
+          errors={parsed.errors}
+          webhook={webhook}
+        />,
+        400,
+      );
+    }
+    const patch: WebhookPatch = { ...parsed.webhook };
+    if (parsed.secret !== "") patch.secret = parsed.secret;
+    else if (parsed.removeSecret) patch.secret = null;
+    if (parsed.webhook.enabled !== webhook.enabled) {
+      patch.disabledReason = parsed.webhook.enabled ? null : disabledByPerson(c);
+    }
+    try {
+      await store.webhooks.update(webhook.id, patch);
+    } catch (error) {
+      return duplicateNameResponse(c, error, values, webhook);
+    }
+    return c.redirect(withNotice(WEBHOOKS, "webhook-updated"), 303);
+  });
+
+  routes.post("/:id/enable", async (c) => {
+    const webhook = await findWebhook(c);
+    if (!webhook) return notFound(c);
+    await store.webhooks.update(webhook.id, { enabled: true, disabledReason: null });
+    return c.redirect(withNotice(WEBHOOKS, "webhook-enabled"), 303);
+  });
+
+  routes.post("/:id/disable", async (c) => {
+    const webhook = await findWebhook(c);
+    if (!webhook) return notFound(c);
+    await store.webhooks.update(webhook.id, {
+      enabled: false,
+      disabledReason: disabledByPerson(c),
+    });
+    return c.redirect(withNotice(WEBHOOKS, "webhook-disabled"), 303);
+  });
+
+  routes.post("/:id/delete", async (c) => {
+    const webhook = await findWebhook(c);
+    if (!webhook) return notFound(c);
+    await store.webhooks.remove(webhook.id);
+    return c.redirect(withNotice(WEBHOOKS, "webhook-deleted"), 303);
+  });
+
+  routes.post("/:id/test", async (c) => {
+    const webhook = await findWebhook(c);
+    if (!webhook) return notFound(c);
+    const [deliveryId] = await store.queue.enqueue(
+      {
+        event: "ping",
+        model: "webhook",
+        username: c.get("username"),
+        requestId: c.get("requestId"),
+        timestamp: now(),
+        data: { id: webhook.id, name: webhook.name, message: "Test delivery from the admin" },
+        prechange: null,
+        postchange: null,
+      },
+      { webhookId: webhook.id },
+    );
+    if (deliveryId === undefined) return c.redirect(withNotice(WEBHOOKS, "test-not-queued"), 303);
+    return c.redirect(withNotice(`${DELIVERIES}/${deliveryId}`, "test-queued", deliveryId), 303);
+  });
+
+  async function findWebhook(c: Context<AppEnv>): Promise<Webhook | null> {
+    const id = positiveInt(c.req.param("id"));
+    return id === null ? null : store.webhooks.get(id);
+  }
+
+  function notFound(c: Context<AppEnv>) {
+    return renderPage(c, <NotFoundPage page={pageContext(c)} what="Webhook" />, 404);
+  }
+
+  function duplicateNameResponse(
+    c: Context<AppEnv>,
+    error: unknown,
+    values: WebhookFormValues,
+    webhook?: Webhook,
+  ) {
+    if (!(error instanceof DuplicateWebhookNameError)) throw error;
+    const errors = { formErrors: [], fieldErrors: { name: ["Another webhook has this name"] } };
+    return renderPage(
+      c,
+      <WebhookFormPage page={pageContext(c)} values={values} errors={errors} webhook={webhook} />,
+      409,
+    );
+  }
+
+  return routes;
+}
+
+function disabledByPerson(c: Context<AppEnv>): string {
+  return `Disabled in the admin by ${c.get("username")}`;
+}

@@ -1,0 +1,48 @@
+import type { Database } from "bun:sqlite";
+import type { HealthStore, Streak } from "../../webhooks/policy/endpoint-health.ts";
+
+const STREAK_SQL = "SELECT failing_since FROM webhooks WHERE id = ?";
+const CLEAR_SQL =
+  "UPDATE webhooks SET failing_since = NULL, failed_deliveries = 0 WHERE id = ? AND failing_since IS NOT NULL";
+const EXTEND_SQL = `
+  UPDATE webhooks SET failing_since = coalesce(failing_since, ?2),
+    failed_deliveries = failed_deliveries + ?3
+  WHERE id = ?1 AND enabled = 1
+  RETURNING failing_since, failed_deliveries`;
+const DISABLE_SQL = `
+  UPDATE webhooks SET enabled = 0, disabled_reason = ?2, disabled_at = ?3, updated_at = ?3,
+    failing_since = NULL, failed_deliveries = 0
+  WHERE id = ?1 AND enabled = 1`;
+
+/**
+ * Failure streaks in the webhooks table (migration 2). Each write is one short BEGIN IMMEDIATE
+ * transaction; a success reads first and writes only when there is a streak to end, so the
+ * common case takes no write lock.
+ */
+export function createSqliteHealthStore(db: Database): HealthStore {
+  const clear = db.transaction((id: number) => db.query(CLEAR_SQL).run(id));
+  const extend = db.transaction((id: number, now: number, failed: number) =>
+    db
+      .query<{ failing_since: number; failed_deliveries: number }, [number, number, number]>(
+        EXTEND_SQL,
+      )
+      .get(id, now, failed),
+  );
+  const disable = db.transaction(
+    (id: number, reason: string, now: number) => db.query(DISABLE_SQL).run(id, reason, now).changes,
+  );
+  return {
+    async recordSuccess(webhookId) {
+      const row = db.query<{ failing_since: number | null }, [number]>(STREAK_SQL).get(webhookId);
+      if (row?.failing_since != null) clear.immediate(webhookId);
+    },
+    async recordFailure(webhookId, { now, deliveryFailed }): Promise<Streak | null> {
+      const row = extend.immediate(webhookId, now, deliveryFailed ? 1 : 0);
+      if (!row) return null;
+      return { streakStartedAt: row.failing_since, failedDeliveries: row.failed_deliveries };
+    },
+    async disable(webhookId, { reason, now }) {
+      return disable.immediate(webhookId, reason, now) > 0;
+    },
+  };
+}

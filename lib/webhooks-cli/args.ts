@@ -1,0 +1,117 @@
+import type { ArgsDef } from "citty";
+import { UsageError } from "../config/errors.ts";
+import { escapeControl } from "../text/control.ts";
+
+export const commonArgs = {
+  json: { type: "boolean", description: "print JSON instead of text" },
+  "database-url": {
+    type: "string",
+    description: "database: file path, sqlite:PATH or postgres://… [DATABASE_URL]",
+    valueHint: "url",
+  },
+} as const satisfies ArgsDef;
+
+/**
+ * Refuses flags the command does not know (citty ignores them, so a typo like `--evnets` would
+ * silently do nothing) and more positionals than it takes.
+ */
+export function rejectUnknown(
+  rawArgs: readonly string[],
+  args: ArgsDef,
+  options: { maxPositionals?: number } = {},
+): void {
+  const valued = new Set<string>();
+  const known = new Set<string>(["help", "h"]);
+  for (const [name, def] of Object.entries(args)) {
+    if (def.type === "positional") continue;
+    const aliases = "alias" in def && def.alias !== undefined ? [def.alias].flat() : [];
+    for (const alias of [name, ...aliases]) {
+      known.add(alias);
+      if (def.type === "boolean") known.add(`no-${alias}`);
+      else valued.add(alias);
+    }
+  }
+  let positionals = 0;
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i] ?? "";
+    if (token === "--") {
+      positionals += rawArgs.length - i - 1;
+      break;
+    }
+    if (!token.startsWith("-") || token === "-" || /^-\d/.test(token)) {
+      positionals++;
+      continue;
+    }
+    const name = token.replace(/^--?/, "").split("=")[0] ?? "";
+    if (!known.has(name)) {
+      throw new UsageError(
+        `Unknown option ${escapeControl(token.split("=")[0] ?? token)} (see --help)`,
+      );
+    }
+    if (valued.has(name) && !token.includes("=")) i++;
+  }
+  const max = options.maxPositionals ?? 0;
+  if (positionals > max) {
+    throw new UsageError(
+      max === 0
+        ? "This command takes no arguments, only options (see --help)"
+        : `Too many arguments: expected at most ${max} (see --help)`,
+    );
+  }
+}
+
+/** Every value of a repeatable flag (`--header A --header=B`), in order. */
+export function allValues(rawArgs: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i] ?? "";
+    if (token === "--") break;
+    if (token === `--${name}`) {
+      const value = rawArgs[i + 1];
+      if (value === undefined) throw new UsageError(`--${name} needs a value`);
+      values.push(value);
+      i++;
+    } else if (token.startsWith(`--${name}=`)) {
+      values.push(token.slice(name.length + 3));
+    }
+  }
+  return values;
+}
+
+/** A whole number flag or argument in [min, max]. */
+export function wholeNumber(value: string, what: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
+    throw new UsageError(
+      `Invalid ${what} ${escapeControl(JSON.stringify(value))}: expected a whole number from ${min} to ${max}`,
+    );
+  }
+  return Number(value);
+}
+
+/** A string flag's value: undefined when absent, an error when given empty. */
+export function stringFlag(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.trim() === "") {
+    throw new UsageError(`--${name} needs a value`);
+  }
+  return value;
+}
+
+const UNITS: Record<string, number> = {
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+/** `30d`, `12h`, `90m`, `45s`, `2w` → milliseconds. */
+export function parseDuration(value: string, what: string): number {
+  const match = /^(\d+)\s*([smhdw])$/.exec(value.trim());
+  if (!match) {
+    throw new UsageError(
+      `Invalid ${what} ${escapeControl(JSON.stringify(value))}: expected a number and a unit (s, m, h, d, w), e.g. 30d`,
+    );
+  }
+  return Number(match[1]) * (UNITS[match[2] ?? "d"] ?? 0);
+}

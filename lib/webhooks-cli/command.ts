@@ -1,0 +1,48 @@
+import { type CommandDef, defineCommand } from "citty";
+import { VERSION } from "../webhooks/request.ts";
+import type { CliDeps } from "./context.ts";
+import {
+  deliveriesCommand,
+  emitCommand,
+  purgeCommand,
+  retryCommand,
+  showCommand,
+  statsCommand,
+} from "./delivery-commands.ts";
+import {
+  addCommand,
+  disableCommand,
+  enableCommand,
+  listCommand,
+  removeCommand,
+  updateCommand,
+} from "./webhook-commands.ts";
+import { workersCommand } from "./workers-command.ts";
+
+export type { CliDeps } from "./context.ts";
+
+/** `bun run webhooks <command>`: manage webhooks and deliveries. */
+export function createWebhooksCommand(deps: CliDeps): CommandDef {
+  return defineCommand({
+    meta: {
+      name: "webhooks",
+      version: VERSION,
+      description: "Manage webhooks and their deliveries (DATABASE_URL names the database)",
+    },
+    subCommands: {
+      add: addCommand(deps),
+      list: listCommand(deps),
+      update: updateCommand(deps),
+      enable: enableCommand(deps),
+      disable: disableCommand(deps),
+      remove: removeCommand(deps),
+      emit: emitCommand(deps),
+      deliveries: deliveriesCommand(deps),
+      show: showCommand(deps),
+      retry: retryCommand(deps),
+      stats: statsCommand(deps),
+      purge: purgeCommand(deps),
+      workers: workersCommand(deps),
+    },
+  });
+}

@@ -1,0 +1,45 @@
+import type { Env } from "../config/env.ts";
+import type { DatabaseTarget } from "../store/database-url.ts";
+import { openStore } from "../store/open.ts";
+import type { Store } from "../store/types.ts";
+import { generateSecret } from "../webhooks/signing.ts";
+import { loadDatabaseTarget } from "../worker/config.ts";
+
+/** What the admin CLI needs from outside, injected so tests run commands in-process. */
+export interface CliDeps {
+  env: Env;
+  /** Writes one block of text to stdout (a newline is added). */
+  out(text: string): void;
+  /** Writes a warning to stderr (a newline is added); `out` when absent. */
+  err?(text: string): void;
+  openStore?: (target: DatabaseTarget) => Promise<Store>;
+  now?: () => number;
+  generateSecret?: () => string;
+}
+
+export interface CliContext {
+  store: Store;
+  out(text: string): void;
+  now(): number;
+  generateSecret(): string;
+}
+
+/** Opens the store DATABASE_URL (or --database-url) names, runs `fn`, closes it. */
+export async function withStore<T>(
+  deps: CliDeps,
+  flags: Record<string, unknown>,
+  fn: (context: CliContext) => Promise<T>,
+): Promise<T> {
+  const target = loadDatabaseTarget(deps.env, flags);
+  const store = await (deps.openStore ?? openStore)(target);
+  try {
+    return await fn({
+      store,
+      out: deps.out,
+      now: deps.now ?? Date.now,
+      generateSecret: deps.generateSecret ?? generateSecret,
+    });
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,66 @@
+import { escapeControl } from "../text/control.ts";
+import type { Attempt, Delivery, Webhook } from "../webhooks/model.ts";
+
+/** A webhook for --json output: the secret itself is never listed, only whether there is one. */
+export function webhookJson(webhook: Webhook) {
+  const { secret, ...rest } = webhook;
+  return { ...rest, hasSecret: secret !== null };
+}
+
+/** A delivery for --json output, the payload parsed back into JSON. */
+export function deliveryJson(delivery: Delivery, attempts?: Attempt[]) {
+  return {
+    ...delivery,
+    payload: parseOrText(delivery.payload),
+    ...(attempts ? { attempts } : {}),
+  };
+}
+
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function json(value: unknown): string {
+  return JSON.stringify(value, null, 2);
+}
+
+/** Text from the database or a peer, safe for a terminal. */
+export function safe(text: string | null | undefined): string {
+  return text === null || text === undefined ? "" : escapeControl(text);
+}
+
+/** One line: newlines shown as ⏎ so a value cannot spread over several lines. */
+export function oneLine(text: string | null | undefined): string {
+  return safe(text).replace(/\n/g, "⏎");
+}
+
+export function time(ms: number | null): string {
+  return ms === null ? "-" : new Date(ms).toISOString();
+}
+
+/** Left-aligned columns separated by two spaces; the last column is not padded. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((row) => [...(row[i] ?? "")].length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join("\n");
+}
+
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+export function attemptLine(attempt: Attempt): string {
+  const status = attempt.statusCode === null ? "-" : String(attempt.statusCode);
+  const error = attempt.error ? `  ${oneLine(attempt.error)}` : "";
+  return `#${attempt.attempt}  ${time(attempt.startedAt)}  ${status}  ${Math.round(attempt.durationMs)} ms  ${attempt.outcome}${error}`;
+}

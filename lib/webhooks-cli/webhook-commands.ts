@@ -1,0 +1,291 @@
+import { type ArgsDef, defineCommand } from "citty";
+import { UsageError } from "../config/errors.ts";
+import type { Store } from "../store/types.ts";
+import { escapeControl } from "../text/control.ts";
+import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
+import {
+  checkContentType,
+  checkEvents,
+  checkHeader,
+  checkMaxPerSecond,
+  checkMethod,
+  checkName,
+  checkSecret,
+  checkUrl,
+} from "../webhooks/validate.ts";
+import { allValues, commonArgs, rejectUnknown, stringFlag } from "./args.ts";
+import { type CliDeps, withStore } from "./context.ts";
+import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
+
+/** A webhook by id or by name; a one-line UsageError when there is none. */
+export async function findWebhook(store: Store, ref: string): Promise<Webhook> {
+  const trimmed = ref.trim();
+  const byId = /^\d+$/.test(trimmed) ? await store.webhooks.get(Number(trimmed)) : null;
+  const webhook = byId ?? (await store.webhooks.getByName(trimmed));
+  if (!webhook) {
+    throw new UsageError(`No webhook with id or name ${escapeControl(JSON.stringify(ref))}`);
+  }
+  return webhook;
+}
+
+const fieldArgs = {
+  url: { type: "string", description: "payload URL (http or https)", valueHint: "url" },
+  events: {
+    type: "string",
+    description: "comma list of item.created, item.updated, item.deleted, or * for all",
+    valueHint: "list",
+  },
+  method: { type: "string", description: "POST, PUT, PATCH, DELETE or GET", valueHint: "method" },
+  "content-type": { type: "string", description: "Content-Type header", valueHint: "type" },
+  header: {
+    type: "string",
+    description: "extra header 'Name: Value' (repeat for several)",
+    valueHint: "'K: V'",
+  },
+  secret: { type: "string", description: "signing secret whsec_… (generated when left out)" },
+  "max-per-second": {
+    type: "string",
+    description: "send at most this many deliveries a second, across all workers (0: no limit)",
+    valueHint: "n",
+  },
+} as const;
+
+function describe(webhook: Webhook): string {
+  const state = webhook.enabled
+    ? "enabled"
+    : `disabled${webhook.disabledReason ? ` (${oneLine(webhook.disabledReason)})` : ""}`;
+  const rate = webhook.maxPerSecond === null ? "" : `, at most ${webhook.maxPerSecond}/s`;
+  return `Webhook ${webhook.id} "${safe(webhook.name)}": ${webhook.method} ${safe(webhook.url)}, events ${webhook.events.join(",")}${rate}, ${state}`;
+}
+
+export function addCommand(deps: CliDeps) {
+  const args = {
+    name: { type: "string", description: "unique name", required: true },
+    ...fieldArgs,
+    disabled: { type: "boolean", description: "create it disabled" },
+    ...commonArgs,
+  } as const;
+  return defineCommand({
+    meta: { name: "add", description: "Add a webhook; a secret is generated and shown once" },
+    args,
+    async run({ args: flags, rawArgs }) {
+      rejectUnknown(rawArgs, args);
+      const name = checkName(flags.name);
+      const url = checkUrl(stringFlag(flags.url, "url") ?? missing("--url"));
+      const method = checkMethod(stringFlag(flags.method, "method") ?? "POST");
+      const contentType = checkContentType(
+        stringFlag(flags["content-type"], "content-type") ?? "application/json",
+      );
+      const events = checkEvents(stringFlag(flags.events, "events") ?? "*");
+      const headers = allValues(rawArgs, "header").map(checkHeader);
+      const given = stringFlag(flags.secret, "secret");
+      const secretArg = given === undefined ? undefined : checkSecret(given);
+      const rate = stringFlag(flags["max-per-second"], "max-per-second");
+      const maxPerSecond = rate === undefined ? null : checkMaxPerSecond(rate);
+      await withStore(deps, flags, async ({ store, out, generateSecret }) => {
+        const secret = secretArg ?? generateSecret();
+        const webhook = await store.webhooks.create({
+          name,
+          url,
+          method,
+          contentType,
+          headers,
+          events,
+          secret,
+          enabled: flags.disabled !== true,
+          maxPerSecond,
+        });
+        if (flags.json) {
+          out(json({ webhook: webhookJson(webhook), secret: secretArg ? undefined : secret }));
+          return;
+        }
+        out(`Added ${describe(webhook)}`);
+        if (!secretArg) {
+          out(`Signing secret (shown only now; receivers verify with it): ${secret}`);
+        }
+      });
+    },
+  });
+}
+
+function missing(flag: string): never {
+  throw new UsageError(`${flag} is required`);
+}
+
+export function listCommand(deps: CliDeps) {
+  const args = { ...commonArgs } as const;
+  return defineCommand({
+    meta: { name: "list", description: "List webhooks" },
+    args,
+    async run({ args: flags, rawArgs }) {
+      rejectUnknown(rawArgs, args);
+      await withStore(deps, flags, async ({ store, out }) => {
+        const webhooks = await store.webhooks.list();
+        if (flags.json) {
+          out(json(webhooks.map(webhookJson)));
+          return;
+        }
+        if (webhooks.length === 0) {
+          out("No webhooks. Add one: bun run webhooks add --name NAME --url URL");
+          return;
+        }
+        const [header = "", ...lines] = table(
+          ["ID", "NAME", "ENABLED", "EVENTS", "METHOD", "SIGNED", "MAX/S", "URL"],
+          webhooks.map((w) => [
+            String(w.id),
+            oneLine(w.name),
+            w.enabled ? "yes" : "no",
+            w.events.join(","),
+            w.method,
+            w.secret ? "yes" : "no",
+            w.maxPerSecond === null ? "-" : String(w.maxPerSecond),
+            oneLine(w.url),
+          ]),
+        ).split("\n");
+        // Why a webhook is off (by hand or automatically), or that it is failing, under its row.
+        const withHealth = lines.flatMap((line, i) => {
+          const w = webhooks[i];
+          if (!w) return [line];
+          if (!w.enabled) {
+            const why = w.disabledReason ? `: ${oneLine(w.disabledReason)}` : "";
+            return [line, `    disabled ${time(w.disabledAt)}${why}`];
+          }
+          if (w.failingSince != null) {
+            return [line, `    every attempt failed since ${time(w.failingSince)}`];
+          }
+          return [line];
+        });
+        out([header, ...withHealth].join("\n"));
+      });
+    },
+  });
+}
+
+export function updateCommand(deps: CliDeps) {
+  const args = {
+    webhook: { type: "positional", description: "webhook id or name", required: true },
+    name: { type: "string", description: "new name" },
+    ...fieldArgs,
+    "clear-headers": { type: "boolean", description: "remove every extra header" },
+    "rotate-secret": { type: "boolean", description: "generate a new secret (shown once)" },
+    "remove-secret": { type: "boolean", description: "send unsigned requests" },
+    ...commonArgs,
+  } as const;
+  return defineCommand({
+    meta: { name: "update", description: "Change a webhook's fields" },
+    args,
+    async run({ args: flags, rawArgs }) {
+      rejectUnknown(rawArgs, args, { maxPositionals: 1 });
+      const patch: WebhookPatch = {};
+      const name = stringFlag(flags.name, "name");
+      if (name !== undefined) patch.name = checkName(name);
+      const url = stringFlag(flags.url, "url");
+      if (url !== undefined) patch.url = checkUrl(url);
+      const method = stringFlag(flags.method, "method");
+      if (method !== undefined) patch.method = checkMethod(method);
+      const contentType = stringFlag(flags["content-type"], "content-type");
+      if (contentType !== undefined) patch.contentType = checkContentType(contentType);
+      const events = stringFlag(flags.events, "events");
+      if (events !== undefined) patch.events = checkEvents(events);
+      const headers = allValues(rawArgs, "header").map(checkHeader);
+      if (flags["clear-headers"] && headers.length > 0) {
+        throw new UsageError("Give either --clear-headers or --header, not both");
+      }
+      if (headers.length > 0 || flags["clear-headers"]) patch.headers = headers;
+      const secretChoices = [
+        flags.secret !== undefined,
+        flags["rotate-secret"],
+        flags["remove-secret"],
+      ];
+      if (secretChoices.filter(Boolean).length > 1) {
+        throw new UsageError("Give only one of --secret, --rotate-secret and --remove-secret");
+      }
+      const secret = stringFlag(flags.secret, "secret");
+      if (secret !== undefined) patch.secret = checkSecret(secret);
+      if (flags["remove-secret"]) patch.secret = null;
+      const rate = stringFlag(flags["max-per-second"], "max-per-second");
+      if (rate !== undefined) patch.maxPerSecond = checkMaxPerSecond(rate);
+      await withStore(deps, flags, async ({ store, out, generateSecret }) => {
+        const webhook = await findWebhook(store, flags.webhook);
+        if (flags["rotate-secret"]) patch.secret = generateSecret();
+        if (Object.keys(patch).length === 0) {
+          throw new UsageError("Nothing to change: give at least one option (see --help)");
+        }
+        const updated = await store.webhooks.update(webhook.id, patch);
+        const shownSecret = flags["rotate-secret"] ? patch.secret : undefined;
+        if (flags.json) {
+          out(json({ webhook: webhookJson(updated), secret: shownSecret ?? undefined }));
+          return;
+        }
+        out(`Updated ${describe(updated)}`);
+        if (shownSecret) out(`New signing secret (shown only now): ${shownSecret}`);
+      });
+    },
+  });
+}
+
+function toggleCommand(deps: CliDeps, enable: boolean) {
+  const base = {
+    webhook: { type: "positional", description: "webhook id or name", required: true },
+    ...commonArgs,
+  } as const;
+  const args: ArgsDef = enable
+    ? base
+    : { ...base, reason: { type: "string", description: "why, shown in listings" } };
+  return defineCommand({
+    meta: {
+      name: enable ? "enable" : "disable",
+      description: enable
+        ? "Enable a webhook (its waiting deliveries are sent again)"
+        : "Disable a webhook (nothing is queued or sent for it meanwhile)",
+    },
+    args,
+    async run({ args: flags, rawArgs }) {
+      rejectUnknown(rawArgs, args, { maxPositionals: 1 });
+      const reason = enable ? undefined : stringFlag(flags.reason, "reason");
+      await withStore(deps, flags, async ({ store, out }) => {
+        const webhook = await findWebhook(store, String(flags.webhook));
+        const updated = await store.webhooks.update(webhook.id, {
+          enabled: enable,
+          ...(enable ? {} : { disabledReason: reason ?? "disabled by hand" }),
+        });
+        out(
+          flags.json
+            ? json(webhookJson(updated))
+            : `${enable ? "Enabled" : "Disabled"} ${describe(updated)}`,
+        );
+      });
+    },
+  });
+}
+
+export function enableCommand(deps: CliDeps) {
+  return toggleCommand(deps, true);
+}
+
+export function disableCommand(deps: CliDeps) {
+  return toggleCommand(deps, false);
+}
+
+export function removeCommand(deps: CliDeps) {
+  const args = {
+    webhook: { type: "positional", description: "webhook id or name", required: true },
+    ...commonArgs,
+  } as const;
+  return defineCommand({
+    meta: { name: "remove", description: "Remove a webhook and its delivery history" },
+    args,
+    async run({ args: flags, rawArgs }) {
+      rejectUnknown(rawArgs, args, { maxPositionals: 1 });
+      await withStore(deps, flags, async ({ store, out }) => {
+        const webhook = await findWebhook(store, flags.webhook);
+        await store.webhooks.remove(webhook.id);
+        out(
+          flags.json
+            ? json({ removed: webhook.id })
+            : `Removed webhook ${webhook.id} "${safe(webhook.name)}" and its deliveries`,
+        );
+      });
+    },
+  });
+}

@@ -1,0 +1,284 @@
+import { abortableSleep } from "../async/sleep.ts";
+import type { AttemptRecord, Claim, Outcome } from "./model.ts";
+
+/** One attempt's result and the state it leads to. */
+export interface Delivered {
+  record: AttemptRecord;
+  outcome: Outcome;
+}
+
+/**
+ * What the loop needs, and nothing about SQL or HTTP (cf. pg-boss and graphile-worker): the
+ * composition in deliveries.ts binds these to a store, the sender and the retry policy.
+ */
+export interface WorkerCollaborators {
+  /** Leases up to `limit` due deliveries. */
+  claim(limit: number): Promise<Claim[]>;
+  /** Makes the attempt. Throws only when `signal` aborted it (hard shutdown). */
+  deliver(claim: Claim, signal: AbortSignal): Promise<Delivered>;
+  /** Records the attempt; false when the lease was lost and the result discarded. */
+  finish(claim: Claim, delivered: Delivered): Promise<boolean>;
+  /** Gives unfinished claims back. */
+  release(claims: Claim[]): Promise<void>;
+  /** Resolves when work may be due (a change, the next due time) or on abort. */
+  waitForWork(signal: AbortSignal): Promise<void>;
+}
+
+/** Observers (logging now; metrics and heartbeats later). They must not throw. */
+export interface WorkerHooks {
+  onClaimed?(claims: Claim[]): void;
+  onFinished?(claim: Claim, delivered: Delivered, applied: boolean): void;
+  onReleased?(claims: Claim[]): void;
+  onError?(error: unknown, context: { phase: WorkerPhase; claim?: Claim }): void;
+}
+
+export type WorkerPhase = "claim" | "deliver" | "finish" | "release";
+
+export interface WorkerCounts {
+  claimed: number;
+  successful: number;
+  failed: number;
+  /** Attempts that failed and were queued for a retry. */
+  retried: number;
+  /** Results thrown away because the lease had been lost. */
+  discarded: number;
+  released: number;
+}
+
+export interface WorkerOptions {
+  concurrency: number;
+  /**
+   * Claims held ready beyond the requests in flight (default 0 here; the worker command's
+   * default is twice the concurrency), so a finished request is replaced at once instead of
+   * after the next database write; the buffer is topped up when half empty. They are released unattempted on shutdown; after a crash they come
+   * back, like the requests in flight, when their lease expires, each with a `lease_expired`
+   * attempt recorded: a claim is the only record that a request may have been made, and telling
+   * sent from unsent would take a database write before every request.
+   */
+  prefetch?: number;
+  hooks?: WorkerHooks;
+  /** First pause after a failed claim (the database was locked or gone), doubling to 30 s. */
+  claimErrorDelayMs?: number;
+}
+
+export interface Worker {
+  /**
+   * Claims and delivers until `signal` aborts, then stops claiming, releases the claims not yet
+   * started and waits for the requests in flight; `abortInFlight` aborts those, and their claims
+   * are released too.
+   */
+  run(options: { signal: AbortSignal; abortInFlight?: AbortSignal }): Promise<void>;
+  /**
+   * Delivers everything due now (retries scheduled later are left), then resolves; `signal`
+   * and `abortInFlight` stop it early as they stop run().
+   */
+  runOnce(options?: { signal?: AbortSignal; abortInFlight?: AbortSignal }): Promise<void>;
+  /** Requests in flight. */
+  readonly inFlight: number;
+  readonly counts: Readonly<WorkerCounts>;
+}
+
+/**
+ * A delivery worker. At most `concurrency` requests are in flight; up to `prefetch` more claims
+ * wait in a buffer, so a slot is refilled the moment its request ends while the claim that tops
+ * the buffer up and the finished results share the store's next write.
+ */
+export function createWorker(collaborators: WorkerCollaborators, options: WorkerOptions): Worker {
+  const { concurrency, hooks = {} } = options;
+  const capacity = concurrency + (options.prefetch ?? 0);
+  // Topped up once half empty: claims then come in chunks of at least half the buffer, and each
+  // claim shares its transaction with the results written meanwhile.
+  const lowWater = Math.floor((options.prefetch ?? 0) / 2);
+  const claimErrorDelayMs = options.claimErrorDelayMs ?? 1000;
+  /** Every delivery being handled, until its result is written (shutdown waits for these). */
+  const running = new Set<Promise<void>>();
+  /** Claimed, not started yet. */
+  const ready: Claim[] = [];
+  /** Requests in flight: what `concurrency` bounds. */
+  let busy = 0;
+  let accepting = false;
+  let deliverSignal: AbortSignal = new AbortController().signal;
+  let waiters: Array<() => void> = [];
+  const counts: WorkerCounts = {
+    claimed: 0,
+    successful: 0,
+    failed: 0,
+    retried: 0,
+    discarded: 0,
+    released: 0,
+  };
+
+  /** Resolves when a request ends or a result has been written. */
+  function progress(): Promise<void> {
+    return new Promise((resolve) => waiters.push(resolve));
+  }
+
+  function wake(): void {
+    const woken = waiters;
+    waiters = [];
+    for (const resolve of woken) resolve();
+  }
+
+  async function release(claims: Claim[]): Promise<void> {
+    if (claims.length === 0) return;
+    try {
+      await collaborators.release(claims);
+      counts.released += claims.length;
+      hooks.onReleased?.(claims);
+    } catch (error) {
+      // The leases expire and the deliveries are claimed again.
+      hooks.onError?.(error, { phase: "release", claim: claims[0] });
+    }
+  }
+
+  /** The request is over: its slot goes to the next ready claim while its result is written. */
+  function requestEnded(): void {
+    busy--;
+    startReady();
+    wake();
+  }
+
+  async function handle(claim: Claim, signal: AbortSignal): Promise<void> {
+    let delivered: Delivered;
+    try {
+      delivered = await collaborators.deliver(claim, signal);
+    } catch (error) {
+      requestEnded();
+      if (signal.aborted) return release([claim]);
+      // Not released on purpose: the lease runs out and the delivery is retried after it,
+      // instead of a tight loop over a delivery that makes the sender throw.
+      hooks.onError?.(error, { phase: "deliver", claim });
+      return;
+    }
+    requestEnded();
+    try {
+      const applied = await collaborators.finish(claim, delivered);
+      if (!applied) counts.discarded++;
+      else if (delivered.outcome.state === "successful") counts.successful++;
+      else if (delivered.outcome.state === "failed") counts.failed++;
+      else counts.retried++;
+      hooks.onFinished?.(claim, delivered, applied);
+    } catch (error) {
+      hooks.onError?.(error, { phase: "finish", claim });
+    }
+  }
+
+  function startReady(): void {
+    while (accepting && busy < concurrency && ready.length > 0) {
+      const claim = ready.shift() as Claim;
+      busy++;
+      const task: Promise<void> = handle(claim, deliverSignal).finally(() => {
+        running.delete(task);
+        wake();
+      });
+      running.add(task);
+    }
+  }
+
+  function wantsClaims(): boolean {
+    return busy + ready.length < capacity && ready.length <= lowWater;
+  }
+
+  /** Tops the buffer up; returns whether the queue had as many due as there was room for. */
+  async function topUp(): Promise<boolean> {
+    if (!wantsClaims()) return true;
+    const room = capacity - busy - ready.length;
+    const claims = await collaborators.claim(room);
+    if (claims.length > 0) {
+      counts.claimed += claims.length;
+      hooks.onClaimed?.(claims);
+      ready.push(...claims);
+      startReady();
+    }
+    return claims.length === room;
+  }
+
+  function begin(runOptions: { abortInFlight?: AbortSignal }): void {
+    accepting = true;
+    deliverSignal = runOptions.abortInFlight ?? new AbortController().signal;
+  }
+
+  /** Stops starting requests, gives back the claims never started, waits for the rest. */
+  async function end(): Promise<void> {
+    accepting = false;
+    await release(ready.splice(0));
+    while (running.size > 0) await Promise.all(running);
+  }
+
+  async function run(runOptions: { signal: AbortSignal; abortInFlight?: AbortSignal }) {
+    const { signal } = runOptions;
+    begin(runOptions);
+    let claimErrors = 0;
+    while (!signal.aborted) {
+      let more: boolean;
+      try {
+        more = await topUp();
+        claimErrors = 0;
+      } catch (error) {
+        hooks.onError?.(error, { phase: "claim" });
+        const delay = Math.min(30_000, claimErrorDelayMs * 2 ** claimErrors++);
+        await abortableSleep(delay, signal);
+        continue;
+      }
+      if (signal.aborted) break;
+      if (more) {
+        // Full: wait for room (a request ending).
+        if (!wantsClaims()) await untilAborted(progress(), signal);
+        continue;
+      }
+      // Fewer due than room: sleep until new work, its due time, or progress (a finished
+      // delivery may have been rescheduled).
+      const wait = new AbortController();
+      const stop = () => wait.abort();
+      signal.addEventListener("abort", stop, { once: true });
+      await Promise.race([collaborators.waitForWork(wait.signal), progress()]);
+      signal.removeEventListener("abort", stop);
+      wait.abort();
+    }
+    await end();
+  }
+
+  async function runOnce(
+    runOptions: { signal?: AbortSignal; abortInFlight?: AbortSignal } = {},
+  ): Promise<void> {
+    const signal = runOptions.signal ?? new AbortController().signal;
+    begin(runOptions);
+    while (!signal.aborted) {
+      const more = await topUp();
+      if (more) {
+        if (!wantsClaims()) await untilAborted(progress(), signal);
+        continue;
+      }
+      if (busy === 0 && ready.length === 0) {
+        // Nothing more was due: wait for the results being written, then look once more (a
+        // result written meanwhile may not have been visible to the claim).
+        if (running.size === 0) break;
+        await Promise.all(running);
+        continue;
+      }
+      await untilAborted(progress(), signal);
+    }
+    await end();
+  }
+
+  return {
+    run,
+    runOnce,
+    get inFlight() {
+      return busy;
+    },
+    counts,
+  };
+}
+
+function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+    promise.then(done);
+  });
+}

@@ -1,0 +1,195 @@
+import type { AttemptSample, DueSummary } from "./observe/metrics.ts";
+
+/**
+ * The webhook delivery model and the queue interface. The SQLite store (lib/store/sqlite) and the
+ * PostgreSQL store (lib/store/postgres) both implement these; one contract test suite runs
+ * against both. All times are epoch milliseconds.
+ */
+
+export const DELIVERY_STATES = ["queued", "delivering", "successful", "failed"] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/** Events an application change emits; a webhook subscribed to "*" gets all of them. */
+export const ITEM_EVENTS = ["item.created", "item.updated", "item.deleted"] as const;
+export type ItemEvent = (typeof ITEM_EVENTS)[number];
+/** "ping" is only ever queued for one webhook, by "Send test"; "*" does not match it. */
+export type EventName = ItemEvent | "ping";
+export const ALL_EVENTS = "*";
+
+export interface Webhook {
+  id: number;
+  name: string;
+  url: string;
+  method: string;
+  contentType: string;
+  /** Additional headers in the order given (`Name: Value` lines in NetBox). */
+  headers: Array<[string, string]>;
+  secret: string | null;
+  /** Subscribed event names, or ["*"]. */
+  events: string[];
+  enabled: boolean;
+  /** Why and when it was disabled (by a person, or automatically after a failure streak). */
+  disabledReason: string | null;
+  disabledAt: number | null;
+  /** Optional send-rate cap across all workers. */
+  maxPerSecond: number | null;
+  /**
+   * Start of the current failure streak (every attempt failed since), null while healthy.
+   * Set by the stores; absent on a Webhook built elsewhere (unknown).
+   */
+  failingSince?: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewWebhook {
+  name: string;
+  url: string;
+  method?: string;
+  contentType?: string;
+  headers?: Array<[string, string]>;
+  secret?: string | null;
+  events?: string[];
+  enabled?: boolean;
+  maxPerSecond?: number | null;
+}
+
+export type WebhookPatch = Partial<NewWebhook> & { disabledReason?: string | null };
+
+export interface Delivery {
+  id: number;
+  webhookId: number;
+  webhookName: string;
+  /** The Standard Webhooks `webhook-id`: fixed at enqueue, the same on every retry. */
+  messageId: string;
+  event: string;
+  /** The exact JSON body sent (and signed), stored as text. */
+  payload: string;
+  state: DeliveryState;
+  /** Attempts started so far; the claim that makes attempt N sets this to N. */
+  attempts: number;
+  nextAttemptAt: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+  completedAt: number | null;
+}
+
+/**
+ * How an attempt ended; metrics group attempts by this (2xx/4xx/5xx come from statusCode).
+ * "lease_expired": the worker holding the delivery stopped reporting (crashed) before a result;
+ * the queue records it when it hands the delivery to another worker.
+ */
+export type AttemptOutcome =
+  | "success"
+  | "http_error"
+  | "timeout"
+  | "network_error"
+  | "blocked"
+  | "lease_expired";
+
+export interface AttemptRecord {
+  startedAt: number;
+  durationMs: number;
+  statusCode: number | null;
+  outcome: AttemptOutcome;
+  error: string | null;
+  /** Response headers as `name: value` lines, and the body, each cut to 4 KiB. */
+  responseHeaders: string | null;
+  responseBody: string | null;
+}
+
+export interface Attempt extends AttemptRecord {
+  id: number;
+  deliveryId: number;
+  attempt: number;
+  workerId: string | null;
+}
+
+/** A leased delivery. `attempt` (= delivery.attempts) is the fencing token for finish/release. */
+export interface Claim {
+  delivery: Delivery;
+  webhook: Webhook;
+  attempt: number;
+  workerId: string;
+  /**
+   * The webhook's rate limit or 429/503 pause reserved this send slot: do not start the request
+   * before this time (epoch ms, maybe fractional). Absent: send at once.
+   */
+  notBefore?: number;
+}
+
+/** What happens to a delivery after an attempt: decided by pure policy, applied by the queue. */
+export type Outcome =
+  | { state: "successful" }
+  | { state: "failed" }
+  | { state: "queued"; nextAttemptAt: number };
+
+/** An application change, turned into NetBox's payload shape at enqueue. */
+export interface ChangeEvent {
+  event: EventName;
+  model: string;
+  username: string;
+  requestId: string;
+  data: unknown;
+  prechange: unknown;
+  postchange: unknown;
+  timestamp: Date;
+}
+
+export interface DeliveryFilter {
+  state?: DeliveryState;
+  webhookId?: number;
+  limit?: number;
+  /** Newest first; pass the last id seen to get the next page. */
+  beforeId?: number;
+}
+
+export interface WebhookRepo {
+  create(input: NewWebhook): Promise<Webhook>;
+  update(id: number, patch: WebhookPatch): Promise<Webhook>;
+  get(id: number): Promise<Webhook | null>;
+  getByName(name: string): Promise<Webhook | null>;
+  list(): Promise<Webhook[]>;
+  remove(id: number): Promise<boolean>;
+}
+
+export interface DeliveryQueue {
+  /** Fans out to every enabled webhook subscribed to the event; returns the new delivery ids. */
+  enqueue(change: ChangeEvent, options?: { webhookId?: number }): Promise<number[]>;
+  /** Leases up to `limit` due deliveries of enabled webhooks, expired leases included. */
+  claim(options: {
+    workerId: string;
+    limit: number;
+    leaseMs: number;
+    now: number;
+  }): Promise<Claim[]>;
+  /** Records the attempt and applies the outcome; false when the lease was lost (result discarded). */
+  finish(claim: Claim, record: AttemptRecord, outcome: Outcome): Promise<boolean>;
+  /** Gives claims back unattempted (shutdown): queued again, attempt number not consumed. */
+  release(claims: Claim[]): Promise<void>;
+  /** Earliest time something becomes due (queued or lease expiry), or null when nothing waits. */
+  nextDueAt(): Promise<number | null>;
+  list(filter?: DeliveryFilter): Promise<Delivery[]>;
+  get(id: number): Promise<{ delivery: Delivery; attempts: Attempt[] } | null>;
+  /** failed → queued now, history kept; returns how many changed. */
+  retry(ids: number[], now: number): Promise<number>;
+  retryAllFailed(now: number): Promise<number>;
+  stats(): Promise<Record<DeliveryState, number>>;
+  /** Deletes terminal deliveries (and their attempts) completed before `olderThan`, in batches. */
+  purge(olderThan: number, options?: { batchSize?: number }): Promise<number>;
+  /**
+   * One batch of `purge`: at most `batchSize` deliveries, in one short transaction. Retention
+   * calls it in a loop, yielding in between, so workers are never held up.
+   */
+  purgeBatch(olderThan: number, batchSize: number): Promise<number>;
+  /** Queued deliveries of enabled webhooks due at `now`, expired leases included (metrics). */
+  dueSummary(now: number): Promise<DueSummary>;
+  /** The newest attempt id, 0 when there is none (where /metrics starts counting). */
+  lastAttemptId(): Promise<number>;
+  /** Attempts recorded after `afterId`, oldest first, at most `limit`. */
+  attemptsAfter(afterId: number, limit: number): Promise<AttemptSample[]>;
+}

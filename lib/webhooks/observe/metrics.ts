@@ -1,0 +1,193 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { WorkerInfo } from "../../store/types.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../../worker/heartbeat.ts";
+import {
+  type AttemptOutcome,
+  type AttemptRecord,
+  DELIVERY_STATES,
+  type DeliveryState,
+} from "../model.ts";
+import { classifyWorkers } from "./staleness.ts";
+
+/** Labels of webhook_attempts_total: the status class, or how the attempt failed without one. */
+export const ATTEMPT_OUTCOME_LABELS = [
+  "2xx",
+  "3xx",
+  "4xx",
+  "5xx",
+  "timeout",
+  "network_error",
+  "blocked",
+  "lease_expired",
+] as const;
+export type AttemptOutcomeLabel = (typeof ATTEMPT_OUTCOME_LABELS)[number] | "other";
+
+/** Seconds; a timeout (WEBHOOK_TIMEOUT_MS, default 10 s) lands in the 10 s bucket. */
+export const ATTEMPT_DURATION_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+];
+
+/** The outcome label of an attempt: `2xx`…`5xx` from the status code, else how it failed. */
+export function attemptOutcomeLabel(
+  record: Pick<AttemptRecord, "outcome" | "statusCode">,
+): AttemptOutcomeLabel {
+  const { statusCode } = record;
+  if (statusCode !== null && statusCode >= 200 && statusCode < 600) {
+    return `${Math.floor(statusCode / 100)}xx` as AttemptOutcomeLabel;
+  }
+  switch (record.outcome) {
+    case "timeout":
+    case "network_error":
+    case "blocked":
+    case "lease_expired":
+      return record.outcome;
+    default:
+      return "other";
+  }
+}
+
+/** Queued deliveries that are due now (and expired leases), for the backlog gauges. */
+export interface DueSummary {
+  count: number;
+  /** When the longest-waiting due delivery became due; null when nothing is due. */
+  oldestDueAt: number | null;
+}
+
+/** An attempt as read back from the database (the app counts every worker's attempts). */
+export interface AttemptSample {
+  id: number;
+  statusCode: number | null;
+  outcome: AttemptOutcome;
+  durationMs: number;
+}
+
+export interface MetricsSource {
+  stats(): Promise<Record<DeliveryState, number>>;
+  dueSummary(now: number): Promise<DueSummary>;
+  workers(): Promise<WorkerInfo[]>;
+  /**
+   * Given (the app's /metrics): attempts are counted from the attempts table, those recorded
+   * after this process started, by any worker. Not given (a worker's --metrics-port): only what
+   * observeAttempt() reports. Never both in one process, or attempts count twice.
+   */
+  attempts?: {
+    lastId(): Promise<number>;
+    after(afterId: number, limit: number): Promise<AttemptSample[]>;
+  };
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** The Content-Type of render()'s output. */
+  readonly contentType: string;
+  /** Counts one attempt of this process (the worker calls it after each attempt). */
+  observeAttempt(record: Pick<AttemptRecord, "outcome" | "statusCode" | "durationMs">): void;
+  /** Reads the database gauges and returns every metric in Prometheus text format. */
+  render(): Promise<string>;
+}
+
+const ATTEMPT_PAGE = 5_000;
+
+/**
+ * Webhook delivery metrics on a registry of their own (never prom-client's global one), so
+ * tests and several instances in one process do not share counters. Gauges are read from
+ * `source` at each render (scrape), not kept up to date in between.
+ */
+export function createMetrics(options: {
+  source: MetricsSource;
+  now?: () => number;
+  heartbeatIntervalMs?: number;
+}): Metrics {
+  const { source, now = Date.now, heartbeatIntervalMs = DEFAULT_HEARTBEAT_MS } = options;
+  const registry = new Registry();
+  const deliveries = new Gauge({
+    name: "webhook_deliveries",
+    help: "Deliveries in the database by state.",
+    labelNames: ["state"] as const,
+    registers: [registry],
+  });
+  const due = new Gauge({
+    name: "webhook_deliveries_due",
+    help: "Queued deliveries of enabled webhooks that are due now, expired leases included.",
+    registers: [registry],
+  });
+  const oldestDueAge = new Gauge({
+    name: "webhook_oldest_due_delivery_age_seconds",
+    help: "How long the longest-waiting due delivery has been due (0 when none is).",
+    registers: [registry],
+  });
+  const workers = new Gauge({
+    name: "webhook_workers",
+    help: "Workers by heartbeat status (stale: not seen for 3 heartbeat intervals).",
+    labelNames: ["status"] as const,
+    registers: [registry],
+  });
+  const attempts = new Counter({
+    name: "webhook_attempts_total",
+    help: "Delivery attempts by outcome (status class, timeout, network_error, blocked, …).",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "webhook_attempt_duration_seconds",
+    help: "Duration of delivery attempts.",
+    buckets: ATTEMPT_DURATION_BUCKETS,
+    registers: [registry],
+  });
+  for (const outcome of ATTEMPT_OUTCOME_LABELS) attempts.inc({ outcome }, 0);
+
+  function observeAttempt(record: Pick<AttemptRecord, "outcome" | "statusCode" | "durationMs">) {
+    attempts.inc({ outcome: attemptOutcomeLabel(record) });
+    duration.observe(Math.max(0, record.durationMs) / 1000);
+  }
+
+  let cursor: number | undefined;
+  async function followAttempts(follow: NonNullable<MetricsSource["attempts"]>): Promise<void> {
+    if (cursor === undefined) {
+      cursor = await follow.lastId();
+      return;
+    }
+    for (;;) {
+      const page = await follow.after(cursor, ATTEMPT_PAGE);
+      for (const sample of page) {
+        observeAttempt(sample);
+        cursor = Math.max(cursor, sample.id);
+      }
+      if (page.length < ATTEMPT_PAGE) return;
+    }
+  }
+
+  async function refresh(): Promise<void> {
+    const t = now();
+    const [stats, summary, registered] = await Promise.all([
+      source.stats(),
+      source.dueSummary(t),
+      source.workers(),
+    ]);
+    for (const state of DELIVERY_STATES) deliveries.set({ state }, stats[state] ?? 0);
+    due.set(summary.count);
+    oldestDueAge.set(
+      summary.oldestDueAt === null ? 0 : Math.max(0, t - summary.oldestDueAt) / 1000,
+    );
+    const classified = classifyWorkers(registered, t, heartbeatIntervalMs);
+    const stale = classified.filter((w) => w.stale).length;
+    workers.set({ status: "live" }, classified.length - stale);
+    workers.set({ status: "stale" }, stale);
+    if (source.attempts) await followAttempts(source.attempts);
+  }
+
+  // Renders run one at a time: two overlapping scrapes must not count the same attempts twice.
+  let last: Promise<unknown> = Promise.resolve();
+  function render(): Promise<string> {
+    const next = last
+      .catch(() => {})
+      .then(async () => {
+        await refresh();
+        return registry.metrics();
+      });
+    last = next;
+    return next;
+  }
+
+  return { registry, contentType: registry.contentType, observeAttempt, render };
+}

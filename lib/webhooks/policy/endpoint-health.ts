@@ -1,0 +1,122 @@
+import type { Logger } from "../../log.ts";
+import { escapeControl } from "../../text/control.ts";
+import type { AttemptRecord, Outcome, Webhook } from "../model.ts";
+
+/** When a failing endpoint is disabled automatically. */
+export interface AutoDisableSettings {
+  /** Off: streaks are still recorded, nothing is disabled. */
+  enabled: boolean;
+  /** Every attempt failed for at least this long… */
+  failingForMs: number;
+  /** …and at least this many deliveries ended `failed` during the streak. */
+  minFailedDeliveries: number;
+  /** A 410 Gone answer disables at once. */
+  onGone: boolean;
+}
+
+export const DEFAULT_AUTO_DISABLE: AutoDisableSettings = {
+  enabled: true,
+  failingForMs: 24 * 3_600_000,
+  minFailedDeliveries: 10,
+  onGone: true,
+};
+
+/** A webhook's current failure streak, as stored (webhooks.failing_since, failed_deliveries). */
+export interface Streak {
+  /** When the first failed attempt since the last success happened; null while healthy. */
+  streakStartedAt: number | null;
+  failedDeliveries: number;
+}
+
+/**
+ * Decides whether a webhook should be disabled after a failed attempt: returns the reason to
+ * store, or null to keep sending. Pure: the streak comes from the database.
+ */
+export function shouldDisable(
+  input: Streak & { now: number; lastStatus: number | null },
+  settings: AutoDisableSettings = DEFAULT_AUTO_DISABLE,
+): string | null {
+  if (!settings.enabled) return null;
+  if (settings.onGone && input.lastStatus === 410) {
+    return "Disabled automatically: the endpoint answered 410 Gone";
+  }
+  if (input.streakStartedAt === null) return null;
+  const failingFor = input.now - input.streakStartedAt;
+  if (failingFor < settings.failingForMs) return null;
+  if (input.failedDeliveries < settings.minFailedDeliveries) return null;
+  const last = input.lastStatus === null ? "" : `; last answer HTTP ${input.lastStatus}`;
+  return (
+    `Disabled automatically: every attempt failed for ${formatHours(failingFor)} ` +
+    `since ${new Date(input.streakStartedAt).toISOString()} ` +
+    `(${input.failedDeliveries} failed deliveries${last})`
+  );
+}
+
+function formatHours(ms: number): string {
+  const hours = ms / 3_600_000;
+  return hours >= 10 ? `${Math.floor(hours)} h` : `${Math.floor(hours * 10) / 10} h`;
+}
+
+/** Where streaks live; the SQLite implementation is lib/ops/sqlite/health.ts. */
+export interface HealthStore {
+  /** Ends the streak (a success); cheap when there is none. */
+  recordSuccess(webhookId: number): Promise<void>;
+  /**
+   * Starts or extends the streak and returns it; null when the webhook is gone or already
+   * disabled (a late result of an attempt in flight when it was disabled counts for nothing).
+   */
+  recordFailure(
+    webhookId: number,
+    options: { now: number; deliveryFailed: boolean },
+  ): Promise<Streak | null>;
+  /** Disables an enabled webhook with a reason and clears its streak; false if it was not enabled. */
+  disable(webhookId: number, options: { reason: string; now: number }): Promise<boolean>;
+}
+
+export interface EndpointHealth {
+  /**
+   * Call after the queue accepted an attempt's result (finish() returned true). Returns the
+   * reason when this attempt disabled the webhook, else null.
+   */
+  afterAttempt(input: {
+    /**
+     * `failingSince` as read at claim time, when the store provides it: null (no streak then)
+     * lets a success skip the database entirely; undefined means unknown.
+     */
+    webhook: Pick<Webhook, "id" | "name"> & { failingSince?: number | null };
+    record: Pick<AttemptRecord, "outcome" | "statusCode">;
+    outcome: Outcome;
+  }): Promise<string | null>;
+}
+
+/**
+ * Endpoint health for the worker: any success ends a webhook's failure streak; a failure extends
+ * it and may disable the webhook (its queued deliveries then wait, and resume when re-enabled).
+ */
+export function createEndpointHealth(options: {
+  store: HealthStore;
+  settings?: AutoDisableSettings;
+  now?: () => number;
+  logger?: Pick<Logger, "warn">;
+}): EndpointHealth {
+  const { store, settings = DEFAULT_AUTO_DISABLE, now = Date.now, logger } = options;
+  return {
+    async afterAttempt({ webhook, record, outcome }) {
+      if (record.outcome === "success") {
+        if (webhook.failingSince !== null) await store.recordSuccess(webhook.id);
+        return null;
+      }
+      const t = now();
+      const streak = await store.recordFailure(webhook.id, {
+        now: t,
+        deliveryFailed: outcome.state === "failed",
+      });
+      if (streak === null) return null;
+      const reason = shouldDisable({ ...streak, now: t, lastStatus: record.statusCode }, settings);
+      if (reason === null) return null;
+      if (!(await store.disable(webhook.id, { reason, now: t }))) return null;
+      logger?.warn(`Webhook ${escapeControl(JSON.stringify(webhook.name))}: ${reason}`);
+      return reason;
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { parseRetryAfter } from "../../http/backoff.ts";
+
+/**
+ * How far ahead a claim may reserve send slots. A claimed delivery whose slot is in the future
+ * waits in its worker until then, so the lease must outlast this plus the request timeout.
+ */
+export const RATE_HORIZON_MS = 1000;
+
+/** A webhook's sending gate, as stored (webhooks.max_per_second, next_send_at, paused_until). */
+export interface SendGate {
+  maxPerSecond: number | null;
+  nextSendAt: number;
+  pausedUntil: number;
+}
+
+export interface SlotReservation {
+  /** Start times for up to `wanted` sends, ascending; empty when the webhook must wait. */
+  slots: number[];
+  /** The gate's new next_send_at (unchanged when nothing was reserved or there is no limit). */
+  nextSendAt: number;
+}
+
+/**
+ * Reserves send slots for a webhook: sends start no earlier than `now`, the end of a pause and
+ * the next free slot, spaced 1/maxPerSecond apart, and only within `horizonMs` from now. No
+ * burst credit builds up while idle: slots of one webhook are always at least 1/maxPerSecond
+ * apart, across all workers sharing the gate.
+ */
+export function reserveSlots(
+  gate: SendGate,
+  options: { now: number; wanted: number; horizonMs?: number },
+): SlotReservation {
+  const { now, wanted, horizonMs = RATE_HORIZON_MS } = options;
+  const start = Math.max(now, gate.pausedUntil, gate.nextSendAt);
+  if (wanted <= 0 || start > now + horizonMs) return { slots: [], nextSendAt: gate.nextSendAt };
+  if (gate.maxPerSecond === null || !(gate.maxPerSecond > 0)) {
+    return { slots: Array.from({ length: wanted }, () => start), nextSendAt: gate.nextSendAt };
+  }
+  const interval = 1000 / gate.maxPerSecond;
+  const slots: number[] = [];
+  let slot = start;
+  while (slots.length < wanted && slot <= now + horizonMs) {
+    slots.push(slot);
+    slot += interval;
+  }
+  return { slots, nextSendAt: slot };
+}
+
+/** Answers that mean "slow down": the whole webhook pauses, not only the delivery that got it. */
+export const SLOW_DOWN_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+
+export interface SlowDownSettings {
+  /** Pause when the answer has no usable Retry-After. */
+  defaultPauseMs: number;
+  /** A receiver cannot pause a webhook for longer than this. */
+  maxPauseMs: number;
+}
+
+export const DEFAULT_SLOW_DOWN: SlowDownSettings = {
+  defaultPauseMs: 30_000,
+  maxPauseMs: 3_600_000,
+};
+
+/**
+ * The time until which a webhook is paused after an answer, honouring Retry-After (seconds or an
+ * HTTP date), or null when the answer does not ask to slow down.
+ */
+export function slowDownUntil(
+  answer: { statusCode: number | null; retryAfter: string | null | undefined; now: number },
+  settings: SlowDownSettings = DEFAULT_SLOW_DOWN,
+): number | null {
+  if (answer.statusCode === null || !SLOW_DOWN_STATUSES.has(answer.statusCode)) return null;
+  const delay = parseRetryAfter(answer.retryAfter, answer.now) ?? settings.defaultPauseMs;
+  return answer.now + Math.min(settings.maxPauseMs, delay);
+}
+
+/**
+ * A header's value from an attempt's stored response headers (`name: value` lines, as in
+ * AttemptRecord.responseHeaders); case-insensitive, first occurrence, null when absent.
+ */
+export function headerValue(responseHeaders: string | null, name: string): string | null {
+  if (!responseHeaders) return null;
+  const wanted = name.toLowerCase();
+  for (const line of responseHeaders.split(/\r?\n/)) {
+    const colon = line.indexOf(":");
+    if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === wanted) {
+      return line.slice(colon + 1).trim();
+    }
+  }
+  return null;
+}

@@ -1,0 +1,80 @@
+import type { Logger } from "../log.ts";
+import { escapeControl } from "../text/control.ts";
+import type { AttemptRecord, Claim, Outcome } from "../webhooks/model.ts";
+import type { Metrics } from "../webhooks/observe/metrics.ts";
+import type { EndpointHealth } from "../webhooks/policy/endpoint-health.ts";
+import {
+  DEFAULT_SLOW_DOWN,
+  headerValue,
+  SLOW_DOWN_STATUSES,
+  type SlowDownSettings,
+  slowDownUntil,
+} from "../webhooks/policy/rate-limit.ts";
+
+interface Delivered {
+  record: AttemptRecord;
+  outcome: Outcome;
+}
+
+/**
+ * Worker observers that count every attempt this process made in `metrics` (a discarded late
+ * result was still a request to the receiver). Shaped as lib/webhooks/worker.ts's WorkerHooks.
+ */
+export function metricsHooks(metrics: Pick<Metrics, "observeAttempt">): {
+  onFinished(claim: Claim, delivered: Delivered, applied: boolean): void;
+} {
+  return {
+    onFinished(_claim, delivered) {
+      metrics.observeAttempt(delivered.record);
+    },
+  };
+}
+
+export interface AfterAttemptOptions {
+  /** Failure streaks and auto-disable; omitted: not tracked. */
+  health?: EndpointHealth;
+  /** Stores a 429/503 pause (e.g. pauseWebhook on SQLite); omitted: no slow-down. */
+  pause?: (webhookId: number, until: number) => Promise<boolean>;
+  slowDown?: SlowDownSettings;
+  now?: () => number;
+  logger?: Pick<Logger, "warn">;
+}
+
+/**
+ * What the worker does after the queue accepted an attempt's result (finish() returned true):
+ * endpoint health (streak, auto-disable) and the 429/503 slow-down of the whole webhook. A
+ * failing write is logged, never thrown: the attempt itself is already recorded.
+ */
+export function createAfterAttempt(
+  options: AfterAttemptOptions,
+): (claim: Claim, delivered: Delivered) => Promise<void> {
+  const { health, pause, slowDown = DEFAULT_SLOW_DOWN, now = Date.now, logger } = options;
+  return async (claim, delivered) => {
+    const { record } = delivered;
+    // Built only when needed: this runs after every attempt.
+    const name = () => escapeControl(JSON.stringify(claim.webhook.name));
+    try {
+      await health?.afterAttempt({ webhook: claim.webhook, record, outcome: delivered.outcome });
+    } catch (error) {
+      logger?.warn(`Could not record the health of webhook ${name()}: ${messageOf(error)}`);
+    }
+    if (!pause || record.statusCode === null || !SLOW_DOWN_STATUSES.has(record.statusCode)) return;
+    const t = now();
+    const retryAfter = headerValue(record.responseHeaders, "retry-after");
+    const until = slowDownUntil({ statusCode: record.statusCode, retryAfter, now: t }, slowDown);
+    if (until === null) return;
+    try {
+      if (await pause(claim.webhook.id, until)) {
+        logger?.warn(
+          `Webhook ${name()} paused until ${new Date(until).toISOString()}: the endpoint answered HTTP ${record.statusCode}`,
+        );
+      }
+    } catch (error) {
+      logger?.warn(`Could not pause webhook ${name()}: ${messageOf(error)}`);
+    }
+  };
+}
+
+function messageOf(error: unknown): string {
+  return escapeControl(error instanceof Error ? error.message : String(error));
+}

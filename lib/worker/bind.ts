@@ -1,0 +1,192 @@
+import { hostname } from "node:os";
+import { abortableSleep, type Sleep } from "../async/sleep.ts";
+import type { Logger } from "../log.ts";
+import type { Store } from "../store/types.ts";
+import { escapeControl } from "../text/control.ts";
+import { createWorker, type Delivered, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
+import {
+  type AutoDisableSettings,
+  createEndpointHealth,
+  DEFAULT_AUTO_DISABLE,
+} from "../webhooks/policy/endpoint-health.ts";
+import { DEFAULT_RETRY_POLICY, decideOutcome, type RetryPolicy } from "../webhooks/policy/retry.ts";
+import { sendAttempt } from "../webhooks/send.ts";
+import type { DestinationCheck, Resolver } from "../webhooks/ssrf.ts";
+import { createAfterAttempt } from "./after-attempt.ts";
+import { attemptLogEntry, logAttempt } from "./attempt-log.ts";
+import type { WorkerConfig } from "./config.ts";
+
+/** The longest an idle worker sleeps without looking (a safety net; changes wake it sooner). */
+const MAX_IDLE_MS = 60_000;
+/** Least sleep when work looked due but none could be claimed (another worker took it). */
+const MIN_WAIT_MS = 10;
+
+export interface DeliveryWorkerOptions {
+  store: Store;
+  config: Pick<
+    WorkerConfig,
+    | "timeoutMs"
+    | "maxAttempts"
+    | "allowList"
+    | "leaseMs"
+    | "concurrency"
+    | "retryBaseMs"
+    | "retryMaxMs"
+  > & { prefetch?: number };
+  workerId?: string;
+  fetch?: typeof fetch;
+  resolve?: Resolver;
+  now?: () => number;
+  random?: () => number;
+  logger?: Logger;
+  /** Log successful attempts too (at debug level): --verbose or LOG_LEVEL=debug. */
+  verbose?: boolean;
+  /** Extra observers (metrics); run after the logging ones. */
+  hooks?: WorkerHooks;
+  /** When a failing webhook is disabled automatically (WEBHOOK_AUTO_DISABLE*). */
+  autoDisable?: AutoDisableSettings;
+  /** Waits for a claim's send slot (rate limit, end of a 429/503 pause); tests pass a fake. */
+  sleep?: Sleep;
+  /** Called at every claim, i.e. once per loop turn (retention's maybeRun). Must not throw. */
+  onTurn?: () => void;
+}
+
+export function newWorkerId(): string {
+  const suffix = crypto.getRandomValues(new Uint8Array(3));
+  return `${hostname()}:${process.pid}:${Buffer.from(suffix).toString("hex")}`;
+}
+
+export function retryPolicyOf(config: DeliveryWorkerOptions["config"]): RetryPolicy {
+  return {
+    ...DEFAULT_RETRY_POLICY,
+    maxAttempts: config.maxAttempts,
+    baseMs: config.retryBaseMs,
+    maxMs: config.retryMaxMs,
+  };
+}
+
+/** A worker wired to a store, the HTTP sender and the retry policy. */
+export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & { id: string } {
+  const { store, config } = options;
+  const now = options.now ?? Date.now;
+  const workerId = options.workerId ?? newWorkerId();
+  const policy = retryPolicyOf(config);
+  const literalChecks = new Map<string, DestinationCheck>();
+  const sleep = options.sleep ?? abortableSleep;
+  // After each recorded attempt: the failure streak (auto-disable) and the 429/503 slow-down.
+  const afterAttempt = createAfterAttempt({
+    health: createEndpointHealth({
+      store: store.health,
+      settings: options.autoDisable ?? DEFAULT_AUTO_DISABLE,
+      now,
+      logger: options.logger,
+    }),
+    pause: store.health.pause,
+    now,
+    logger: options.logger,
+  });
+
+  const worker = createWorker(
+    {
+      claim(limit) {
+        options.onTurn?.();
+        return store.queue.claim({ workerId, limit, leaseMs: config.leaseMs, now: now() });
+      },
+      async deliver(claim, signal): Promise<Delivered> {
+        // A rate-limited webhook's slot, or the end of its pause, may be up to a second ahead.
+        const wait = (claim.notBefore ?? 0) - now();
+        if (wait > 0) {
+          await sleep(wait, signal);
+          if (signal.aborted) throw signal.reason ?? new Error("Aborted");
+        }
+        const sent = await sendAttempt(claim, {
+          timeoutMs: config.timeoutMs,
+          allow: config.allowList,
+          fetch: options.fetch,
+          resolve: options.resolve,
+          now,
+          signal,
+          literalChecks,
+        });
+        const outcome = decideOutcome(sent, claim.attempt, policy, {
+          now: now(),
+          random: options.random,
+        });
+        return { record: sent.record, outcome };
+      },
+      async finish(claim, delivered) {
+        const applied = await store.queue.finish(claim, delivered.record, delivered.outcome);
+        if (applied) await afterAttempt(claim, delivered);
+        return applied;
+      },
+      release: (claims) => store.queue.release(claims),
+      async waitForWork(signal) {
+        const due = await store.queue.nextDueAt();
+        const timeoutMs = due === null ? MAX_IDLE_MS : Math.min(MAX_IDLE_MS, due - now());
+        await store.waitForChange({ timeoutMs: Math.max(timeoutMs, MIN_WAIT_MS), signal });
+      },
+    },
+    {
+      concurrency: config.concurrency,
+      prefetch: config.prefetch,
+      hooks: combineHooks(
+        options.logger ? loggingHooks(options.logger, config, { verbose: options.verbose }) : {},
+        options.hooks,
+      ),
+    },
+  );
+  return Object.assign(worker, { id: workerId });
+}
+
+/**
+ * One line per attempt (lib/ops/attempt-log.ts): failures at warn, successes at debug, with
+ * delivery id, webhook, attempt, status and duration; JSON fields with LOG_FORMAT=json.
+ */
+export function loggingHooks(
+  logger: Logger,
+  config: Pick<WorkerConfig, "maxAttempts">,
+  options: { verbose?: boolean } = {},
+): WorkerHooks {
+  return {
+    onFinished(claim, delivered, applied) {
+      if (!applied) {
+        logger.warn(
+          `Delivery ${claim.delivery.id} (${claim.delivery.event}) to "${escapeControl(claim.webhook.name)}", attempt ${claim.attempt}: result discarded, the lease had expired and another worker took it`,
+        );
+        return;
+      }
+      // Built only when shown: at thousands of deliveries a second the strings add up.
+      if (delivered.outcome.state === "successful" && !options.verbose) return;
+      logAttempt(logger, attemptLogEntry(claim, delivered, config.maxAttempts));
+    },
+    onReleased(claims) {
+      logger.info(
+        `Released ${claims.length} unfinished ${claims.length === 1 ? "delivery" : "deliveries"}`,
+      );
+    },
+    onError(error, context) {
+      const message = escapeControl(error instanceof Error ? error.message : String(error));
+      const where = context.claim ? ` (delivery ${context.claim.delivery.id})` : "";
+      logger.error(`Worker ${context.phase} failed${where}: ${message}`);
+    },
+  };
+}
+
+/** Observers run in order; absent ones are skipped. */
+export function combineHooks(...all: Array<WorkerHooks | undefined>): WorkerHooks {
+  const list = all.filter((hooks): hooks is WorkerHooks => hooks !== undefined);
+  return {
+    onClaimed: (claims) => {
+      for (const hooks of list) hooks.onClaimed?.(claims);
+    },
+    onFinished: (claim, delivered, applied) => {
+      for (const hooks of list) hooks.onFinished?.(claim, delivered, applied);
+    },
+    onReleased: (claims) => {
+      for (const hooks of list) hooks.onReleased?.(claims);
+    },
+    onError: (error, context) => {
+      for (const hooks of list) hooks.onError?.(error, context);
+    },
+  };
+}

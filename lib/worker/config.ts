@@ -1,0 +1,237 @@
+import { z } from "zod";
+import { loadAdminToken, parsePort } from "../app/config.ts";
+import { type Env, intInRange, parseEnv, withoutEmpty } from "../config/env.ts";
+import { ConfigError } from "../config/errors.ts";
+import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
+import { type AllowList, parseAllowList } from "../webhooks/ssrf.ts";
+import { assertMetricsBinding } from "./metrics-binding.ts";
+
+export interface WorkerConfig {
+  database: DatabaseTarget;
+  /** Per-request timeout, covering connect, headers and the (capped) body read. */
+  timeoutMs: number;
+  /** Attempts before a delivery is failed; 1 = no automatic retry (NetBox's default). */
+  maxAttempts: number;
+  allowList: AllowList;
+  /** How long a claim is leased; a delivery whose worker died is retried after this. */
+  leaseMs: number;
+  concurrency: number;
+  /** Claims held ready beyond the requests in flight (throughput under load; see worker.ts). */
+  prefetch: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** After SIGINT/SIGTERM, how long in-flight requests may run before they are aborted. */
+  shutdownGraceMs: number;
+  /**
+   * How often an idle worker reads `PRAGMA data_version` as a safety net: changes to the WAL
+   * file wake it sooner (see lib/store/sqlite/changes.ts).
+   */
+  pollMs: number;
+}
+
+interface Field {
+  key: Exclude<keyof WorkerConfig, "database" | "allowList">;
+  env: string;
+  /** The worker's flag, when it has one. */
+  flag?: string;
+  schema: z.ZodType<number, string>;
+  default: number | ((values: Partial<WorkerConfig>) => number);
+  description: string;
+}
+
+/** Lease = timeout + this by default: room for the DB write after the slowest request. */
+const LEASE_MARGIN_MS = 30_000;
+/** The least an explicit lease may exceed the timeout by. */
+const MIN_LEASE_MARGIN_MS = 1000;
+
+/**
+ * Every worker setting with its variable, flag, form and default; the README table and the
+ * worker's --help are written from these facts, so keep them in step.
+ */
+export const WORKER_FIELDS: readonly Field[] = [
+  {
+    key: "timeoutMs",
+    env: "WEBHOOK_TIMEOUT_MS",
+    flag: "timeout-ms",
+    schema: intInRange(100, 300_000),
+    default: 10_000,
+    description: "timeout of one HTTP attempt (ms)",
+  },
+  {
+    key: "maxAttempts",
+    env: "WEBHOOK_MAX_ATTEMPTS",
+    flag: "max-attempts",
+    schema: intInRange(1, 100),
+    default: 5,
+    description: "attempts before a delivery is failed (1 = no automatic retry)",
+  },
+  {
+    key: "concurrency",
+    env: "WEBHOOK_CONCURRENCY",
+    flag: "concurrency",
+    schema: intInRange(1, 1024),
+    default: 16,
+    description: "requests in flight at once, per worker process",
+  },
+  {
+    key: "prefetch",
+    env: "WEBHOOK_PREFETCH",
+    flag: "prefetch",
+    schema: intInRange(0, 1024),
+    // A finished request's slot is refilled at once, not after a write; topped up when half
+    // empty, so claims and results are written in large batches (measured in bench:webhooks).
+    default: (values) => Math.min(1024, 2 * (values.concurrency ?? 16)),
+    description: "claims held ready beyond those in flight (default: twice the concurrency)",
+  },
+  {
+    key: "leaseMs",
+    env: "WEBHOOK_LEASE_MS",
+    flag: "lease-ms",
+    schema: intInRange(1000, 86_400_000),
+    default: (values) => (values.timeoutMs ?? 10_000) + LEASE_MARGIN_MS,
+    description: "lease of a claimed delivery (ms); must exceed the timeout by 1000",
+  },
+  {
+    key: "shutdownGraceMs",
+    env: "WEBHOOK_SHUTDOWN_GRACE_MS",
+    flag: "grace-ms",
+    schema: intInRange(0, 3_600_000),
+    default: 15_000,
+    description: "on SIGINT/SIGTERM, time in-flight requests get before being aborted (ms)",
+  },
+  {
+    key: "retryBaseMs",
+    env: "WEBHOOK_RETRY_BASE_MS",
+    schema: intInRange(100, 86_400_000),
+    default: 10_000,
+    description: "delay before the first retry (ms); doubles with each retry",
+  },
+  {
+    key: "retryMaxMs",
+    env: "WEBHOOK_RETRY_MAX_MS",
+    schema: intInRange(100, 604_800_000),
+    default: 3_600_000,
+    description: "longest delay between two attempts (ms)",
+  },
+  {
+    key: "pollMs",
+    env: "WEBHOOK_POLL_MS",
+    schema: intInRange(1, 1000),
+    default: 50,
+    description: "how often an idle worker checks the database when no WAL file event woke it (ms)",
+  },
+];
+
+export type Flags = Record<string, unknown>;
+
+/** DATABASE_URL, or `--database-url` over it. */
+export function loadDatabaseTarget(env: Env, flags: Flags = {}): DatabaseTarget {
+  const flag = flags["database-url"];
+  if (typeof flag === "string" && flag.trim() !== "") {
+    try {
+      return parseDatabaseUrl(flag);
+    } catch (error) {
+      throw new ConfigError(
+        error instanceof Error
+          ? error.message.replace(/^DATABASE_URL=/, "--database-url=")
+          : String(error),
+      );
+    }
+  }
+  return parseDatabaseUrl(withoutEmpty(env).DATABASE_URL);
+}
+
+/**
+ * The worker's settings from env and flags, parsed once: flags override env, empty values count
+ * as unset, a bad value is a one-line ConfigError naming the variable or flag and the form.
+ */
+export function loadWorkerConfig(env: Env, flags: Flags = {}): WorkerConfig {
+  const cleaned = withoutEmpty(env);
+  const envShape: Record<string, z.ZodType> = {};
+  const flagShape: Record<string, z.ZodType> = {};
+  const flagValues: Env = {};
+  for (const field of WORKER_FIELDS) {
+    envShape[field.env] = field.schema.optional();
+    if (!field.flag) continue;
+    flagShape[`--${field.flag}`] = field.schema.optional();
+    const value = flags[field.flag];
+    if (value === undefined) continue;
+    if (typeof value !== "string" || value.trim() === "") {
+      throw new ConfigError(`--${field.flag} needs a value: ${expectedForm(field)}`);
+    }
+    flagValues[`--${field.flag}`] = value;
+  }
+  const fromEnv = parseEnv(z.object(envShape), cleaned) as Record<string, number | undefined>;
+  const fromFlags = parseEnv(z.object(flagShape), flagValues) as Record<string, number | undefined>;
+
+  const values: Partial<WorkerConfig> = {};
+  const given = new Set<string>();
+  for (const field of WORKER_FIELDS) {
+    const value = (field.flag ? fromFlags[`--${field.flag}`] : undefined) ?? fromEnv[field.env];
+    if (value !== undefined) given.add(field.key);
+    values[field.key] =
+      value ?? (typeof field.default === "function" ? field.default(values) : field.default);
+  }
+  const config = {
+    ...(values as Omit<WorkerConfig, "database" | "allowList">),
+    database: loadDatabaseTarget(env, flags),
+    allowList: parseAllowList(cleaned.WEBHOOK_ALLOWED_HOSTS),
+  };
+  if (given.has("leaseMs") && config.leaseMs < config.timeoutMs + MIN_LEASE_MARGIN_MS) {
+    // A lease shorter than a request would let a second worker resend a delivery in flight.
+    const name = fromFlags["--lease-ms"] !== undefined ? "--lease-ms" : "WEBHOOK_LEASE_MS";
+    throw new ConfigError(
+      `${name}=${config.leaseMs} is invalid: expected at least the timeout + ${MIN_LEASE_MARGIN_MS} (${config.timeoutMs + MIN_LEASE_MARGIN_MS})`,
+    );
+  }
+  if (config.retryMaxMs < config.retryBaseMs) {
+    throw new ConfigError(
+      `WEBHOOK_RETRY_MAX_MS=${config.retryMaxMs} is invalid: expected at least WEBHOOK_RETRY_BASE_MS (${config.retryBaseMs})`,
+    );
+  }
+  return config;
+}
+
+function expectedForm(field: Field): string {
+  const result = field.schema.safeParse("");
+  return result.success
+    ? "expected a value"
+    : (result.error.issues[0]?.message ?? "expected a value");
+}
+
+/** Where a worker serves GET /metrics (`--metrics-port`, `--metrics-host`). */
+export interface MetricsListen {
+  host: string;
+  /** 0: any free port (the worker logs the one it got). */
+  port: number;
+  /** With a token, a scrape needs `Authorization: Bearer <ADMIN_TOKEN>`. */
+  adminToken?: string | null;
+}
+
+export const DEFAULT_METRICS_HOST = "127.0.0.1";
+
+/**
+ * `--metrics-port N [--metrics-host H]`, or null when the worker serves no metrics. The app's
+ * ADMIN_TOKEN rule applies: loopback is open, any other address needs the token.
+ */
+export function loadWorkerMetrics(env: Env, flags: Flags = {}): MetricsListen | null {
+  const portFlag = flags["metrics-port"];
+  const hostFlag = flags["metrics-host"];
+  if (portFlag === undefined) {
+    if (hostFlag !== undefined) {
+      throw new ConfigError("--metrics-host needs --metrics-port too, e.g. --metrics-port 9464");
+    }
+    return null;
+  }
+  if (typeof portFlag !== "string" || portFlag.trim() === "") {
+    throw new ConfigError("--metrics-port needs a value: expected a whole number from 0 to 65535");
+  }
+  const port = parsePort(portFlag, "--metrics-port", 0);
+  if (hostFlag !== undefined && (typeof hostFlag !== "string" || hostFlag.trim() === "")) {
+    throw new ConfigError("--metrics-host needs a value: an address such as 127.0.0.1");
+  }
+  const host = typeof hostFlag === "string" ? hostFlag.trim() : DEFAULT_METRICS_HOST;
+  const adminToken = loadAdminToken(env);
+  assertMetricsBinding(host, adminToken);
+  return { host, port, adminToken };
+}

@@ -1,0 +1,186 @@
+import { hostname } from "node:os";
+import type { Sleep } from "../async/sleep.ts";
+import { ConfigError } from "../config/errors.ts";
+import type { Logger } from "../log.ts";
+import type { Store } from "../store/types.ts";
+import type { Metrics } from "../webhooks/observe/metrics.ts";
+import { DEFAULT_AUTO_DISABLE } from "../webhooks/policy/endpoint-health.ts";
+import { VERSION } from "../webhooks/request.ts";
+import { metricsHooks } from "./after-attempt.ts";
+import { combineHooks, createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
+import type { MetricsListen, WorkerConfig } from "./config.ts";
+import { DEFAULT_HEARTBEAT_MS, type Heartbeat, startHeartbeat } from "./heartbeat.ts";
+import type { OpsConfig } from "./ops-config.ts";
+import { createRetention } from "./retention.ts";
+
+export interface RunWorkerOptions {
+  store: Store;
+  config: WorkerConfig;
+  logger: Logger;
+  /** Drain what is due, then return (`--once`). */
+  once?: boolean;
+  /** First SIGINT/SIGTERM: stop claiming, let in-flight requests finish. */
+  stop: AbortSignal;
+  /** Second signal: abort in-flight requests now and release them. */
+  abortInFlight: AbortSignal;
+  fetch?: typeof fetch;
+  hooks?: DeliveryWorkerOptions["hooks"];
+  /** Log successful attempts too (--verbose, LOG_LEVEL=debug). */
+  verbose?: boolean;
+  /** Retention, auto-disable and heartbeat settings (lib/ops/config.ts); defaults when absent. */
+  ops?: Pick<OpsConfig, "retentionDays" | "autoDisable" | "heartbeatIntervalMs">;
+  /**
+   * Record a heartbeat so that `webhooks workers` and the admin show this worker (default
+   * true). Off only to measure what heartbeats cost (bench:webhooks).
+   */
+  heartbeat?: boolean;
+  /** Count attempts and serve GET /metrics there; absent: no metrics are kept. */
+  metrics?: MetricsListen;
+  /** Told the metrics URL once it listens (the port may have been 0). */
+  onMetricsListening?: (url: string) => void;
+  workerId?: string;
+  /** Clock and sleep for heartbeats, retention, pauses and send slots; tests pass fakes. */
+  now?: () => number;
+  sleep?: Sleep;
+}
+
+const DEFAULT_OPS: NonNullable<RunWorkerOptions["ops"]> = {
+  retentionDays: 30,
+  autoDisable: DEFAULT_AUTO_DISABLE,
+  heartbeatIntervalMs: DEFAULT_HEARTBEAT_MS,
+};
+
+/**
+ * The worker process: runs until stopped (or drained with `once`), shutting down gracefully.
+ * Around the delivery loop: a heartbeat (removed on a clean exit, after the in-flight requests
+ * ended), retention of old deliveries, and, when asked, metrics on their own listener.
+ */
+export async function runWorker(options: RunWorkerOptions): Promise<void> {
+  const { config, logger, store } = options;
+  const ops = options.ops ?? DEFAULT_OPS;
+  const now = options.now ?? Date.now;
+
+  // Loaded only when asked for: prom-client alone adds about 50 ms of CPU to every start.
+  const { createMetrics } = options.metrics ? await import("../webhooks/observe/metrics.ts") : {};
+  const metrics = createMetrics
+    ? createMetrics({
+        source: {
+          stats: () => store.queue.stats(),
+          dueSummary: (at) => store.queue.dueSummary(at),
+          workers: () => store.workers.list(),
+        },
+        now,
+        heartbeatIntervalMs: ops.heartbeatIntervalMs,
+      })
+    : null;
+  const retention = createRetention({
+    purge: (olderThan, { batchSize }) => store.queue.purgeBatch(olderThan, batchSize),
+    retentionDays: ops.retentionDays,
+    now,
+    signal: options.stop,
+    logger,
+  });
+
+  const worker = createDeliveryWorker({
+    store,
+    config,
+    logger,
+    fetch: options.fetch,
+    hooks: metrics ? combineHooks(metricsHooks(metrics), options.hooks) : options.hooks,
+    verbose: options.verbose,
+    workerId: options.workerId,
+    autoDisable: ops.autoDisable,
+    now,
+    sleep: options.sleep,
+    onTurn: () => void retention.maybeRun(),
+  });
+  const server =
+    metrics && options.metrics ? await serveMetrics(metrics, options.metrics, logger) : null;
+  const startedAt = now();
+  const heartbeat: Heartbeat | null =
+    options.heartbeat === false
+      ? null
+      : startHeartbeat({
+          registry: store.workers,
+          info: () => ({
+            id: worker.id,
+            host: hostname(),
+            pid: process.pid,
+            version: VERSION,
+            startedAt,
+            inFlight: worker.inFlight,
+            concurrency: config.concurrency,
+          }),
+          intervalMs: ops.heartbeatIntervalMs,
+          now,
+          sleep: options.sleep,
+          logger,
+        });
+  logger.info(
+    `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts}`,
+  );
+  if (server) {
+    logger.info(`Metrics on ${server.url}`);
+    options.onMetricsListening?.(server.url);
+  }
+
+  // The grace period starts at the first signal; after it, in-flight requests are aborted.
+  const hard = new AbortController();
+  const forward = () => hard.abort();
+  options.abortInFlight.addEventListener("abort", forward, { once: true });
+  let graceTimer: ReturnType<typeof setTimeout> | undefined;
+  const onStop = () => {
+    if (worker.inFlight > 0) {
+      logger.info(
+        `Stopping: waiting up to ${config.shutdownGraceMs} ms for ${worker.inFlight} in-flight ${worker.inFlight === 1 ? "delivery" : "deliveries"} (signal again to abort them)`,
+      );
+    }
+    graceTimer = setTimeout(forward, config.shutdownGraceMs);
+  };
+  options.stop.addEventListener("abort", onStop, { once: true });
+
+  try {
+    const signals = { signal: options.stop, abortInFlight: hard.signal };
+    await (options.once ? worker.runOnce(signals) : worker.run(signals));
+  } finally {
+    clearTimeout(graceTimer);
+    options.stop.removeEventListener("abort", onStop);
+    options.abortInFlight.removeEventListener("abort", forward);
+    // Visible until here, while in-flight requests drained; a clean exit leaves no stale row.
+    await heartbeat?.stop();
+    await retention.idle();
+    await server?.stop();
+  }
+  const c = worker.counts;
+  logger.info(
+    `Worker ${worker.id} stopped: ${c.successful} successful, ${c.retried} to retry, ${c.failed} failed, ${c.discarded} discarded, ${c.released} released`,
+  );
+}
+
+/** GET /metrics on its own listener; a taken port is a one-line ConfigError naming the flag. */
+async function serveMetrics(
+  metrics: Metrics,
+  listen: MetricsListen,
+  logger: Logger,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const { createMetricsApp } = await import("../webhooks/observe/metrics-app.ts");
+  const app = createMetricsApp(metrics, { adminToken: listen.adminToken, logger });
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({ hostname: listen.host, port: listen.port, fetch: app.fetch });
+  } catch (error) {
+    if ((error as { code?: string }).code === "EADDRINUSE") {
+      throw new ConfigError(
+        `--metrics-port=${listen.port} is in use on ${listen.host}: stop what listens there or pick another port`,
+      );
+    }
+    throw error;
+  }
+  const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
+  return {
+    url: `http://${host}:${server.port}/metrics`,
+    async stop() {
+      await server.stop(true);
+    },
+  };
+}

@@ -1,0 +1,242 @@
+import { describe, expect, test } from "bun:test";
+import { createWorker, type Delivered, type WorkerCollaborators } from "../../lib/webhooks/loop.ts";
+import type { Claim } from "../../lib/webhooks/model.ts";
+import { gate } from "../fakes/webhook-endpoint.ts";
+
+/** An in-memory queue of `count` claims whose deliveries finish when the test says so. */
+function fakeQueue(count: number) {
+  const pending = Array.from({ length: count }, (_, i) => fakeClaim(i + 1));
+  const finished: number[] = [];
+  const released: number[] = [];
+  const holds = new Map<number, () => void>();
+  const opened = new Set<number>();
+  let inFlight = 0;
+  let started = 0;
+  let maxInFlight = 0;
+  const progress: Array<() => void> = [];
+  const tick = () => {
+    for (const wake of progress.splice(0)) wake();
+  };
+  let waits = 0;
+  const waiting: Array<() => void> = [];
+  let autoFinish = false;
+  let claimed = 0;
+  const collaborators: WorkerCollaborators = {
+    async claim(limit) {
+      const taken = pending.splice(0, limit);
+      claimed += taken.length;
+      tick();
+      return taken;
+    },
+    async deliver(claim, signal) {
+      inFlight++;
+      started++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      tick();
+      try {
+        // Yield once so deliveries started together are in flight together.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (!autoFinish && !opened.has(claim.delivery.id)) {
+          const hold = gate();
+          holds.set(claim.delivery.id, hold.open);
+          await new Promise<void>((resolve, reject) => {
+            hold.promise.then(resolve);
+            if (signal.aborted) reject(new Error("aborted"));
+            signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true });
+          });
+        }
+        return success;
+      } finally {
+        inFlight--;
+      }
+    },
+    async finish(claim) {
+      finished.push(claim.delivery.id);
+      tick();
+      return true;
+    },
+    async release(claims) {
+      released.push(...claims.map((c) => c.delivery.id));
+    },
+    async waitForWork(signal) {
+      waits++;
+      for (const wake of waiting.splice(0)) wake();
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    },
+  };
+  return {
+    collaborators,
+    pending,
+    finished,
+    released,
+    get inFlight() {
+      return inFlight;
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    /** Resolves when the worker next goes to sleep waiting for work. */
+    untilWaiting() {
+      return new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    get waits() {
+      return waits;
+    },
+    autoFinish() {
+      autoFinish = true;
+      for (const open of holds.values()) open();
+    },
+    finishOne(id: number) {
+      opened.add(id);
+      holds.get(id)?.();
+    },
+    /** Resolves once `n` deliveries are in flight at the same time. */
+    async untilInFlight(n: number) {
+      while (inFlight < n) await new Promise<void>((resolve) => progress.push(resolve));
+    },
+    /** Resolves once `n` deliveries have been claimed in all. */
+    async untilClaimed(n: number) {
+      while (claimed < n) await new Promise<void>((resolve) => progress.push(resolve));
+    },
+    /** Resolves once `n` deliveries have been started in all. */
+    async untilStarted(n: number) {
+      while (started < n) await new Promise<void>((resolve) => progress.push(resolve));
+    },
+  };
+}
+
+const success: Delivered = {
+  record: {
+    startedAt: 0,
+    durationMs: 1,
+    statusCode: 200,
+    outcome: "success",
+    error: null,
+    responseHeaders: null,
+    responseBody: null,
+  },
+  outcome: { state: "successful" },
+};
+
+function fakeClaim(id: number): Claim {
+  return {
+    attempt: 1,
+    workerId: "w",
+    delivery: { id } as Claim["delivery"],
+    webhook: {} as Claim["webhook"],
+  };
+}
+
+describe("createWorker", () => {
+  test("runOnce() delivers everything due with at most `concurrency` in flight", async () => {
+    const queue = fakeQueue(50);
+    queue.autoFinish();
+    const worker = createWorker(queue.collaborators, { concurrency: 4 });
+    await worker.runOnce();
+    expect(queue.finished.sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
+    expect(queue.maxInFlight).toBe(4);
+    expect(worker.counts).toMatchObject({ claimed: 50, successful: 50 });
+    expect(worker.inFlight).toBe(0);
+  });
+
+  test("run() keeps `concurrency` requests in flight and `prefetch` more claimed", async () => {
+    const queue = fakeQueue(10);
+    const worker = createWorker(queue.collaborators, { concurrency: 3, prefetch: 2 });
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    await queue.untilInFlight(3);
+    await queue.untilClaimed(5);
+    expect(queue.pending).toHaveLength(5);
+    // A request ends: a claim from the buffer takes its slot, and the buffer is topped up.
+    queue.finishOne(1);
+    await queue.untilStarted(4);
+    await queue.untilClaimed(6);
+    expect(queue.inFlight).toBe(3);
+    expect(queue.pending).toHaveLength(4);
+    expect(queue.maxInFlight).toBe(3);
+    queue.autoFinish();
+    stop.abort();
+    await running;
+  });
+
+  test("run() stops claiming on abort, releases unstarted claims, lets requests finish", async () => {
+    const queue = fakeQueue(10);
+    const worker = createWorker(queue.collaborators, { concurrency: 2, prefetch: 2 });
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    await queue.untilInFlight(2);
+    await queue.untilClaimed(4);
+    stop.abort();
+    queue.autoFinish();
+    await running;
+    expect(queue.finished.sort()).toEqual([1, 2]);
+    expect(queue.released.sort()).toEqual([3, 4]);
+    expect(queue.pending).toHaveLength(6);
+  });
+
+  test("run() releases the deliveries still in flight when abortInFlight fires", async () => {
+    const queue = fakeQueue(10);
+    const worker = createWorker(queue.collaborators, { concurrency: 3, prefetch: 0 });
+    const stop = new AbortController();
+    const hard = new AbortController();
+    const running = worker.run({ signal: stop.signal, abortInFlight: hard.signal });
+    await queue.untilInFlight(3);
+    queue.finishOne(2);
+    await queue.untilStarted(4);
+    stop.abort();
+    hard.abort();
+    await running;
+    // 4 was claimed into the slot 2 left, and was in flight too.
+    expect(queue.finished).toEqual([2]);
+    expect(queue.released.sort()).toEqual([1, 3, 4]);
+    expect(worker.counts).toMatchObject({ successful: 1, released: 3 });
+  });
+
+  test("run() waits for work when fewer deliveries are due than slots", async () => {
+    const queue = fakeQueue(1);
+    queue.autoFinish();
+    const worker = createWorker(queue.collaborators, { concurrency: 4 });
+    const stop = new AbortController();
+    const asleep = queue.untilWaiting();
+    const running = worker.run({ signal: stop.signal });
+    await asleep;
+    stop.abort();
+    await running;
+    expect(queue.finished).toEqual([1]);
+    expect(queue.waits).toBe(1);
+  });
+
+  test("run() reports a failing claim and carries on", async () => {
+    const queue = fakeQueue(3);
+    queue.autoFinish();
+    const errors: string[] = [];
+    let failures = 1;
+    const collaborators: WorkerCollaborators = {
+      ...queue.collaborators,
+      async claim(limit) {
+        if (failures-- > 0) throw new Error("database is locked");
+        return queue.collaborators.claim(limit);
+      },
+    };
+    const worker = createWorker(collaborators, {
+      concurrency: 4,
+      claimErrorDelayMs: 0,
+      hooks: {
+        onError: (error, { phase }) => errors.push(`${phase}: ${(error as Error).message}`),
+      },
+    });
+    const stop = new AbortController();
+    const asleep = queue.untilWaiting();
+    const running = worker.run({ signal: stop.signal });
+    await asleep;
+    stop.abort();
+    await running;
+    expect(errors).toEqual(["claim: database is locked"]);
+    expect(queue.finished.sort()).toEqual([1, 2, 3]);
+  });
+});

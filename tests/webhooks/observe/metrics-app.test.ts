@@ -1,0 +1,71 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../../../lib/config/errors.ts";
+import { createMemoryLogger } from "../../../lib/log.ts";
+import { createMetrics, type MetricsSource } from "../../../lib/webhooks/observe/metrics.ts";
+import {
+  assertMetricsBinding,
+  createMetricsApp,
+} from "../../../lib/webhooks/observe/metrics-app.ts";
+import { parsePrometheusText } from "../../fakes/prometheus-text.ts";
+
+const source: MetricsSource = {
+  stats: async () => ({ queued: 3, delivering: 1, successful: 10, failed: 2 }),
+  dueSummary: async () => ({ count: 3, oldestDueAt: null }),
+  workers: async () => [],
+};
+
+describe("createMetricsApp()", () => {
+  test("serves GET /metrics in Prometheus text format", async () => {
+    const app = createMetricsApp(createMetrics({ source }));
+    const response = await app.request("/metrics");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
+    const samples = parsePrometheusText(await response.text());
+    expect(samples.get('webhook_deliveries{state="queued"}')).toBe(3);
+    expect(samples.get("webhook_deliveries_due")).toBe(3);
+    expect((await app.request("/other")).status).toBe(404);
+  });
+
+  test("with an admin token, answers 401 without the right bearer token", async () => {
+    const app = createMetricsApp(createMetrics({ source }), { adminToken: "s3cret-token" });
+    const missing = await app.request("/metrics");
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
+    const wrong = { headers: { authorization: "Bearer nope" } };
+    expect((await app.request("/metrics", wrong)).status).toBe(401);
+    const right = { headers: { authorization: "Bearer s3cret-token" } };
+    expect((await app.request("/metrics", right)).status).toBe(200);
+  });
+
+  test("answers 503 and logs when the database cannot be read", async () => {
+    const logger = createMemoryLogger();
+    const broken: MetricsSource = {
+      ...source,
+      stats: async () => {
+        throw new Error("database is locked");
+      },
+    };
+    const app = createMetricsApp(createMetrics({ source: broken }), { logger });
+    const response = await app.request("/metrics");
+    expect(response.status).toBe(503);
+    expect(await response.text()).toBe("Metrics unavailable\n");
+    expect(logger.lines).toEqual(["warn Metrics unavailable: database is locked"]);
+  });
+});
+
+describe("assertMetricsBinding()", () => {
+  test("allows loopback without a token and any address with one", () => {
+    expect(() => assertMetricsBinding("127.0.0.1", undefined)).not.toThrow();
+    expect(() => assertMetricsBinding("::1", null)).not.toThrow();
+    expect(() => assertMetricsBinding("0.0.0.0", "token")).not.toThrow();
+  });
+
+  test("refuses a non-loopback address without ADMIN_TOKEN in one line naming the flag", () => {
+    expect(() => assertMetricsBinding("0.0.0.0", "")).toThrow(
+      new ConfigError(
+        "--metrics-host=0.0.0.0 is not a loopback address, so ADMIN_TOKEN is required to protect /metrics: set ADMIN_TOKEN or listen on 127.0.0.1",
+      ),
+    );
+    expect(() => assertMetricsBinding("0.0.0.0", null)).toThrow(ConfigError);
+  });
+});

@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { createSqliteHealthStore } from "../../lib/store/sqlite/health-sql.ts";
+import { nextQueuedDueAt, pauseWebhook } from "../../lib/store/sqlite/rate-limit.ts";
+import type { Store } from "../../lib/store/types.ts";
+import type { Outcome } from "../../lib/webhooks/model.ts";
+import { createMetrics } from "../../lib/webhooks/observe/metrics.ts";
+import {
+  createEndpointHealth,
+  type HealthStore,
+} from "../../lib/webhooks/policy/endpoint-health.ts";
+import { createAfterAttempt, metricsHooks } from "../../lib/worker/after-attempt.ts";
+import { createFakeClock } from "../fakes/fake-clock.ts";
+import { openOpsDb } from "../fakes/ops-db.ts";
+import { attemptRecord, itemChange } from "../fakes/ops-world.ts";
+import { parsePrometheusText } from "../fakes/prometheus-text.ts";
+
+const T0 = Date.UTC(2025, 0, 1);
+const stores: Store[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+
+async function setup() {
+  const clock = createFakeClock(T0);
+  const { db, store } = openOpsDb({ now: clock.now });
+  stores.push(store);
+  const hook = await store.webhooks.create({ name: "busy", url: "https://example.com/b" });
+  for (let n = 0; n < 3; n++) await store.queue.enqueue(itemChange(n));
+  const [claim] = await store.queue.claim({
+    workerId: "w1",
+    limit: 1,
+    leaseMs: 60_000,
+    now: clock.now(),
+  });
+  if (!claim) throw new Error("nothing to claim");
+  const logger = createMemoryLogger();
+  const afterAttempt = createAfterAttempt({
+    health: createEndpointHealth({ store: createSqliteHealthStore(db), now: clock.now }),
+    pause: async (id, until) => pauseWebhook(db, id, until),
+    now: clock.now,
+    logger,
+  });
+  const pausedUntil = () =>
+    db
+      .query<{ p: number }, [number]>("SELECT paused_until AS p FROM webhooks WHERE id = ?")
+      .get(hook.id)?.p;
+  return { clock, db, store, hook, claim, logger, afterAttempt, pausedUntil };
+}
+
+const retry: Outcome = { state: "queued", nextAttemptAt: T0 + 120_000 };
+
+describe("createAfterAttempt()", () => {
+  test("a 429 with Retry-After pauses the whole webhook and says so", async () => {
+    const { db, store, claim, logger, afterAttempt, pausedUntil } = await setup();
+    const record = attemptRecord(429, {
+      responseHeaders: "content-type: text/plain\nRetry-After: 120",
+    });
+    await store.queue.finish(claim, record, retry);
+    await afterAttempt(claim, { record, outcome: retry });
+    expect(pausedUntil()).toBe(T0 + 120_000);
+    expect(nextQueuedDueAt(db)).toBe(T0 + 119_000);
+    expect(logger.lines).toEqual([
+      'warn Webhook "busy" paused until 2025-01-01T00:02:00.000Z: the endpoint answered HTTP 429',
+    ]);
+  });
+
+  test("a 503 without Retry-After pauses for the default 30 s; a 500 does not pause", async () => {
+    const { claim, afterAttempt, pausedUntil } = await setup();
+    await afterAttempt(claim, { record: attemptRecord(500), outcome: retry });
+    expect(pausedUntil()).toBe(0);
+    await afterAttempt(claim, { record: attemptRecord(503), outcome: retry });
+    expect(pausedUntil()).toBe(T0 + 30_000);
+  });
+
+  test("records endpoint health: a 410 disables the webhook", async () => {
+    const { store, hook, claim, afterAttempt } = await setup();
+    await afterAttempt(claim, { record: attemptRecord(410), outcome: { state: "failed" } });
+    expect((await store.webhooks.get(hook.id))?.enabled).toBe(false);
+  });
+
+  test("logs a failing health write instead of throwing", async () => {
+    const { claim } = await setup();
+    const logger = createMemoryLogger();
+    const broken: HealthStore = {
+      recordSuccess: async () => {},
+      recordFailure: async () => {
+        throw new Error("database is locked");
+      },
+      disable: async () => false,
+    };
+    const afterAttempt = createAfterAttempt({
+      health: createEndpointHealth({ store: broken }),
+      logger,
+    });
+    await afterAttempt(claim, { record: attemptRecord(500), outcome: { state: "failed" } });
+    expect(logger.lines).toEqual([
+      'warn Could not record the health of webhook "busy": database is locked',
+    ]);
+  });
+});
+
+describe("metricsHooks()", () => {
+  test("counts each attempt the worker made, applied or discarded", async () => {
+    const { store, claim } = await setup();
+    const metrics = createMetrics({
+      source: {
+        stats: () => store.queue.stats(),
+        dueSummary: async () => ({ count: 0, oldestDueAt: null }),
+        workers: () => store.workers.list(),
+      },
+    });
+    const hooks = metricsHooks(metrics);
+    hooks.onFinished(claim, { record: attemptRecord(200), outcome: { state: "successful" } }, true);
+    hooks.onFinished(claim, { record: attemptRecord(null), outcome: retry }, false);
+    const samples = parsePrometheusText(await metrics.render());
+    expect(samples.get('webhook_attempts_total{outcome="2xx"}')).toBe(1);
+    expect(samples.get('webhook_attempts_total{outcome="timeout"}')).toBe(1);
+  });
+});

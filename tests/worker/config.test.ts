@@ -1,0 +1,153 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../../lib/config/errors.ts";
+import {
+  loadDatabaseTarget,
+  loadWorkerConfig,
+  loadWorkerMetrics,
+} from "../../lib/worker/config.ts";
+
+describe("loadWorkerConfig", () => {
+  test("loadWorkerConfig() defaults: 10 s timeout, 5 attempts, 16 in flight and 32 ready, lease = timeout + 30 s", () => {
+    expect(loadWorkerConfig({})).toEqual({
+      database: { kind: "sqlite", path: "data/app.db" },
+      timeoutMs: 10_000,
+      maxAttempts: 5,
+      concurrency: 16,
+      prefetch: 32,
+      leaseMs: 40_000,
+      shutdownGraceMs: 15_000,
+      retryBaseMs: 10_000,
+      retryMaxMs: 3_600_000,
+      pollMs: 50,
+      allowList: [],
+    });
+  });
+
+  test("loadWorkerConfig() reads the environment and lets flags override it", () => {
+    const config = loadWorkerConfig(
+      {
+        DATABASE_URL: "sqlite:/tmp/x.db",
+        WEBHOOK_TIMEOUT_MS: "2000",
+        WEBHOOK_MAX_ATTEMPTS: "1",
+        WEBHOOK_CONCURRENCY: "4",
+        WEBHOOK_ALLOWED_HOSTS: "127.0.0.1:9000",
+        WEBHOOK_POLL_MS: "",
+      },
+      { concurrency: "32", "lease-ms": "5000" },
+    );
+    expect(config).toMatchObject({
+      database: { kind: "sqlite", path: "/tmp/x.db" },
+      timeoutMs: 2000,
+      maxAttempts: 1,
+      concurrency: 32,
+      leaseMs: 5000,
+      pollMs: 50,
+    });
+    expect(config.allowList).toHaveLength(1);
+  });
+
+  test("loadWorkerConfig() follows a longer timeout with a longer default lease", () => {
+    expect(loadWorkerConfig({ WEBHOOK_TIMEOUT_MS: "60000" }).leaseMs).toBe(90_000);
+  });
+
+  test("loadWorkerConfig() holds twice as many claims ready as in flight unless told otherwise", () => {
+    expect(loadWorkerConfig({}, { concurrency: "4" }).prefetch).toBe(8);
+    expect(loadWorkerConfig({ WEBHOOK_CONCURRENCY: "64" }).prefetch).toBe(128);
+    expect(loadWorkerConfig({ WEBHOOK_PREFETCH: "0" }, { concurrency: "8" }).prefetch).toBe(0);
+  });
+
+  test.each([
+    [
+      { WEBHOOK_TIMEOUT_MS: "ten" },
+      {},
+      'WEBHOOK_TIMEOUT_MS="ten" is invalid: expected a whole number from 100 to 300000',
+    ],
+    [
+      { WEBHOOK_MAX_ATTEMPTS: "0" },
+      {},
+      'WEBHOOK_MAX_ATTEMPTS="0" is invalid: expected a whole number from 1 to 100',
+    ],
+    [
+      {},
+      { concurrency: "0" },
+      '--concurrency="0" is invalid: expected a whole number from 1 to 1024',
+    ],
+    [
+      {},
+      { concurrency: true },
+      "--concurrency needs a value: expected a whole number from 1 to 1024",
+    ],
+    [{ WEBHOOK_ALLOWED_HOSTS: "exa mple" }, {}, "WEBHOOK_ALLOWED_HOSTS entry"],
+    [{ DATABASE_URL: "mysql://x/y" }, {}, 'DATABASE_URL="mysql://x/y" is invalid'],
+    [{}, { "database-url": "mysql://x/y" }, '--database-url="mysql://x/y" is invalid'],
+    [
+      { WEBHOOK_TIMEOUT_MS: "5000", WEBHOOK_LEASE_MS: "5000" },
+      {},
+      "WEBHOOK_LEASE_MS=5000 is invalid: expected at least the timeout + 1000 (6000)",
+    ],
+    [{}, { "timeout-ms": "5000", "lease-ms": "2000" }, "--lease-ms=2000 is invalid"],
+    [
+      { WEBHOOK_RETRY_BASE_MS: "60000", WEBHOOK_RETRY_MAX_MS: "1000" },
+      {},
+      "WEBHOOK_RETRY_MAX_MS=1000 is invalid",
+    ],
+  ])("loadWorkerConfig(%o, %o) throws one line: %s", (env, flags, message) => {
+    let error: unknown;
+    try {
+      loadWorkerConfig(env, flags);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(message);
+    expect((error as Error).message).not.toContain("\n");
+  });
+});
+
+describe("loadDatabaseTarget", () => {
+  test("loadDatabaseTarget() reads DATABASE_URL, a flag wins", () => {
+    expect(loadDatabaseTarget({})).toEqual({ kind: "sqlite", path: "data/app.db" });
+    expect(loadDatabaseTarget({ DATABASE_URL: "postgres://u@h/db" })).toEqual({
+      kind: "postgres",
+      url: "postgres://u@h/db",
+    });
+    expect(loadDatabaseTarget({ DATABASE_URL: "a.db" }, { "database-url": "b.db" })).toEqual({
+      kind: "sqlite",
+      path: "b.db",
+    });
+  });
+});
+
+describe("loadWorkerMetrics", () => {
+  const TOKEN = "test-admin-token-0123456789";
+
+  test("loadWorkerMetrics() is null without --metrics-port, loopback by default with it", () => {
+    expect(loadWorkerMetrics({})).toBeNull();
+    expect(loadWorkerMetrics({}, { "metrics-port": "9464" })).toEqual({
+      host: "127.0.0.1",
+      port: 9464,
+      adminToken: null,
+    });
+    expect(
+      loadWorkerMetrics({ ADMIN_TOKEN: TOKEN }, { "metrics-port": "0", "metrics-host": "0.0.0.0" }),
+    ).toEqual({ host: "0.0.0.0", port: 0, adminToken: TOKEN });
+  });
+
+  test.each([
+    [{}, { "metrics-port": "9464", "metrics-host": "0.0.0.0" }, "ADMIN_TOKEN is required"],
+    [{}, { "metrics-host": "127.0.0.1" }, "--metrics-host needs --metrics-port"],
+    [{}, { "metrics-port": "http" }, "--metrics-port=http is invalid"],
+    [{}, { "metrics-port": "" }, "--metrics-port needs a value"],
+    [{ ADMIN_TOKEN: "short" }, { "metrics-port": "1" }, "ADMIN_TOKEN"],
+  ])("loadWorkerMetrics(%j, %j) is refused in one line: %s", (env, flags, message) => {
+    let error: unknown;
+    try {
+      loadWorkerMetrics(env, flags);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(message);
+    expect((error as Error).message).not.toContain("\n");
+  });
+});

@@ -1,0 +1,168 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { abortableSleep } from "../../lib/async/sleep.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import type { Store, WorkerRegistry } from "../../lib/store/types.ts";
+import { startHeartbeat, type WorkerSnapshot } from "../../lib/worker/heartbeat.ts";
+import { createFakeClock } from "../fakes/fake-clock.ts";
+import { openOpsDb } from "../fakes/ops-db.ts";
+
+const INTERVAL = 5_000;
+const stores: Store[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+
+function setup() {
+  const clock = createFakeClock();
+  const { store } = openOpsDb({ now: clock.now });
+  stores.push(store);
+  let inFlight = 0;
+  const snapshot = (): WorkerSnapshot => ({
+    id: "host-a:101:abc",
+    host: "host-a",
+    pid: 101,
+    version: "0.1.0",
+    startedAt: clock.now(),
+    inFlight,
+    concurrency: 16,
+  });
+  const start = (options: { registry?: WorkerRegistry; signal?: AbortSignal } = {}) =>
+    startHeartbeat({
+      registry: options.registry ?? store.workers,
+      info: snapshot,
+      intervalMs: INTERVAL,
+      now: clock.now,
+      sleep: clock.sleep,
+      signal: options.signal,
+    });
+  return {
+    clock,
+    store,
+    start,
+    setInFlight: (n: number) => {
+      inFlight = n;
+    },
+  };
+}
+
+describe("startHeartbeat()", () => {
+  test("records the worker at once, then once per interval with its current in-flight count", async () => {
+    const { clock, store, start, setInFlight } = setup();
+    const t0 = clock.now();
+    const heartbeat = start();
+    await clock.sleeping();
+    expect(await store.workers.list()).toEqual([
+      {
+        id: "host-a:101:abc",
+        host: "host-a",
+        pid: 101,
+        version: "0.1.0",
+        startedAt: t0,
+        lastSeenAt: t0,
+        inFlight: 0,
+        concurrency: 16,
+      },
+    ]);
+    expect(clock.pending).toEqual([t0 + INTERVAL]);
+
+    setInFlight(7);
+    clock.advance(INTERVAL - 1);
+    expect(clock.pending).toEqual([t0 + INTERVAL]);
+    clock.advance(1);
+    await clock.sleeping();
+    const [row] = await store.workers.list();
+    expect(row?.lastSeenAt).toBe(t0 + INTERVAL);
+    expect(row?.inFlight).toBe(7);
+    expect(clock.pending).toEqual([t0 + 2 * INTERVAL]);
+    await heartbeat.stop();
+  });
+
+  test("stop() removes the worker's row, is idempotent, and later beats write nothing", async () => {
+    const { clock, store, start } = setup();
+    const heartbeat = start();
+    await clock.sleeping();
+    expect(await store.workers.list()).toHaveLength(1);
+
+    await Promise.all([heartbeat.stop(), heartbeat.stop()]);
+    expect(await store.workers.list()).toEqual([]);
+    expect(clock.pending).toEqual([]);
+    await heartbeat.beat();
+    expect(await store.workers.list()).toEqual([]);
+  });
+
+  test("aborting the signal stops the heartbeat and removes the row", async () => {
+    const { clock, store, start } = setup();
+    const controller = new AbortController();
+    const heartbeat = start({ signal: controller.signal });
+    await clock.sleeping();
+    controller.abort();
+    await heartbeat.stopped;
+    expect(await store.workers.list()).toEqual([]);
+  });
+
+  test("beat() records between scheduled beats", async () => {
+    const { clock, store, start, setInFlight } = setup();
+    const heartbeat = start();
+    await clock.sleeping();
+    setInFlight(3);
+    await heartbeat.beat();
+    expect((await store.workers.list())[0]?.inFlight).toBe(3);
+    await heartbeat.stop();
+  });
+
+  test("a failing write is logged and the next beat records again", async () => {
+    const { clock, store } = setup();
+    const logger = createMemoryLogger();
+    let failNext = true;
+    const flaky: WorkerRegistry = {
+      heartbeat: async (info) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error("database is locked");
+        }
+        await store.workers.heartbeat(info);
+      },
+      remove: (id) => store.workers.remove(id),
+      list: () => store.workers.list(),
+    };
+    const heartbeat = startHeartbeat({
+      registry: flaky,
+      info: () => ({
+        id: "w1",
+        host: "h",
+        pid: 1,
+        version: "0.1.0",
+        startedAt: 0,
+        inFlight: 0,
+        concurrency: 1,
+      }),
+      intervalMs: INTERVAL,
+      now: clock.now,
+      sleep: clock.sleep,
+      logger,
+    });
+    await clock.sleeping();
+    expect(logger.lines).toEqual([
+      "warn Could not record the worker heartbeat: database is locked",
+    ]);
+    expect(await store.workers.list()).toEqual([]);
+    clock.advance(INTERVAL);
+    await clock.sleeping();
+    expect((await store.workers.list()).map((w) => w.lastSeenAt)).toEqual([clock.now()]);
+    await heartbeat.stop();
+  });
+});
+
+describe("abortableSleep()", () => {
+  test("resolves as soon as its signal aborts, long before the delay", async () => {
+    const controller = new AbortController();
+    const sleeping = abortableSleep(3_600_000, controller.signal);
+    controller.abort();
+    await sleeping;
+    expect(controller.signal.aborted).toBe(true);
+  });
+
+  test("resolves at once when the signal is already aborted", async () => {
+    await abortableSleep(3_600_000, AbortSignal.abort());
+  });
+});

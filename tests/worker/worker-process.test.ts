@@ -1,0 +1,298 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCommand } from "citty";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import type { Store } from "../../lib/store/types.ts";
+import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
+import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
+import {
+  type FakeEndpoint,
+  gate,
+  type Responder,
+  startFakeEndpoint,
+} from "../fakes/webhook-endpoint.ts";
+import { change } from "../store/contract.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Setup {
+  path: string;
+  store: Store;
+  endpoint: FakeEndpoint;
+}
+
+function setup(respond: Responder): Setup {
+  const dir = mkdtempSync(join(tmpdir(), "worker-process-"));
+  const path = join(dir, "app.db");
+  const store = openSqliteStore(path);
+  const endpoint = startFakeEndpoint(respond);
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => store.close());
+  cleanups.push(() => endpoint.stop());
+  return { path, store, endpoint };
+}
+
+function startWorker(path: string, env: Record<string, string> = {}, args: string[] = []) {
+  const child = Bun.spawn(["bun", "scripts/worker.ts", ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: path,
+      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+      ...env,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return child;
+}
+
+describe("worker process", () => {
+  test("a worker killed with SIGKILL mid-batch loses nothing: a restarted one delivers it all", async () => {
+    const total = 60;
+    const concurrency = 8;
+    const answered = new Set<string>();
+    const allAnswered = gate();
+    const hold = gate();
+    cleanups.push(hold.open);
+    let holding = true;
+    const { path, store, endpoint } = setup(async (request, index) => {
+      // The first worker gets 10 answers, then its next batch hangs until it is killed.
+      if (holding && index >= 10) {
+        await hold.promise;
+        return new Response("too late", { status: 503 });
+      }
+      answered.add(request.headers["webhook-id"] ?? "");
+      if (answered.size === total) allAnswered.open();
+      return new Response("ok");
+    });
+    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/in` });
+    for (let i = 0; i < total; i++) await store.queue.enqueue(change({ data: { i } }));
+
+    // Timeout 2 s, lease 3 s: the killed worker's claims come back 3 s after it claimed them.
+    const env = {
+      WEBHOOK_TIMEOUT_MS: "2000",
+      WEBHOOK_LEASE_MS: "3000",
+      WEBHOOK_CONCURRENCY: String(concurrency),
+    };
+    const first = startWorker(path, env);
+    await endpoint.waitForRequests(10 + concurrency);
+    // Requests start from the prefetched claims before the results before them are written.
+    while ((await store.queue.stats()).successful < 10) {
+      await store.waitForChange({ timeoutMs: 1000 });
+    }
+    first.kill("SIGKILL");
+    expect(await first.exited).not.toBe(0);
+    const afterKill = await store.queue.stats();
+    // Leased by the dead worker: its requests in flight, and the claims it held ready
+    // (prefetch, by default twice the concurrency) that it never sent.
+    expect(afterKill.delivering).toBeGreaterThanOrEqual(concurrency);
+    expect(afterKill.delivering).toBeLessThanOrEqual(3 * concurrency);
+    expect(afterKill.successful).toBe(10);
+    const sentBeforeKill = new Set(endpoint.requests.map((r) => r.headers["webhook-id"]));
+    holding = false;
+    hold.open();
+
+    const second = startWorker(path, env);
+    await allAnswered.promise;
+    second.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+
+    expect(await store.queue.stats()).toEqual({
+      queued: 0,
+      delivering: 0,
+      successful: total,
+      failed: 0,
+    });
+    const deliveries = await store.queue.list({ limit: total });
+    let lost = 0;
+    let lostUnsent = 0;
+    for (const { id, messageId } of deliveries) {
+      const shown = await store.queue.get(id);
+      const attempts = shown?.attempts ?? [];
+      expect(attempts.at(-1)?.outcome).toBe("success");
+      // One row per attempt number: no attempt was made twice.
+      expect(new Set(attempts.map((a) => a.attempt)).size).toBe(attempts.length);
+      const expired = attempts.filter((a) => a.outcome === "lease_expired");
+      lost += expired.length;
+      if (expired.length > 0 && !sentBeforeKill.has(messageId)) lostUnsent++;
+      for (const attempt of expired) expect(attempt.error).toContain("may not have been sent");
+    }
+    // Every delivery the dead worker held comes back once, recorded as a lease_expired attempt,
+    // whether or not its request had left: that cannot be known without a write before each
+    // request. The prefetched ones are those it never sent.
+    expect(lost).toBe(afterKill.delivering);
+    expect(lostUnsent).toBe(afterKill.delivering - concurrency);
+    expect(answered.size).toBe(total);
+  });
+
+  test("SIGTERM lets the in-flight request finish, then the worker exits 0", async () => {
+    const hold = gate();
+    cleanups.push(hold.open);
+    const { path, store, endpoint } = setup(async () => {
+      await hold.promise;
+      return new Response("ok");
+    });
+    await store.webhooks.create({ name: "hook", url: endpoint.url });
+    const [id] = await store.queue.enqueue(change());
+    const child = startWorker(path);
+    await endpoint.waitForRequests(1);
+    child.kill("SIGTERM");
+    // Let the worker see the signal before the answer arrives: its stderr says it is stopping.
+    await waitForOutput(child.stderr, "Stopping");
+    hold.open();
+    expect(await child.exited).toBe(0);
+    expect((await store.queue.get(id ?? 0))?.delivery.state).toBe("successful");
+  });
+
+  test("a second signal aborts in-flight requests and releases them", async () => {
+    const hold = gate();
+    cleanups.push(hold.open);
+    const { path, store, endpoint } = setup(async () => {
+      await hold.promise;
+      return new Response("ok");
+    });
+    await store.webhooks.create({ name: "hook", url: endpoint.url });
+    const [id] = await store.queue.enqueue(change());
+    const child = startWorker(path);
+    await endpoint.waitForRequests(1);
+    child.kill("SIGINT");
+    await waitForOutput(child.stderr, "Stopping");
+    child.kill("SIGINT");
+    expect(await child.exited).toBe(0);
+    expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+      state: "queued",
+      attempts: 0,
+      leaseOwner: null,
+    });
+  });
+
+  test("--once delivers what is due and exits 0", async () => {
+    const { path, store, endpoint } = setup(() => new Response("ok"));
+    await store.webhooks.create({ name: "hook", url: endpoint.url });
+    for (let i = 0; i < 5; i++) await store.queue.enqueue(change());
+    const child = startWorker(path, {}, ["--once"]);
+    expect(await child.exited).toBe(0);
+    expect(endpoint.requests).toHaveLength(5);
+    expect((await store.queue.stats()).successful).toBe(5);
+  });
+
+  test("a running worker shows in `webhooks workers`, logs each attempt as a JSON line, serves --metrics-port, and is gone after SIGTERM", async () => {
+    const { path, store, endpoint } = setup(() => new Response("ok"));
+    await store.webhooks.create({ name: "hook", url: endpoint.url });
+    for (let i = 0; i < 3; i++) await store.queue.enqueue(change());
+    const child = startWorker(
+      path,
+      { LOG_FORMAT: "json", LOG_LEVEL: "debug", WORKER_HEARTBEAT_MS: "1000" },
+      ["--metrics-port", "0"],
+    );
+    const log = jsonLines(child.stderr);
+    const metricsUrl = /^Metrics on (\S+)$/.exec(
+      (await log.find((l) => l.msg.startsWith("Metrics on"))).msg,
+    )?.[1];
+    const attempts = [];
+    for (let i = 0; i < 3; i++) attempts.push(await log.find((l) => l.deliveryId !== undefined));
+    expect(attempts.map((a) => [a.level, a.webhook, a.attempt, a.status, a.outcome])).toEqual([
+      ["debug", "hook", 1, 200, "success"],
+      ["debug", "hook", 1, 200, "success"],
+      ["debug", "hook", 1, 200, "success"],
+    ]);
+    expect(attempts.map((a) => a.deliveryId).sort()).toEqual([1, 2, 3]);
+    expect(typeof attempts[0]?.durationMs).toBe("number");
+
+    const workers = async () => JSON.parse(await webhooksCli(path, ["workers", "--json"]));
+    const [running] = await workers();
+    expect(running).toMatchObject({ pid: child.pid, stale: false, concurrency: 16 });
+
+    const response = await fetch(metricsUrl ?? "");
+    expect(response.status).toBe(200);
+    const samples = parsePrometheusText(await response.text());
+    expect(samples.get('webhook_attempts_total{outcome="2xx"}')).toBe(3);
+    expect(samples.get('webhook_deliveries{state="successful"}')).toBe(3);
+    expect(family(samples, "webhook_workers")).toEqual({
+      'webhook_workers{status="live"}': 1,
+      'webhook_workers{status="stale"}': 0,
+    });
+
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+    expect(await workers()).toEqual([]);
+    await expect(fetch(metricsUrl ?? "")).rejects.toThrow();
+  });
+
+  test("a bad setting is one line on stderr and exit code 2", async () => {
+    const child = startWorker(join(tmpdir(), "never-created", "app.db"), {
+      WEBHOOK_TIMEOUT_MS: "soon",
+    });
+    expect(await child.exited).toBe(2);
+    const stderr = await new Response(child.stderr).text();
+    expect(stderr).toBe(
+      'error: WEBHOOK_TIMEOUT_MS="soon" is invalid: expected a whole number from 100 to 300000\n',
+    );
+  });
+});
+
+/** `bun run webhooks …` in-process on the database at `path`; returns its stdout. */
+async function webhooksCli(path: string, args: string[]): Promise<string> {
+  const lines: string[] = [];
+  await runCommand(
+    createWebhooksCommand({ env: { DATABASE_URL: path }, out: (text) => lines.push(text) }),
+    { rawArgs: args },
+  );
+  return lines.join("\n");
+}
+
+interface JsonLogLine {
+  level: string;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/** A child's JSON-lines log: find() reads on until a line matches (each line is seen once). */
+function jsonLines(stream: ReadableStream<Uint8Array>) {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  cleanups.push(() => reader.releaseLock());
+  return {
+    async find(match: (line: JsonLogLine) => boolean): Promise<JsonLogLine> {
+      for (;;) {
+        const newline = buffered.indexOf("\n");
+        if (newline === -1) {
+          const { done, value } = await reader.read();
+          if (done) throw new Error(`log ended without the line looked for: ${buffered}`);
+          buffered += decoder.decode(value, { stream: true });
+          continue;
+        }
+        const line = JSON.parse(buffered.slice(0, newline)) as JsonLogLine;
+        buffered = buffered.slice(newline + 1);
+        if (match(line)) return line;
+      }
+    },
+  };
+}
+
+/** Reads a child's output until `text` appears. */
+async function waitForOutput(stream: ReadableStream<Uint8Array>, text: string): Promise<void> {
+  const decoder = new TextDecoder();
+  let seen = "";
+  const reader = stream.getReader();
+  try {
+    while (!seen.includes(text)) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`output ended without ${JSON.stringify(text)}: ${seen}`);
+      seen += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
