@@ -11,11 +11,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadOpsConfig } from "../lib/config/ops.ts";
 import { createLogger } from "../lib/log.ts";
 import { openStore } from "../lib/store/open.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import { loadWorkerConfig } from "../lib/worker/config.ts";
-import { loadOpsConfig } from "../lib/worker/ops-config.ts";
 import { runWorker } from "../lib/worker/process.ts";
 import { benchChange as change } from "./shared.ts";
 

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
-import type { Store } from "../lib/store/types.ts";
+import type { Store } from "../lib/webhooks/ports.ts";
 
 export interface PatchLatencyOptions {
   requests?: number;

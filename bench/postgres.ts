@@ -11,8 +11,8 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { openPostgresStore } from "../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
-import type { Store } from "../lib/store/types.ts";
 import type { ChangeEvent } from "../lib/webhooks/model.ts";
+import type { Store } from "../lib/webhooks/ports.ts";
 import {
   postgresUnavailableReason,
   startPostgresCluster,

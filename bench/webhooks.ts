@@ -14,7 +14,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
-import type { Store } from "../lib/store/types.ts";
+import type { Store } from "../lib/webhooks/ports.ts";
 import { OPS_OVERHEAD_TITLE, opsOverheadSection } from "./ops-overhead.ts";
 import { PATCH_LATENCY_TITLE, patchLatencySection } from "./patch-latency.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./postgres.ts";

@@ -1,6 +1,6 @@
 import { type ConsolaReporter, createConsola, type LogObject } from "consola";
+import type { LogFormat } from "./config/ops.ts";
 import { createLogger, type Logger } from "./log.ts";
-import type { LogFormat } from "./worker/ops-config.ts";
 
 export interface LineStream {
   write(chunk: string): unknown;

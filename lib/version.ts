@@ -1,7 +1,7 @@
 import pkg from "../package.json" with { type: "json" };
 
-export const TOOL_NAME = "hn-digest";
-export const TOOL_VERSION: string = pkg.version;
+/** The project's version, from package.json: every command's --version and User-Agent. */
+export const VERSION: string = pkg.version;
 
-/** Sent with every request so site owners can see who is asking. */
-export const USER_AGENT = `${TOOL_NAME}/${TOOL_VERSION} (Hacker News story digest; bun run digest)`;
+/** The digest's User-Agent, so site owners can see who is asking. */
+export const USER_AGENT = `hn-digest/${VERSION} (Hacker News story digest; bun run digest)`;

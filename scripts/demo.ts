@@ -1,8 +1,8 @@
 import type { ArgsDef } from "citty";
 import { defineCommand } from "citty";
-import { parsePort } from "../lib/app/config.ts";
 import { runScript } from "../lib/cli/run.ts";
 import { runDemo } from "../lib/demo/run.ts";
+import { parsePort } from "../lib/http/listen.ts";
 import { createLogger } from "../lib/log.ts";
 
 const args: ArgsDef = {

@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
 import { runScript } from "../lib/cli/run.ts";
+import { listenUrl } from "../lib/http/listen.ts";
 import { createReceiver } from "../lib/receiver/app.ts";
-import { listenUrl, parseReceiverFlags, receiverArgs } from "../lib/receiver/flags.ts";
+import { parseReceiverFlags, receiverArgs } from "../lib/receiver/flags.ts";
 
 // NetBox's webhook_receiver: prints every request it gets on stdout, answers 200.
 const command = defineCommand({

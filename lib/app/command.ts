@@ -1,9 +1,9 @@
 import { type ArgsDef, type CommandDef, defineCommand } from "citty";
 import type { Env } from "../config/env.ts";
+import { loadOpsConfig } from "../config/ops.ts";
 import type { Logger } from "../log.ts";
 import { createOpsLogger } from "../log-format.ts";
 import { openStore } from "../store/open.ts";
-import { loadOpsConfig } from "../worker/ops-config.ts";
 import { loadAppConfig } from "./config.ts";
 import { serveApp } from "./serve.ts";
 

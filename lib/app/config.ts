@@ -1,7 +1,8 @@
-import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { adminTokenSchema } from "../config/admin-token.ts";
 import { type Env, parseEnv } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
+import { isLoopbackHost, parsePort } from "../http/listen.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
@@ -15,20 +16,10 @@ export interface AppConfig {
   database: DatabaseTarget;
 }
 
-const adminTokenSchema = z
-  .string()
-  .regex(/^\S{16,}$/, "expected at least 16 characters without spaces, e.g. `openssl rand -hex 32`")
-  .optional();
-
 const envSchema = z.object({
   ADMIN_TOKEN: adminTokenSchema,
   DATABASE_URL: z.string().optional(),
 });
-
-/** ADMIN_TOKEN alone (a worker's --metrics-port follows the app's rule), null when unset. */
-export function loadAdminToken(env: Env): string | null {
-  return parseEnv(z.object({ ADMIN_TOKEN: adminTokenSchema }), env).ADMIN_TOKEN ?? null;
-}
 
 /** `bun run app` settings: flags (--host, --port) and env (ADMIN_TOKEN, DATABASE_URL). */
 export function loadAppConfig(
@@ -49,26 +40,4 @@ export function assertSafeBind(host: string, adminToken: string | null): void {
   throw new ConfigError(
     `--host=${host} is not a loopback address, so ADMIN_TOKEN is required: set ADMIN_TOKEN (e.g. \`openssl rand -hex 32\`) or listen on 127.0.0.1`,
   );
-}
-
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
-  if (bare === "localhost") return true;
-  if (!ipaddr.isValid(bare)) return false;
-  return ipaddr.process(bare).range() === "loopback";
-}
-
-/** A port flag: a whole number from 0 (any free port) to 65535. */
-export function parsePort(
-  value: string | number | undefined,
-  flag: string,
-  fallback: number,
-): number {
-  if (value === undefined || value === "") return fallback;
-  const text = String(value).trim();
-  const port = Number(text);
-  if (!/^\d{1,5}$/.test(text) || port > 65535) {
-    throw new ConfigError(`${flag}=${text} is invalid: expected a whole number from 0 to 65535`);
-  }
-  return port;
 }

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { type ChangeContext, createItem, deleteItem, updateItem } from "../inventory/changes.ts";
 import { DuplicateSkuError } from "../inventory/model.ts";
 import { fieldErrorsOf, itemPatchSchema, newItemSchema } from "../inventory/schemas.ts";
-import type { Store } from "../store/types.ts";
+import type { Store } from "../webhooks/ports.ts";
 import type { AppEnv } from "./context.ts";
 
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;

@@ -1,6 +1,6 @@
-import { ConfigError } from "../config/errors.ts";
+import { listenUrl, serveOn } from "../http/listen.ts";
 import type { Logger } from "../log.ts";
-import type { Store } from "../store/types.ts";
+import type { Store } from "../webhooks/ports.ts";
 import { type CreateAppOptions, createApp } from "./create-app.ts";
 
 export interface ServingApp {
@@ -10,8 +10,7 @@ export interface ServingApp {
 }
 
 /**
- * Serves createApp() with Bun.serve. A taken port is a one-line ConfigError naming the flag,
- * not a stack trace.
+ * Serves createApp(); a taken port or a missing address is a one-line ConfigError (serveOn).
  */
 export function serveApp(options: {
   host: string;
@@ -28,26 +27,11 @@ export function serveApp(options: {
     logger: options.logger,
     now: options.now,
   });
-  let server: ReturnType<typeof Bun.serve>;
-  try {
-    server = Bun.serve({ hostname: options.host, port: options.port, fetch: app.fetch });
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === "EADDRINUSE") {
-      throw new ConfigError(
-        `--port=${options.port} is in use on ${options.host}: stop what listens there or pick another port`,
-      );
-    }
-    throw error;
-  }
+  const server = serveOn({ host: options.host, port: options.port, flag: "--port" }, app.fetch);
   return {
     url: listenUrl(options.host, server.port ?? options.port),
     async stop() {
       await server.stop(true);
     },
   };
-}
-
-export function listenUrl(host: string, port: number): string {
-  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }

@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { listenUrl, serveApp } from "../app/serve.ts";
+import { serveApp } from "../app/serve.ts";
+import { listenUrl } from "../http/listen.ts";
 import type { Logger } from "../log.ts";
 import { createReceiver } from "../receiver/app.ts";
 import { openSqliteStore } from "../store/sqlite/store.ts";
-import { VERSION } from "../webhooks/request.ts";
+import { VERSION } from "../version.ts";
 import { generateSecret } from "../webhooks/signing.ts";
 import { createDeliveryWorker } from "../worker/bind.ts";
 import { loadWorkerConfig } from "../worker/config.ts";

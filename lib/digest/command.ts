@@ -1,7 +1,7 @@
 import { type ArgsDef, type CommandDef, defineCommand } from "citty";
 import type { Env } from "../config/env.ts";
 import { UsageError } from "../config/errors.ts";
-import { TOOL_VERSION } from "../version.ts";
+import { VERSION } from "../version.ts";
 import { DEFAULT_MODEL, type DigestFlags, FIELDS, loadDigestConfig } from "./config.ts";
 import { type DigestDeps, type DigestResult, runDigest } from "./digest.ts";
 
@@ -55,7 +55,7 @@ export interface DigestCommandDeps extends DigestDeps {
 export function createDigestCommand(deps: DigestCommandDeps): CommandDef {
   const args = digestArgs();
   return defineCommand({
-    meta: { name: "digest", version: TOOL_VERSION, description: DESCRIPTION },
+    meta: { name: "digest", version: VERSION, description: DESCRIPTION },
     args,
     async run({ args: parsed, rawArgs }) {
       rejectUnknown(rawArgs, args);

@@ -1,5 +1,5 @@
-import type { Store } from "../store/types.ts";
 import type { ChangeEvent, ItemEvent } from "../webhooks/model.ts";
+import type { Store } from "../webhooks/ports.ts";
 import type { Item, ItemPatch, NewItem } from "./model.ts";
 
 /** Who made a change and when: goes into the webhook payload (NetBox's username, request_id). */

@@ -79,8 +79,3 @@ export function parseReceiverFlags(args: Record<string, unknown>): ReceiverFlags
     secret,
   };
 }
-
-/** The address in the start message: `http://127.0.0.1:9000`, `http://[::1]:9000`. */
-export function listenUrl(host: string, port: number): string {
-  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-}

@@ -1,8 +1,8 @@
 import type { Logger } from "../log.ts";
+import type { Store } from "../webhooks/ports.ts";
 import type { DatabaseTarget } from "./database-url.ts";
 import { openPostgresStore } from "./postgres/store.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
-import type { Store } from "./types.ts";
 
 export interface OpenStoreOptions {
   /** Clock for stored timestamps; tests pass a fake one. */

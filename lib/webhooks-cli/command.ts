@@ -1,5 +1,5 @@
 import { type CommandDef, defineCommand } from "citty";
-import { VERSION } from "../webhooks/request.ts";
+import { VERSION } from "../version.ts";
 import type { CliDeps } from "./context.ts";
 import {
   deliveriesCommand,

@@ -1,7 +1,7 @@
 import type { Env } from "../config/env.ts";
 import type { DatabaseTarget } from "../store/database-url.ts";
 import { openStore } from "../store/open.ts";
-import type { Store } from "../store/types.ts";
+import type { Store } from "../webhooks/ports.ts";
 import { generateSecret } from "../webhooks/signing.ts";
 import { loadDatabaseTarget } from "../worker/config.ts";
 

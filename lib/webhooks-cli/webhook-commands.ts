@@ -1,8 +1,8 @@
 import { type ArgsDef, defineCommand } from "citty";
 import { UsageError } from "../config/errors.ts";
-import type { Store } from "../store/types.ts";
 import { escapeControl } from "../text/control.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
+import type { Store } from "../webhooks/ports.ts";
 import {
   checkContentType,
   checkEvents,

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
+import { loadOpsConfig } from "../config/ops.ts";
 import { classifyWorkers, noLiveWorkerWarning } from "../webhooks/observe/staleness.ts";
 import { formatWorkerTable } from "../webhooks/observe/workers-view.ts";
-import { loadOpsConfig } from "../worker/ops-config.ts";
 import { commonArgs, rejectUnknown } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import { json } from "./format.ts";

@@ -1,9 +1,6 @@
-import type { AttemptSample, DueSummary } from "./observe/metrics.ts";
-
 /**
- * The webhook delivery model and the queue interface. The SQLite store (lib/store/sqlite) and the
- * PostgreSQL store (lib/store/postgres) both implement these; one contract test suite runs
- * against both. All times are epoch milliseconds.
+ * The values of webhook delivery: webhooks, deliveries, attempts, claims and outcomes. Imports
+ * nothing; the storage interfaces over these values are in ports.ts. Times are epoch milliseconds.
  */
 
 export const DELIVERY_STATES = ["queued", "delivering", "successful", "failed"] as const;
@@ -148,48 +145,36 @@ export interface DeliveryFilter {
   beforeId?: number;
 }
 
-export interface WebhookRepo {
-  create(input: NewWebhook): Promise<Webhook>;
-  update(id: number, patch: WebhookPatch): Promise<Webhook>;
-  get(id: number): Promise<Webhook | null>;
-  getByName(name: string): Promise<Webhook | null>;
-  list(): Promise<Webhook[]>;
-  remove(id: number): Promise<boolean>;
+/** Queued deliveries due now, for metrics. */
+export interface DueSummary {
+  count: number;
+  /** When the longest-waiting due delivery became due; null when nothing is due. */
+  oldestDueAt: number | null;
 }
 
-export interface DeliveryQueue {
-  /** Fans out to every enabled webhook subscribed to the event; returns the new delivery ids. */
-  enqueue(change: ChangeEvent, options?: { webhookId?: number }): Promise<number[]>;
-  /** Leases up to `limit` due deliveries of enabled webhooks, expired leases included. */
-  claim(options: {
-    workerId: string;
-    limit: number;
-    leaseMs: number;
-    now: number;
-  }): Promise<Claim[]>;
-  /** Records the attempt and applies the outcome; false when the lease was lost (result discarded). */
-  finish(claim: Claim, record: AttemptRecord, outcome: Outcome): Promise<boolean>;
-  /** Gives claims back unattempted (shutdown): queued again, attempt number not consumed. */
-  release(claims: Claim[]): Promise<void>;
-  /** Earliest time something becomes due (queued or lease expiry), or null when nothing waits. */
-  nextDueAt(): Promise<number | null>;
-  list(filter?: DeliveryFilter): Promise<Delivery[]>;
-  get(id: number): Promise<{ delivery: Delivery; attempts: Attempt[] } | null>;
-  /** failed → queued now, history kept; returns how many changed. */
-  retry(ids: number[], now: number): Promise<number>;
-  retryAllFailed(now: number): Promise<number>;
-  stats(): Promise<Record<DeliveryState, number>>;
-  /** Deletes terminal deliveries (and their attempts) completed before `olderThan`, in batches. */
-  purge(olderThan: number, options?: { batchSize?: number }): Promise<number>;
-  /**
-   * One batch of `purge`: at most `batchSize` deliveries, in one short transaction. Retention
-   * calls it in a loop, yielding in between, so workers are never held up.
-   */
-  purgeBatch(olderThan: number, batchSize: number): Promise<number>;
-  /** Queued deliveries of enabled webhooks due at `now`, expired leases included (metrics). */
-  dueSummary(now: number): Promise<DueSummary>;
-  /** The newest attempt id, 0 when there is none (where /metrics starts counting). */
-  lastAttemptId(): Promise<number>;
-  /** Attempts recorded after `afterId`, oldest first, at most `limit`. */
-  attemptsAfter(afterId: number, limit: number): Promise<AttemptSample[]>;
+/** An attempt as read back from the database (the app counts every worker's attempts). */
+export interface AttemptSample {
+  id: number;
+  statusCode: number | null;
+  outcome: AttemptOutcome;
+  durationMs: number;
+}
+
+/** A worker's heartbeat row: which workers run, and how busy they are. */
+export interface WorkerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  startedAt: number;
+  lastSeenAt: number;
+  inFlight: number;
+  concurrency: number;
+}
+
+/** A webhook's current failure streak (endpoint health). */
+export interface Streak {
+  /** When the first failed attempt since the last success happened; null while healthy. */
+  streakStartedAt: number | null;
+  failedDeliveries: number;
 }

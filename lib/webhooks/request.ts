@@ -1,8 +1,7 @@
-import pkg from "../../package.json" with { type: "json" };
+import { VERSION } from "../version.ts";
 import type { Delivery, Webhook } from "./model.ts";
 import { createSigner, type Signer } from "./signing.ts";
 
-export const VERSION: string = pkg.version;
 export const USER_AGENT = `hn-digest-webhooks/${VERSION}`;
 
 export interface OutgoingRequest {

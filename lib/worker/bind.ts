@@ -1,7 +1,6 @@
 import { hostname } from "node:os";
 import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { Logger } from "../log.ts";
-import type { Store } from "../store/types.ts";
 import { escapeControl } from "../text/control.ts";
 import { createWorker, type Delivered, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
 import {
@@ -10,6 +9,7 @@ import {
   DEFAULT_AUTO_DISABLE,
 } from "../webhooks/policy/endpoint-health.ts";
 import { DEFAULT_RETRY_POLICY, decideOutcome, type RetryPolicy } from "../webhooks/policy/retry.ts";
+import type { Store } from "../webhooks/ports.ts";
 import { sendAttempt } from "../webhooks/send.ts";
 import type { DestinationCheck, Resolver } from "../webhooks/ssrf.ts";
 import { createAfterAttempt } from "./after-attempt.ts";

@@ -1,16 +1,16 @@
 import { type ArgsDef, type CommandDef, defineCommand } from "citty";
 import type { Env } from "../config/env.ts";
+import { loadOpsConfig } from "../config/ops.ts";
 import type { Logger } from "../log.ts";
 import { createOpsLogger } from "../log-format.ts";
 import { openStore } from "../store/open.ts";
-import { VERSION } from "../webhooks/request.ts";
+import { VERSION } from "../version.ts";
 import {
   DEFAULT_METRICS_HOST,
   loadWorkerConfig,
   loadWorkerMetrics,
   WORKER_FIELDS,
 } from "./config.ts";
-import { loadOpsConfig } from "./ops-config.ts";
 import { runWorker } from "./process.ts";
 
 export function workerArgs(): ArgsDef {

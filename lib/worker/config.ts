@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { loadAdminToken, parsePort } from "../app/config.ts";
+import { loadAdminToken } from "../config/admin-token.ts";
 import { type Env, intInRange, parseEnv, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
+import { parsePort } from "../http/listen.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
 import { type AllowList, parseAllowList } from "../webhooks/ssrf.ts";
 import { assertMetricsBinding } from "./metrics-binding.ts";

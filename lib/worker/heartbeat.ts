@@ -1,9 +1,8 @@
 import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { Logger } from "../log.ts";
-import type { WorkerInfo, WorkerRegistry } from "../store/types.ts";
-
-/** How often a worker records its heartbeat unless WORKER_HEARTBEAT_MS says otherwise. */
-export const DEFAULT_HEARTBEAT_MS = 5_000;
+import type { WorkerInfo } from "../webhooks/model.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
+import type { WorkerRegistry } from "../webhooks/ports.ts";
 
 /** What a worker reports about itself; `lastSeenAt` is stamped at each beat. */
 export type WorkerSnapshot = Omit<WorkerInfo, "lastSeenAt">;

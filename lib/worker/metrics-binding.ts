@@ -1,5 +1,5 @@
-import { isLoopbackHost } from "../app/config.ts";
 import { ConfigError } from "../config/errors.ts";
+import { isLoopbackHost } from "../http/listen.ts";
 
 /**
  * The ADMIN_TOKEN rule for a metrics listener, as for the app: loopback is open, any other

@@ -1,16 +1,17 @@
 import { hostname } from "node:os";
 import type { Sleep } from "../async/sleep.ts";
-import { ConfigError } from "../config/errors.ts";
+import type { OpsConfig } from "../config/ops.ts";
+import { listenUrl, serveOn } from "../http/listen.ts";
 import type { Logger } from "../log.ts";
-import type { Store } from "../store/types.ts";
+import { VERSION } from "../version.ts";
 import type { Metrics } from "../webhooks/observe/metrics.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
 import { DEFAULT_AUTO_DISABLE } from "../webhooks/policy/endpoint-health.ts";
-import { VERSION } from "../webhooks/request.ts";
+import type { Store } from "../webhooks/ports.ts";
 import { metricsHooks } from "./after-attempt.ts";
 import { combineHooks, createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
 import type { MetricsListen, WorkerConfig } from "./config.ts";
-import { DEFAULT_HEARTBEAT_MS, type Heartbeat, startHeartbeat } from "./heartbeat.ts";
-import type { OpsConfig } from "./ops-config.ts";
+import { type Heartbeat, startHeartbeat } from "./heartbeat.ts";
 import { createRetention } from "./retention.ts";
 
 export interface RunWorkerOptions {
@@ -165,20 +166,12 @@ async function serveMetrics(
 ): Promise<{ url: string; stop(): Promise<void> }> {
   const { createMetricsApp } = await import("../webhooks/observe/metrics-app.ts");
   const app = createMetricsApp(metrics, { adminToken: listen.adminToken, logger });
-  let server: ReturnType<typeof Bun.serve>;
-  try {
-    server = Bun.serve({ hostname: listen.host, port: listen.port, fetch: app.fetch });
-  } catch (error) {
-    if ((error as { code?: string }).code === "EADDRINUSE") {
-      throw new ConfigError(
-        `--metrics-port=${listen.port} is in use on ${listen.host}: stop what listens there or pick another port`,
-      );
-    }
-    throw error;
-  }
-  const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
+  const server = serveOn(
+    { host: listen.host, port: listen.port, flag: "--metrics-port" },
+    app.fetch,
+  );
   return {
-    url: `http://${host}:${server.port}/metrics`,
+    url: `${listenUrl(listen.host, server.port ?? listen.port)}/metrics`,
     async stop() {
       await server.stop(true);
     },

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { isLoopbackHost, loadAppConfig } from "../../lib/app/config.ts";
+import { loadAppConfig } from "../../lib/app/config.ts";
 import { ConfigError } from "../../lib/config/errors.ts";
+import { isLoopbackHost } from "../../lib/http/listen.ts";
 
 const TOKEN = "0123456789abcdef0123";
 

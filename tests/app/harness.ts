@@ -1,7 +1,7 @@
 import { createApp } from "../../lib/app/create-app.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
-import type { Store } from "../../lib/store/types.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 
 export const ORIGIN = "http://localhost";
 export const T0 = new Date("2025-03-04T05:06:07.000Z");

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createApp } from "../../lib/app/create-app.ts";
 import { SESSION_COOKIE } from "../../lib/app/session.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
-import type { Store } from "../../lib/store/types.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 import { createClient, testApp } from "./harness.ts";
 
 const TOKEN = "test-admin-token-0123456789";

@@ -6,7 +6,7 @@ import { type Browser, chromium, type Locator, type Page } from "playwright-core
 import { createApp } from "../../lib/app/create-app.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
-import type { Store } from "../../lib/store/types.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 

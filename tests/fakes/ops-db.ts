@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { OPS_MIGRATION_SQLITE } from "../../lib/store/ops-migration-sql.ts";
 import { openSqlite } from "../../lib/store/sqlite/connection.ts";
 import { createSqliteStore } from "../../lib/store/sqlite/store.ts";
-import type { Store } from "../../lib/store/types.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 
 /**
  * A SQLite database with migration 1 (openSqlite) and the proposed migration 2 applied, as the

@@ -1,6 +1,6 @@
-import type { Store } from "../../lib/store/types.ts";
 import type { AttemptRecord, ChangeEvent, Claim, Outcome } from "../../lib/webhooks/model.ts";
 import type { EndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 
 /** An application change as the inventory emits it. */
 export function itemChange(n = 1): ChangeEvent {

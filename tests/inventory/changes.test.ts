@@ -8,7 +8,7 @@ import {
 } from "../../lib/inventory/changes.ts";
 import { DuplicateSkuError } from "../../lib/inventory/model.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
-import type { Store } from "../../lib/store/types.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 
 const T0 = new Date("2025-03-04T05:06:07.000Z");
 const T1 = new Date("2025-03-04T05:07:00.000Z");

@@ -4,11 +4,9 @@ import { OPS_MIGRATION_POSTGRES } from "../../lib/store/ops-migration-sql.ts";
 import { MIGRATIONS, migrate } from "../../lib/store/postgres/migrations.ts";
 import * as pg from "../../lib/store/postgres/ops-sql.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
-import {
-  createEndpointHealth,
-  type HealthStore,
-} from "../../lib/webhooks/policy/endpoint-health.ts";
+import { createEndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";
 import { RATE_HORIZON_MS, reserveSlots } from "../../lib/webhooks/policy/rate-limit.ts";
+import type { HealthStore } from "../../lib/webhooks/ports.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
 import { attemptRecord, itemChange } from "../fakes/ops-world.ts";
 import {

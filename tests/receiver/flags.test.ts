@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { parseArgs } from "citty";
 import { UsageError } from "../../lib/config/errors.ts";
-import { listenUrl, parseReceiverFlags, receiverArgs } from "../../lib/receiver/flags.ts";
+import { listenUrl } from "../../lib/http/listen.ts";
+import { parseReceiverFlags, receiverArgs } from "../../lib/receiver/flags.ts";
 
 /** Parses a command line the way the script does: citty first, then our checks. */
 function flags(...rawArgs: string[]) {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import type { Store } from "../../lib/store/types.ts";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../lib/webhooks/errors.ts";
 import type { AttemptRecord, ChangeEvent, Claim, Outcome } from "../../lib/webhooks/model.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 
 /**
  * The behaviour every Store must have (SQLite, PostgreSQL), run against each by its own test

@@ -5,7 +5,7 @@ import { DuplicateSkuError } from "../../lib/inventory/model.ts";
 import { CHANGE_CHANNEL } from "../../lib/store/postgres/changes.ts";
 import { MIGRATIONS, migrate } from "../../lib/store/postgres/migrations.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
-import type { Store } from "../../lib/store/types.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 import {
   describePostgres,
   type PostgresCluster,

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { runCommand } from "citty";
 import { exitCodeFor } from "../../lib/cli/run.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
-import type { Store } from "../../lib/store/types.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { change, record } from "../store/contract.ts";
 

@@ -2,13 +2,10 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { createSqliteHealthStore } from "../../lib/store/sqlite/health-sql.ts";
 import { nextQueuedDueAt, pauseWebhook } from "../../lib/store/sqlite/rate-limit.ts";
-import type { Store } from "../../lib/store/types.ts";
 import type { Outcome } from "../../lib/webhooks/model.ts";
 import { createMetrics } from "../../lib/webhooks/observe/metrics.ts";
-import {
-  createEndpointHealth,
-  type HealthStore,
-} from "../../lib/webhooks/policy/endpoint-health.ts";
+import { createEndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";
+import type { HealthStore, Store } from "../../lib/webhooks/ports.ts";
 import { createAfterAttempt, metricsHooks } from "../../lib/worker/after-attempt.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
 import { openOpsDb } from "../fakes/ops-db.ts";

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
+import { loadOpsConfig } from "../../lib/config/ops.ts";
 import { createLogger, createMemoryLogger } from "../../lib/log.ts";
 import { createJsonLogger, createOpsLogger } from "../../lib/log-format.ts";
 import { stripControl } from "../../lib/text/control.ts";
 import type { Claim } from "../../lib/webhooks/model.ts";
 import { attemptLogEntry, describeAttempt, logAttempt } from "../../lib/worker/attempt-log.ts";
-import { loadOpsConfig } from "../../lib/worker/ops-config.ts";
 
 const T = Date.UTC(2025, 0, 2, 3, 4, 5);
 const failure = {

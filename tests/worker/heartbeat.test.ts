@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { abortableSleep } from "../../lib/async/sleep.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
-import type { Store, WorkerRegistry } from "../../lib/store/types.ts";
+import type { Store, WorkerRegistry } from "../../lib/webhooks/ports.ts";
 import { startHeartbeat, type WorkerSnapshot } from "../../lib/worker/heartbeat.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
 import { openOpsDb } from "../fakes/ops-db.ts";

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
-import type { Store } from "../../lib/store/types.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
 import {
   describePostgres,
   type PostgresCluster,

@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import type { Store } from "../../store/types.ts";
+import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
 import { backgroundTaskRoutes } from "./background-tasks.tsx";
 import { BACKGROUND_TASKS } from "./background-tasks-views.tsx";

@@ -1,8 +1,11 @@
 import { Hono } from "hono";
-import type { Store } from "../../store/types.ts";
 import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from "../../webhooks/model.ts";
-import { classifyWorkers, noLiveWorkerWarning } from "../../webhooks/observe/staleness.ts";
-import { DEFAULT_HEARTBEAT_MS } from "../../worker/heartbeat.ts";
+import {
+  classifyWorkers,
+  DEFAULT_HEARTBEAT_MS,
+  noLiveWorkerWarning,
+} from "../../webhooks/observe/staleness.ts";
+import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
 import {
   BACKGROUND_TASKS,

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { createItem, deleteItem, updateItem } from "../../inventory/changes.ts";
 import { DuplicateSkuError, type Item } from "../../inventory/model.ts";
-import type { Store } from "../../store/types.ts";
+import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
 import { changeContext } from "../items-api.ts";
 import { positiveInt } from "./format.ts";

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
-import type { Store } from "../../store/types.ts";
 import { DuplicateWebhookNameError } from "../../webhooks/errors.ts";
 import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
 import { DELIVERIES } from "./background-tasks-views.tsx";
 import { positiveInt } from "./format.ts";

@@ -1,4 +1,4 @@
-import type { DueSummary } from "../../webhooks/observe/metrics.ts";
+import type { DueSummary } from "../../webhooks/model.ts";
 import { STALE_AFTER_BEATS, type WorkerStatus } from "../../webhooks/observe/staleness.ts";
 import { formatAge } from "../../webhooks/observe/workers-view.ts";
 import { formatTime } from "./format.ts";

@@ -1,4 +1,4 @@
-import type { WebhookHealthRepo } from "../types.ts";
+import type { WebhookHealthRepo } from "../../webhooks/ports.ts";
 import { type Db, toNumberOrNull } from "./db.ts";
 import {
   CLEAR_STREAK_POSTGRES,

@@ -4,17 +4,17 @@ import type {
   Attempt,
   AttemptOutcome,
   AttemptRecord,
+  AttemptSample,
   Claim,
   Delivery,
   DeliveryFilter,
-  DeliveryQueue,
   DeliveryState,
   Outcome,
   Webhook,
 } from "../../webhooks/model.ts";
-import type { AttemptSample } from "../../webhooks/observe/metrics.ts";
 import { buildPayload, newMessageId } from "../../webhooks/payload.ts";
 import { RATE_HORIZON_MS, reserveSlots } from "../../webhooks/policy/rate-limit.ts";
+import type { DeliveryQueue } from "../../webhooks/ports.ts";
 import { createBatcher } from "./batch.ts";
 import { CHANGE_CHANNEL } from "./changes.ts";
 import { type Db, isConnectionError, toNumber, toNumberOrNull } from "./db.ts";

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL, type TransactionSQL } from "bun";
 import type { Logger } from "../../log.ts";
-import type { Repos, Store } from "../types.ts";
+import type { Repos, Store } from "../../webhooks/ports.ts";
 import { type ChangeListener, createChangeListener } from "./changes.ts";
 import { type Db, poolDb, transactionDb, urlOptions } from "./db.ts";
 import { createPostgresHealthRepo } from "./health.ts";

@@ -1,5 +1,6 @@
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
-import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/model.ts";
+import type { NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import type { WebhookRepo } from "../../webhooks/ports.ts";
 import { CHANGE_CHANNEL } from "./changes.ts";
 import { type Db, isUniqueViolation, toNumber, toNumberOrNull } from "./db.ts";
 

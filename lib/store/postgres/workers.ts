@@ -1,4 +1,5 @@
-import type { WorkerInfo, WorkerRegistry } from "../types.ts";
+import type { WorkerInfo } from "../../webhooks/model.ts";
+import type { WorkerRegistry } from "../../webhooks/ports.ts";
 import { type Db, toNumber } from "./db.ts";
 
 interface WorkerRow {

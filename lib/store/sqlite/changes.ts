@@ -1,12 +1,19 @@
 import type { Database } from "bun:sqlite";
 import { type FSWatcher, watch } from "node:fs";
-import type { ChangeTracker } from "./queue.ts";
 
 export interface ChangeMonitor {
   /** Handed to the queue: claims mark what they saw, local writes wake waiters. */
   tracker: ChangeTracker;
   waitForChange(options: { timeoutMs: number; signal?: AbortSignal }): Promise<void>;
   close(): void;
+}
+
+/** How the queue tells the store's waitForChange about work (see store.ts). */
+export interface ChangeTracker {
+  /** Called first thing inside every claim transaction: "I have seen the database as of now". */
+  markSeen(): void;
+  /** Work appeared through this same connection, where `PRAGMA data_version` does not move. */
+  notifyLocal(): void;
 }
 
 /** How long the WAL stays watched after the last wait ended. */

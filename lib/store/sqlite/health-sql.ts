@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
-import type { HealthStore, Streak } from "../../webhooks/policy/endpoint-health.ts";
+import type { Streak } from "../../webhooks/model.ts";
+import type { HealthStore } from "../../webhooks/ports.ts";
 
 const STREAK_SQL = "SELECT failing_since FROM webhooks WHERE id = ?";
 const CLEAR_SQL =

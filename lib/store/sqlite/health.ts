@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { WebhookHealthRepo } from "../types.ts";
+import type { WebhookHealthRepo } from "../../webhooks/ports.ts";
 import { createSqliteHealthStore } from "./health-sql.ts";
 import { pauseWebhook } from "./rate-limit.ts";
 

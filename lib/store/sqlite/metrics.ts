@@ -1,6 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { AttemptOutcome } from "../../webhooks/model.ts";
-import type { AttemptSample, DueSummary } from "../../webhooks/observe/metrics.ts";
+import type { AttemptOutcome, AttemptSample, DueSummary } from "../../webhooks/model.ts";
 
 /**
  * Due work at `?1` (now): queued deliveries of enabled webhooks whose time has come (walks the

@@ -8,25 +8,18 @@ import type {
   Claim,
   Delivery,
   DeliveryFilter,
-  DeliveryQueue,
   DeliveryState,
   Outcome,
   Webhook,
 } from "../../webhooks/model.ts";
 import { buildPayload, newMessageId } from "../../webhooks/payload.ts";
 import { RATE_HORIZON_MS } from "../../webhooks/policy/rate-limit.ts";
+import type { DeliveryQueue } from "../../webhooks/ports.ts";
+import type { ChangeTracker } from "./changes.ts";
 import { attemptsAfter, dueSummary, lastAttemptId } from "./metrics.ts";
 import { admitBySendRate, NEXT_QUEUED_DUE_SQLITE, SENDABLE_WEBHOOK_SQLITE } from "./rate-limit.ts";
 import { purgeBatch } from "./retention.ts";
 import { type WebhookRow, webhookFromRow } from "./webhooks.ts";
-
-/** How the queue tells the store's waitForChange about work (see store.ts). */
-export interface ChangeTracker {
-  /** Called first thing inside every claim transaction: "I have seen the database as of now". */
-  markSeen(): void;
-  /** Work appeared through this same connection, where `PRAGMA data_version` does not move. */
-  notifyLocal(): void;
-}
 
 interface DeliveryRow {
   id: number;

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { AttemptRecord, Claim, Outcome } from "../../webhooks/model.ts";
-import type { Repos, Store } from "../types.ts";
+import type { Repos, Store } from "../../webhooks/ports.ts";
 import { createChangeMonitor } from "./changes.ts";
 import { openSqlite } from "./connection.ts";
 import { createSqliteHealthRepo } from "./health.ts";

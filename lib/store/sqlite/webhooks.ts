@@ -1,7 +1,8 @@
 import type { Database } from "bun:sqlite";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
-import type { NewWebhook, Webhook, WebhookPatch, WebhookRepo } from "../../webhooks/model.ts";
-import type { ChangeTracker } from "./queue.ts";
+import type { NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import type { WebhookRepo } from "../../webhooks/ports.ts";
+import type { ChangeTracker } from "./changes.ts";
 
 export interface WebhookRow {
   id: number;

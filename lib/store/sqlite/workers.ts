@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
-import type { WorkerInfo, WorkerRegistry } from "../types.ts";
+import type { WorkerInfo } from "../../webhooks/model.ts";
+import type { WorkerRegistry } from "../../webhooks/ports.ts";
 
 interface WorkerRow {
   id: string;

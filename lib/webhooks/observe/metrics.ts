@@ -1,13 +1,13 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { WorkerInfo } from "../../store/types.ts";
-import { DEFAULT_HEARTBEAT_MS } from "../../worker/heartbeat.ts";
 import {
-  type AttemptOutcome,
   type AttemptRecord,
+  type AttemptSample,
   DELIVERY_STATES,
   type DeliveryState,
+  type DueSummary,
+  type WorkerInfo,
 } from "../model.ts";
-import { classifyWorkers } from "./staleness.ts";
+import { classifyWorkers, DEFAULT_HEARTBEAT_MS } from "./staleness.ts";
 
 /** Labels of webhook_attempts_total: the status class, or how the attempt failed without one. */
 export const ATTEMPT_OUTCOME_LABELS = [
@@ -47,19 +47,6 @@ export function attemptOutcomeLabel(
 }
 
 /** Queued deliveries that are due now (and expired leases), for the backlog gauges. */
-export interface DueSummary {
-  count: number;
-  /** When the longest-waiting due delivery became due; null when nothing is due. */
-  oldestDueAt: number | null;
-}
-
-/** An attempt as read back from the database (the app counts every worker's attempts). */
-export interface AttemptSample {
-  id: number;
-  statusCode: number | null;
-  outcome: AttemptOutcome;
-  durationMs: number;
-}
 
 export interface MetricsSource {
   stats(): Promise<Record<DeliveryState, number>>;

@@ -1,4 +1,7 @@
-import type { WorkerInfo } from "../../store/types.ts";
+import type { WorkerInfo } from "../model.ts";
+
+/** How often a worker records its heartbeat unless WORKER_HEARTBEAT_MS says otherwise. */
+export const DEFAULT_HEARTBEAT_MS = 5_000;
 
 /** A worker not seen for this many heartbeat intervals is stale (probably dead). */
 export const STALE_AFTER_BEATS = 3;

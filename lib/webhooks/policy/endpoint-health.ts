@@ -1,6 +1,7 @@
 import type { Logger } from "../../log.ts";
 import { escapeControl } from "../../text/control.ts";
-import type { AttemptRecord, Outcome, Webhook } from "../model.ts";
+import type { AttemptRecord, Outcome, Streak, Webhook } from "../model.ts";
+import type { HealthStore } from "../ports.ts";
 
 /** When a failing endpoint is disabled automatically. */
 export interface AutoDisableSettings {
@@ -22,11 +23,6 @@ export const DEFAULT_AUTO_DISABLE: AutoDisableSettings = {
 };
 
 /** A webhook's current failure streak, as stored (webhooks.failing_since, failed_deliveries). */
-export interface Streak {
-  /** When the first failed attempt since the last success happened; null while healthy. */
-  streakStartedAt: number | null;
-  failedDeliveries: number;
-}
 
 /**
  * Decides whether a webhook should be disabled after a failed attempt: returns the reason to
@@ -58,20 +54,6 @@ function formatHours(ms: number): string {
 }
 
 /** Where streaks live; the SQLite implementation is lib/ops/sqlite/health.ts. */
-export interface HealthStore {
-  /** Ends the streak (a success); cheap when there is none. */
-  recordSuccess(webhookId: number): Promise<void>;
-  /**
-   * Starts or extends the streak and returns it; null when the webhook is gone or already
-   * disabled (a late result of an attempt in flight when it was disabled counts for nothing).
-   */
-  recordFailure(
-    webhookId: number,
-    options: { now: number; deliveryFailed: boolean },
-  ): Promise<Streak | null>;
-  /** Disables an enabled webhook with a reason and clears its streak; false if it was not enabled. */
-  disable(webhookId: number, options: { reason: string; now: number }): Promise<boolean>;
-}
 
 export interface EndpointHealth {
   /**

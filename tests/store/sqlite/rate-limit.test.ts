@@ -12,12 +12,12 @@ import {
   pauseWebhook,
   SENDABLE_WEBHOOK_SQLITE,
 } from "../../../lib/store/sqlite/rate-limit.ts";
-import type { Store } from "../../../lib/store/types.ts";
 import {
   headerValue,
   RATE_HORIZON_MS,
   slowDownUntil,
 } from "../../../lib/webhooks/policy/rate-limit.ts";
+import type { Store } from "../../../lib/webhooks/ports.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
 import { openOpsDb } from "../../fakes/ops-db.ts";
 import { itemChange } from "../../fakes/ops-world.ts";

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { register as globalRegistry } from "prom-client";
 import { attemptsAfter, dueSummary, lastAttemptId } from "../../../lib/store/sqlite/metrics.ts";
-import type { Store } from "../../../lib/store/types.ts";
 import type { AttemptOutcome } from "../../../lib/webhooks/model.ts";
 import {
   type AttemptOutcomeLabel,
@@ -9,6 +8,7 @@ import {
   createMetrics,
   type MetricsSource,
 } from "../../../lib/webhooks/observe/metrics.ts";
+import type { Store } from "../../../lib/webhooks/ports.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
 import { openOpsDb } from "../../fakes/ops-db.ts";
 import { attemptRecord, completeClaim, itemChange } from "../../fakes/ops-world.ts";

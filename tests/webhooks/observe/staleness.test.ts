@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import type { Store, WorkerInfo } from "../../../lib/store/types.ts";
+import type { WorkerInfo } from "../../../lib/webhooks/model.ts";
 import {
   classifyWorkers,
   NO_WORKER_WARNING,
   noLiveWorkerWarning,
 } from "../../../lib/webhooks/observe/staleness.ts";
 import { formatAge, formatWorkerTable } from "../../../lib/webhooks/observe/workers-view.ts";
+import type { Store } from "../../../lib/webhooks/ports.ts";
 import { startHeartbeat } from "../../../lib/worker/heartbeat.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
 import { openOpsDb } from "../../fakes/ops-db.ts";

@@ -2,14 +2,13 @@ import type { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { createMemoryLogger } from "../../../lib/log.ts";
 import { createSqliteHealthStore } from "../../../lib/store/sqlite/health-sql.ts";
-import type { Store } from "../../../lib/store/types.ts";
 import {
   type AutoDisableSettings,
   createEndpointHealth,
   DEFAULT_AUTO_DISABLE,
-  type HealthStore,
   shouldDisable,
 } from "../../../lib/webhooks/policy/endpoint-health.ts";
+import type { HealthStore, Store } from "../../../lib/webhooks/ports.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
 import { openOpsDb } from "../../fakes/ops-db.ts";
 import { attemptRecord, completeClaim, itemChange } from "../../fakes/ops-world.ts";

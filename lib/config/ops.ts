@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { type Env, intInRange, parseEnv } from "../config/env.ts";
-import type { AutoDisableSettings } from "../webhooks/policy/endpoint-health.ts";
 
 export const LOG_FORMATS = ["pretty", "json"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -13,7 +12,13 @@ export interface OpsConfig {
   log: { format: LogFormat; level: number };
   /** Terminal deliveries older than this many days are purged; 0 keeps them forever. */
   retentionDays: number;
-  autoDisable: AutoDisableSettings;
+  /** When a failing endpoint is disabled (AutoDisableSettings in webhooks/policy/endpoint-health.ts). */
+  autoDisable: {
+    enabled: boolean;
+    failingForMs: number;
+    minFailedDeliveries: number;
+    onGone: boolean;
+  };
   /** How often a worker records its heartbeat; readers use it to decide what is stale. */
   heartbeatIntervalMs: number;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../lib/config/errors.ts";
-import { loadOpsConfig } from "../../lib/worker/ops-config.ts";
+import { loadOpsConfig } from "../../lib/config/ops.ts";
 
 describe("loadOpsConfig()", () => {
   test("defaults: pretty info logs, 30 days retention, disable after 24 h and 10 failures, 5 s heartbeats", () => {

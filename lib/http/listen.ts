@@ -1,0 +1,56 @@
+import ipaddr from "ipaddr.js";
+import { ConfigError } from "../config/errors.ts";
+
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (bare === "localhost") return true;
+  if (!ipaddr.isValid(bare)) return false;
+  return ipaddr.process(bare).range() === "loopback";
+}
+
+/** A port flag: a whole number from 0 (any free port) to 65535. */
+export function parsePort(
+  value: string | number | undefined,
+  flag: string,
+  fallback: number,
+): number {
+  if (value === undefined || value === "") return fallback;
+  const text = String(value).trim();
+  const port = Number(text);
+  if (!/^\d{1,5}$/.test(text) || port > 65535) {
+    throw new ConfigError(`${flag}=${text} is invalid: expected a whole number from 0 to 65535`);
+  }
+  return port;
+}
+
+/** The address in start messages: `http://127.0.0.1:9000`, `http://[::1]:9000`. */
+export function listenUrl(host: string, port: number): string {
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * Bun.serve with start-up failures as one ConfigError line naming the flag and the address
+ * (a taken port, an address this machine does not have), instead of a stack trace.
+ */
+export function serveOn(
+  options: { host: string; port: number; flag: string },
+  fetch: (request: Request, server: Bun.Server<undefined>) => Response | Promise<Response>,
+): Bun.Server<undefined> {
+  try {
+    return Bun.serve({ hostname: options.host, port: options.port, fetch });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const where = listenUrl(options.host, options.port);
+    if (code === "EADDRINUSE") {
+      throw new ConfigError(
+        `${options.flag}=${options.port} is in use on ${options.host} (${where}): stop what listens there or pick another port`,
+      );
+    }
+    if (code === "EADDRNOTAVAIL") {
+      throw new ConfigError(
+        `cannot listen on ${where}: this machine has no address ${options.host}`,
+      );
+    }
+    throw error;
+  }
+}

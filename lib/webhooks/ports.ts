@@ -1,0 +1,126 @@
+import type { ItemRepo } from "../inventory/model.ts";
+import type {
+  Attempt,
+  AttemptRecord,
+  AttemptSample,
+  ChangeEvent,
+  Claim,
+  Delivery,
+  DeliveryFilter,
+  DeliveryState,
+  DueSummary,
+  NewWebhook,
+  Outcome,
+  Streak,
+  Webhook,
+  WebhookPatch,
+  WorkerInfo,
+} from "./model.ts";
+
+/**
+ * The storage interfaces (ports) of webhook delivery. The SQLite and PostgreSQL adapters in
+ * lib/store implement them, and one contract suite (tests/store/contract.ts) proves both.
+ */
+
+export interface WebhookRepo {
+  create(input: NewWebhook): Promise<Webhook>;
+  update(id: number, patch: WebhookPatch): Promise<Webhook>;
+  get(id: number): Promise<Webhook | null>;
+  getByName(name: string): Promise<Webhook | null>;
+  list(): Promise<Webhook[]>;
+  remove(id: number): Promise<boolean>;
+}
+
+export interface DeliveryQueue {
+  /** Fans out to every enabled webhook subscribed to the event; returns the new delivery ids. */
+  enqueue(change: ChangeEvent, options?: { webhookId?: number }): Promise<number[]>;
+  /** Leases up to `limit` due deliveries of enabled webhooks, expired leases included. */
+  claim(options: {
+    workerId: string;
+    limit: number;
+    leaseMs: number;
+    now: number;
+  }): Promise<Claim[]>;
+  /** Records the attempt and applies the outcome; false when the lease was lost (result discarded). */
+  finish(claim: Claim, record: AttemptRecord, outcome: Outcome): Promise<boolean>;
+  /** Gives claims back unattempted (shutdown): queued again, attempt number not consumed. */
+  release(claims: Claim[]): Promise<void>;
+  /** Earliest time something becomes due (queued or lease expiry), or null when nothing waits. */
+  nextDueAt(): Promise<number | null>;
+  list(filter?: DeliveryFilter): Promise<Delivery[]>;
+  get(id: number): Promise<{ delivery: Delivery; attempts: Attempt[] } | null>;
+  /** failed → queued now, history kept; returns how many changed. */
+  retry(ids: number[], now: number): Promise<number>;
+  retryAllFailed(now: number): Promise<number>;
+  stats(): Promise<Record<DeliveryState, number>>;
+  /** Deletes terminal deliveries (and their attempts) completed before `olderThan`, in batches. */
+  purge(olderThan: number, options?: { batchSize?: number }): Promise<number>;
+  /**
+   * One batch of `purge`: at most `batchSize` deliveries, in one short transaction. Retention
+   * calls it in a loop, yielding in between, so workers are never held up.
+   */
+  purgeBatch(olderThan: number, batchSize: number): Promise<number>;
+  /** Queued deliveries of enabled webhooks due at `now`, expired leases included (metrics). */
+  dueSummary(now: number): Promise<DueSummary>;
+  /** The newest attempt id, 0 when there is none (where /metrics starts counting). */
+  lastAttemptId(): Promise<number>;
+  /** Attempts recorded after `afterId`, oldest first, at most `limit`. */
+  attemptsAfter(afterId: number, limit: number): Promise<AttemptSample[]>;
+}
+
+/** A webhook's failure streak and automatic disabling (policy/endpoint-health.ts). */
+export interface HealthStore {
+  /** Ends the streak (a success); cheap when there is none. */
+  recordSuccess(webhookId: number): Promise<void>;
+  /**
+   * Starts or extends the streak and returns it; null when the webhook is gone or already
+   * disabled (a late result of an attempt in flight when it was disabled counts for nothing).
+   */
+  recordFailure(
+    webhookId: number,
+    options: { now: number; deliveryFailed: boolean },
+  ): Promise<Streak | null>;
+  /** Disables an enabled webhook with a reason and clears its streak; false if it was not enabled. */
+  disable(webhookId: number, options: { reason: string; now: number }): Promise<boolean>;
+}
+
+/** Worker heartbeats, so people can see which workers run (issue: operability). */
+export interface WorkerRegistry {
+  heartbeat(info: WorkerInfo): Promise<void>;
+  remove(id: string): Promise<void>;
+  list(): Promise<WorkerInfo[]>;
+}
+
+/**
+ * A webhook's sending health: its failure streak and automatic disabling (lib/ops/endpoint-health.ts)
+ * and the 429/503 slow-down.
+ */
+export interface WebhookHealthRepo extends HealthStore {
+  /** No attempt to the webhook before `until`; never shortens a longer pause. True if extended. */
+  pause(webhookId: number, until: number): Promise<boolean>;
+}
+
+/** The repositories, bound to one connection or one transaction. */
+export interface Repos {
+  webhooks: WebhookRepo;
+  queue: DeliveryQueue;
+  items: ItemRepo;
+  workers: WorkerRegistry;
+  health: WebhookHealthRepo;
+}
+
+/**
+ * The whole application store (SQLite or PostgreSQL, chosen by DATABASE_URL).
+ * `transaction` runs `fn` with repos that join one transaction, so an item change and its
+ * deliveries commit together or not at all. `fn` must not do network I/O.
+ */
+export interface Store extends Repos {
+  readonly kind: "sqlite" | "postgres";
+  transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
+  /**
+   * Resolves soon after another connection or process may have enqueued work (SQLite: a
+   * `PRAGMA data_version` change; PostgreSQL: NOTIFY), or after `timeoutMs`, or on abort.
+   */
+  waitForChange(options: { timeoutMs: number; signal?: AbortSignal }): Promise<void>;
+  close(): Promise<void>;
+}
