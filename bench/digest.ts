@@ -24,7 +24,7 @@ import { createMemoryLogger } from "../lib/log.ts";
 import { articleHtml } from "../tests/fakes/article-site.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
 import { commentHit, storyHit } from "../tests/fakes/hn-search.ts";
-import { coverageLine, measureCoverage } from "./bench/digest-coverage.ts";
+import { coverageLine, measureCoverage } from "./digest-coverage.ts";
 
 function newsOf(count: number) {
   const paragraphs = Array.from(
