@@ -3,8 +3,6 @@ import type { Logger } from "../../log.ts";
 import { safeEqual } from "../../secrets.ts";
 import type { Metrics } from "./metrics.ts";
 
-export { assertMetricsBinding } from "../../worker/metrics-binding.ts";
-
 /**
  * `GET /metrics` for a worker's --metrics-port (the app mounts metricsHandler behind its own
  * authMiddleware instead). With an admin token, a request needs `Authorization: Bearer <token>`,
