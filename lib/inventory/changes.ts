@@ -47,7 +47,9 @@ export async function updateItem(
   context: ChangeContext,
 ): Promise<(ItemChange & { changed: boolean }) | null> {
   return store.transaction(async (tx) => {
-    const current = await tx.items.get(id);
+    // Decided under the row lock: with an unlocked read, identical concurrent PATCHes would all
+    // see the old value and each queue an item.updated whose prechange equals its postchange.
+    const current = await tx.items.getForUpdate(id);
     if (!current) return null;
     if (changedFields(current, patch).length === 0) {
       return { item: current, changed: false, deliveryIds: [] };

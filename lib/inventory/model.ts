@@ -23,6 +23,11 @@ export interface ItemRepo {
   list(options?: { limit?: number; offset?: number }): Promise<Item[]>;
   count(): Promise<number>;
   get(id: number): Promise<Item | null>;
+  /**
+   * Like get, but inside a transaction the row stays locked until it ends, so a change decided
+   * from what it returns cannot race another writer of the same item.
+   */
+  getForUpdate(id: number): Promise<Item | null>;
   create(input: NewItem, now: Date): Promise<Item>;
   /** Returns the item before and after, or null for an unknown id. */
   update(id: number, patch: ItemPatch, now: Date): Promise<{ before: Item; after: Item } | null>;

@@ -261,6 +261,56 @@ describePostgres("PostgreSQL store specifics", () => {
     });
   });
 
+  test("20 identical concurrent updateItem() calls queue exactly one item.updated", async () => {
+    const { store } = await openStore();
+    await store.webhooks.create({ name: "all", url: "https://e.example/1" });
+    const context = { username: "alice", requestId: "req-1", now: new Date(1_700_000_000_000) };
+    const { item } = await createItem(
+      store,
+      { sku: "S-1", name: "Bolt", quantity: 2, location: "A1" },
+      context,
+    );
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => updateItem(store, item.id, { quantity: 9 }, context)),
+    );
+    expect(results.filter((result) => result?.changed)).toHaveLength(1);
+    const updates = (await store.queue.list({})).filter((d) => d.event === "item.updated");
+    expect(updates).toHaveLength(1);
+    expect(JSON.parse(updates[0]?.payload ?? "{}").snapshots).toMatchObject({
+      prechange: { quantity: 2 },
+      postchange: { quantity: 9 },
+    });
+  });
+
+  test("concurrent updateItem() calls chain: each prechange is the previous postchange", async () => {
+    const { store } = await openStore();
+    await store.webhooks.create({ name: "all", url: "https://e.example/1" });
+    const context = { username: "alice", requestId: "req-1", now: new Date(1_700_000_000_000) };
+    const { item } = await createItem(
+      store,
+      { sku: "S-1", name: "Bolt", quantity: 0, location: "A1" },
+      context,
+    );
+    await Promise.all(
+      Array.from({ length: 20 }, (_, n) =>
+        updateItem(store, item.id, { quantity: n + 1 }, context),
+      ),
+    );
+    // Delivery ids are drawn while the row lock is held, so they follow the order of the writes.
+    const snapshots = (await store.queue.list({}))
+      .filter((d) => d.event === "item.updated")
+      .reverse()
+      .map((d) => JSON.parse(d.payload).snapshots as Record<string, { quantity: number }>);
+    expect(snapshots).toHaveLength(20);
+    let previous = 0;
+    for (const { prechange, postchange } of snapshots) {
+      expect(prechange?.quantity).toBe(previous);
+      previous = postchange?.quantity ?? -1;
+    }
+    expect((await store.items.get(item.id))?.quantity).toBe(previous);
+    expect(new Set(snapshots.map((s) => s.postchange?.quantity)).size).toBe(20);
+  });
+
   test("a duplicate sku inside a transaction leaves the transaction usable, as on SQLite", async () => {
     const { store } = await openStore();
     const now = new Date(1_700_000_000_000);

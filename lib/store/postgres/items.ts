@@ -39,6 +39,11 @@ export function createPostgresItemRepo(db: Db): ItemRepo {
       const [row] = await db.sql<ItemRow[]>`SELECT * FROM items WHERE id = ${id}`;
       return row ? toItem(row) : null;
     },
+    async getForUpdate(id) {
+      if (!Number.isSafeInteger(id)) return null;
+      const [row] = await db.sql<ItemRow[]>`SELECT * FROM items WHERE id = ${id} FOR UPDATE`;
+      return row ? toItem(row) : null;
+    },
     async create(input: NewItem, now: Date) {
       const [row] = await withDuplicateSku(input.sku, () =>
         db.isolated(

@@ -53,6 +53,12 @@ export function createSqliteItemRepo(db: Database): ItemRepo {
       const row = getStmt.get({ id });
       return row ? toItem(row) : null;
     },
+    // A store transaction begins IMMEDIATE: it holds the write lock from its first statement,
+    // so no writer in this process or another changes the row before it ends.
+    async getForUpdate(id) {
+      const row = getStmt.get({ id });
+      return row ? toItem(row) : null;
+    },
     async create(input: NewItem, now: Date) {
       const row = withDuplicateSku(input.sku, () =>
         insertStmt.get({
