@@ -92,7 +92,7 @@ export interface WorkerRegistry {
 }
 
 /**
- * A webhook's sending health: its failure streak and automatic disabling (lib/ops/endpoint-health.ts)
+ * A webhook's sending health: its failure streak and automatic disabling (policy/endpoint-health.ts)
  * and the 429/503 slow-down.
  */
 export interface WebhookHealthRepo extends HealthStore {

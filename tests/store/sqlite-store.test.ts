@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { openStore } from "../../lib/store/open.ts";
 import { openSqlite } from "../../lib/store/sqlite/connection.ts";
 import { MIGRATIONS } from "../../lib/store/sqlite/migrations.ts";
-import { CLAIM_SQL, LIST_SQL } from "../../lib/store/sqlite/queue.ts";
+import { CLAIM_SQL, LIST_SQL } from "../../lib/store/sqlite/queue/index.ts";
 import { createSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { change, record } from "./contract.ts";
 

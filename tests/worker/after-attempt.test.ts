@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createMemoryLogger } from "../../lib/log.ts";
-import { createSqliteHealthStore } from "../../lib/store/sqlite/health-sql.ts";
-import { nextQueuedDueAt, pauseWebhook } from "../../lib/store/sqlite/rate-limit.ts";
+import { createSqliteHealthStore, pauseWebhook } from "../../lib/store/sqlite/health.ts";
+import { nextQueuedDueAt } from "../../lib/store/sqlite/queue/due.ts";
 import type { Outcome } from "../../lib/webhooks/model.ts";
 import { createMetrics } from "../../lib/webhooks/observe/metrics.ts";
 import { createEndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";

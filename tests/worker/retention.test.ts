@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { createMemoryLogger } from "../../lib/log.ts";
-import { purgeBatch } from "../../lib/store/sqlite/retention.ts";
+import { purgeBatch } from "../../lib/store/sqlite/queue/maintenance.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createRetention } from "../../lib/worker/retention.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";

@@ -1,5 +1,4 @@
 import type { SQL } from "bun";
-import { OPS_MIGRATION_POSTGRES } from "../ops-migration-sql.ts";
 
 /**
  * Versioned schema migrations, the PostgreSQL twin of lib/store/sqlite/migrations.ts (same
@@ -88,8 +87,21 @@ export const MIGRATIONS: readonly string[] = [
     concurrency INTEGER NOT NULL
   );
   `,
-  // 2: operability (endpoint health streak, 429/503 pause, rate-limit slot); see lib/ops.
-  OPS_MIGRATION_POSTGRES,
+  // 2: operability. webhooks.failing_since / failed_deliveries: the current failure streak
+  // (endpoint health), NULL / 0 while healthy. paused_until: 429/503 slow-down, no attempt
+  // before this time. next_send_at: the rate-limit slot, the earliest time the next send may
+  // start, shared by every worker and reserved in the claim (fractional ms at high rates).
+  // deliveries_webhook_due: the earliest queued delivery per webhook, so the next-due query
+  // skips paused or rate-limited webhooks without scanning their backlog.
+  `
+  ALTER TABLE webhooks
+    ADD COLUMN failing_since BIGINT,
+    ADD COLUMN failed_deliveries INTEGER NOT NULL DEFAULT 0,
+    ADD COLUMN paused_until BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN next_send_at DOUBLE PRECISION NOT NULL DEFAULT 0;
+  CREATE INDEX deliveries_webhook_due ON deliveries (webhook_id, next_attempt_at)
+    WHERE state = 'queued';
+`,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

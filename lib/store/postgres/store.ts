@@ -7,7 +7,7 @@ import { type Db, poolDb, transactionDb, urlOptions } from "./db.ts";
 import { createPostgresHealthRepo } from "./health.ts";
 import { createPostgresItemRepo } from "./items.ts";
 import { migrate } from "./migrations.ts";
-import { createPostgresQueue } from "./queue.ts";
+import { createPostgresQueue } from "./queue/index.ts";
 import { createPostgresWebhookRepo } from "./webhooks.ts";
 import { createPostgresWorkerRegistry } from "./workers.ts";
 

@@ -1,5 +1,4 @@
 import type { Database } from "bun:sqlite";
-import { OPS_MIGRATION_SQLITE } from "../ops-migration-sql.ts";
 
 /**
  * Versioned schema migrations, applied in order on open; the applied version lives in
@@ -86,8 +85,20 @@ export const MIGRATIONS: readonly string[] = [
     concurrency INTEGER NOT NULL
   );
   `,
-  // 2: operability (endpoint health streak, 429/503 pause, rate-limit slot); see lib/ops.
-  OPS_MIGRATION_SQLITE,
+  // 2: operability. webhooks.failing_since / failed_deliveries: the current failure streak
+  // (endpoint health), NULL / 0 while healthy. paused_until: 429/503 slow-down, no attempt
+  // before this time. next_send_at: the rate-limit slot, the earliest time the next send may
+  // start, shared by every worker and reserved in the claim (fractional ms at high rates).
+  // deliveries_webhook_due: the earliest queued delivery per webhook, so the next-due query
+  // skips paused or rate-limited webhooks without scanning their backlog.
+  `
+  ALTER TABLE webhooks ADD COLUMN failing_since INTEGER;
+  ALTER TABLE webhooks ADD COLUMN failed_deliveries INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE webhooks ADD COLUMN paused_until INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE webhooks ADD COLUMN next_send_at REAL NOT NULL DEFAULT 0;
+  CREATE INDEX deliveries_webhook_due ON deliveries (webhook_id, next_attempt_at)
+    WHERE state = 'queued';
+`,
   // 3: delivery throughput. deliveries_state (state, id) cost an index write at every state
   // change (enqueue, claim, finish) and a page per state in every commit; listings and counts
   // now read the partial indexes the claim keeps anyway (queued: deliveries_due, delivering:

@@ -7,7 +7,7 @@ import { openSqlite } from "./connection.ts";
 import { createSqliteHealthRepo } from "./health.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
-import { type ClaimOptions, createSqliteQueue, type FinishItem } from "./queue.ts";
+import { type ClaimOptions, createSqliteQueue, type FinishItem } from "./queue/index.ts";
 import { createSqliteWebhookRepo } from "./webhooks.ts";
 import { createSqliteWorkerRegistry } from "./workers.ts";
 

@@ -53,7 +53,7 @@ function formatHours(ms: number): string {
   return hours >= 10 ? `${Math.floor(hours)} h` : `${Math.floor(hours * 10) / 10} h`;
 }
 
-/** Where streaks live; the SQLite implementation is lib/ops/sqlite/health.ts. */
+/** Where streaks live (the stores' health repositories). */
 
 export interface EndpointHealth {
   /**

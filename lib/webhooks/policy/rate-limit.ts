@@ -46,6 +46,57 @@ export function reserveSlots(
   return { slots, nextSendAt: slot };
 }
 
+export interface Admission<T> {
+  /** Candidates that may be sent, each not before `notBefore` (epoch ms, maybe fractional). */
+  admitted: Array<{ candidate: T; notBefore: number }>;
+  /** Candidates over their webhook's rate, inside its pause or without a gate: give them back. */
+  refused: T[];
+  /** Webhook id → its new next_send_at, for the gates whose slot moved (write these back). */
+  nextSendAt: Map<number, number>;
+}
+
+/**
+ * Applies per-webhook send rates to candidates, given their webhooks' gates as read (and
+ * locked) in the claim's transaction. Candidates keep their order; each webhook's first
+ * candidates get its earliest slots.
+ */
+export function admitBySendRate<T extends { webhookId: number }>(
+  candidates: readonly T[],
+  gates: ReadonlyMap<number, SendGate>,
+  options: { now: number; horizonMs?: number },
+): Admission<T> {
+  const byWebhook = new Map<number, T[]>();
+  for (const candidate of candidates) {
+    const group = byWebhook.get(candidate.webhookId);
+    if (group) group.push(candidate);
+    else byWebhook.set(candidate.webhookId, [candidate]);
+  }
+  const notBefore = new Map<T, number>();
+  const nextSendAt = new Map<number, number>();
+  for (const [webhookId, group] of byWebhook) {
+    const gate = gates.get(webhookId);
+    if (!gate) continue;
+    const reservation = reserveSlots(gate, {
+      now: options.now,
+      wanted: group.length,
+      horizonMs: options.horizonMs,
+    });
+    reservation.slots.forEach((slot, i) => {
+      const candidate = group[i];
+      if (candidate) notBefore.set(candidate, slot);
+    });
+    if (reservation.nextSendAt !== gate.nextSendAt)
+      nextSendAt.set(webhookId, reservation.nextSendAt);
+  }
+  const admission: Admission<T> = { admitted: [], refused: [], nextSendAt };
+  for (const candidate of candidates) {
+    const at = notBefore.get(candidate);
+    if (at === undefined) admission.refused.push(candidate);
+    else admission.admitted.push({ candidate, notBefore: at });
+  }
+  return admission;
+}
+
 /** Answers that mean "slow down": the whole webhook pauses, not only the delivery that got it. */
 export const SLOW_DOWN_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 

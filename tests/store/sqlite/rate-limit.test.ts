@@ -4,14 +4,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqlite } from "../../../lib/store/sqlite/connection.ts";
-import { CLAIM_SQL } from "../../../lib/store/sqlite/queue.ts";
+import { pauseWebhook } from "../../../lib/store/sqlite/health.ts";
 import {
   admitBySendRate,
-  NEXT_QUEUED_DUE_SQLITE,
-  nextQueuedDueAt,
-  pauseWebhook,
+  CLAIM_SQL,
   SENDABLE_WEBHOOK_SQLITE,
-} from "../../../lib/store/sqlite/rate-limit.ts";
+} from "../../../lib/store/sqlite/queue/claim.ts";
+import { nextQueuedDueAt } from "../../../lib/store/sqlite/queue/due.ts";
 import {
   headerValue,
   RATE_HORIZON_MS,
@@ -214,7 +213,7 @@ describe("nextQueuedDueAt()", () => {
     const { db } = openOpsDb();
     dbs.push(db);
     const plan = db
-      .query<{ detail: string }, [number]>(`EXPLAIN QUERY PLAN ${NEXT_QUEUED_DUE_SQLITE}`)
+      .query<{ detail: string }, [number]>(`EXPLAIN QUERY PLAN ${CLAIM_SQL.nextQueued}`)
       .all(RATE_HORIZON_MS)
       .map((row) => row.detail)
       .join("\n");

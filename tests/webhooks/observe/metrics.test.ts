@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { register as globalRegistry } from "prom-client";
-import { attemptsAfter, dueSummary, lastAttemptId } from "../../../lib/store/sqlite/metrics.ts";
+import { dueSummary } from "../../../lib/store/sqlite/queue/due.ts";
+import { attemptsAfter, lastAttemptId } from "../../../lib/store/sqlite/queue/listing.ts";
 import type { AttemptOutcome } from "../../../lib/webhooks/model.ts";
 import {
   type AttemptOutcomeLabel,

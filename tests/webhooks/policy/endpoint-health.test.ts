@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { createMemoryLogger } from "../../../lib/log.ts";
-import { createSqliteHealthStore } from "../../../lib/store/sqlite/health-sql.ts";
+import { createSqliteHealthStore } from "../../../lib/store/sqlite/health.ts";
 import {
   type AutoDisableSettings,
   createEndpointHealth,

@@ -1,0 +1,189 @@
+import { LEASE_EXPIRED_TEXT } from "../../../webhooks/lease.ts";
+import type { Claim, Webhook } from "../../../webhooks/model.ts";
+import {
+  admitBySendRate,
+  RATE_HORIZON_MS,
+  type SendGate,
+} from "../../../webhooks/policy/rate-limit.ts";
+import type { DeliveryQueue } from "../../../webhooks/ports.ts";
+import { type Db, toNumber } from "../db.ts";
+import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
+import { persistently } from "./persist.ts";
+import { type DeliveryRow, deliveryFromRow, type Int8 } from "./rows.ts";
+
+type ClaimOptions = Parameters<DeliveryQueue["claim"]>[0];
+
+interface GateRow {
+  id: Int8;
+  max_per_second: number | null;
+  next_send_at: number;
+  paused_until: Int8;
+}
+
+/**
+ * Rate-limit admission inside its own short transaction: lock the candidates' webhook rows (in
+ * id order, so two claims cannot deadlock), reserve slots, write them back.
+ */
+const LOCK_SEND_GATES_SQL = `
+  SELECT id, max_per_second, next_send_at, paused_until FROM webhooks
+  WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`;
+const SET_NEXT_SEND_SQL = "UPDATE webhooks SET next_send_at = $2 WHERE id = $1";
+
+/**
+ * The claim on PostgreSQL: one statement that takes over expired leases (their lost attempt
+ * recorded) and leases due deliveries, locking with FOR UPDATE SKIP LOCKED so workers never
+ * wait for each other nor take the same row; then send slots for rate-limited webhooks.
+ */
+export function createClaim(db: Db, options: { markSeen: () => void; reconnectWaitMs: number }) {
+  const { markSeen, reconnectWaitMs } = options;
+
+  /**
+   * Send slots for freshly leased deliveries: delivery id → not before (null: refused, given
+   * back unattempted). Webhooks without a rate limit need no reservation: their slot is the end
+   * of a pause, read with the claim. Limited ones lock their webhook rows (in id order, so two
+   * claims cannot deadlock), reserve slots shared by every worker and write the next free slot
+   * back, in one short transaction.
+   */
+  async function admit(
+    leased: Array<DeliveryRow & { webhook: WebhookRow }>,
+    at: number,
+  ): Promise<Map<number, number | null>> {
+    const result = new Map<number, number | null>();
+    const limited: Array<{ row: DeliveryRow; webhookId: number }> = [];
+    for (const row of leased) {
+      const gate = row.webhook as WebhookRow & { paused_until?: Int8; next_send_at?: number };
+      if (gate.max_per_second !== null && gate.max_per_second > 0) {
+        limited.push({ row, webhookId: toNumber(row.webhook_id) });
+      } else {
+        const start = Math.max(Number(gate.paused_until ?? 0), Number(gate.next_send_at ?? 0));
+        result.set(toNumber(row.id), Math.max(at, start));
+      }
+    }
+    if (limited.length === 0) return result;
+    await persistently(db, reconnectWaitMs, () =>
+      db.atomic(async (sql) => {
+        const ids = [...new Set(limited.map((c) => c.webhookId))];
+        const rows = (await sql.unsafe(LOCK_SEND_GATES_SQL, [ids])) as GateRow[];
+        const gates = new Map<number, SendGate>();
+        for (const gate of rows) {
+          gates.set(toNumber(gate.id), {
+            maxPerSecond: gate.max_per_second,
+            nextSendAt: Number(gate.next_send_at),
+            pausedUntil: Number(gate.paused_until),
+          });
+        }
+        // A webhook deleted meanwhile has no gate row: its deliveries are refused (and gone).
+        const admission = admitBySendRate(limited, gates, { now: at });
+        for (const { candidate, notBefore } of admission.admitted) {
+          result.set(toNumber(candidate.row.id), notBefore);
+        }
+        for (const [webhookId, nextSendAt] of admission.nextSendAt) {
+          await sql.unsafe(SET_NEXT_SEND_SQL, [webhookId, nextSendAt]);
+        }
+        const refused = admission.refused.map((c) => c.row);
+        for (const row of refused) result.set(toNumber(row.id), null);
+        if (refused.length > 0) {
+          await sql`
+            UPDATE deliveries d SET state = 'queued', attempts = d.attempts - 1,
+              lease_owner = NULL, lease_expires_at = NULL, updated_at = ${at}
+            FROM unnest(${refused.map((row) => toNumber(row.id))}::bigint[],
+                        ${refused.map((row) => row.attempts)}::int[]) AS c(id, attempt)
+            WHERE d.id = c.id AND d.state = 'delivering' AND d.attempts = c.attempt`;
+        }
+      }),
+    );
+    return result;
+  }
+
+  async function claim({ workerId, limit, leaseMs, now: at }: ClaimOptions): Promise<Claim[]> {
+    if (limit <= 0) return [];
+    markSeen();
+    const expires = at + leaseMs;
+    // One statement, hence one short transaction of its own. `lost`: leases that ran out (the
+    // worker holding them died); their lost attempt is recorded, then they are taken over
+    // (webhook enabled) or queued again (disabled). `due`: queued deliveries whose time has
+    // come. Both lock with SKIP LOCKED, so concurrent claimers never wait for each other nor
+    // get the same row; taken-over deliveries go first, then the oldest due.
+    const rows = await db.sql<Array<DeliveryRow & { action: string; webhook: WebhookRow }>>`
+        WITH lost AS (
+          SELECT d.id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at, w.enabled,
+            ${LEASE_EXPIRED_TEXT.before}::text || coalesce(d.lease_owner, '?')
+              || ${LEASE_EXPIRED_TEXT.after}::text AS error
+          FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+          WHERE d.state = 'delivering' AND d.lease_expires_at <= ${at}::bigint
+          ORDER BY d.lease_expires_at
+          LIMIT ${limit}::int
+          FOR UPDATE OF d SKIP LOCKED
+        ), due AS (
+          SELECT q.id, q.next_attempt_at FROM deliveries q
+          WHERE q.state = 'queued' AND q.next_attempt_at <= ${at}::bigint
+            AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = q.webhook_id AND w.enabled
+              AND GREATEST(w.paused_until, w.next_send_at)
+                <= ${at}::bigint + ${RATE_HORIZON_MS}::bigint)
+          ORDER BY q.next_attempt_at, q.id
+          LIMIT ${limit}::int
+          FOR UPDATE OF q SKIP LOCKED
+        ), chosen AS (
+          SELECT id, 'reclaim' AS action, error, 0 AS rank, lease_expires_at AS t
+          FROM lost WHERE enabled
+          UNION ALL
+          SELECT id, 'lease', NULL, 1, next_attempt_at FROM due
+          ORDER BY rank, t, id
+          LIMIT ${limit}::int
+        ), actions AS (
+          SELECT id, action, error FROM chosen
+          UNION ALL
+          SELECT id, 'requeue', error FROM lost WHERE NOT enabled
+        ), recorded AS (
+          INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
+            status_code, outcome, error)
+          SELECT id, attempts, lease_owner, updated_at,
+            greatest(0, ${at}::bigint - updated_at), NULL, 'lease_expired', error
+          FROM lost
+          ON CONFLICT (delivery_id, attempt) DO NOTHING
+        ), updated AS (
+          UPDATE deliveries d SET
+            state = CASE a.action WHEN 'requeue' THEN 'queued' ELSE 'delivering' END,
+            attempts = CASE a.action WHEN 'requeue' THEN d.attempts ELSE d.attempts + 1 END,
+            lease_owner = CASE a.action WHEN 'requeue' THEN NULL ELSE ${workerId}::text END,
+            lease_expires_at = CASE a.action WHEN 'requeue' THEN NULL ELSE ${expires}::bigint END,
+            next_attempt_at = CASE a.action WHEN 'requeue' THEN ${at}::bigint
+              ELSE d.next_attempt_at END,
+            last_error = CASE a.action WHEN 'lease' THEN d.last_error ELSE a.error END,
+            updated_at = ${at}::bigint
+          FROM actions a
+          WHERE d.id = a.id
+          RETURNING d.*, a.action
+        )
+        SELECT u.*, to_jsonb(w.*) AS webhook
+        FROM updated u JOIN webhooks w ON w.id = u.webhook_id
+        WHERE u.action <> 'requeue'
+        ORDER BY u.action DESC, u.next_attempt_at, u.id`;
+    const notBefore = await admit(
+      rows.filter((row) => row.action === "lease"),
+      at,
+    );
+    const webhooks = new Map<number, Webhook>();
+    const claims: Claim[] = [];
+    for (const row of rows) {
+      const slot = notBefore.get(toNumber(row.id));
+      if (slot === null) continue; // over its webhook's rate: given back
+      const webhookId = toNumber(row.webhook_id);
+      let webhook = webhooks.get(webhookId);
+      if (!webhook) {
+        webhook = webhookFromRow(row.webhook);
+        webhooks.set(webhookId, webhook);
+      }
+      claims.push({
+        delivery: deliveryFromRow(row, webhook.name),
+        webhook,
+        attempt: row.attempts,
+        workerId,
+        ...(slot !== undefined && slot > at ? { notBefore: slot } : {}),
+      });
+    }
+    return claims;
+  }
+
+  return claim;
+}

@@ -1,0 +1,128 @@
+import type { SQL } from "bun";
+import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
+import { createBatcher } from "../batch.ts";
+import { CHANGE_CHANNEL } from "../changes.ts";
+import { type Db, toNumber } from "../db.ts";
+import { persistently } from "./persist.ts";
+import type { Int8 } from "./rows.ts";
+
+export interface FinishItem {
+  claim: Claim;
+  record: AttemptRecord;
+  outcome: Outcome;
+}
+
+/**
+ * Text as PostgreSQL can store it: TEXT cannot hold U+0000 (a binary response body may), nor can
+ * a lone surrogate be encoded; both become U+FFFD instead of failing the whole write.
+ */
+export function storableText(text: string | null): string | null {
+  return text === null ? null : text.toWellFormed().replaceAll("\u0000", "\uFFFD");
+}
+
+function notify(sql: SQL) {
+  return sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
+}
+
+/**
+ * Ending claims: results (attempt recorded, outcome applied) grouped into one statement, and
+ * claims given back unattempted. Both apply only while the lease stands (fencing) and retry
+ * through a lost connection for `reconnectWaitMs`.
+ */
+export function createFinish(db: Db, options: { now: () => number; reconnectWaitMs: number }) {
+  const { now, reconnectWaitMs } = options;
+
+  /**
+   * Records the attempts and applies the outcomes of several claims in one statement; each
+   * applies only while its lease stands (fencing), independently of the others.
+   */
+  async function finishGroup(items: FinishItem[]): Promise<boolean[]> {
+    const input = items.map(({ claim, record, outcome }) => ({
+      id: claim.delivery.id,
+      attempt: claim.attempt,
+      state: outcome.state,
+      next_at: outcome.state === "queued" ? outcome.nextAttemptAt : null,
+      status: record.statusCode,
+      error: storableText(record.error),
+      worker_id: claim.workerId,
+      started_at: record.startedAt,
+      duration_ms: record.durationMs,
+      outcome: record.outcome,
+      response_headers: storableText(record.responseHeaders),
+      response_body: storableText(record.responseBody),
+    }));
+    return persistently(db, reconnectWaitMs, async (retrying) => {
+      const at = now();
+      // A NOTIFY for each delivery queued for a retry, so idle workers recompute their wait.
+      const rows = await db.sql<Array<{ id: Int8 }>>`
+      WITH input AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::text::jsonb) AS f(
+          id bigint, attempt int, state text, next_at bigint, status int, error text,
+          worker_id text, started_at bigint, duration_ms float8, outcome text,
+          response_headers text, response_body text)
+      ), updated AS (
+        UPDATE deliveries d SET state = f.state,
+          next_attempt_at = coalesce(f.next_at, d.next_attempt_at),
+          lease_owner = NULL, lease_expires_at = NULL,
+          last_status = f.status, last_error = f.error, updated_at = ${at}::bigint,
+          completed_at = CASE WHEN f.state = 'queued' THEN NULL ELSE ${at}::bigint END
+        FROM input f
+        WHERE d.id = f.id AND d.state = 'delivering' AND d.attempts = f.attempt
+        RETURNING d.id
+      ), recorded AS (
+        INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
+          status_code, outcome, error, response_headers, response_body)
+        SELECT f.id, f.attempt, f.worker_id, f.started_at, f.duration_ms, f.status, f.outcome,
+          f.error, f.response_headers, f.response_body
+        FROM input f JOIN updated u ON u.id = f.id
+        RETURNING delivery_id
+      )
+      SELECT r.delivery_id AS id,
+        CASE WHEN f.state = 'queued' THEN pg_notify(${CHANGE_CHANNEL}, '') END AS notified
+      FROM recorded r JOIN input f ON f.id = r.delivery_id`;
+      const applied = new Set(rows.map((row) => toNumber(row.id)));
+      const results = items.map((item) => applied.has(item.claim.delivery.id));
+      if (!retrying || results.every(Boolean)) return results;
+      // The connection broke after an earlier try committed: our attempt rows tell.
+      const unsure = items.filter((_, i) => !results[i]);
+      const mine = await db.sql<Array<{ id: Int8 }>>`
+      SELECT a.delivery_id AS id FROM attempts a
+      JOIN unnest(${unsure.map((item) => item.claim.delivery.id)}::bigint[],
+                  ${unsure.map((item) => item.claim.attempt)}::int[],
+                  ${unsure.map((item) => item.claim.workerId)}::text[]) AS c(id, attempt, worker)
+        ON a.delivery_id = c.id AND a.attempt = c.attempt AND a.worker_id = c.worker
+      WHERE a.outcome <> 'lease_expired'`;
+      for (const row of mine) applied.add(toNumber(row.id));
+      return items.map((item) => applied.has(item.claim.delivery.id));
+    });
+  }
+
+  const grouped = createBatcher(finishGroup, { key: (item) => item.claim.delivery.id });
+
+  function finish(claim: Claim, record: AttemptRecord, outcome: Outcome): Promise<boolean> {
+    const item = { claim, record, outcome };
+    // In a caller's transaction the write must be part of it; otherwise results that arrive
+    // together are written together (one statement instead of one per delivery).
+    return db.inTransaction
+      ? finishGroup([item]).then(([applied]) => applied ?? false)
+      : grouped(item);
+  }
+
+  async function release(claims: Claim[]): Promise<void> {
+    if (claims.length === 0) return;
+    await persistently(db, reconnectWaitMs, () =>
+      db.atomic(async (sql) => {
+        const at = now();
+        const result = await sql`
+          UPDATE deliveries d SET state = 'queued', attempts = d.attempts - 1,
+            lease_owner = NULL, lease_expires_at = NULL, updated_at = ${at}
+          FROM unnest(${claims.map((c) => c.delivery.id)}::bigint[],
+                      ${claims.map((c) => c.attempt)}::int[]) AS c(id, attempt)
+          WHERE d.id = c.id AND d.state = 'delivering' AND d.attempts = c.attempt`;
+        if (result.count > 0) await notify(sql);
+      }),
+    );
+  }
+
+  return { finish, release };
+}

@@ -1,0 +1,51 @@
+import type { DeliveryQueue } from "../../../webhooks/ports.ts";
+import type { Db } from "../db.ts";
+import { createClaim } from "./claim.ts";
+import { createDue } from "./due.ts";
+import { createEnqueue } from "./enqueue.ts";
+import { createFinish } from "./finish.ts";
+import { createListing } from "./listing.ts";
+import { createMaintenance } from "./maintenance.ts";
+
+export interface PostgresQueueOptions {
+  now?: () => number;
+  /** Called when a claim starts (see ChangeListener.markSeen). */
+  markSeen?: () => void;
+  /** How long `finish` and `release` retry through a lost connection (database restart). */
+  reconnectWaitMs?: number;
+}
+
+/**
+ * The delivery queue on PostgreSQL, same behaviour as the SQLite one. Claims lock due rows with
+ * `FOR UPDATE SKIP LOCKED` in one short transaction that sets the lease, so workers never wait
+ * for each other nor take the same row; `finish` and `release` apply only while the claim's
+ * lease stands (state 'delivering' and the same attempt number: fencing). Enqueue, retry and
+ * release NOTIFY in their transaction: listeners hear it at commit, never for work that was
+ * rolled back.
+ */
+export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}): DeliveryQueue {
+  const now = options.now ?? Date.now;
+  const reconnectWaitMs = options.reconnectWaitMs ?? 30_000;
+  const markSeen = options.markSeen ?? (() => {});
+  const { finish, release } = createFinish(db, { now, reconnectWaitMs });
+  const listing = createListing(db);
+  const maintenance = createMaintenance(db);
+  const due = createDue(db);
+  return {
+    enqueue: createEnqueue(db, now),
+    claim: createClaim(db, { markSeen, reconnectWaitMs }),
+    finish,
+    release,
+    nextDueAt: due.nextDueAt,
+    dueSummary: due.dueSummary,
+    list: listing.list,
+    get: listing.get,
+    stats: listing.stats,
+    lastAttemptId: listing.lastAttemptId,
+    attemptsAfter: listing.attemptsAfter,
+    retry: maintenance.retry,
+    retryAllFailed: maintenance.retryAllFailed,
+    purgeBatch: maintenance.purgeBatch,
+    purge: maintenance.purge,
+  };
+}

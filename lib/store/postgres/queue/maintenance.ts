@@ -1,0 +1,53 @@
+import type { SQL } from "bun";
+import { purgeInBatches } from "../../../webhooks/purge.ts";
+import { CHANGE_CHANNEL } from "../changes.ts";
+import type { Db } from "../db.ts";
+
+/** Retention, one batch: $1 = older than, $2 = batch size. */
+const PURGE_BATCH_SQL = `
+  DELETE FROM deliveries WHERE id IN (
+    SELECT id FROM deliveries
+    WHERE state IN ('successful', 'failed') AND completed_at < $1
+    LIMIT $2)`;
+
+function notify(sql: SQL) {
+  return sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
+}
+
+/** Operators' writes (failed deliveries queued again) and retention, each its own statement. */
+export function createMaintenance(db: Db) {
+  async function retry(ids: number[], at: number): Promise<number> {
+    const valid = ids.filter((id) => Number.isSafeInteger(id));
+    if (valid.length === 0) return 0;
+    return db.atomic(async (sql) => {
+      const result = await sql`
+          UPDATE deliveries SET state = 'queued', next_attempt_at = ${at}, completed_at = NULL,
+            updated_at = ${at}
+          WHERE id = ANY(${valid}::bigint[]) AND state = 'failed'`;
+      if (result.count > 0) await notify(sql);
+      return result.count;
+    });
+  }
+
+  async function retryAllFailed(at: number): Promise<number> {
+    return db.atomic(async (sql) => {
+      const result = await sql`
+          UPDATE deliveries SET state = 'queued', next_attempt_at = ${at}, completed_at = NULL,
+            updated_at = ${at}
+          WHERE state = 'failed'`;
+      if (result.count > 0) await notify(sql);
+      return result.count;
+    });
+  }
+
+  async function purgeBatch(olderThan: number, batchSize: number): Promise<number> {
+    const result = await db.sql.unsafe(PURGE_BATCH_SQL, [olderThan, batchSize]);
+    return result.count;
+  }
+
+  function purge(olderThan: number, options: { batchSize?: number } = {}): Promise<number> {
+    return purgeInBatches(purgeBatch, olderThan, options.batchSize ?? 1000);
+  }
+
+  return { retry, retryAllFailed, purgeBatch, purge };
+}

@@ -1,0 +1,44 @@
+import type { Database } from "bun:sqlite";
+import type { Params } from "./rows.ts";
+
+/** One batch of retention: terminal deliveries completed before ?1, at most ?2 of them. */
+export const PURGE_BATCH_SQLITE = `
+  DELETE FROM deliveries WHERE id IN (
+    SELECT id FROM deliveries INDEXED BY deliveries_completed
+    WHERE state IN ('successful', 'failed') AND completed_at < ?1
+    LIMIT ?2)`;
+
+/**
+ * Deletes at most `batchSize` terminal deliveries completed before `olderThan` (their attempts
+ * go with them: ON DELETE CASCADE) in one short BEGIN IMMEDIATE transaction.
+ */
+export function purgeBatch(db: Database, olderThan: number, batchSize: number): number {
+  const run = db.transaction(() => db.query(PURGE_BATCH_SQLITE).run(olderThan, batchSize).changes);
+  return run.immediate();
+}
+
+/** Operators' writes: failed deliveries queued again (history kept). Each one transaction. */
+export function createMaintenance(db: Database) {
+  const retryStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
+       updated_at = $now
+     WHERE id = $id AND state = 'failed'`,
+  );
+  const retryAllStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
+       updated_at = $now
+     WHERE state = 'failed'`,
+  );
+  // Single-statement writes too run in BEGIN IMMEDIATE: a deferred write that has to upgrade
+  // its read snapshot fails at once with SQLITE_BUSY instead of waiting.
+  const retryTx = db.transaction((ids: number[], at: number): number => {
+    let changed = 0;
+    for (const id of ids) changed += retryStmt.run({ id, now: at }).changes;
+    return changed;
+  });
+  const retryAllTx = db.transaction((at: number) => retryAllStmt.run({ now: at }).changes);
+  return {
+    retry: (ids: number[], at: number) => retryTx.immediate(ids, at),
+    retryAllFailed: (at: number) => retryAllTx.immediate(at),
+  };
+}

@@ -1,0 +1,76 @@
+import type { Attempt, AttemptOutcome, Delivery, DeliveryState } from "../../../webhooks/model.ts";
+
+/** A deliveries row as bun:sqlite returns it. */
+export interface DeliveryRow {
+  id: number;
+  webhook_id: number;
+  message_id: string;
+  event: string;
+  payload: string;
+  state: DeliveryState;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+}
+
+export type ListedRow = DeliveryRow & { webhook_name: string };
+
+export interface AttemptRow {
+  id: number;
+  delivery_id: number;
+  attempt: number;
+  worker_id: string | null;
+  started_at: number;
+  duration_ms: number;
+  status_code: number | null;
+  outcome: AttemptOutcome;
+  error: string | null;
+  response_headers: string | null;
+  response_body: string | null;
+}
+
+/** Named parameters ($now, $limit, …). */
+export type Params = Record<string, string | number | null>;
+
+export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    webhookName,
+    messageId: row.message_id,
+    event: row.event,
+    payload: row.payload,
+    state: row.state,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: row.lease_expires_at,
+    lastStatus: row.last_status,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    completedAt: row.completed_at,
+  };
+}
+
+export function attemptFromRow(row: AttemptRow): Attempt {
+  return {
+    id: row.id,
+    deliveryId: row.delivery_id,
+    attempt: row.attempt,
+    workerId: row.worker_id,
+    startedAt: row.started_at,
+    durationMs: row.duration_ms,
+    statusCode: row.status_code,
+    outcome: row.outcome,
+    error: row.error,
+    responseHeaders: row.response_headers,
+    responseBody: row.response_body,
+  };
+}
