@@ -4,6 +4,7 @@ import { type Env, parseEnv } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
 import { isLoopbackHost, parsePort } from "../http/listen.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
+import { type AllowedHosts, parseAllowedHosts } from "./host-check.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8000;
@@ -14,11 +15,14 @@ export interface AppConfig {
   /** Null: no authentication, which is only allowed on a loopback address. */
   adminToken: string | null;
   database: DatabaseTarget;
+  /** APP_ALLOWED_HOSTS: the names a reverse proxy forwards with (besides localhost and IPs). */
+  allowedHosts: AllowedHosts;
 }
 
 const envSchema = z.object({
   ADMIN_TOKEN: adminTokenSchema,
   DATABASE_URL: z.string().optional(),
+  APP_ALLOWED_HOSTS: z.string().optional(),
 });
 
 /** `bun run app` settings: flags (--host, --port) and env (ADMIN_TOKEN, DATABASE_URL). */
@@ -31,7 +35,13 @@ export function loadAppConfig(
   const port = parsePort(flags.port, "--port", DEFAULT_PORT);
   const adminToken = parsed.ADMIN_TOKEN ?? null;
   assertSafeBind(host, adminToken);
-  return { host, port, adminToken, database: parseDatabaseUrl(parsed.DATABASE_URL) };
+  return {
+    host,
+    port,
+    adminToken,
+    database: parseDatabaseUrl(parsed.DATABASE_URL),
+    allowedHosts: parseAllowedHosts(parsed.APP_ALLOWED_HOSTS),
+  };
 }
 
 /** Anyone who can reach a non-loopback address could change data: require the token there. */

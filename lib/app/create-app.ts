@@ -13,6 +13,7 @@ import { adminNotFound, createAdmin } from "./admin/admin.tsx";
 import { authMiddleware } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
 import { csrfMiddleware } from "./csrf.ts";
+import { type AllowedHosts, hostCheckMiddleware } from "./host-check.ts";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items-api.ts";
 import { loginRoutes } from "./login.tsx";
 import { requestIdMiddleware } from "./request-id.ts";
@@ -26,6 +27,11 @@ export interface CreateAppOptions {
     bodyLimitBytes?: number;
     /** WORKER_HEARTBEAT_MS: a worker not seen for 3 of these is stale (admin, /metrics). */
     heartbeatIntervalMs?: number;
+    /**
+     * Names the app answers to besides IP addresses and localhost (the --host name and
+     * APP_ALLOWED_HOSTS); a request for any other Host gets 421 before anything else runs.
+     */
+    allowedHosts?: AllowedHosts;
   };
   now?: () => Date;
   logger?: Logger;
@@ -52,6 +58,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   const csrfKey = adminToken === null ? randomToken(32) : hmac(adminToken, "admin-csrf-key");
 
   const app = new Hono<AppEnv>();
+  app.use(hostCheckMiddleware(options.config?.allowedHosts ?? []));
   app.use(requestIdMiddleware(options.randomUUID));
   app.use(
     secureHeaders({

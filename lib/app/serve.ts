@@ -17,13 +17,19 @@ export function serveApp(options: {
   port: number;
   store: Store;
   adminToken: string | null;
+  /** APP_ALLOWED_HOSTS; the --host name is added (IP addresses and localhost always pass). */
+  allowedHosts?: readonly string[];
   logger: Logger;
   now?: CreateAppOptions["now"];
   heartbeatIntervalMs?: number;
 }): ServingApp {
   const app = createApp({
     store: options.store,
-    config: { adminToken: options.adminToken, heartbeatIntervalMs: options.heartbeatIntervalMs },
+    config: {
+      adminToken: options.adminToken,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+      allowedHosts: [options.host.toLowerCase(), ...(options.allowedHosts ?? [])],
+    },
     logger: options.logger,
     now: options.now,
   });

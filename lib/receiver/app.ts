@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import ipaddr from "ipaddr.js";
-import { verifyStandardWebhook } from "../webhooks/signing.ts";
+import { escapeControl } from "../text/control.ts";
+import { beginStandardWebhookCheck } from "../webhooks/signing.ts";
 import { readBody } from "./body.ts";
 import { formatRequest, type ReceivedRequest } from "./format.ts";
 
@@ -35,13 +36,18 @@ export function createReceiver(options: ReceiverOptions): Hono<{ Bindings: Recei
   app.all("*", async (c) => {
     const date = now();
     const request = c.req.raw;
-    const url = new URL(request.url);
-    // The whole body is needed to check a signature; otherwise keep only what is shown.
-    const keep = options.secret === undefined ? BODY_LIMIT_BYTES : Number.POSITIVE_INFINITY;
+    // The signature headers and timestamp are checked before the body is read; the body is then
+    // hashed as it streams in, so only the part shown is ever held (not 50 MB per request).
+    const check =
+      options.secret === undefined
+        ? undefined
+        : beginStandardWebhookCheck(options.secret, request.headers, date.getTime());
     let body: { bytes: Uint8Array; size: number } = { bytes: new Uint8Array(0), size: 0 };
     let bodyError: string | undefined;
     try {
-      body = await readBody(request, keep);
+      const onChunk =
+        check && check.early === null ? (chunk: Uint8Array) => check.update(chunk) : undefined;
+      body = await readBody(request, BODY_LIMIT_BYTES, onChunk);
     } catch (error) {
       bodyError = error instanceof Error ? error.message : String(error);
     }
@@ -50,15 +56,12 @@ export function createReceiver(options: ReceiverOptions): Hono<{ Bindings: Recei
       date,
       clientAddress: clientAddress(c.env?.requestIP?.(request)?.address),
       method: request.method,
-      target: `${url.pathname}${url.search}`,
+      target: requestTarget(request.url),
       headers: [...request.headers],
-      body: body.bytes.subarray(0, BODY_LIMIT_BYTES),
+      body: body.bytes,
       size: body.size,
       bodyError,
-      signature:
-        options.secret === undefined || bodyError !== undefined
-          ? undefined
-          : verifyStandardWebhook(options.secret, body.bytes, request.headers, date.getTime()),
+      signature: check === undefined || bodyError !== undefined ? undefined : check.result(),
     };
     counter += 1;
     received.counter = counter;
@@ -66,7 +69,24 @@ export function createReceiver(options: ReceiverOptions): Hono<{ Bindings: Recei
     return c.text("Webhook received!");
   });
 
+  // Nothing a peer sends should end in a stack trace: say so in one line and answer 400.
+  app.onError((error, c) => {
+    const message = error instanceof Error ? error.message : String(error);
+    options.print(`Bad request: ${escapeControl(message.replace(/\s+/g, " "))}\n------------`);
+    return c.text("Bad request\n", 400);
+  });
+
   return app;
+}
+
+/**
+ * Path and query of the request line. Bun builds an absolute URL from the Host header; without
+ * one (HTTP/1.0) it hands the target as sent.
+ */
+function requestTarget(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
 }
 
 /** The peer's address as NetBox prints it: an IPv4-mapped IPv6 address as plain IPv4. */

@@ -1,10 +1,12 @@
 /**
  * Reads a request's body to its end, keeping at most `keep` bytes but counting them all, so a
- * huge body is shown cut without being held in memory.
+ * huge body is shown cut without being held in memory. `onChunk` sees every byte as it arrives
+ * (the signature check hashes the whole body this way, never holding it).
  */
 export async function readBody(
   request: Request,
   keep: number,
+  onChunk?: (chunk: Uint8Array) => void,
 ): Promise<{ bytes: Uint8Array; size: number }> {
   const stream = request.body;
   if (stream === null) return { bytes: new Uint8Array(0), size: 0 };
@@ -13,6 +15,7 @@ export async function readBody(
   const length = request.headers.get("content-length");
   if (length !== null && /^\d+$/.test(length) && Number(length) <= keep) {
     const bytes = new Uint8Array(await request.arrayBuffer());
+    onChunk?.(bytes);
     return { bytes, size: bytes.length };
   }
   const chunks: Uint8Array[] = [];
@@ -20,8 +23,10 @@ export async function readBody(
   let size = 0;
   for await (const chunk of stream) {
     size += chunk.length;
+    onChunk?.(chunk);
     if (kept < keep) {
-      const part = chunk.subarray(0, keep - kept);
+      // A copy: a view would keep the whole (possibly large) chunk alive.
+      const part = chunk.slice(0, keep - kept);
       chunks.push(part);
       kept += part.length;
     }

@@ -106,8 +106,36 @@ export function verifyStandardWebhook(
   headers: Headers | Record<string, string>,
   nowMs: number = Date.now(),
 ): VerifyResult {
+  const check = beginStandardWebhookCheck(secret, headers, nowMs);
+  check.update(body);
+  return check.result();
+}
+
+/** A signature check fed the body piece by piece, so a receiver never holds a whole body. */
+export interface SignatureCheck {
+  /** The verdict already known from the headers alone (missing, stale), or null. */
+  readonly early: VerifyResult | null;
+  update(chunk: string | Uint8Array): void;
+  /** The verdict once the whole body went through update(); call once. */
+  result(): VerifyResult;
+}
+
+/**
+ * verifyStandardWebhook in two steps: the headers and timestamp are checked first (before any
+ * body is read), then the body is hashed as it arrives.
+ */
+export function beginStandardWebhookCheck(
+  secret: string,
+  headers: Headers | Record<string, string>,
+  nowMs: number = Date.now(),
+): SignatureCheck {
+  const decided = (verdict: VerifyResult): SignatureCheck => ({
+    early: verdict,
+    update() {},
+    result: () => verdict,
+  });
   const key = decodeKey(secret);
-  if (key === null) return { valid: false, reason: "the secret is not whsec_ + base64" };
+  if (key === null) return decided({ valid: false, reason: "the secret is not whsec_ + base64" });
 
   const get = headerGetter(headers);
   const id = get("webhook-id");
@@ -117,30 +145,39 @@ export function verifyStandardWebhook(
     const missing = Object.entries({ id, timestamp, signature: signatures })
       .filter(([, value]) => value === undefined)
       .map(([name]) => `webhook-${name}`);
-    return { valid: false, reason: `missing header: ${missing.join(", ")}` };
+    return decided({ valid: false, reason: `missing header: ${missing.join(", ")}` });
   }
 
   if (!/^\d{1,15}$/.test(timestamp)) {
-    return { valid: false, reason: "webhook-timestamp is not unix seconds" };
+    return decided({ valid: false, reason: "webhook-timestamp is not unix seconds" });
   }
   const age = Math.floor(nowMs / 1000) - Number(timestamp);
   if (age > TIMESTAMP_TOLERANCE_SECONDS) {
-    return { valid: false, reason: `timestamp too old: ${age} s ago` };
+    return decided({ valid: false, reason: `timestamp too old: ${age} s ago` });
   }
   if (age < -TIMESTAMP_TOLERANCE_SECONDS) {
-    return { valid: false, reason: `timestamp too new: ${-age} s ahead` };
+    return decided({ valid: false, reason: `timestamp too new: ${-age} s ahead` });
   }
 
-  const expected = Buffer.from(signatureBytes(key, id, timestamp, body).toString("base64"));
-  for (const entry of signatures.split(" ")) {
-    const [version, signature] = entry.split(",", 2);
-    if (version !== "v1" || signature === undefined) continue;
-    const given = Buffer.from(signature);
-    if (given.length === expected.length && timingSafeEqual(given, expected)) {
-      return { valid: true };
-    }
-  }
-  return { valid: false, reason: "no matching signature" };
+  const hmac = createHmac("sha256", key).update(`${id}.${timestamp}.`);
+  return {
+    early: null,
+    update(chunk) {
+      hmac.update(chunk);
+    },
+    result() {
+      const expected = Buffer.from(hmac.digest().toString("base64"));
+      for (const entry of signatures.split(" ")) {
+        const [version, signature] = entry.split(",", 2);
+        if (version !== "v1" || signature === undefined) continue;
+        const given = Buffer.from(signature);
+        if (given.length === expected.length && timingSafeEqual(given, expected)) {
+          return { valid: true };
+        }
+      }
+      return { valid: false, reason: "no matching signature" };
+    },
+  };
 }
 
 function signatureBytes(

@@ -1,4 +1,5 @@
 import { lookup } from "node:dns/promises";
+import { networkInterfaces } from "node:os";
 import { domainToASCII } from "node:url";
 import ipaddr from "ipaddr.js";
 import { ConfigError } from "../config/errors.ts";
@@ -7,7 +8,9 @@ import { escapeControl } from "../text/control.ts";
 /**
  * The SSRF guard: before each attempt the worker resolves the webhook's host and refuses any
  * address that is not global unicast (loopback, private, link-local and cloud metadata, CGNAT,
- * multicast, reserved, …) unless WEBHOOK_ALLOWED_HOSTS allows it. Ranges come from ipaddr.js.
+ * multicast, reserved, …) and the machine's own addresses (a service bound to 0.0.0.0 answers
+ * on the host's public address too) unless WEBHOOK_ALLOWED_HOSTS allows it. Ranges come from
+ * ipaddr.js.
  */
 
 const VARIABLE = "WEBHOOK_ALLOWED_HOSTS";
@@ -27,6 +30,9 @@ export type AllowEntry =
 export type AllowList = readonly AllowEntry[];
 
 export type Resolver = (host: string) => Promise<string[]>;
+
+/** os.networkInterfaces(): where this machine's own addresses come from; tests pass a list. */
+export type InterfaceSource = () => ReturnType<typeof networkInterfaces>;
 
 export type DestinationCheck = { ok: true; addresses: string[] } | { ok: false; reason: string };
 
@@ -60,7 +66,7 @@ export function parseAllowList(value: string | undefined): AllowList {
  */
 export async function checkDestination(
   url: string | URL,
-  options: { allow: AllowList; resolve?: Resolver },
+  options: { allow: AllowList; resolve?: Resolver; interfaces?: InterfaceSource },
 ): Promise<DestinationCheck> {
   let parsed: URL;
   try {
@@ -94,6 +100,9 @@ export async function checkDestination(
   }
 
   const addresses: string[] = [];
+  // Read per check (about 20 µs, only once an address passed the range check): interfaces and
+  // their addresses come and go while a worker runs.
+  let own: Set<string> | undefined;
   for (const answer of answers) {
     if (!ipaddr.isValid(answer)) {
       return {
@@ -102,7 +111,11 @@ export async function checkDestination(
       };
     }
     const address = ipaddr.parse(answer);
-    const label = forbiddenLabel(address);
+    let label = forbiddenLabel(address);
+    if (label === null) {
+      own ??= ownAddresses(options.interfaces ?? networkInterfaces);
+      if (isOwnAddress(address, own)) label = "this machine's own address";
+    }
     if (label !== null && !isAllowed(options.allow, host, port, address)) {
       const suggestion = `${literal === null ? host : hostForUrl(address)}:${port}`;
       const what = literal === null ? `${host}, which resolves to ${address}` : `${address}`;
@@ -180,6 +193,27 @@ function embeddedIPv4(
     default:
       return null;
   }
+}
+
+/** The machine's interface addresses, normalised (IPv4 plain, IPv6 in ipaddr.js's form). */
+function ownAddresses(interfaces: InterfaceSource): Set<string> {
+  const own = new Set<string>();
+  for (const list of Object.values(interfaces())) {
+    for (const info of list ?? []) {
+      const bare = info.address.replace(/%.*$/, "");
+      if (ipaddr.isValid(bare)) own.add(ipaddr.parse(bare).toString());
+    }
+  }
+  return own;
+}
+
+/** The address itself, or an IPv4 address it carries (mapped, NAT64, 6to4, …), is one of ours. */
+function isOwnAddress(address: Address, own: Set<string>): boolean {
+  if (own.has(address.toString())) return true;
+  if (address.kind() === "ipv4") return false;
+  const v6 = address as ipaddr.IPv6;
+  const embedding = embeddedIPv4(v6, v6.range());
+  return embedding?.addresses.some((inner) => own.has(inner.toString())) ?? false;
 }
 
 function isAllowed(allow: AllowList, host: string, port: number, address: Address): boolean {

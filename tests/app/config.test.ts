@@ -12,7 +12,16 @@ describe("loadAppConfig()", () => {
       port: 8000,
       adminToken: null,
       database: { kind: "sqlite", path: "data/app.db" },
+      allowedHosts: [],
     });
+  });
+
+  test("reads APP_ALLOWED_HOSTS as names, refusing one with a port in one line", () => {
+    const config = loadAppConfig({ APP_ALLOWED_HOSTS: " Admin.Example.com , .corp.example., " });
+    expect(config.allowedHosts).toEqual(["admin.example.com", ".corp.example"]);
+    expect(() => loadAppConfig({ APP_ALLOWED_HOSTS: "admin.example.com:8000" })).toThrow(
+      'APP_ALLOWED_HOSTS entry "admin.example.com:8000" is invalid: expected host names without ports',
+    );
   });
 
   test("takes --host, --port, ADMIN_TOKEN and DATABASE_URL", () => {

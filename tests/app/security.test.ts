@@ -162,6 +162,23 @@ describe("with ADMIN_TOKEN", () => {
     }
   });
 
+  test("a CR, LF or non-ASCII character in next falls back to /admin instead of a 500", async () => {
+    t = testApp({ adminToken: TOKEN });
+    for (const next of ["/admin/items\r\nSet-Cookie: x=1", "/admin/items\n", "/admin/日本"]) {
+      const response = await t.client.submit(
+        "/admin/login",
+        { token: TOKEN, next },
+        { from: "/admin/login" },
+      );
+      expect(response.status).toBe(303);
+      expect(response.headers.get("location")).toBe("/admin");
+      expect(response.headers.has("x")).toBe(false);
+    }
+    const page = await t.client.open(`/admin/login?next=${encodeURIComponent("/admin\r\nX: 1")}`);
+    expect(page.response.status).toBe(200);
+    expect(page.html).toContain('name="next" value="/admin"');
+  });
+
   test("logging out removes the session", async () => {
     t = testApp({ adminToken: TOKEN });
     await t.client.submit("/admin/login", { token: TOKEN }, { from: "/admin/login" });

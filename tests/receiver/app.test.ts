@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { clientAddress, createReceiver, type ReceiverOptions } from "../../lib/receiver/app.ts";
 import { generateSecret, standardWebhookHeaders } from "../../lib/webhooks/signing.ts";
+import { bodyOf, rawHttp, statusOf } from "../fakes/raw-http.ts";
 
 const NOW = new Date("2020-04-07T17:44:02Z");
 
@@ -218,5 +219,42 @@ describe("clientAddress()", () => {
     expect(clientAddress("::1")).toBe("::1");
     expect(clientAddress("2001:db8::1")).toBe("2001:db8::1");
     expect(clientAddress(undefined)).toBe("-");
+  });
+
+  test("answers HTTP/1.0 without Host with 200 and prints its request line", async () => {
+    const { app, printed } = receiver({ showHeaders: false, now: undefined });
+    using server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
+    const response = await rawHttp(server.port ?? 0, "GET /hook?x=1 HTTP/1.0\r\n\r\n");
+    expect(statusOf(response)).toBe(200);
+    expect(bodyOf(response)).toBe("Webhook received!");
+    expect(printed[0]).toContain('"GET /hook?x=1 HTTP/1.1" 200 -');
+  });
+
+  test("with --secret, verifies a streamed 24 MB body while keeping only what it prints", async () => {
+    const secret = generateSecret();
+    const { app, printed } = receiver({ showHeaders: false, secret, now: undefined });
+    using server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
+    const piece = "y".repeat(1024 * 1024);
+    const body = `{"data":"${piece.repeat(24)}"}`;
+    const headers = standardWebhookHeaders({
+      secret,
+      messageId: "msg_stream",
+      timestamp: Math.floor(Date.now() / 1000),
+      body,
+    });
+    const send = (text: string) =>
+      fetch(`http://127.0.0.1:${server.port}/`, {
+        method: "POST",
+        headers,
+        // A stream: sent chunked, without Content-Length, as a sender that does not buffer would.
+        body: new Blob([text]).stream(),
+      });
+    expect((await send(body)).status).toBe(200);
+    expect((await send(`${body.slice(0, -2)}"}`.replace(/y"}$/, 'z"}'))).status).toBe(200);
+    expect(printed.map((block) => block.split("\n").at(-2))).toEqual([
+      "Signature: valid",
+      "Signature: INVALID (no matching signature)",
+    ]);
+    expect(printed[0]).toContain(`(body cut at 65536 bytes: ${body.length} bytes received)`);
   });
 });

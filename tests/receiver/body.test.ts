@@ -39,4 +39,16 @@ describe("readBody()", () => {
     expect(bytes).toHaveLength(10);
     expect(size).toBe(100);
   });
+
+  test("holds only the kept bytes of a large streamed body and shows every byte to onChunk", async () => {
+    const chunk = "q".repeat(256 * 1024);
+    let seen = 0;
+    const { bytes, size } = await readBody(post(chunked(chunk, chunk, chunk)), 1000, (part) => {
+      seen += part.length;
+    });
+    expect(size).toBe(3 * chunk.length);
+    expect(seen).toBe(3 * chunk.length);
+    // A copy, not a view: the 256 KiB chunk it came from can be freed.
+    expect(bytes.buffer.byteLength).toBe(1000);
+  });
 });

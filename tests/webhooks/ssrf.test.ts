@@ -394,3 +394,57 @@ describe("WEBHOOK_ALLOWED_HOSTS", () => {
     expect((await check("http://bücher.example/", NONE, dns.resolve)).ok).toBe(false);
   });
 });
+
+describe("checkDestination() refuses the machine's own addresses", () => {
+  // A host with a global address on eth0, as a cloud VM has: a service bound to 0.0.0.0 on it
+  // answers there too, so that address is as internal as 127.0.0.1.
+  const interfaces = () => ({
+    lo: [iface("127.0.0.1", "IPv4", true), iface("::1", "IPv6", true)],
+    eth0: [iface("203.0.113.9", "IPv4"), iface("2001:db8:0:1::9", "IPv6")],
+    wlan0: [iface("93.184.216.34", "IPv4"), iface("2a00:1450:4001:81c::200e%wlan0", "IPv6")],
+  });
+
+  function ownCheck(url: string, allow: AllowList = NONE, resolve = noDns) {
+    return checkDestination(url, { allow, resolve, interfaces });
+  }
+
+  test("refuses an own global address as a literal, through a name, and IPv4-mapped", async () => {
+    const dns = fakeDns({ "me.example": ["93.184.216.34"] });
+    expect(await ownCheck("http://93.184.216.34:8080/")).toEqual({
+      ok: false,
+      reason:
+        "refused 93.184.216.34 (this machine's own address): set WEBHOOK_ALLOWED_HOSTS=93.184.216.34:8080 to allow it",
+    });
+    expect(await ownCheck("http://me.example/", NONE, dns.resolve)).toEqual({
+      ok: false,
+      reason:
+        "refused me.example, which resolves to 93.184.216.34 (this machine's own address): set WEBHOOK_ALLOWED_HOSTS=me.example:80 to allow it",
+    });
+    expect((await ownCheck("http://[::ffff:93.184.216.34]/")).ok).toBe(false);
+    expect((await ownCheck("http://[2a00:1450:4001:81c::200e]/")).ok).toBe(false);
+  });
+
+  test("passes other global addresses, and an own one that WEBHOOK_ALLOWED_HOSTS allows", async () => {
+    expect(await ownCheck("http://93.184.216.35/")).toEqual({
+      ok: true,
+      addresses: ["93.184.216.35"],
+    });
+    const allow = parseAllowList("93.184.216.34:8080");
+    expect((await ownCheck("http://93.184.216.34:8080/", allow)).ok).toBe(true);
+    expect((await ownCheck("http://93.184.216.34:8081/", allow)).ok).toBe(false);
+  });
+
+  test("reads the interfaces again on every check", async () => {
+    let list: Array<ReturnType<typeof iface>> = [];
+    const changing = () => ({ eth0: list });
+    const url = "http://93.184.216.34/";
+    expect((await checkDestination(url, { allow: NONE, interfaces: changing })).ok).toBe(true);
+    list = [iface("93.184.216.34", "IPv4")];
+    expect((await checkDestination(url, { allow: NONE, interfaces: changing })).ok).toBe(false);
+  });
+});
+
+function iface(address: string, family: "IPv4" | "IPv6", internal = false) {
+  const common = { address, netmask: "", mac: "00:00:00:00:00:00", internal, cidr: null };
+  return family === "IPv4" ? { ...common, family } : { ...common, family, scopeid: 0 };
+}

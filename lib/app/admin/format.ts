@@ -46,11 +46,10 @@ export function positiveInt(value: string | undefined): number | null {
 
 /**
  * Where a form may send the user back to: only a path inside the admin, so a crafted form can
- * not turn the redirect into an open redirect (`//evil.example`, `https://…`).
+ * not turn the redirect into an open redirect (`//evil.example`, `https://…`). Printable ASCII
+ * only: a CR or LF (or any non-Latin-1 character) can not go into a Location header.
  */
 export function localAdminPath(value: unknown, fallback: string): string {
   if (typeof value !== "string") return fallback;
-  return /^\/admin(\/[^\\]*)?(\?[^\\]*)?$/.test(value) && !value.startsWith("//")
-    ? value
-    : fallback;
+  return /^\/admin(\/[!-[\]-~]*)?(\?[!-[\]-~]*)?$/.test(value) ? value : fallback;
 }
