@@ -7,4 +7,5 @@ await runScript(
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
   }),
+  { env: process.env },
 );

@@ -1,21 +1,45 @@
-import { type CommandDef, renderUsage, runCommand } from "citty";
+import { type CommandDef, runCommand } from "citty";
 import { ConfigError, UsageError } from "../config/errors.ts";
+import { escapeControl } from "../text/control.ts";
+import { renderHelp, resolveForHelp, wantsColor } from "./help.ts";
+
+export interface RunScriptOptions {
+  /** The environment, for NO_COLOR (only scripts read process.env); help has no colour without it. */
+  env?: Record<string, string | undefined>;
+  rawArgs?: string[];
+}
 
 /**
  * Runs a citty command as an entry script: a ConfigError or UsageError becomes one line on
  * stderr and exit code 2; any other error one line and exit code 1. Only scripts call this.
  *
- * citty's own runMain catches every error itself (printing a stack trace and exiting 1), so
- * `--help`/`--version` are handled here and the command is run with runCommand instead.
+ * citty's own runMain catches every error itself (printing a stack trace and exiting 1) and
+ * colours help even into a pipe, so `--help`, `help <command>` and `--version` are handled here
+ * and the command is run with runCommand instead.
  */
 export async function runScript(
   command: CommandDef,
-  rawArgs: string[] = process.argv.slice(2),
+  options: RunScriptOptions = {},
 ): Promise<void> {
+  const rawArgs = options.rawArgs ?? process.argv.slice(2);
+  quietOnClosedStdout();
   try {
     const flags = rawArgs.includes("--") ? rawArgs.slice(0, rawArgs.indexOf("--")) : rawArgs;
-    if (flags.includes("--help") || flags.includes("-h")) {
-      process.stdout.write(`${await renderUsage(command)}\n`);
+    const subCommands = await command.subCommands;
+    const asksHelp =
+      flags.includes("--help") ||
+      flags.includes("-h") ||
+      (subCommands !== undefined && flags.find((arg) => !arg.startsWith("-")) === "help");
+    if (asksHelp) {
+      const target = await resolveForHelp(command, flags);
+      if (target.unknown !== undefined) {
+        throw new UsageError(
+          `Unknown command ${escapeControl(JSON.stringify(target.unknown))} (see --help)`,
+        );
+      }
+      const color = options.env !== undefined && wantsColor(process.stdout, options.env);
+      const help = await renderHelp(target.command, { parents: target.parents, color });
+      process.stdout.write(`${help}\n`);
       return;
     }
     if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
@@ -30,6 +54,18 @@ export async function runScript(
     process.exitCode = exitCodeFor(error);
     process.stderr.write(`${errorLine(error)}\n`);
   }
+}
+
+/**
+ * `bun run webhooks list | head -1`: once the reader is gone, further output has nowhere to go.
+ * Without a listener the EPIPE would be thrown as an uncaught error with a stack trace; with
+ * it, later writes are dropped and the command ends as it would have.
+ */
+function quietOnClosedStdout(): void {
+  if (process.stdout.listenerCount("error") > 0) return;
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+  });
 }
 
 async function resolveMeta(command: CommandDef): Promise<{ version?: string } | undefined> {

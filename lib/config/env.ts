@@ -12,21 +12,30 @@ export function withoutEmpty(env: Env): Env {
   return out;
 }
 
+/** Names whose values are never repeated in a message: a log or a terminal is not for secrets. */
+const SECRET_NAME = /TOKEN|SECRET|PASSWORD/i;
+
 /**
  * Parses `env` with `schema`. On failure throws a ConfigError whose message is one line naming
  * the first offending variable, the value given and the expected form, e.g.
  * `MAX_COMMENTS_PER_STORY="abc" is invalid: expected a whole number from 1 to 1000`.
+ * The value of a secret (named in `secrets`, or a name with TOKEN, SECRET or PASSWORD in it) is
+ * left out: the message says what is wrong with it instead.
  */
-export function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.output<S> {
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: Env,
+  options: { secrets?: ReadonlySet<string> } = {},
+): z.output<S> {
   const cleaned = withoutEmpty(env);
   const result = schema.safeParse(cleaned);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const key = String(issue?.path[0] ?? "environment");
   const given = cleaned[key];
-  throw new ConfigError(
-    `${key}${given === undefined ? "" : `=${JSON.stringify(given)}`} is invalid: ${issue?.message ?? "unexpected value"}`,
-  );
+  const secret = options.secrets?.has(key) || SECRET_NAME.test(key);
+  const shown = given === undefined || secret ? "" : `=${JSON.stringify(given)}`;
+  throw new ConfigError(`${key}${shown} is invalid: ${issue?.message ?? "unexpected value"}`);
 }
 
 /** A whole number in [min, max], given as a string; the message names the expected form. */

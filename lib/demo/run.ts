@@ -8,7 +8,8 @@ import { createReceiver } from "../receiver/app.ts";
 import { openSqliteStore } from "../store/sqlite/store.ts";
 import { VERSION } from "../version.ts";
 import { generateSecret } from "../webhooks/signing.ts";
-import { createDeliveryWorker } from "../worker/bind.ts";
+import { attemptLogEntry, describeAttempt } from "../worker/attempt-log.ts";
+import { createDeliveryWorker, loggingHooks } from "../worker/bind.ts";
 import { loadWorkerConfig } from "../worker/config.ts";
 import { startHeartbeat } from "../worker/heartbeat.ts";
 
@@ -18,7 +19,7 @@ export interface DemoOptions {
   /** Preferred ports; when one is taken a free one is used instead (the URLs are printed). */
   appPort: number;
   receiverPort: number;
-  /** Resolves when the demo should stop (the script: Ctrl-C). */
+  /** Resolves when the demo should stop: Ctrl-C or SIGTERM (lib/cli/signals.ts). */
   untilStopped: () => Promise<unknown>;
   /** Lines for the person watching: the URLs, the receiver's output, each delivery. */
   print: (text: string) => void;
@@ -68,15 +69,16 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     cleanups.unshift(() => workerStore.close());
     const allowed = `${HOST}:${receiver.port}`;
     const config = loadWorkerConfig({ DATABASE_URL: databasePath, WEBHOOK_ALLOWED_HOSTS: allowed });
+    // One line per attempt, successes included, printed with the receiver's output rather than
+    // logged as well: the worker's own attempt log is replaced, its other lines kept.
     const worker = createDeliveryWorker({
       store: workerStore,
       config,
-      logger,
       hooks: {
+        ...loggingHooks(logger, config),
         onFinished(claim, delivered) {
-          const { statusCode, durationMs } = delivered.record;
           print(
-            `worker: delivery #${claim.delivery.id} (${claim.delivery.event}) → ${delivered.outcome.state}, HTTP ${statusCode ?? "–"} in ${Math.round(durationMs)} ms`,
+            `worker: ${describeAttempt(attemptLogEntry(claim, delivered, config.maxAttempts))}`,
           );
         },
       },

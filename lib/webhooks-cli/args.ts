@@ -1,64 +1,16 @@
 import type { ArgsDef } from "citty";
 import { UsageError } from "../config/errors.ts";
+import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
 import { escapeControl } from "../text/control.ts";
 
 export const commonArgs = {
   json: { type: "boolean", description: "print JSON instead of text" },
   "database-url": {
     type: "string",
-    description: "database: file path, sqlite:PATH or postgres://… [DATABASE_URL]",
+    description: `database: file path, sqlite:PATH or postgres://… [env DATABASE_URL, default ${DEFAULT_DATABASE_URL}]`,
     valueHint: "url",
   },
 } as const satisfies ArgsDef;
-
-/**
- * Refuses flags the command does not know (citty ignores them, so a typo like `--evnets` would
- * silently do nothing) and more positionals than it takes.
- */
-export function rejectUnknown(
-  rawArgs: readonly string[],
-  args: ArgsDef,
-  options: { maxPositionals?: number } = {},
-): void {
-  const valued = new Set<string>();
-  const known = new Set<string>(["help", "h"]);
-  for (const [name, def] of Object.entries(args)) {
-    if (def.type === "positional") continue;
-    const aliases = "alias" in def && def.alias !== undefined ? [def.alias].flat() : [];
-    for (const alias of [name, ...aliases]) {
-      known.add(alias);
-      if (def.type === "boolean") known.add(`no-${alias}`);
-      else valued.add(alias);
-    }
-  }
-  let positionals = 0;
-  for (let i = 0; i < rawArgs.length; i++) {
-    const token = rawArgs[i] ?? "";
-    if (token === "--") {
-      positionals += rawArgs.length - i - 1;
-      break;
-    }
-    if (!token.startsWith("-") || token === "-" || /^-\d/.test(token)) {
-      positionals++;
-      continue;
-    }
-    const name = token.replace(/^--?/, "").split("=")[0] ?? "";
-    if (!known.has(name)) {
-      throw new UsageError(
-        `Unknown option ${escapeControl(token.split("=")[0] ?? token)} (see --help)`,
-      );
-    }
-    if (valued.has(name) && !token.includes("=")) i++;
-  }
-  const max = options.maxPositionals ?? 0;
-  if (positionals > max) {
-    throw new UsageError(
-      max === 0
-        ? "This command takes no arguments, only options (see --help)"
-        : `Too many arguments: expected at most ${max} (see --help)`,
-    );
-  }
-}
 
 /** Every value of a repeatable flag (`--header A --header=B`), in order. */
 export function allValues(rawArgs: readonly string[], name: string): string[] {

@@ -1,4 +1,6 @@
 import { type CommandDef, defineCommand } from "citty";
+import { helpMeta } from "../cli/help.ts";
+import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
 import { VERSION } from "../version.ts";
 import type { CliDeps } from "./context.ts";
 import {
@@ -24,11 +26,18 @@ export type { CliDeps } from "./context.ts";
 /** `bun run webhooks <command>`: manage webhooks and deliveries. */
 export function createWebhooksCommand(deps: CliDeps): CommandDef {
   return defineCommand({
-    meta: {
+    meta: helpMeta({
       name: "webhooks",
       version: VERSION,
       description: "Manage webhooks and their deliveries (DATABASE_URL names the database)",
-    },
+      environment: [
+        {
+          name: "DATABASE_URL",
+          description: `database: file path, sqlite:PATH or postgres://… (--database-url overrides it) [default ${DEFAULT_DATABASE_URL}]`,
+        },
+      ],
+      notes: ["Exit codes: 0 done, 1 failed, 2 bad flag, argument, id or variable."],
+    }),
     subCommands: {
       add: addCommand(deps),
       list: listCommand(deps),

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { rejectUnknown } from "../cli/args.ts";
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
 import type {
@@ -10,7 +11,7 @@ import type {
   EventName,
 } from "../webhooks/model.ts";
 import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
-import { commonArgs, parseDuration, rejectUnknown, stringFlag, wholeNumber } from "./args.ts";
+import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import { attemptLine, deliveryJson, json, oneLine, plural, safe, table, time } from "./format.ts";
 import { findWebhook } from "./webhook-commands.ts";

@@ -1,4 +1,5 @@
 import { type ArgsDef, defineCommand } from "citty";
+import { rejectUnknown } from "../cli/args.ts";
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
@@ -13,7 +14,7 @@ import {
   checkSecret,
   checkUrl,
 } from "../webhooks/validate.ts";
-import { allValues, commonArgs, rejectUnknown, stringFlag } from "./args.ts";
+import { allValues, commonArgs, stringFlag } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
 
@@ -32,11 +33,19 @@ const fieldArgs = {
   url: { type: "string", description: "payload URL (http or https)", valueHint: "url" },
   events: {
     type: "string",
-    description: "comma list of item.created, item.updated, item.deleted, or * for all",
+    description: "comma list of item.created, item.updated, item.deleted, or * for all [default *]",
     valueHint: "list",
   },
-  method: { type: "string", description: "POST, PUT, PATCH, DELETE or GET", valueHint: "method" },
-  "content-type": { type: "string", description: "Content-Type header", valueHint: "type" },
+  method: {
+    type: "string",
+    description: "POST, PUT, PATCH, DELETE or GET [default POST]",
+    valueHint: "method",
+  },
+  "content-type": {
+    type: "string",
+    description: "Content-Type header [default application/json]",
+    valueHint: "type",
+  },
   header: {
     type: "string",
     description: "extra header 'Name: Value' (repeat for several)",
@@ -45,7 +54,8 @@ const fieldArgs = {
   secret: { type: "string", description: "signing secret whsec_… (generated when left out)" },
   "max-per-second": {
     type: "string",
-    description: "send at most this many deliveries a second, across all workers (0: no limit)",
+    description:
+      "send at most this many deliveries a second, across all workers (0: no limit) [default 0]",
     valueHint: "n",
   },
 } as const;

@@ -1,8 +1,9 @@
 import { defineCommand } from "citty";
+import { rejectUnknown } from "../cli/args.ts";
 import { loadOpsConfig } from "../config/ops.ts";
 import { classifyWorkers, noLiveWorkerWarning } from "../webhooks/observe/staleness.ts";
 import { formatWorkerTable } from "../webhooks/observe/workers-view.ts";
-import { commonArgs, rejectUnknown } from "./args.ts";
+import { commonArgs } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import { json } from "./format.ts";
 

@@ -1,8 +1,13 @@
 import { type ArgsDef, type CommandDef, defineCommand } from "citty";
+import { rejectUnknown } from "../cli/args.ts";
+import { helpMeta } from "../cli/help.ts";
+import { SAME_KEYPRESS_MS, type StopSignalsOptions, stopSignals } from "../cli/signals.ts";
 import type { Env } from "../config/env.ts";
-import { loadOpsConfig } from "../config/ops.ts";
+import { type EnvVarHelp, fieldArgs, fieldEnvironment } from "../config/fields.ts";
+import { loadOpsConfig, OPS_FIELDS } from "../config/ops.ts";
 import type { Logger } from "../log.ts";
 import { createOpsLogger } from "../log-format.ts";
+import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
 import { openStore } from "../store/open.ts";
 import { VERSION } from "../version.ts";
 import {
@@ -14,86 +19,103 @@ import {
 import { runWorker } from "./process.ts";
 
 export function workerArgs(): ArgsDef {
-  const args: ArgsDef = {
+  return {
     once: { type: "boolean", description: "deliver what is due now, then exit" },
     "database-url": {
       type: "string",
-      description: "database: file path, sqlite:PATH or postgres://… [DATABASE_URL]",
+      description: `database: file path, sqlite:PATH or postgres://… [env DATABASE_URL, default ${DEFAULT_DATABASE_URL}]`,
       valueHint: "url",
     },
-  };
-  for (const field of WORKER_FIELDS) {
-    if (!field.flag) continue;
-    args[field.flag] = {
+    ...fieldArgs(WORKER_FIELDS),
+    "metrics-port": {
       type: "string",
-      description: `${field.description} [${field.env}]`,
-      valueHint: "n",
-    };
-  }
-  args["metrics-port"] = {
-    type: "string",
-    description: "serve GET /metrics (Prometheus) on this port; 0 picks a free one",
-    valueHint: "port",
+      description: "serve GET /metrics (Prometheus) on this port; 0 picks a free one",
+      valueHint: "port",
+    },
+    "metrics-host": {
+      type: "string",
+      description: `address for --metrics-port; others than loopback need ADMIN_TOKEN [default ${DEFAULT_METRICS_HOST}]`,
+      valueHint: "host",
+    },
+    verbose: {
+      type: "boolean",
+      description: "log every attempt, successes included (as LOG_LEVEL=debug)",
+    },
   };
-  args["metrics-host"] = {
-    type: "string",
-    description: `address for --metrics-port (default ${DEFAULT_METRICS_HOST}; others need ADMIN_TOKEN)`,
-    valueHint: "host",
-  };
-  args.verbose = {
-    type: "boolean",
-    description: "log every attempt, successes included (as LOG_LEVEL=debug)",
-  };
-  return args;
 }
+
+/** The variables the worker reads besides those its flags name. */
+export const WORKER_ENVIRONMENT: readonly EnvVarHelp[] = [
+  {
+    name: "WEBHOOK_ALLOWED_HOSTS",
+    description:
+      "comma list of hosts, host:port or CIDR the worker may send to although private or loopback [default none]",
+  },
+  ...fieldEnvironment(WORKER_FIELDS),
+  {
+    name: "ADMIN_TOKEN",
+    description: "bearer token a scrape of --metrics-port on a non-loopback address must carry",
+  },
+  ...fieldEnvironment(OPS_FIELDS),
+];
 
 export interface WorkerCommandOptions {
   env: Env;
-  /** First call: stop claiming; second: abort in-flight requests. Scripts bind SIGINT/SIGTERM. */
-  onStopSignal(handler: () => void): () => void;
+  /** SIGINT/SIGTERM come from here (default: the process); see lib/cli/signals.ts. */
+  signals?: StopSignalsOptions;
   logger?: (verbose: boolean) => Logger;
   fetch?: typeof fetch;
 }
 
 /** `bun run worker`: sends queued deliveries until SIGINT/SIGTERM, or drains them with --once. */
 export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
+  const args = workerArgs();
   return defineCommand({
-    meta: {
+    meta: helpMeta({
       name: "worker",
       version: VERSION,
       description: "Send queued webhook deliveries (SIGINT/SIGTERM: finish in-flight, then exit)",
-    },
-    args: workerArgs(),
-    async run({ args }) {
-      const config = loadWorkerConfig(options.env, args);
+      environment: WORKER_ENVIRONMENT,
+      notes: [
+        "Flags override the variables named in brackets. A second Ctrl-C or SIGTERM aborts the requests in flight.",
+        "Exit codes: 0 stopped or drained, 1 failed, 2 bad flag, variable or start-up setting.",
+      ],
+    }),
+    args,
+    async run({ args: flags, rawArgs }) {
+      rejectUnknown(rawArgs, args);
+      const config = loadWorkerConfig(options.env, flags);
       const ops = loadOpsConfig(options.env);
-      const metrics = loadWorkerMetrics(options.env, args);
-      const verbose = args.verbose === true || ops.log.level >= 4;
+      const metrics = loadWorkerMetrics(options.env, flags);
+      const verbose = flags.verbose === true || ops.log.level >= 4;
       const logger =
         options.logger?.(verbose) ??
         createOpsLogger({ format: ops.log.format, level: verbose ? 4 : ops.log.level });
       // The logger also tells when a PostgreSQL LISTEN connection is lost and back.
       const store = await openStore(config.database, { pollMs: config.pollMs, logger });
-      const stop = new AbortController();
-      const abortInFlight = new AbortController();
-      const unsubscribe = options.onStopSignal(() =>
-        stop.signal.aborted ? abortInFlight.abort() : stop.abort(),
-      );
+      // First signal: stop claiming; a later one: abort the requests in flight.
+      const signals = stopSignals({
+        ...options.signals,
+        onRepeat: (name) =>
+          logger.debug(
+            `${name} again within ${options.signals?.windowMs ?? SAME_KEYPRESS_MS} ms: taken as the same Ctrl-C (signal again later to abort)`,
+          ),
+      });
       try {
         await runWorker({
           store,
           config,
           logger,
-          once: args.once === true,
-          stop: stop.signal,
-          abortInFlight: abortInFlight.signal,
+          once: flags.once === true,
+          stop: signals.stop,
+          abortInFlight: signals.abort,
           fetch: options.fetch,
           verbose,
           ops,
           metrics: metrics ?? undefined,
         });
       } finally {
-        unsubscribe();
+        signals.dispose();
         await store.close();
       }
     },

@@ -1,7 +1,7 @@
-import { z } from "zod";
 import { loadAdminToken } from "../config/admin-token.ts";
-import { type Env, intInRange, parseEnv, withoutEmpty } from "../config/env.ts";
+import { type Env, intInRange, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
+import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { parsePort } from "../http/listen.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
 import { type AllowList, parseAllowList } from "../webhooks/ssrf.ts";
@@ -30,15 +30,7 @@ export interface WorkerConfig {
   pollMs: number;
 }
 
-interface Field {
-  key: Exclude<keyof WorkerConfig, "database" | "allowList">;
-  env: string;
-  /** The worker's flag, when it has one. */
-  flag?: string;
-  schema: z.ZodType<number, string>;
-  default: number | ((values: Partial<WorkerConfig>) => number);
-  description: string;
-}
+type WorkerKey = Exclude<keyof WorkerConfig, "database" | "allowList">;
 
 /** Lease = timeout + this by default: room for the DB write after the slowest request. */
 const LEASE_MARGIN_MS = 30_000;
@@ -46,16 +38,17 @@ const LEASE_MARGIN_MS = 30_000;
 const MIN_LEASE_MARGIN_MS = 1000;
 
 /**
- * Every worker setting with its variable, flag, form and default; the README table and the
- * worker's --help are written from these facts, so keep them in step.
+ * Every worker setting with its variable, flag, form and default: parsing, the citty arguments
+ * and the worker's --help are all written from this table (lib/config/fields.ts).
  */
-export const WORKER_FIELDS: readonly Field[] = [
+export const WORKER_FIELDS: readonly Field<WorkerKey>[] = [
   {
     key: "timeoutMs",
     env: "WEBHOOK_TIMEOUT_MS",
     flag: "timeout-ms",
     schema: intInRange(100, 300_000),
     default: 10_000,
+    hint: "ms",
     description: "timeout of one HTTP attempt (ms)",
   },
   {
@@ -64,6 +57,7 @@ export const WORKER_FIELDS: readonly Field[] = [
     flag: "max-attempts",
     schema: intInRange(1, 100),
     default: 5,
+    hint: "n",
     description: "attempts before a delivery is failed (1 = no automatic retry)",
   },
   {
@@ -72,6 +66,7 @@ export const WORKER_FIELDS: readonly Field[] = [
     flag: "concurrency",
     schema: intInRange(1, 1024),
     default: 16,
+    hint: "n",
     description: "requests in flight at once, per worker process",
   },
   {
@@ -81,15 +76,19 @@ export const WORKER_FIELDS: readonly Field[] = [
     schema: intInRange(0, 1024),
     // A finished request's slot is refilled at once, not after a write; topped up when half
     // empty, so claims and results are written in large batches (measured in bench:webhooks).
-    default: (values) => Math.min(1024, 2 * (values.concurrency ?? 16)),
-    description: "claims held ready beyond those in flight (default: twice the concurrency)",
+    default: (values) => Math.min(1024, 2 * (Number(values.concurrency) || 16)),
+    defaultText: "twice the concurrency",
+    hint: "n",
+    description: "claims held ready beyond those in flight",
   },
   {
     key: "leaseMs",
     env: "WEBHOOK_LEASE_MS",
     flag: "lease-ms",
     schema: intInRange(1000, 86_400_000),
-    default: (values) => (values.timeoutMs ?? 10_000) + LEASE_MARGIN_MS,
+    default: (values) => (Number(values.timeoutMs) || 10_000) + LEASE_MARGIN_MS,
+    defaultText: "the timeout + 30000",
+    hint: "ms",
     description: "lease of a claimed delivery (ms); must exceed the timeout by 1000",
   },
   {
@@ -98,6 +97,7 @@ export const WORKER_FIELDS: readonly Field[] = [
     flag: "grace-ms",
     schema: intInRange(0, 3_600_000),
     default: 15_000,
+    hint: "ms",
     description: "on SIGINT/SIGTERM, time in-flight requests get before being aborted (ms)",
   },
   {
@@ -123,8 +123,6 @@ export const WORKER_FIELDS: readonly Field[] = [
   },
 ];
 
-export type Flags = Record<string, unknown>;
-
 /** DATABASE_URL, or `--database-url` over it. */
 export function loadDatabaseTarget(env: Env, flags: Flags = {}): DatabaseTarget {
   const flag = flags["database-url"];
@@ -147,42 +145,16 @@ export function loadDatabaseTarget(env: Env, flags: Flags = {}): DatabaseTarget 
  * as unset, a bad value is a one-line ConfigError naming the variable or flag and the form.
  */
 export function loadWorkerConfig(env: Env, flags: Flags = {}): WorkerConfig {
-  const cleaned = withoutEmpty(env);
-  const envShape: Record<string, z.ZodType> = {};
-  const flagShape: Record<string, z.ZodType> = {};
-  const flagValues: Env = {};
-  for (const field of WORKER_FIELDS) {
-    envShape[field.env] = field.schema.optional();
-    if (!field.flag) continue;
-    flagShape[`--${field.flag}`] = field.schema.optional();
-    const value = flags[field.flag];
-    if (value === undefined) continue;
-    if (typeof value !== "string" || value.trim() === "") {
-      throw new ConfigError(`--${field.flag} needs a value: ${expectedForm(field)}`);
-    }
-    flagValues[`--${field.flag}`] = value;
-  }
-  const fromEnv = parseEnv(z.object(envShape), cleaned) as Record<string, number | undefined>;
-  const fromFlags = parseEnv(z.object(flagShape), flagValues) as Record<string, number | undefined>;
-
-  const values: Partial<WorkerConfig> = {};
-  const given = new Set<string>();
-  for (const field of WORKER_FIELDS) {
-    const value = (field.flag ? fromFlags[`--${field.flag}`] : undefined) ?? fromEnv[field.env];
-    if (value !== undefined) given.add(field.key);
-    values[field.key] =
-      value ?? (typeof field.default === "function" ? field.default(values) : field.default);
-  }
-  const config = {
-    ...(values as Omit<WorkerConfig, "database" | "allowList">),
+  const { values, given, sourceOf } = loadFields(WORKER_FIELDS, env, flags);
+  const config: WorkerConfig = {
+    ...(values as Record<WorkerKey, number>),
     database: loadDatabaseTarget(env, flags),
-    allowList: parseAllowList(cleaned.WEBHOOK_ALLOWED_HOSTS),
+    allowList: parseAllowList(withoutEmpty(env).WEBHOOK_ALLOWED_HOSTS),
   };
   if (given.has("leaseMs") && config.leaseMs < config.timeoutMs + MIN_LEASE_MARGIN_MS) {
     // A lease shorter than a request would let a second worker resend a delivery in flight.
-    const name = fromFlags["--lease-ms"] !== undefined ? "--lease-ms" : "WEBHOOK_LEASE_MS";
     throw new ConfigError(
-      `${name}=${config.leaseMs} is invalid: expected at least the timeout + ${MIN_LEASE_MARGIN_MS} (${config.timeoutMs + MIN_LEASE_MARGIN_MS})`,
+      `${sourceOf("leaseMs")}=${config.leaseMs} is invalid: expected at least the timeout + ${MIN_LEASE_MARGIN_MS} (${config.timeoutMs + MIN_LEASE_MARGIN_MS})`,
     );
   }
   if (config.retryMaxMs < config.retryBaseMs) {
@@ -191,13 +163,6 @@ export function loadWorkerConfig(env: Env, flags: Flags = {}): WorkerConfig {
     );
   }
   return config;
-}
-
-function expectedForm(field: Field): string {
-  const result = field.schema.safeParse("");
-  return result.success
-    ? "expected a value"
-    : (result.error.issues[0]?.message ?? "expected a value");
 }
 
 /** Where a worker serves GET /metrics (`--metrics-port`, `--metrics-host`). */

@@ -42,8 +42,18 @@ describe("loadAppConfig()", () => {
 
   test("rejects a short token and a bad port in one line", () => {
     expect(() => loadAppConfig({ ADMIN_TOKEN: "short" })).toThrow(
-      /^ADMIN_TOKEN="short" is invalid: expected at least 16 characters/,
+      "ADMIN_TOKEN is invalid: it is 5 characters long: expected at least 16 characters",
     );
+    // The token itself is never echoed, not even a wrong one: it may be nearly right.
+    const spaced = "a-secret-token with-a-space-in-it";
+    expect(() => loadAppConfig({ ADMIN_TOKEN: spaced })).toThrow(
+      "ADMIN_TOKEN is invalid: it contains whitespace: expected at least 16 characters",
+    );
+    try {
+      loadAppConfig({ ADMIN_TOKEN: spaced });
+    } catch (error) {
+      expect((error as Error).message).not.toContain("secret-token");
+    }
     for (const port of ["abc", "70000", "-1", "80.5"]) {
       expect(() => loadAppConfig({}, { port })).toThrow(
         `--port=${port} is invalid: expected a whole number from 0 to 65535`,

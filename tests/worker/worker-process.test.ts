@@ -154,7 +154,7 @@ describe("worker process", () => {
     expect((await store.queue.get(id ?? 0))?.delivery.state).toBe("successful");
   });
 
-  test("a second signal aborts in-flight requests and releases them", async () => {
+  test("two SIGINTs in quick succession (one Ctrl-C under `bun run`) stop gracefully: the request in flight finishes", async () => {
     const hold = gate();
     cleanups.push(hold.open);
     const { path, store, endpoint } = setup(async () => {
@@ -163,17 +163,24 @@ describe("worker process", () => {
     });
     await store.webhooks.create({ name: "hook", url: endpoint.url });
     const [id] = await store.queue.enqueue(change());
-    const child = startWorker(path);
+    const child = startWorker(path, { LOG_LEVEL: "debug" });
+    const stderr = outputOf(child.stderr);
     await endpoint.waitForRequests(1);
+    // The terminal signals the process group, then `bun run` forwards its copy.
     child.kill("SIGINT");
-    await waitForOutput(child.stderr, "Stopping");
+    await stderr.until("Stopping");
     child.kill("SIGINT");
+    await stderr.until("taken as the same Ctrl-C");
+    hold.open();
     expect(await child.exited).toBe(0);
+    expect(await stderr.rest()).toContain(
+      "1 successful, 0 to retry, 0 failed, 0 discarded, 0 released",
+    );
     expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
-      state: "queued",
-      attempts: 0,
-      leaseOwner: null,
+      state: "successful",
+      attempts: 1,
     });
+    expect(endpoint.requests).toHaveLength(1);
   });
 
   test("--once delivers what is due and exits 0", async () => {
@@ -295,4 +302,27 @@ async function waitForOutput(stream: ReadableStream<Uint8Array>, text: string): 
   } finally {
     reader.releaseLock();
   }
+}
+
+/** A child's output read as it comes: until() waits for a text, rest() reads to the end. */
+function outputOf(stream: ReadableStream<Uint8Array>) {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  return {
+    async until(text: string): Promise<void> {
+      while (!seen.includes(text)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`output ended without ${JSON.stringify(text)}: ${seen}`);
+        seen += decoder.decode(value, { stream: true });
+      }
+    },
+    async rest(): Promise<string> {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return seen;
+        seen += decoder.decode(value, { stream: true });
+      }
+    },
+  };
 }

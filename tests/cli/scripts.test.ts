@@ -1,0 +1,92 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+async function run(script: string, args: string[], env: Record<string, string> = {}) {
+  const child = Bun.spawn(["bun", `scripts/${script}.ts`, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: "", FORCE_COLOR: "", DATABASE_URL: ":memory:", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { stdout, stderr, code };
+}
+
+describe("every command", () => {
+  test.each([
+    ["worker", ["--onec"], "Unknown option --onec: did you mean --once?"],
+    ["worker", ["now"], 'Unexpected argument "now"'],
+    ["app", ["--prot", "8001"], "Unknown option --prot: did you mean --port?"],
+    ["receiver", ["--secert", "x"], "Unknown option --secert: did you mean --secret?"],
+    [
+      "demo",
+      ["--receiver-prot=0"],
+      "Unknown option --receiver-prot: did you mean --receiver-port?",
+    ],
+    ["digest", ["--formt", "json"], "Unknown option --formt"],
+    ["webhooks", ["list", "--jsno"], "Unknown option --jsno: did you mean --json?"],
+    ["webhooks", ["stats", "extra"], 'Unexpected argument "extra"'],
+  ])("%s %p exits 2 at once with one line naming the mistake", async (script, args, message) => {
+    const { stdout, stderr, code } = await run(script, args);
+    expect(code).toBe(2);
+    expect(stderr).toStartWith(`error: ${message}`);
+    expect(stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(stdout).toBe("");
+  });
+});
+
+describe("help", () => {
+  test("`webhooks add --help` and `webhooks help add` print the help of add, not the top level", async () => {
+    const viaFlag = await run("webhooks", ["add", "--help"]);
+    const viaHelp = await run("webhooks", ["help", "add"]);
+    expect(viaFlag.code).toBe(0);
+    expect(viaFlag.stdout).toContain("Usage: webhooks add [options]");
+    expect(viaFlag.stdout).toContain("--url=<url>");
+    expect(viaFlag.stdout).not.toContain("Commands:");
+    expect(viaHelp).toEqual(viaFlag);
+  });
+
+  test("`webhooks help nope` names the unknown command and exits 2", async () => {
+    const { code, stderr } = await run("webhooks", ["help", "nope"]);
+    expect(code).toBe(2);
+    expect(stderr).toBe('error: Unknown command "nope" (see --help)\n');
+  });
+
+  test.each([
+    ["worker", ["--help"]],
+    ["app", ["--help"]],
+    ["receiver", ["--help"]],
+    ["demo", ["--help"]],
+    ["webhooks", ["--help"]],
+    ["webhooks", ["deliveries", "--help"]],
+  ])("%s %p written to a pipe has no escape codes", async (script, args) => {
+    const { stdout, code } = await run(script, args);
+    expect(code).toBe(0);
+    expect(stdout).toContain("Usage:");
+    expect(stdout).not.toContain("\u001b");
+  });
+
+  test("the worker's help names each flag's variable and default, and the variables it reads", async () => {
+    const { stdout } = await run("worker", ["--help"]);
+    expect(stdout).toMatch(
+      /--timeout-ms=<ms> +timeout of one HTTP attempt \(ms\) \[env WEBHOOK_TIMEOUT_MS, default 10000\]/,
+    );
+    expect(stdout).toContain("[env WEBHOOK_PREFETCH, default twice the concurrency]");
+    expect(stdout).toMatch(/\n {2}WEBHOOK_ALLOWED_HOSTS +/);
+    expect(stdout).toMatch(/\n {2}WEBHOOK_RETRY_BASE_MS +.*\[default 10000\]/);
+    expect(stdout).toMatch(/\n {2}LOG_FORMAT +/);
+  });
+
+  test("the app's help names ADMIN_TOKEN and DATABASE_URL", async () => {
+    const { stdout } = await run("app", ["--help"]);
+    expect(stdout).toMatch(/\n {2}ADMIN_TOKEN +/);
+    expect(stdout).toMatch(/\n {2}DATABASE_URL +.*\[default data\/app\.db\]/);
+    expect(stdout).toContain("[default 8000]");
+  });
+});
