@@ -18,7 +18,11 @@ export async function openStore(
   options: OpenStoreOptions = {},
 ): Promise<Store> {
   if (target.kind === "sqlite") {
-    return openSqliteStore(target.path, { now: options.now, pollMs: options.pollMs });
+    return openSqliteStore(target.path, {
+      now: options.now,
+      pollMs: options.pollMs,
+      warn: options.logger ? (message) => options.logger?.warn(message) : undefined,
+    });
   }
   return openPostgresStore(target.url, { now: options.now, logger: options.logger });
 }

@@ -122,5 +122,10 @@ export interface Store extends Repos {
    * `PRAGMA data_version` change; PostgreSQL: NOTIFY), or after `timeoutMs`, or on abort.
    */
   waitForChange(options: { timeoutMs: number; signal?: AbortSignal }): Promise<void>;
+  /**
+   * SQLite on a file: why the path no longer names the file this store opened (deleted or
+   * replaced), or null. Everything written would go to a file nobody else sees.
+   */
+  fileProblem?(): string | null;
   close(): Promise<void>;
 }

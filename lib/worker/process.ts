@@ -11,6 +11,7 @@ import type { Store } from "../webhooks/ports.ts";
 import { metricsHooks } from "./after-attempt.ts";
 import { combineHooks, createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
 import type { MetricsListen, WorkerConfig } from "./config.ts";
+import { databaseFileError, watchDatabaseFile } from "./database-file.ts";
 import { type Heartbeat, startHeartbeat } from "./heartbeat.ts";
 import { createRetention } from "./retention.ts";
 
@@ -43,6 +44,8 @@ export interface RunWorkerOptions {
   /** Clock and sleep for heartbeats, retention, pauses and send slots; tests pass fakes. */
   now?: () => number;
   sleep?: Sleep;
+  /** How often to check the SQLite file is still there (default every second). */
+  fileCheckMs?: number;
 }
 
 const DEFAULT_OPS: NonNullable<RunWorkerOptions["ops"]> = {
@@ -138,20 +141,41 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     }
     graceTimer = setTimeout(forward, config.shutdownGraceMs);
   };
-  options.stop.addEventListener("abort", onStop, { once: true });
+  // A deleted or replaced SQLite file stops the worker as a signal would, then fails the run.
+  const fileLost = new AbortController();
+  let lostReason: string | null = null;
+  const stop = AbortSignal.any([options.stop, fileLost.signal]);
+  stop.addEventListener("abort", onStop, { once: true });
+  const watching = new AbortController();
+  const fileProblem = store.fileProblem?.bind(store);
+  const fileWatch = fileProblem
+    ? watchDatabaseFile({
+        problem: fileProblem,
+        onLost(reason) {
+          lostReason = reason;
+          logger.error(`${reason}: stopping the worker`);
+          fileLost.abort();
+        },
+        signal: watching.signal,
+        intervalMs: options.fileCheckMs,
+      })
+    : null;
 
   try {
-    const signals = { signal: options.stop, abortInFlight: hard.signal };
+    const signals = { signal: stop, abortInFlight: hard.signal };
     await (options.once ? worker.runOnce(signals) : worker.run(signals));
   } finally {
     clearTimeout(graceTimer);
-    options.stop.removeEventListener("abort", onStop);
+    stop.removeEventListener("abort", onStop);
+    watching.abort();
+    await fileWatch;
     options.abortInFlight.removeEventListener("abort", forward);
     // Visible until here, while in-flight requests drained; a clean exit leaves no stale row.
     await heartbeat?.stop();
     await retention.idle();
     await server?.stop();
   }
+  if (lostReason !== null) throw databaseFileError(lostReason);
   const c = worker.counts;
   logger.info(
     `Worker ${worker.id} stopped: ${c.successful} successful, ${c.retried} to retry, ${c.failed} failed, ${c.discarded} discarded, ${c.released} released`,

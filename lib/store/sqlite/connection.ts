@@ -1,6 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { prepareDatabaseFile, type Warn } from "./file-safety.ts";
 import { migrate } from "./migrations.ts";
 
 /**
@@ -9,10 +8,12 @@ import { migrate } from "./migrations.ts";
  * each other instead of failing, synchronous=NORMAL which is durable across crashes of the
  * process in WAL mode, and foreign keys on. temp_store=MEMORY: the journal of a savepoint (an
  * enqueue joining the caller's transaction) is otherwise a temporary file created and removed
- * at every transaction.
+ * at every transaction. A new file and folder are created owner-only (prepareDatabaseFile).
  */
-export function openSqlite(path: string): Database {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+export function openSqlite(path: string, options: { warn?: Warn } = {}): Database {
+  if (path !== ":memory:") {
+    prepareDatabaseFile(path, options.warn ?? ((message) => process.stderr.write(`${message}\n`)));
+  }
   const db = new Database(path, { create: true, strict: true });
   db.run("PRAGMA busy_timeout = 5000");
   db.run("PRAGMA journal_mode = WAL");

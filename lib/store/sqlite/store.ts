@@ -4,6 +4,7 @@ import type { AttemptRecord, Claim, Outcome } from "../../webhooks/model.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import { createChangeMonitor } from "./changes.ts";
 import { openSqlite } from "./connection.ts";
+import { fileChange, fileIdentity } from "./file-safety.ts";
 import { createSqliteHealthRepo } from "./health.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
@@ -16,6 +17,8 @@ export interface SqliteStoreOptions {
   now?: () => number;
   /** How often waitForChange polls `PRAGMA data_version`, in ms (a poll costs microseconds). */
   pollMs?: number;
+  /** Told when an existing database file is open to other users. */
+  warn?: (message: string) => void;
 }
 
 /** The safety-net poll of waitForChange; WAL file events normally wake it within ~2 ms. */
@@ -23,7 +26,10 @@ export const DEFAULT_POLL_MS = 50;
 
 /** Opens (creating and migrating) the SQLite database at `path` as a Store. */
 export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
-  return createSqliteStore(openSqlite(path), options);
+  const store = createSqliteStore(openSqlite(path, { warn: options.warn }), options);
+  const opened = path === ":memory:" ? null : fileIdentity(path);
+  if (opened === null) return store;
+  return { ...store, fileProblem: () => fileChange(path, opened) };
 }
 
 /**
