@@ -70,7 +70,7 @@ export function createAppCommand(options: AppCommandOptions): CommandDef {
       });
       const ops = loadOpsConfig(options.env);
       const logger = options.logger ?? createOpsLogger(ops.log);
-      const store = await openStore(config.database, { logger });
+      const store = await openStore(config.database, { logger, role: "app" });
       const signals = stopSignals(options.signals);
       try {
         const serving = serveApp({

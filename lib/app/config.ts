@@ -23,6 +23,7 @@ const envSchema = z.object({
   ADMIN_TOKEN: adminTokenSchema,
   DATABASE_URL: z.string().optional(),
   APP_ALLOWED_HOSTS: z.string().optional(),
+  DATABASE_POOL_MAX: z.string().optional(),
 });
 
 /** `bun run app` settings: flags (--host, --port) and env (ADMIN_TOKEN, DATABASE_URL). */
@@ -39,7 +40,7 @@ export function loadAppConfig(
     host,
     port,
     adminToken,
-    database: parseDatabaseUrl(parsed.DATABASE_URL),
+    database: parseDatabaseUrl(parsed.DATABASE_URL, parsed.DATABASE_POOL_MAX),
     allowedHosts: parseAllowedHosts(parsed.APP_ALLOWED_HOSTS),
   };
 }

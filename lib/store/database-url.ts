@@ -1,16 +1,34 @@
 import { ConfigError } from "../config/errors.ts";
 
-export type DatabaseTarget = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
+export type DatabaseTarget =
+  | { kind: "sqlite"; path: string }
+  /** `poolMax`: the connections this process may open, when the URL or DATABASE_POOL_MAX says. */
+  | { kind: "postgres"; url: string; poolMax?: number };
+
+/** The most connections one process may be given (PostgreSQL's own default limit is 100). */
+export const MAX_POOL = 1000;
 
 export const DEFAULT_DATABASE_URL = "data/app.db";
 
 /**
  * Reads DATABASE_URL: a plain path or `sqlite:` URL (`sqlite:data/app.db`, `sqlite:///abs/path`,
- * `sqlite::memory:`) means SQLite; `postgres://` or `postgresql://` means PostgreSQL.
+ * `sqlite::memory:`) means SQLite; `postgres://` or `postgresql://` means PostgreSQL. Its
+ * connection budget is the URL's `max=` or else `poolMax` (DATABASE_POOL_MAX).
  */
-export function parseDatabaseUrl(value: string | undefined): DatabaseTarget {
+export function parseDatabaseUrl(
+  value: string | undefined,
+  poolMax?: string | undefined,
+): DatabaseTarget {
   const raw = value?.trim() || DEFAULT_DATABASE_URL;
-  if (/^postgres(ql)?:\/\//i.test(raw)) return { kind: "postgres", url: raw };
+  // Checked whatever the backend, so a typo is caught before it matters.
+  const fromEnv = poolMax?.trim() ? parseBudget(poolMax.trim(), "DATABASE_POOL_MAX") : undefined;
+  if (/^postgres(ql)?:\/\//i.test(raw)) {
+    const fromUrl = urlMax(raw);
+    const budget = fromUrl === null ? fromEnv : parseBudget(fromUrl, "DATABASE_URL max");
+    return budget === undefined
+      ? { kind: "postgres", url: raw }
+      : { kind: "postgres", url: raw, poolMax: budget };
+  }
   if (/^sqlite:/i.test(raw)) {
     const rest = raw.slice("sqlite:".length);
     const path = rest.startsWith("//") ? rest.slice(2) : rest;
@@ -19,6 +37,23 @@ export function parseDatabaseUrl(value: string | undefined): DatabaseTarget {
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw invalid(raw);
   return { kind: "sqlite", path: raw };
+}
+
+/** The `max` query parameter, which Bun's client reads as its pool size. */
+function urlMax(raw: string): string | null {
+  try {
+    return new URL(raw).searchParams.get("max");
+  } catch {
+    return null;
+  }
+}
+
+function parseBudget(value: string, name: string): number {
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (Number.isSafeInteger(n) && n >= 1 && n <= MAX_POOL) return n;
+  throw new ConfigError(
+    `${name}=${JSON.stringify(value)} is invalid: expected a whole number from 1 to ${MAX_POOL} (connections per process)`,
+  );
 }
 
 function invalid(raw: string): ConfigError {

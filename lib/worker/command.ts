@@ -10,6 +10,7 @@ import { createOpsLogger } from "../log-format.ts";
 import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
 import { openStore } from "../store/open.ts";
 import { VERSION } from "../version.ts";
+import type { Store } from "../webhooks/ports.ts";
 import {
   DEFAULT_METRICS_HOST,
   loadWorkerConfig,
@@ -91,8 +92,6 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
       const logger =
         options.logger?.(verbose) ??
         createOpsLogger({ format: ops.log.format, level: verbose ? 4 : ops.log.level });
-      // The logger also tells when a PostgreSQL LISTEN connection is lost and back.
-      const store = await openStore(config.database, { pollMs: config.pollMs, logger });
       // First signal: stop claiming; a later one: abort the requests in flight.
       const signals = stopSignals({
         ...options.signals,
@@ -101,6 +100,21 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
             `${name} again within ${options.signals?.windowMs ?? SAME_KEYPRESS_MS} ms: taken as the same Ctrl-C (signal again later to abort)`,
           ),
       });
+      let store: Store;
+      try {
+        // The logger also tells when a PostgreSQL LISTEN connection is lost and back; a stop
+        // signal ends the wait for a full or unreachable server at start-up.
+        store = await openStore(config.database, {
+          pollMs: config.pollMs,
+          logger,
+          role: "worker",
+          signal: signals.stop,
+        });
+      } catch (error) {
+        signals.dispose();
+        if (signals.stop.aborted) return; // stopped while waiting for the database
+        throw error;
+      }
       try {
         await runWorker({
           store,

@@ -123,12 +123,13 @@ export const WORKER_FIELDS: readonly Field<WorkerKey>[] = [
   },
 ];
 
-/** DATABASE_URL, or `--database-url` over it. */
+/** DATABASE_URL, or `--database-url` over it, and DATABASE_POOL_MAX. */
 export function loadDatabaseTarget(env: Env, flags: Flags = {}): DatabaseTarget {
   const flag = flags["database-url"];
+  const poolMax = withoutEmpty(env).DATABASE_POOL_MAX;
   if (typeof flag === "string" && flag.trim() !== "") {
     try {
-      return parseDatabaseUrl(flag);
+      return parseDatabaseUrl(flag, poolMax);
     } catch (error) {
       throw new ConfigError(
         error instanceof Error
@@ -137,7 +138,7 @@ export function loadDatabaseTarget(env: Env, flags: Flags = {}): DatabaseTarget 
       );
     }
   }
-  return parseDatabaseUrl(withoutEmpty(env).DATABASE_URL);
+  return parseDatabaseUrl(withoutEmpty(env).DATABASE_URL, poolMax);
 }
 
 /**

@@ -118,6 +118,42 @@ describe("loadDatabaseTarget", () => {
   });
 });
 
+describe("connection budget", () => {
+  test("loadDatabaseTarget() takes the URL's max=, else DATABASE_POOL_MAX", () => {
+    expect(loadDatabaseTarget({ DATABASE_URL: "postgres://u@h/db?max=3" })).toEqual({
+      kind: "postgres",
+      url: "postgres://u@h/db?max=3",
+      poolMax: 3,
+    });
+    expect(
+      loadDatabaseTarget({ DATABASE_URL: "postgres://u@h/db", DATABASE_POOL_MAX: "6" }),
+    ).toMatchObject({ poolMax: 6 });
+    expect(
+      loadDatabaseTarget({ DATABASE_URL: "postgres://u@h/db?max=2", DATABASE_POOL_MAX: "6" }),
+    ).toMatchObject({ poolMax: 2 });
+    expect(loadDatabaseTarget({ DATABASE_URL: "postgres://u@h/db" })).not.toHaveProperty("poolMax");
+  });
+
+  test("a bad budget is one line naming the value and the expected form", () => {
+    for (const [env, message] of [
+      [{ DATABASE_POOL_MAX: "0" }, 'DATABASE_POOL_MAX="0" is invalid: expected a whole number'],
+      [{ DATABASE_POOL_MAX: "lots", DATABASE_URL: "x.db" }, 'DATABASE_POOL_MAX="lots"'],
+      [{ DATABASE_URL: "postgres://u@h/db?max=-1" }, 'DATABASE_URL max="-1" is invalid'],
+    ] as const) {
+      const error = (() => {
+        try {
+          loadDatabaseTarget(env);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toContain(message);
+      expect((error as Error).message).not.toContain("\n");
+    }
+  });
+});
+
 describe("loadWorkerMetrics", () => {
   const TOKEN = "test-admin-token-0123456789";
 

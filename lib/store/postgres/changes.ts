@@ -166,3 +166,24 @@ export function createChangeListener(
     },
   };
 }
+
+/**
+ * A ChangeListener that holds no connection: every wait lasts at most `pollIntervalMs`. For a
+ * process whose connection budget has no room for LISTEN.
+ */
+export function createPollingListener(pollIntervalMs: number): ChangeListener {
+  let closed = false;
+  return {
+    listening: false,
+    markSeen() {},
+    wait({ timeoutMs, signal }) {
+      if (closed) return Promise.resolve();
+      return abortableSleep(Math.min(timeoutMs, pollIntervalMs), signal ?? neverAborted);
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}
+
+const neverAborted = new AbortController().signal;

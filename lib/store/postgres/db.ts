@@ -78,6 +78,7 @@ export function isConnectionError(error: unknown): boolean {
     errno.startsWith("08") || // connection exception
     errno === "57P01" || // admin_shutdown
     errno === "57P02" || // crash_shutdown
-    errno === "57P03" // cannot_connect_now (starting up)
+    errno === "57P03" || // cannot_connect_now (starting up)
+    errno === "53300" // too_many_connections: no connection could be opened
   );
 }

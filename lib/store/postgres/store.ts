@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL, type TransactionSQL } from "bun";
 import type { Logger } from "../../log.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
-import { type ChangeListener, createChangeListener } from "./changes.ts";
+import { planConnections, retryStartup, type StartupRetryOptions } from "./budget.ts";
+import { type ChangeListener, createChangeListener, createPollingListener } from "./changes.ts";
 import { type Db, poolDb, transactionDb, urlOptions } from "./db.ts";
 import { createPostgresHealthRepo } from "./health.ts";
 import { createPostgresItemRepo } from "./items.ts";
@@ -14,8 +15,15 @@ import { createPostgresWorkerRegistry } from "./workers.ts";
 export interface PostgresStoreOptions {
   /** Clock for stored timestamps (created_at, completed_at, …); tests pass a fake one. */
   now?: () => number;
-  /** Connections in this process's pool (Bun's default: 10). */
-  max?: number;
+  /**
+   * Connections this process may open, the LISTEN connection included (default 4; see
+   * budget.ts). The URL's `max=` is read by the caller (parseDatabaseUrl) and passed here.
+   */
+  connections?: number;
+  /** Whether this process waits for work (a worker): then one connection may LISTEN. */
+  waitsForWork?: boolean;
+  /** Retrying the first connection while the server is full or unreachable. */
+  startup?: StartupRetryOptions;
   /** Longest waitForChange while the LISTEN connection is down (polling), in ms. */
   pollIntervalMs?: number;
   /** How long finish/release keep retrying through a lost connection, in ms. */
@@ -36,17 +44,17 @@ export async function openPostgresStore(
   url: string,
   options: PostgresStoreOptions = {},
 ): Promise<Store> {
-  const sql = new SQL(url, { ...urlOptions(url), max: options.max ?? 10 });
+  const plan = planConnections(options.connections ?? 4, options.waitsForWork ?? true);
+  const sql = new SQL(url, { ...urlOptions(url), max: plan.pool });
   try {
-    await migrate(sql);
+    await retryStartup(() => migrate(sql), { logger: options.logger, ...options.startup });
   } catch (error) {
     await sql.close({ timeout: 0 }).catch(() => {});
     throw error;
   }
-  const changes = createChangeListener(url, {
-    pollIntervalMs: options.pollIntervalMs,
-    logger: options.logger,
-  });
+  const changes = plan.listen
+    ? createChangeListener(url, { pollIntervalMs: options.pollIntervalMs, logger: options.logger })
+    : createPollingListener(options.pollIntervalMs ?? 200);
   return createPostgresStore(sql, changes, options);
 }
 
