@@ -9,6 +9,7 @@ import type { Logger } from "../log.ts";
 import { createOpsLogger } from "../log-format.ts";
 import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
 import { openStore } from "../store/open.ts";
+import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, loadAppConfig } from "./config.ts";
 import { serveApp } from "./serve.ts";
@@ -37,6 +38,7 @@ export const APP_ENVIRONMENT: readonly EnvVarHelp[] = [
     name: "DATABASE_URL",
     description: `database: file path, sqlite:PATH or postgres://… [default ${DEFAULT_DATABASE_URL}]`,
   },
+  poolMaxHelp("app"),
   ...fieldEnvironment(OPS_FIELDS).filter(
     (v) => v.name.startsWith("LOG_") || v.name === "WORKER_HEARTBEAT_MS",
   ),

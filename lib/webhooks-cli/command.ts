@@ -1,6 +1,7 @@
 import { type CommandDef, defineCommand } from "citty";
 import { helpMeta } from "../cli/help.ts";
 import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
+import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
 import type { CliDeps } from "./context.ts";
 import {
@@ -35,6 +36,7 @@ export function createWebhooksCommand(deps: CliDeps): CommandDef {
           name: "DATABASE_URL",
           description: `database: file path, sqlite:PATH or postgres://… (--database-url overrides it) [default ${DEFAULT_DATABASE_URL}]`,
         },
+        poolMaxHelp("command"),
       ],
       notes: ["Exit codes: 0 done, 1 failed, 2 bad flag, argument, id or variable."],
     }),

@@ -9,6 +9,7 @@ import type { Logger } from "../log.ts";
 import { createOpsLogger } from "../log-format.ts";
 import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
 import { openStore } from "../store/open.ts";
+import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
 import type { Store } from "../webhooks/ports.ts";
 import {
@@ -53,6 +54,7 @@ export const WORKER_ENVIRONMENT: readonly EnvVarHelp[] = [
       "comma list of hosts, host:port or CIDR the worker may send to although private or loopback [default none]",
   },
   ...fieldEnvironment(WORKER_FIELDS),
+  poolMaxHelp("worker"),
   {
     name: "ADMIN_TOKEN",
     description: "bearer token a scrape of --metrics-port on a non-loopback address must carry",

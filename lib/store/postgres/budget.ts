@@ -16,6 +16,14 @@ export const DEFAULT_CONNECTIONS: Readonly<Record<ProcessRole, number>> = {
   command: 1,
 };
 
+/** The --help line for DATABASE_POOL_MAX of a command in `role`. */
+export function poolMaxHelp(role: ProcessRole): { name: string; description: string } {
+  return {
+    name: "DATABASE_POOL_MAX",
+    description: `PostgreSQL connections this process may open, LISTEN included; the URL's max= wins [default ${DEFAULT_CONNECTIONS[role]}]`,
+  };
+}
+
 export interface ConnectionPlan {
   /** Connections of the query pool. */
   pool: number;
