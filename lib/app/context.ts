@@ -1,5 +1,9 @@
 /** What the app's middleware puts on every request's context, for the API and admin routes. */
 export type AppEnv = {
+  /** What Bun.serve passes as the env: its Server, whose requestIP gives the peer's address. */
+  Bindings: {
+    requestIP?: (request: Request) => { address: string } | null;
+  };
   Variables: {
     /** A fresh UUID per request, also sent back as `X-Request-Id` and put in webhook payloads. */
     requestId: string;

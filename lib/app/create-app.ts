@@ -10,12 +10,13 @@ import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { generateSecret as defaultGenerateSecret } from "../webhooks/signing.ts";
 import { adminNotFound, createAdmin } from "./admin/admin.tsx";
-import { authMiddleware } from "./auth.ts";
+import { type AdminAuth, authMiddleware } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
 import { csrfMiddleware } from "./csrf.ts";
 import { type AllowedHosts, hostCheckMiddleware } from "./host-check.ts";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items-api.ts";
 import { loginRoutes } from "./login.tsx";
+import { createLoginThrottle, type LoginThrottle } from "./login-throttle.ts";
 import { requestIdMiddleware } from "./request-id.ts";
 import { createSessionSigner } from "./session.ts";
 
@@ -39,6 +40,8 @@ export interface CreateAppOptions {
   generateSecret?: () => string;
   /** Request ids (X-Request-Id, the payload's request_id). */
   randomUUID?: () => string;
+  /** Backoff for wrong admin tokens per client (default: 5 free, then 1 s doubling to 15 min). */
+  loginThrottle?: LoginThrottle;
 }
 
 /**
@@ -75,13 +78,21 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   );
   app.use("/admin/*", bodyLimit({ maxSize: limitBytes }));
   app.use("/admin/*", csrfMiddleware({ key: csrfKey }));
-  app.use("/admin/*", authMiddleware({ adminToken, sessions, now }));
-  app.use("/api/*", authMiddleware({ adminToken, sessions, now }));
-  app.use("/metrics", authMiddleware({ adminToken, sessions, now }));
+  const auth: AdminAuth = {
+    adminToken,
+    sessions,
+    revocations: store.sessions,
+    throttle: options.loginThrottle ?? createLoginThrottle(),
+    now,
+    logger,
+  };
+  app.use("/admin/*", authMiddleware(auth));
+  app.use("/api/*", authMiddleware(auth));
+  app.use("/metrics", authMiddleware(auth));
 
   app.get("/", (c) => c.redirect("/admin", 302));
   app.route("/api/items", createItemsApi({ store, now, bodyLimitBytes: limitBytes }));
-  app.route("/admin", loginRoutes({ adminToken, sessions, now }));
+  app.route("/admin", loginRoutes(auth));
   app.route(
     "/admin",
     createAdmin({

@@ -1,26 +1,24 @@
 import { Hono } from "hono";
-import { deleteCookie, setCookie } from "hono/cookie";
-import { safeEqual } from "../secrets.ts";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { localAdminPath } from "./admin/format.ts";
 import { CsrfField, Layout, type PageContext } from "./admin/layout.tsx";
 import { pageContext, renderPage } from "./admin/page.tsx";
-import { LOGIN_PATH } from "./auth.ts";
+import { type AdminAuth, checkToken, LOGIN_PATH, retryAfterSeconds } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
-import { SESSION_COOKIE, SESSION_MAX_AGE_SECONDS, type SessionSigner } from "./session.ts";
+import { SESSION_COOKIE, SESSION_MAX_AGE_SECONDS } from "./session.ts";
 
-/** The login form (ADMIN_TOKEN → session cookie) and logout, both CSRF-checked POSTs. */
-export function loginRoutes(options: {
-  adminToken: string | null;
-  sessions: SessionSigner | null;
-  now: () => Date;
-}): Hono<AppEnv> {
-  const { adminToken, sessions, now } = options;
+/**
+ * The login form (ADMIN_TOKEN → session cookie; wrong tokens throttled per client) and logout
+ * (the session recorded as ended, so the cookie is refused even if kept), both CSRF-checked.
+ */
+export function loginRoutes(auth: AdminAuth): Hono<AppEnv> {
+  const { adminToken, sessions, now } = auth;
   const routes = new Hono<AppEnv>();
 
   routes.get("/login", (c) => {
     if (adminToken === null) return c.redirect("/admin", 302);
     const next = localAdminPath(c.req.query("next"), "/admin");
-    return renderPage(c, <LoginPage page={pageContext(c)} next={next} failed={false} />);
+    return renderPage(c, <LoginPage page={pageContext(c)} next={next} failed={null} />);
   });
 
   routes.post("/login", async (c) => {
@@ -28,8 +26,16 @@ export function loginRoutes(options: {
     const form = await c.req.parseBody();
     const next = localAdminPath(form.next, "/admin");
     const token = typeof form.token === "string" ? form.token.trim() : "";
-    if (!safeEqual(token, adminToken)) {
-      return renderPage(c, <LoginPage page={pageContext(c)} next={next} failed />, 401);
+    const verdict = checkToken(c, auth, token, "token on the login form");
+    if (verdict === "locked") {
+      const seconds = retryAfterSeconds(c, auth);
+      c.header("Retry-After", String(seconds));
+      const failed = `Too many wrong tokens from your address: try again in ${seconds} s.`;
+      return renderPage(c, <LoginPage page={pageContext(c)} next={next} failed={failed} />, 429);
+    }
+    if (verdict === "wrong") {
+      const failed = "That is not the admin token.";
+      return renderPage(c, <LoginPage page={pageContext(c)} next={next} failed={failed} />, 401);
     }
     setCookie(c, SESSION_COOKIE, sessions.issue(now()), {
       path: "/",
@@ -41,7 +47,9 @@ export function loginRoutes(options: {
     return c.redirect(next, 303);
   });
 
-  routes.post("/logout", (c) => {
+  routes.post("/logout", async (c) => {
+    const session = sessions?.verify(getCookie(c, SESSION_COOKIE), now());
+    if (session) await auth.revocations.revoke(session.id, session.expiresAt);
     deleteCookie(c, SESSION_COOKIE, { path: "/" });
     return c.redirect(adminToken === null ? "/admin" : LOGIN_PATH, 303);
   });
@@ -49,13 +57,13 @@ export function loginRoutes(options: {
   return routes;
 }
 
-function LoginPage(props: { page: PageContext; next: string; failed: boolean }) {
+function LoginPage(props: { page: PageContext; next: string; failed: string | null }) {
   return (
     <Layout title="Log in" page={props.page}>
       <h1>Log in</h1>
       {props.failed ? (
         <p class="error-box" role="alert">
-          That is not the admin token.
+          {props.failed}
         </p>
       ) : null}
       <form method="post" action={LOGIN_PATH} class="stacked">

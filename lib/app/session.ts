@@ -3,13 +3,21 @@ import { hmac, randomToken, safeEqual } from "../secrets.ts";
 export const SESSION_COOKIE = "admin_session";
 export const SESSION_MAX_AGE_SECONDS = 12 * 60 * 60;
 
+/** A session cookie that checked out: its id (the nonce) and when it expires (epoch ms). */
+export interface Session {
+  id: string;
+  expiresAt: number;
+}
+
 /**
- * Login sessions without server state: the cookie is `issuedAt.nonce.signature`, signed with a
- * key derived from ADMIN_TOKEN, so changing the token logs everybody out.
+ * Login sessions as signed cookies: `issuedAt.nonce.signature`, signed with a key derived from
+ * ADMIN_TOKEN, so changing the token logs everybody out. A forged or expired cookie is refused
+ * here without a database read; a logout is recorded by the nonce (store.sessions).
  */
 export interface SessionSigner {
   issue(now: Date): string;
-  verify(value: string | undefined, now: Date): boolean;
+  /** The session a cookie carries when its signature and age check out, else null. */
+  verify(value: string | undefined, now: Date): Session | null;
 }
 
 export function createSessionSigner(adminToken: string): SessionSigner {
@@ -21,11 +29,12 @@ export function createSessionSigner(adminToken: string): SessionSigner {
     },
     verify(value, now) {
       const match = value?.match(/^(\d{1,12})\.([\w-]{1,64})\.([\w-]{43})$/);
-      if (!match) return false;
+      if (!match) return null;
       const [, issuedAt, nonce, signature] = match as unknown as [string, string, string, string];
       const age = now.getTime() / 1000 - Number(issuedAt);
-      if (age < -60 || age > SESSION_MAX_AGE_SECONDS) return false;
-      return safeEqual(signature, hmac(key, `${issuedAt}.${nonce}`));
+      if (age < -60 || age > SESSION_MAX_AGE_SECONDS) return null;
+      if (!safeEqual(signature, hmac(key, `${issuedAt}.${nonce}`))) return null;
+      return { id: nonce, expiresAt: (Number(issuedAt) + SESSION_MAX_AGE_SECONDS) * 1000 };
     },
   };
 }

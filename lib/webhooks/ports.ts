@@ -110,12 +110,23 @@ export interface Repos {
 }
 
 /**
+ * Admin sessions ended by logout before they expire. The session cookie is signed and verifies
+ * on its own; this list is what makes a logout hold in every app process sharing the database.
+ */
+export interface SessionRevocations {
+  /** Records that session `id` is over; forgotten after `expiresAt` (epoch ms), when it would have expired. */
+  revoke(id: string, expiresAt: number): Promise<void>;
+  isRevoked(id: string): Promise<boolean>;
+}
+
+/**
  * The whole application store (SQLite or PostgreSQL, chosen by DATABASE_URL).
  * `transaction` runs `fn` with repos that join one transaction, so an item change and its
  * deliveries commit together or not at all. `fn` must not do network I/O.
  */
 export interface Store extends Repos {
   readonly kind: "sqlite" | "postgres";
+  sessions: SessionRevocations;
   transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
   /**
    * Resolves soon after another connection or process may have enqueued work (SQLite: a

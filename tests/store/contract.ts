@@ -868,6 +868,20 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describe("sessions", () => {
+      test("revoke() is seen by another connection; expired revocations go at the next revoke", async () => {
+        await store.sessions.revoke("nonce-a", T0 + 1000);
+        const other = await another();
+        expect(await other.sessions.isRevoked("nonce-a")).toBe(true);
+        expect(await other.sessions.isRevoked("nonce-b")).toBe(false);
+        await store.sessions.revoke("nonce-a", T0 + 1000); // twice is fine
+        clock.t = T0 + 2000;
+        await other.sessions.revoke("nonce-b", T0 + 5000);
+        expect(await store.sessions.isRevoked("nonce-a")).toBe(false);
+        expect(await store.sessions.isRevoked("nonce-b")).toBe(true);
+      });
+    });
+
     describe("waitForChange", () => {
       test("waitForChange() resolves when another connection enqueues", async () => {
         await store.webhooks.create({ name: "a", url: "https://e.example/1" });

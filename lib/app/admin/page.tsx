@@ -19,7 +19,7 @@ export function pageContext(c: Context<AppEnv>): PageContext {
 export function renderPage(
   c: Context<AppEnv>,
   page: Child,
-  status: 200 | 400 | 401 | 403 | 404 | 409 = 200,
+  status: 200 | 400 | 401 | 403 | 404 | 409 | 429 = 200,
 ): Response | Promise<Response> {
   c.header("Cache-Control", "no-store");
   return c.html(html`<!DOCTYPE html>${page}`, status);

@@ -102,6 +102,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_webhook_due ON deliveries (webhook_id, next_attempt_at)
     WHERE state = 'queued';
 `,
+  // 3: admin sessions ended by logout before their cookie expires (only those: a session
+  // cookie is signed and checks out on its own; a row lives at most its 12 hours).
+  `
+  CREATE TABLE revoked_sessions (
+    id TEXT PRIMARY KEY,
+    expires_at BIGINT NOT NULL
+  );
+`,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

@@ -9,6 +9,7 @@ import { createPostgresHealthRepo } from "./health.ts";
 import { createPostgresItemRepo } from "./items.ts";
 import { migrate } from "./migrations.ts";
 import { createPostgresQueue } from "./queue/index.ts";
+import { createPostgresSessionRevocations } from "./sessions.ts";
 import { createPostgresWebhookRepo } from "./webhooks.ts";
 import { createPostgresWorkerRegistry } from "./workers.ts";
 
@@ -112,6 +113,7 @@ export function createPostgresStore(
 
   return {
     kind: "postgres",
+    sessions: createPostgresSessionRevocations(sql, options.now),
     webhooks: joining("webhooks"),
     queue: joining("queue"),
     items: joining("items"),

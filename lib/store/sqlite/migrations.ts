@@ -108,6 +108,14 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX deliveries_state;
   CREATE INDEX deliveries_failed ON deliveries (id) WHERE state = 'failed';
   `,
+  // 4: admin sessions ended by logout before their cookie expires (only those: a session
+  // cookie is signed and checks out on its own; a row lives at most its 12 hours).
+  `
+  CREATE TABLE revoked_sessions (
+    id TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */

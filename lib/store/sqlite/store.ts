@@ -9,6 +9,7 @@ import { createSqliteHealthRepo } from "./health.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
 import { type ClaimOptions, createSqliteQueue, type FinishItem } from "./queue/index.ts";
+import { createSqliteSessionRevocations } from "./sessions.ts";
 import { createSqliteWebhookRepo } from "./webhooks.ts";
 import { createSqliteWorkerRegistry } from "./workers.ts";
 
@@ -163,6 +164,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
   let closed = false;
   return {
     kind: "sqlite",
+    sessions: guarded(createSqliteSessionRevocations(db, options.now)),
     webhooks: guarded(repos.webhooks),
     queue: { ...guarded(repos.queue), claim: claimGrouped, finish: finishGrouped },
     items: guarded(repos.items),
