@@ -35,6 +35,11 @@ export const APP_ENVIRONMENT: readonly EnvVarHelp[] = [
       "token for the admin and the API, 16+ characters without spaces (e.g. `openssl rand -hex 32`); required on a non-loopback --host [default none: open on loopback]",
   },
   {
+    name: "APP_ALLOWED_HOSTS",
+    description:
+      "comma list of host names a reverse proxy forwards with (`.example.com` for subdomains too); localhost, IP addresses and --host always pass [default none]",
+  },
+  {
     name: "DATABASE_URL",
     description: `database: file path, sqlite:PATH or postgres://… [default ${DEFAULT_DATABASE_URL}]`,
   },

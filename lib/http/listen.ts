@@ -33,7 +33,7 @@ export function listenUrl(host: string, port: number): string {
  * (a taken port, an address this machine does not have), instead of a stack trace.
  */
 export function serveOn(
-  options: { host: string; port: number; flag: string },
+  options: { host: string; port: number; flag: string; hostFlag?: string },
   fetch: (request: Request, server: Bun.Server<undefined>) => Response | Promise<Response>,
 ): Bun.Server<undefined> {
   try {
@@ -48,7 +48,12 @@ export function serveOn(
     }
     if (code === "EADDRNOTAVAIL") {
       throw new ConfigError(
-        `cannot listen on ${where}: this machine has no address ${options.host}`,
+        `${options.hostFlag ?? "--host"}=${options.host} is not an address of this machine: cannot listen on ${where}`,
+      );
+    }
+    if (code === "EACCES") {
+      throw new ConfigError(
+        `${options.flag}=${options.port} needs privileges on ${options.host} (${where}): pick a port above 1023`,
       );
     }
     throw error;

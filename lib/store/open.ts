@@ -1,3 +1,4 @@
+import { ConfigError } from "../config/errors.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../webhooks/ports.ts";
 import type { DatabaseTarget } from "./database-url.ts";
@@ -15,16 +16,30 @@ export interface OpenStoreOptions {
   role?: ProcessRole;
   /** PostgreSQL start-up: stop retrying a full or unreachable server when this aborts. */
   signal?: AbortSignal;
+  /** What named the database, for a start-up error: `DATABASE_URL` (default) or `--database-url`. */
+  source?: string;
 }
 
 /** How long a one-shot command waits for a full or unreachable server before it fails. */
 const COMMAND_STARTUP_WAIT_MS = 15_000;
 
-/** Opens the store DATABASE_URL names (see parseDatabaseUrl), migrating it on open. */
+/**
+ * Opens the store DATABASE_URL names (see parseDatabaseUrl), migrating it on open. A database
+ * that cannot be opened or reached is a one-line ConfigError (exit 2) naming the variable and
+ * the file or the server, never the password.
+ */
 export async function openStore(
   target: DatabaseTarget,
   options: OpenStoreOptions = {},
 ): Promise<Store> {
+  try {
+    return await openTarget(target, options);
+  } catch (error) {
+    throw explainOpenFailure(error, target, options.source ?? "DATABASE_URL") ?? error;
+  }
+}
+
+async function openTarget(target: DatabaseTarget, options: OpenStoreOptions): Promise<Store> {
   if (target.kind === "sqlite") {
     return openSqliteStore(target.path, {
       now: options.now,
@@ -44,4 +59,63 @@ export async function openStore(
       giveUpAfterMs: role === "command" ? COMMAND_STARTUP_WAIT_MS : undefined,
     },
   });
+}
+
+/** The ConfigError for a database that cannot be opened, or null for any other failure. */
+export function explainOpenFailure(
+  error: unknown,
+  target: DatabaseTarget,
+  source: string,
+): ConfigError | null {
+  const { name, code, message } = error as { name?: string; code?: string; message?: string };
+  if (target.kind === "sqlite") {
+    const reason = sqliteReason(code, message);
+    if (reason === null) return null;
+    return new ConfigError(
+      `${source}=${JSON.stringify(target.path)}: cannot open the SQLite database: ${reason}`,
+    );
+  }
+  if (name !== "PostgresError" && !String(code ?? "").startsWith("ERR_POSTGRES")) return null;
+  const reason =
+    code === "ERR_POSTGRES_CONNECTION_REFUSED"
+      ? "connection refused or host not reachable"
+      : (message ?? String(error)).split("\n")[0];
+  return new ConfigError(
+    `${source}: cannot use PostgreSQL at ${postgresWhere(target.url)}: ${reason}`,
+  );
+}
+
+function sqliteReason(code: string | undefined, message: string | undefined): string | null {
+  switch (code) {
+    case "SQLITE_CANTOPEN":
+      return "unable to open the file (is it a folder, or is its folder not writable?)";
+    case "SQLITE_NOTADB":
+      return "the file is not a SQLite database";
+    case "SQLITE_READONLY":
+    case "SQLITE_PERM":
+      return "the file is read-only";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied creating its folder";
+    case "ENOENT":
+    case "EROFS":
+      return "its folder cannot be created";
+    case "ENOTDIR":
+    case "EEXIST":
+      return "a part of its folder path is a file";
+    default:
+      return code?.startsWith("SQLITE_") ? (message ?? code) : null;
+  }
+}
+
+/** `host:port/database as user`, without the password. */
+function postgresWhere(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const database = parsed.pathname.replace(/^\//, "") || "(default database)";
+    const user = parsed.username ? ` as ${decodeURIComponent(parsed.username)}` : "";
+    return `${parsed.hostname}:${parsed.port || "5432"}/${database}${user}`;
+  } catch {
+    return "the address in it";
+  }
 }

@@ -1,9 +1,9 @@
 import type { Env } from "../config/env.ts";
 import type { DatabaseTarget } from "../store/database-url.ts";
-import { openStore } from "../store/open.ts";
+import { type OpenStoreOptions, openStore } from "../store/open.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { generateSecret } from "../webhooks/signing.ts";
-import { loadDatabaseTarget } from "../worker/config.ts";
+import { databaseSource, loadDatabaseTarget } from "../worker/config.ts";
 
 /** What the admin CLI needs from outside, injected so tests run commands in-process. */
 export interface CliDeps {
@@ -12,7 +12,7 @@ export interface CliDeps {
   out(text: string): void;
   /** Writes a warning to stderr (a newline is added); `out` when absent. */
   err?(text: string): void;
-  openStore?: (target: DatabaseTarget) => Promise<Store>;
+  openStore?: (target: DatabaseTarget, options?: OpenStoreOptions) => Promise<Store>;
   now?: () => number;
   generateSecret?: () => string;
 }
@@ -31,7 +31,7 @@ export async function withStore<T>(
   fn: (context: CliContext) => Promise<T>,
 ): Promise<T> {
   const target = loadDatabaseTarget(deps.env, flags);
-  const store = await (deps.openStore ?? openStore)(target);
+  const store = await (deps.openStore ?? openStore)(target, { source: databaseSource(flags) });
   try {
     return await fn({
       store,

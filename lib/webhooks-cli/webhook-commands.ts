@@ -109,10 +109,11 @@ export function addCommand(deps: CliDeps) {
           out(json({ webhook: webhookJson(webhook), secret: secretArg ? undefined : secret }));
           return;
         }
-        out(`Added ${describe(webhook)}`);
+        // The secret first: `webhooks add … | head -1` must not lose what is shown only once.
         if (!secretArg) {
           out(`Signing secret (shown only now; receivers verify with it): ${secret}`);
         }
+        out(`Added ${describe(webhook)}`);
       });
     },
   });

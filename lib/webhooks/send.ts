@@ -1,4 +1,5 @@
 import { parseRetryAfter } from "../http/backoff.ts";
+import { describeNetworkError } from "../http/network-error.ts";
 import type { AttemptRecord, Claim } from "./model.ts";
 import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
@@ -86,17 +87,27 @@ async function attemptWithin(
   }
   const target = cached ? { url } : pinned(url, destination.addresses, request.headers);
 
-  const response = await (options.fetch ?? fetch)(target.url, {
-    ...(target.tls ? { tls: target.tls } : {}),
-    method: request.method,
-    headers: request.headers,
-    body: request.body,
-    redirect: "manual",
-    signal: deadline.signal,
-    // No Accept-Encoding: the body is only recorded (its first 4 KiB), so it is asked for as is
-    // rather than compressed by the receiver and decompressed here.
-    decompress: false,
-  });
+  let response: Response;
+  try {
+    response = await (options.fetch ?? fetch)(target.url, {
+      ...(target.tls ? { tls: target.tls } : {}),
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      redirect: "manual",
+      signal: deadline.signal,
+      // No Accept-Encoding: the body is only recorded (its first 4 KiB), so it is asked for as
+      // is rather than compressed by the receiver and decompressed here.
+      decompress: false,
+    });
+  } catch (error) {
+    if (deadline.timedOut || options.signal?.aborted) throw error;
+    // Named by address and host: Bun's own message names neither.
+    return result(startedAt, elapsed(), {
+      outcome: "network_error",
+      error: describeNetworkError(error, target.url, hostOf(url)),
+    });
+  }
   const responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES);
   const status = response.status;
   const success = isSuccess(status);

@@ -14,6 +14,7 @@ import { VERSION } from "../version.ts";
 import type { Store } from "../webhooks/ports.ts";
 import {
   DEFAULT_METRICS_HOST,
+  databaseSource,
   loadWorkerConfig,
   loadWorkerMetrics,
   WORKER_FIELDS,
@@ -111,6 +112,7 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
           logger,
           role: "worker",
           signal: signals.stop,
+          source: databaseSource(flags),
         });
       } catch (error) {
         signals.dispose();

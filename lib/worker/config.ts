@@ -123,6 +123,12 @@ export const WORKER_FIELDS: readonly Field<WorkerKey>[] = [
   },
 ];
 
+/** Which of the two named the database, for messages: `--database-url` or `DATABASE_URL`. */
+export function databaseSource(flags: Flags = {}): string {
+  const flag = flags["database-url"];
+  return typeof flag === "string" && flag.trim() !== "" ? "--database-url" : "DATABASE_URL";
+}
+
 /** DATABASE_URL, or `--database-url` over it, and DATABASE_POOL_MAX. */
 export function loadDatabaseTarget(env: Env, flags: Flags = {}): DatabaseTarget {
   const flag = flags["database-url"];

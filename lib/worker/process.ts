@@ -191,7 +191,7 @@ async function serveMetrics(
   const { createMetricsApp } = await import("../webhooks/observe/metrics-app.ts");
   const app = createMetricsApp(metrics, { adminToken: listen.adminToken, logger });
   const server = serveOn(
-    { host: listen.host, port: listen.port, flag: "--metrics-port" },
+    { host: listen.host, port: listen.port, flag: "--metrics-port", hostFlag: "--metrics-host" },
     app.fetch,
   );
   return {

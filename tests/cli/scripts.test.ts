@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -88,5 +90,90 @@ describe("help", () => {
     expect(stdout).toMatch(/\n {2}ADMIN_TOKEN +/);
     expect(stdout).toMatch(/\n {2}DATABASE_URL +.*\[default data\/app\.db\]/);
     expect(stdout).toContain("[default 8000]");
+  });
+});
+
+describe("start-up failures", () => {
+  test("a taken port is exit 2 naming --port and the address, for the app and the receiver alike", async () => {
+    using taken = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    for (const script of ["app", "receiver"]) {
+      const { code, stderr } = await run(script, ["--port", String(taken.port)]);
+      expect(code).toBe(2);
+      expect(stderr).toBe(
+        `error: --port=${taken.port} is in use on 127.0.0.1 (http://127.0.0.1:${taken.port}): stop what listens there or pick another port\n`,
+      );
+    }
+  });
+
+  test("an address this machine does not have is exit 2 naming --host", async () => {
+    const { code, stderr } = await run("receiver", ["--host", "192.0.2.1", "--port", "0"]);
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      "error: --host=192.0.2.1 is not an address of this machine: cannot listen on http://192.0.2.1:0\n",
+    );
+  });
+
+  test("an invalid ADMIN_TOKEN says what is wrong with it without echoing it", async () => {
+    const { code, stderr } = await run("app", [], { ADMIN_TOKEN: "hunter2 hunter2 hunter2" });
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      "error: ADMIN_TOKEN is invalid: it contains whitespace: expected at least 16 characters without spaces, e.g. `openssl rand -hex 32`\n",
+    );
+  });
+
+  test("a database that cannot be opened is exit 2 naming the variable and the path", async () => {
+    const { code, stderr } = await run("worker", ["--once"], { DATABASE_URL: ROOT });
+    expect(code).toBe(2);
+    expect(stderr).toStartWith(
+      `error: DATABASE_URL=${JSON.stringify(ROOT)}: cannot open the SQLite database:`,
+    );
+  });
+});
+
+describe("a closed stdout (EPIPE)", () => {
+  /** Runs `bun scripts/webhooks.ts <args> | <reader>` in bash; returns what the reader printed and bun's status. */
+  async function piped(args: string, reader: string, databaseUrl: string) {
+    const child = Bun.spawn(
+      [
+        "bash",
+        "-c",
+        `bun scripts/webhooks.ts ${args} | ${reader}; echo "status=\${PIPESTATUS[0]}" >&2`,
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: databaseUrl },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    const [stdout, stderr] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ]);
+    return { stdout, stderr };
+  }
+
+  test("`webhooks add … | head -1` keeps the one-time secret line and exits 0 without a stack trace", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "epipe-"));
+    try {
+      const database = join(dir, "app.db");
+      const { stdout, stderr } = await piped(
+        "add --name a --url http://example.com/",
+        "head -1",
+        database,
+      );
+      expect(stdout).toMatch(
+        /^Signing secret \(shown only now; receivers verify with it\): whsec_\S+\n$/,
+      );
+      expect(stderr).toBe("status=0\n");
+      // A reader gone before anything was written: the writes fail with EPIPE, quietly.
+      const closed = await piped("add --name b --url http://example.com/", "true", database);
+      expect(closed.stderr).toBe("status=0\n");
+      const listed = await piped("list", "true", database);
+      expect(listed.stderr).toBe("status=0\n");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -224,13 +224,25 @@ describe("sendAttempt", () => {
     expect(hosts).toHaveLength(1);
   });
 
-  test("sendAttempt() records a refused connection as a network error", async () => {
+  test("sendAttempt() records a refused connection as a network error naming the address", async () => {
     const closed = startFakeEndpoint();
     await closed.stop();
     const sent = await sendAttempt(claimFor(closed.url), { timeoutMs: 5000, allow: LOOPBACK });
     expect(sent.record.outcome).toBe("network_error");
     expect(sent.record.statusCode).toBeNull();
-    expect(sent.record.error).toBeTruthy();
+    expect(sent.record.error).toBe(`connection refused by 127.0.0.1:${new URL(closed.url).port}`);
+  });
+
+  test("sendAttempt() names the host beside the address it resolved to", async () => {
+    const closed = startFakeEndpoint();
+    await closed.stop();
+    const port = new URL(closed.url).port;
+    const sent = await sendAttempt(claimFor(`http://hook.test:${port}/in`), {
+      timeoutMs: 5000,
+      allow: LOOPBACK,
+      resolve: async () => ["127.0.0.1"],
+    });
+    expect(sent.record.error).toBe(`connection refused by 127.0.0.1:${port} (hook.test)`);
   });
 
   test("sendAttempt() refuses a loopback URL that is not allowed, naming WEBHOOK_ALLOWED_HOSTS", async () => {

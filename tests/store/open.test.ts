@@ -1,0 +1,48 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError } from "../../lib/config/errors.ts";
+import { openStore } from "../../lib/store/open.ts";
+
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  const error = await promise.then(
+    () => new Error("opened"),
+    (e: Error) => e,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  return error;
+}
+
+describe("openStore() at start-up", () => {
+  test("a folder or a file that is not a database is one line naming the variable and the path", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "open-store-"));
+    try {
+      const notADatabase = join(dir, "notes.txt");
+      writeFileSync(notADatabase, "x".repeat(4096));
+      expect((await failure(openStore({ kind: "sqlite", path: dir }))).message).toBe(
+        `DATABASE_URL=${JSON.stringify(dir)}: cannot open the SQLite database: unable to open the file (is it a folder, or is its folder not writable?)`,
+      );
+      const flagged = await failure(
+        openStore({ kind: "sqlite", path: notADatabase }, { source: "--database-url" }),
+      );
+      expect(flagged.message).toBe(
+        `--database-url=${JSON.stringify(notADatabase)}: cannot open the SQLite database: the file is not a SQLite database`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("an unreachable PostgreSQL server names host, port, database and user, never the password", async () => {
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const port = server.port;
+    await server.stop(true);
+    const url = `postgres://hooks:s3cret-pass@127.0.0.1:${port}/inventory`;
+    const error = await failure(openStore({ kind: "postgres", url }));
+    expect(error.message).toBe(
+      `DATABASE_URL: cannot use PostgreSQL at 127.0.0.1:${port}/inventory as hooks: connection refused or host not reachable`,
+    );
+    expect(error.message).not.toContain("s3cret");
+  });
+});
