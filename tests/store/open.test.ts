@@ -39,7 +39,10 @@ describe("openStore() at start-up", () => {
     const port = server.port;
     await server.stop(true);
     const url = `postgres://hooks:s3cret-pass@127.0.0.1:${port}/inventory`;
-    const error = await failure(openStore({ kind: "postgres", url }));
+    // An aborted signal: no waiting for the server to come up (commands wait up to 15 s).
+    const error = await failure(
+      openStore({ kind: "postgres", url }, { signal: AbortSignal.abort() }),
+    );
     expect(error.message).toBe(
       `DATABASE_URL: cannot use PostgreSQL at 127.0.0.1:${port}/inventory as hooks: connection refused or host not reachable`,
     );
