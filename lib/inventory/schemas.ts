@@ -1,17 +1,25 @@
 import { z } from "zod";
+import { invisibleCharacter } from "../text/control.ts";
 
-/** Text a person types into one line: trimmed, bounded, no control characters. */
+/**
+ * Text a person types into one line: trimmed, bounded, no control or invisible characters (a
+ * BiDi override would make a name read differently from what it is, in the admin and in
+ * every receiver's log).
+ */
 function lineOfText(max: number) {
   return z
     .string()
     .trim()
     .max(max, `Must be at most ${max} characters`)
-    .refine((value) => !hasControlCharacters(value), "Must not contain control characters");
-}
-
-function hasControlCharacters(value: string): boolean {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: this is the check for them.
-  return /[\u0000-\u001f\u007f-\u009f]/.test(value);
+    .superRefine((value, ctx) => {
+      const found = invisibleCharacter(value);
+      if (found !== null) {
+        ctx.addIssue({
+          code: "custom",
+          message: `Must not contain control or invisible characters (${found} found)`,
+        });
+      }
+    });
 }
 
 export const itemFields = {

@@ -17,3 +17,16 @@ export function escapeControl(text: string): string {
     .replace(CONTROL, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`)
     .replace(BIDI, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
+
+// Characters that are invisible or change how the text around them reads: controls, format
+// characters (BiDi embeddings, overrides, isolates and marks, zero-width space, word joiner,
+// BOM, soft hyphen, …) and line/paragraph separators. Zero-width (non-)joiners are left out:
+// scripts such as Persian and emoji sequences need them.
+const INVISIBLE = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/** The first invisible or control character in `text` as `U+202E`, or null when there is none. */
+export function invisibleCharacter(text: string): string | null {
+  const found = INVISIBLE.exec(text)?.[0];
+  if (found === undefined) return null;
+  return `U+${(found.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+}

@@ -1,5 +1,5 @@
 import { UsageError } from "../config/errors.ts";
-import { escapeControl } from "../text/control.ts";
+import { escapeControl, invisibleCharacter } from "../text/control.ts";
 import { isSubscribableEvent, SUBSCRIBABLE_EVENTS } from "./events.ts";
 import { ALL_EVENTS } from "./model.ts";
 import { isValidSecret } from "./signing.ts";
@@ -25,8 +25,6 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters.
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+-]+)*$/;
 
 function shown(value: string): string {
@@ -35,12 +33,40 @@ function shown(value: string): string {
 
 export function checkName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed === "" || trimmed.length > 100 || CONTROL.test(trimmed)) {
+  const invisible = invisibleCharacter(trimmed);
+  if (trimmed === "" || trimmed.length > 100 || invisible !== null) {
+    const found = invisible === null ? "" : ` (${invisible} found)`;
     throw new UsageError(
-      `Invalid webhook name ${shown(name)}: expected 1 to 100 characters without control characters`,
+      `Invalid webhook name ${shown(name)}: expected 1 to 100 characters without control or invisible characters${found}`,
     );
   }
   return trimmed;
+}
+
+/** The problem with a webhook name typed into the admin, or null (the rules of checkName). */
+export function webhookNameProblem(name: string): string | null {
+  const invisible = invisibleCharacter(name);
+  return invisible === null
+    ? null
+    : `Must not contain control or invisible characters (${invisible} found)`;
+}
+
+/**
+ * Why a header value can never be sent, or null. fetch sends header values as bytes and
+ * refuses any character above U+00FF, and servers read anything outside ASCII differently,
+ * so only printable ASCII (and tabs) is accepted: every attempt would fail otherwise.
+ */
+export function headerValueProblem(value: string): string | null {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters.
+  if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
+    return "the value contains control characters";
+  }
+  const other = /[^\t\u0020-\u007e]/.exec(value)?.[0];
+  if (other !== undefined) {
+    const code = `U+${(other.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+    return `the value can not be sent in an HTTP header: only ASCII is allowed (${code} ${JSON.stringify(other)} found); percent-encode or base64 such text`;
+  }
+  return null;
 }
 
 export function checkUrl(url: string): string {
@@ -95,9 +121,8 @@ export function checkHeader(line: string): [string, string] {
   if (RESERVED_HEADERS.has(name.toLowerCase())) {
     throw new UsageError(`Invalid header ${shown(line)}: ${name} is set by the sender`);
   }
-  if (CONTROL.test(value)) {
-    throw new UsageError(`Invalid header ${shown(line)}: the value contains control characters`);
-  }
+  const problem = headerValueProblem(value);
+  if (problem !== null) throw new UsageError(`Invalid header ${shown(line)}: ${problem}`);
   return [name, value];
 }
 

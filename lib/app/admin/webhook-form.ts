@@ -3,7 +3,12 @@ import type { FieldErrors } from "../../inventory/schemas.ts";
 import { fieldErrorsOf } from "../../inventory/schemas.ts";
 import { ALL_EVENTS, ITEM_EVENTS, type NewWebhook, type Webhook } from "../../webhooks/model.ts";
 import { isValidSecret } from "../../webhooks/signing.ts";
-import { RESERVED_HEADERS, WEBHOOK_METHODS } from "../../webhooks/validate.ts";
+import {
+  headerValueProblem,
+  RESERVED_HEADERS,
+  WEBHOOK_METHODS,
+  webhookNameProblem,
+} from "../../webhooks/validate.ts";
 
 export { WEBHOOK_METHODS };
 export const EVENT_CHOICES: readonly string[] = [ALL_EVENTS, ...ITEM_EVENTS];
@@ -84,8 +89,10 @@ const webhookFormSchema = z.object({
     .trim()
     .min(1, "Required")
     .max(100, "Must be at most 100 characters")
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters.
-    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "Must not contain control characters"),
+    .superRefine((v, ctx) => {
+      const problem = webhookNameProblem(v);
+      if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+    }),
   url: z
     .string()
     .trim()
@@ -161,10 +168,8 @@ export function parseHeaderLines(text: string): Array<[string, string]> | string
     if (RESERVED_HEADERS.has(name.toLowerCase())) {
       return `Line ${index + 1}: ${name} is set by the sender and can not be replaced`;
     }
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters.
-    if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
-      return `Line ${index + 1}: the value must not contain control characters`;
-    }
+    const problem = headerValueProblem(value);
+    if (problem !== null) return `Line ${index + 1}: ${problem}`;
     headers.push([name, value]);
   }
   return headers;
