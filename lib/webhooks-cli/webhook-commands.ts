@@ -228,8 +228,9 @@ export function updateCommand(deps: CliDeps) {
           out(json({ webhook: webhookJson(updated), secret: shownSecret ?? undefined }));
           return;
         }
-        out(`Updated ${describe(updated)}`);
+        // The secret first, as in add: `| head -1` must not lose it.
         if (shownSecret) out(`New signing secret (shown only now): ${shownSecret}`);
+        out(`Updated ${describe(updated)}`);
       });
     },
   });
