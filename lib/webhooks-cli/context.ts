@@ -15,6 +15,8 @@ export interface CliDeps {
   openStore?: (target: DatabaseTarget, options?: OpenStoreOptions) => Promise<Store>;
   now?: () => number;
   generateSecret?: () => string;
+  /** Reads an @FILE flag value (--body-template, --condition); UTF-8 text. */
+  readFile?: (path: string) => string;
 }
 
 export interface CliContext {

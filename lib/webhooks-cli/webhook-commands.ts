@@ -17,6 +17,7 @@ import {
 import { allValues, commonArgs, stringFlag } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
+import { clearOptionArgs, optionArgs, optionNotes, readOptionFlags } from "./webhook-options.ts";
 
 /** A webhook by id or by name; a one-line UsageError when there is none. */
 export async function findWebhook(store: Store, ref: string): Promise<Webhook> {
@@ -58,6 +59,7 @@ const fieldArgs = {
       "send at most this many deliveries a second, across all workers (0: no limit) [default 0]",
     valueHint: "n",
   },
+  ...optionArgs,
 } as const;
 
 function describe(webhook: Webhook): string {
@@ -65,7 +67,10 @@ function describe(webhook: Webhook): string {
     ? "enabled"
     : `disabled${webhook.disabledReason ? ` (${oneLine(webhook.disabledReason)})` : ""}`;
   const rate = webhook.maxPerSecond === null ? "" : `, at most ${webhook.maxPerSecond}/s`;
-  return `Webhook ${webhook.id} "${safe(webhook.name)}": ${webhook.method} ${safe(webhook.url)}, events ${webhook.events.join(",")}${rate}, ${state}`;
+  const options = optionNotes(webhook)
+    .map((note) => `, ${note}`)
+    .join("");
+  return `Webhook ${webhook.id} "${safe(webhook.name)}": ${webhook.method} ${safe(webhook.url)}, events ${webhook.events.join(",")}${rate}${options}, ${state}`;
 }
 
 export function addCommand(deps: CliDeps) {
@@ -92,6 +97,7 @@ export function addCommand(deps: CliDeps) {
       const secretArg = given === undefined ? undefined : checkSecret(given);
       const rate = stringFlag(flags["max-per-second"], "max-per-second");
       const maxPerSecond = rate === undefined ? null : checkMaxPerSecond(rate);
+      const options = readOptionFlags(flags, deps.readFile);
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
         const secret = secretArg ?? generateSecret();
         const webhook = await store.webhooks.create({
@@ -104,6 +110,7 @@ export function addCommand(deps: CliDeps) {
           secret,
           enabled: flags.disabled !== true,
           maxPerSecond,
+          ...options,
         });
         if (flags.json) {
           out(json({ webhook: webhookJson(webhook), secret: secretArg ? undefined : secret }));
@@ -157,14 +164,15 @@ export function listCommand(deps: CliDeps) {
         const withHealth = lines.flatMap((line, i) => {
           const w = webhooks[i];
           if (!w) return [line];
+          const notes = optionNotes(w).map((note) => `    ${note}`);
           if (!w.enabled) {
             const why = w.disabledReason ? `: ${oneLine(w.disabledReason)}` : "";
-            return [line, `    disabled ${time(w.disabledAt)}${why}`];
+            return [line, `    disabled ${time(w.disabledAt)}${why}`, ...notes];
           }
           if (w.failingSince != null) {
-            return [line, `    every attempt failed since ${time(w.failingSince)}`];
+            return [line, `    every attempt failed since ${time(w.failingSince)}`, ...notes];
           }
-          return [line];
+          return [line, ...notes];
         });
         out([header, ...withHealth].join("\n"));
       });
@@ -180,6 +188,7 @@ export function updateCommand(deps: CliDeps) {
     "clear-headers": { type: "boolean", description: "remove every extra header" },
     "rotate-secret": { type: "boolean", description: "generate a new secret (shown once)" },
     "remove-secret": { type: "boolean", description: "send unsigned requests" },
+    ...clearOptionArgs,
     ...commonArgs,
   } as const;
   return defineCommand({
@@ -216,6 +225,7 @@ export function updateCommand(deps: CliDeps) {
       if (flags["remove-secret"]) patch.secret = null;
       const rate = stringFlag(flags["max-per-second"], "max-per-second");
       if (rate !== undefined) patch.maxPerSecond = checkMaxPerSecond(rate);
+      Object.assign(patch, readOptionFlags(flags, deps.readFile));
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
         const webhook = await findWebhook(store, flags.webhook);
         if (flags["rotate-secret"]) patch.secret = generateSecret();

@@ -30,6 +30,16 @@ export interface Webhook {
   disabledAt: number | null;
   /** Optional send-rate cap across all workers. */
   maxPerSecond: number | null;
+  /** Jinja2 template of the request body; null sends NetBox's default JSON body. */
+  bodyTemplate: string | null;
+  /** Which changes queue a delivery (NetBox's condition set); null: every subscribed change. */
+  conditions: ConditionSet | null;
+  /** Verify the receiver's TLS certificate (NetBox's ssl_verification); on by default. */
+  sslVerification: boolean;
+  /** PEM file of the CA(s) to trust for this webhook instead of the system's, or null. */
+  caFile: string | null;
+  /** Timeout of one attempt; null falls back to WEBHOOK_TIMEOUT_MS. */
+  timeoutMs: number | null;
   /**
    * Start of the current failure streak (every attempt failed since), null while healthy.
    * Set by the stores; absent on a Webhook built elsewhere (unknown).
@@ -49,6 +59,11 @@ export interface NewWebhook {
   events?: string[];
   enabled?: boolean;
   maxPerSecond?: number | null;
+  bodyTemplate?: string | null;
+  conditions?: ConditionSet | null;
+  sslVerification?: boolean;
+  caFile?: string | null;
+  timeoutMs?: number | null;
 }
 
 export type WebhookPatch = Partial<NewWebhook> & { disabledReason?: string | null };
@@ -60,7 +75,7 @@ export interface Delivery {
   /** The Standard Webhooks `webhook-id`: fixed at enqueue, the same on every retry. */
   messageId: string;
   event: string;
-  /** The exact JSON body sent (and signed), stored as text. */
+  /** The exact body sent (and signed), stored as text: rendered at enqueue when templated. */
   payload: string;
   state: DeliveryState;
   /** Attempts started so far; the claim that makes attempt N sets this to N. */
@@ -86,7 +101,8 @@ export type AttemptOutcome =
   | "timeout"
   | "network_error"
   | "blocked"
-  | "lease_expired";
+  | "lease_expired"
+  | "template_error";
 
 export interface AttemptRecord {
   startedAt: number;
@@ -124,6 +140,19 @@ export type Outcome =
   | { state: "successful" }
   | { state: "failed" }
   | { state: "queued"; nextAttemptAt: number };
+
+/** One test of NetBox's conditions: `attr` is a dotted path into the changed object's data. */
+export interface Condition {
+  attr: string;
+  value: unknown;
+  op?: ConditionOp;
+  negate?: boolean;
+}
+export const CONDITION_OPS = ["eq", "gt", "gte", "lt", "lte", "in", "contains", "regex"] as const;
+export type ConditionOp = (typeof CONDITION_OPS)[number];
+/** `{"and": [...]}` or `{"or": [...]}` of conditions and nested sets. */
+export type ConditionSet = { and: ConditionNode[] } | { or: ConditionNode[] };
+export type ConditionNode = Condition | ConditionSet;
 
 /** An application change, turned into NetBox's payload shape at enqueue. */
 export interface ChangeEvent {

@@ -1,8 +1,10 @@
 import { UsageError } from "../config/errors.ts";
 import { escapeControl, invisibleCharacter } from "../text/control.ts";
+import { ConditionError, parseConditionText } from "./conditions.ts";
 import { isSubscribableEvent, SUBSCRIBABLE_EVENTS } from "./events.ts";
-import { ALL_EVENTS } from "./model.ts";
+import { ALL_EVENTS, type ConditionSet } from "./model.ts";
 import { isValidSecret } from "./signing.ts";
+import { isTemplated, templateProblem } from "./template.ts";
 
 /**
  * Checks of webhook fields typed by a person (CLI flags), each throwing a one-line UsageError.
@@ -66,11 +68,17 @@ export function headerValueProblem(value: string): string | null {
     const code = `U+${(other.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
     return `the value can not be sent in an HTTP header: only ASCII is allowed (${code} ${JSON.stringify(other)} found); percent-encode or base64 such text`;
   }
-  return null;
+  const problem = isTemplated(value) ? templateProblem(value) : null;
+  return problem === null ? null : `template error at ${problem.message}`;
 }
 
 export function checkUrl(url: string): string {
   const trimmed = url.trim();
+  if (isTemplated(trimmed)) {
+    const problem = templatedUrlProblem(trimmed);
+    if (problem !== null) throw new UsageError(`Invalid URL ${shown(url)}: ${problem}`);
+    return trimmed;
+  }
   let parsed: URL | undefined;
   try {
     parsed = new URL(trimmed);
@@ -165,4 +173,69 @@ export function checkMaxPerSecond(value: string): number | null {
     );
   }
   return rate;
+}
+
+/**
+ * A URL with template parts (NetBox's payload URL is a Jinja2 template): it must parse and
+ * start with its scheme, so only the rest can vary; the rendered URL is checked again at enqueue
+ * and by the SSRF guard when sent. Null when fine.
+ */
+export function templatedUrlProblem(url: string): string | null {
+  if (!/^https?:\/\/[^/{]/i.test(url) || url.length > 2000) {
+    return "expected an http:// or https:// URL; a template may fill in the parts after the scheme";
+  }
+  const problem = templateProblem(url);
+  return problem === null ? null : `template error at ${problem.message}`;
+}
+
+/** A Jinja2 body template; blank means NetBox's default JSON body (null). */
+export function checkBodyTemplate(text: string): string | null {
+  if (text.trim() === "") return null;
+  const problem = templateProblem(text);
+  if (problem !== null) {
+    throw new UsageError(`Invalid --body-template: template error at ${problem.message}`);
+  }
+  return text;
+}
+
+/** A condition set in NetBox's JSON format; blank means none (null). */
+export function checkConditions(text: string): ConditionSet | null {
+  if (text.trim() === "") return null;
+  try {
+    return parseConditionText(text);
+  } catch (error) {
+    if (error instanceof ConditionError) {
+      throw new UsageError(`Invalid --condition at ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+/** The path of a PEM file of CA certificates; read when sending. "none" or blank clears it. */
+export function checkCaFile(path: string): string | null {
+  const trimmed = path.trim();
+  if (trimmed === "" || trimmed.toLowerCase() === "none") return null;
+  if (!trimmed.startsWith("/") || invisibleCharacter(trimmed) !== null || trimmed.length > 1000) {
+    throw new UsageError(
+      `Invalid --ca-file ${shown(path)}: expected an absolute path to a PEM file, e.g. /etc/ssl/certs/my-ca.pem`,
+    );
+  }
+  return trimmed;
+}
+
+/** Timeout bounds of one attempt, the same as WEBHOOK_TIMEOUT_MS's. */
+export const WEBHOOK_TIMEOUT_RANGE = { min: 100, max: 300_000 } as const;
+
+/** A per-webhook timeout in ms; 0 or "none" falls back to WEBHOOK_TIMEOUT_MS (null). */
+export function checkTimeoutMs(value: string): number | null {
+  const trimmed = value.trim().toLowerCase();
+  if (trimmed === "0" || trimmed === "none") return null;
+  const ms = Number(trimmed);
+  const { min, max } = WEBHOOK_TIMEOUT_RANGE;
+  if (!/^\d+$/.test(trimmed) || ms < min || ms > max) {
+    throw new UsageError(
+      `Invalid --timeout-ms ${shown(value)}: expected a whole number of milliseconds from ${min} to ${max}, or 0 for WEBHOOK_TIMEOUT_MS`,
+    );
+  }
+  return ms;
 }

@@ -1,12 +1,16 @@
 import { z } from "zod";
 import type { FieldErrors } from "../../inventory/schemas.ts";
 import { fieldErrorsOf } from "../../inventory/schemas.ts";
+import { ConditionError, parseConditionText } from "../../webhooks/conditions.ts";
 import { ALL_EVENTS, ITEM_EVENTS, type NewWebhook, type Webhook } from "../../webhooks/model.ts";
 import { isValidSecret } from "../../webhooks/signing.ts";
+import { isTemplated, templateProblem } from "../../webhooks/template.ts";
 import {
   headerValueProblem,
   RESERVED_HEADERS,
+  templatedUrlProblem,
   WEBHOOK_METHODS,
+  WEBHOOK_TIMEOUT_RANGE,
   webhookNameProblem,
 } from "../../webhooks/validate.ts";
 
@@ -27,6 +31,11 @@ export interface WebhookFormValues {
   removeSecret: boolean;
   maxPerSecond: string;
   enabled: boolean;
+  bodyTemplate: string;
+  conditions: string;
+  sslVerification: boolean;
+  caFile: string;
+  timeoutMs: string;
 }
 
 export function emptyWebhookForm(): WebhookFormValues {
@@ -41,6 +50,11 @@ export function emptyWebhookForm(): WebhookFormValues {
     removeSecret: false,
     maxPerSecond: "",
     enabled: true,
+    bodyTemplate: "",
+    conditions: "",
+    sslVerification: true,
+    caFile: "",
+    timeoutMs: "",
   };
 }
 
@@ -56,6 +70,11 @@ export function webhookFormValues(webhook: Webhook): WebhookFormValues {
     removeSecret: false,
     maxPerSecond: webhook.maxPerSecond === null ? "" : String(webhook.maxPerSecond),
     enabled: webhook.enabled,
+    bodyTemplate: webhook.bodyTemplate ?? "",
+    conditions: webhook.conditions === null ? "" : JSON.stringify(webhook.conditions, null, 2),
+    sslVerification: webhook.sslVerification,
+    caFile: webhook.caFile ?? "",
+    timeoutMs: webhook.timeoutMs === null ? "" : String(webhook.timeoutMs),
   };
 }
 
@@ -80,6 +99,11 @@ export function readWebhookForm(body: Record<string, unknown>): WebhookFormValue
     removeSecret: text("removeSecret") === "on",
     maxPerSecond: text("maxPerSecond"),
     enabled: text("enabled") === "on",
+    bodyTemplate: text("bodyTemplate"),
+    conditions: text("conditions"),
+    sslVerification: text("sslVerification") === "on",
+    caFile: text("caFile"),
+    timeoutMs: text("timeoutMs"),
   };
 }
 
@@ -98,7 +122,14 @@ const webhookFormSchema = z.object({
     .trim()
     .min(1, "Required")
     .max(2000, "Must be at most 2000 characters")
-    .refine(isHttpUrl, "Must be an http:// or https:// URL"),
+    .superRefine((url, ctx) => {
+      const problem = isTemplated(url)
+        ? templatedUrlProblem(url)
+        : isHttpUrl(url)
+          ? null
+          : "Must be an http:// or https:// URL";
+      if (problem !== null) ctx.addIssue({ code: "custom", message: capitalised(problem) });
+    }),
   method: z.enum(WEBHOOK_METHODS, { error: `Must be one of ${WEBHOOK_METHODS.join(", ")}` }),
   contentType: z
     .string()
@@ -135,6 +166,46 @@ const webhookFormSchema = z.object({
     })
     .transform((v) => (v === "" ? null : Number(v))),
   enabled: z.boolean(),
+  bodyTemplate: z.string().transform((text, ctx) => {
+    if (text.trim() === "") return null;
+    const problem = templateProblem(text);
+    if (problem !== null) {
+      ctx.addIssue({ code: "custom", message: `Template error at ${problem.message}` });
+      return z.NEVER;
+    }
+    return text;
+  }),
+  conditions: z.string().transform((text, ctx) => {
+    if (text.trim() === "") return null;
+    try {
+      return parseConditionText(text);
+    } catch (error) {
+      if (!(error instanceof ConditionError)) throw error;
+      ctx.addIssue({ code: "custom", message: `At ${error.message}` });
+      return z.NEVER;
+    }
+  }),
+  sslVerification: z.boolean(),
+  caFile: z
+    .string()
+    .trim()
+    .max(1000, "Must be at most 1000 characters")
+    .refine((v) => v === "" || v.startsWith("/"), "Must be an absolute path to a PEM file")
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters.
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "Must not contain control characters")
+    .transform((v) => (v === "" ? null : v)),
+  timeoutMs: z
+    .string()
+    .trim()
+    .refine(
+      (v) =>
+        v === "" ||
+        (/^\d+$/.test(v) &&
+          Number(v) >= WEBHOOK_TIMEOUT_RANGE.min &&
+          Number(v) <= WEBHOOK_TIMEOUT_RANGE.max),
+      `Must be a whole number from ${WEBHOOK_TIMEOUT_RANGE.min} to ${WEBHOOK_TIMEOUT_RANGE.max}, or empty for WEBHOOK_TIMEOUT_MS`,
+    )
+    .transform((v) => (v === "" ? null : Number(v))),
 });
 
 export type ParsedWebhookForm =
@@ -173,6 +244,10 @@ export function parseHeaderLines(text: string): Array<[string, string]> | string
     headers.push([name, value]);
   }
   return headers;
+}
+
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function isHttpUrl(value: string): boolean {

@@ -4,6 +4,7 @@ import { DELIVERIES } from "./background-tasks-views.tsx";
 import { formatTime } from "./format.ts";
 import { CsrfField, FieldErrors, Layout, type PageContext, PostButton } from "./layout.tsx";
 import { EVENT_CHOICES, WEBHOOK_METHODS, type WebhookFormValues } from "./webhook-form.ts";
+import type { WebhookPreview } from "./webhook-preview.ts";
 
 export const WEBHOOKS = "/admin/webhooks";
 
@@ -40,7 +41,10 @@ export function WebhookListPage(props: { page: PageContext; webhooks: Webhook[] 
                 <td class="wrap">
                   {w.method} {w.url}
                 </td>
-                <td>{w.events.join(", ")}</td>
+                <td>
+                  {w.events.join(", ")}
+                  <OptionNote webhook={w} />
+                </td>
                 <td>
                   <span class={`badge ${w.enabled ? "enabled" : "disabled"}`}>
                     {w.enabled ? "enabled" : "disabled"}
@@ -72,6 +76,53 @@ export function WebhookListPage(props: { page: PageContext; webhooks: Webhook[] 
   );
 }
 
+/** The NetBox options a webhook uses, in a line under its events. */
+function OptionNote(props: { webhook: Webhook }) {
+  const w = props.webhook;
+  const notes = [
+    w.bodyTemplate !== null ? "body template" : null,
+    w.conditions !== null ? "conditions" : null,
+    w.sslVerification ? null : "TLS unverified",
+    w.caFile !== null ? "own CA" : null,
+    w.timeoutMs !== null ? `timeout ${w.timeoutMs} ms` : null,
+  ].filter((note) => note !== null);
+  return notes.length === 0 ? null : <div class="muted">{notes.join(", ")}</div>;
+}
+
+/** What the form's templates and conditions make of the last change, shown under the form. */
+function PreviewSection(props: { preview: WebhookPreview }) {
+  const { preview } = props;
+  return (
+    <section id="preview">
+      <h2>Preview</h2>
+      <p class="muted">{preview.source}</p>
+      {preview.matches === null ? null : (
+        <p>
+          Conditions:{" "}
+          {preview.matches
+            ? "this change matches, a delivery would be queued."
+            : "this change does not match, nothing would be queued."}
+        </p>
+      )}
+      {preview.error !== null ? (
+        <p class="error-box" role="alert">
+          {preview.error}
+        </p>
+      ) : (
+        <>
+          <p>
+            <code>{preview.url}</code>
+          </p>
+          {preview.headers.length > 0 ? (
+            <pre>{preview.headers.map(([name, value]) => `${name}: ${value}`).join("\n")}</pre>
+          ) : null}
+          <pre class="wrap">{preview.body}</pre>
+        </>
+      )}
+    </section>
+  );
+}
+
 /** Why and since when a webhook is off, or since when every attempt to it has failed. */
 function HealthNote(props: { webhook: Webhook }) {
   const w = props.webhook;
@@ -92,6 +143,7 @@ export function WebhookFormPage(props: {
   errors?: Errors;
   /** Absent when creating a webhook. */
   webhook?: Webhook;
+  preview?: WebhookPreview;
 }) {
   const { page, values, webhook } = props;
   const errors = props.errors?.fieldErrors ?? {};
@@ -130,10 +182,11 @@ export function WebhookFormPage(props: {
         </label>
         <label>
           Payload URL
-          <input type="url" name="url" value={values.url} required />
+          <input type="text" inputmode="url" name="url" value={values.url} required />
           <span class="hint">
             Loopback and private addresses are refused when sending unless WEBHOOK_ALLOWED_HOSTS
-            allows them.
+            allows them. May use the template context after the scheme, e.g.{" "}
+            <code>{"https://hooks.example/{{ model }}/{{ data.id }}"}</code>.
           </span>
           <FieldErrors messages={errors.url} />
         </label>
@@ -155,7 +208,10 @@ export function WebhookFormPage(props: {
         </label>
         <label>
           Additional headers
-          <span class="hint">One per line, as Name: Value.</span>
+          <span class="hint">
+            One per line, as Name: Value. Values may be templates, e.g.{" "}
+            <code>{"X-Item: {{ data.sku }}"}</code>.
+          </span>
           <textarea name="headers">{values.headers}</textarea>
           <FieldErrors messages={errors.headers} />
         </label>
@@ -200,14 +256,65 @@ export function WebhookFormPage(props: {
           <FieldErrors messages={errors.maxPerSecond} />
         </label>
         <label>
+          Body template
+          <span class="hint">
+            Jinja2, given <code>event</code>, <code>timestamp</code>, <code>model</code>,{" "}
+            <code>username</code>, <code>request_id</code>, <code>data</code> and{" "}
+            <code>snapshots</code>. Empty sends the default JSON body. In JSON, insert values with{" "}
+            <code>tojson</code>: <code>{'{"text": {{ data.name | tojson }}}'}</code>.
+          </span>
+          <textarea name="bodyTemplate" rows={6} spellcheck={false}>
+            {values.bodyTemplate}
+          </textarea>
+          <FieldErrors messages={errors.bodyTemplate} />
+        </label>
+        <label>
+          Conditions
+          <span class="hint">
+            NetBox's condition set; empty queues every subscribed change. E.g.{" "}
+            <code>{'{"and": [{"attr": "quantity", "op": "lt", "value": 5}]}'}</code>; ops eq, gt,
+            gte, lt, lte, in, contains, regex; negate inverts.
+          </span>
+          <textarea name="conditions" rows={4} spellcheck={false}>
+            {values.conditions}
+          </textarea>
+          <FieldErrors messages={errors.conditions} />
+        </label>
+        <label>
+          <input type="checkbox" name="sslVerification" checked={values.sslVerification} /> Verify
+          the receiver's TLS certificate
+        </label>
+        <FieldErrors messages={errors.sslVerification} />
+        <label>
+          CA file path
+          <span class="hint">
+            A PEM file on the worker's machine with the CA(s) to trust instead of the system's.
+          </span>
+          <input type="text" name="caFile" value={values.caFile} />
+          <FieldErrors messages={errors.caFile} />
+        </label>
+        <label>
+          Timeout (ms)
+          <span class="hint">Of one attempt; empty uses WEBHOOK_TIMEOUT_MS.</span>
+          <input type="text" name="timeoutMs" value={values.timeoutMs} inputmode="numeric" />
+          <FieldErrors messages={errors.timeoutMs} />
+        </label>
+        <label>
           <input type="checkbox" name="enabled" checked={values.enabled} /> Enabled
         </label>
         <div class="actions">
           <button type="submit" class="primary">
             {webhook ? "Save" : "Create webhook"}
           </button>
+          <button
+            type="submit"
+            formaction={webhook ? `${WEBHOOKS}/${webhook.id}/preview` : `${WEBHOOKS}/preview`}
+          >
+            Preview with the last change
+          </button>
         </div>
       </form>
+      {props.preview ? <PreviewSection preview={props.preview} /> : null}
       {webhook ? (
         <>
           <h2>Delete</h2>

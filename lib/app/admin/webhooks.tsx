@@ -15,6 +15,7 @@ import {
   type WebhookFormValues,
   webhookFormValues,
 } from "./webhook-form.ts";
+import { lastChangeBody, previewWebhook, sampleChangeBody } from "./webhook-preview.ts";
 import {
   WEBHOOKS,
   WebhookCreatedPage,
@@ -70,6 +71,47 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     } catch (error) {
       return duplicateNameResponse(c, error, values);
     }
+  });
+
+  // The preview button posts the form as typed: it is shown again with what its templates and
+  // conditions make of the last change, or with its errors; nothing is saved.
+  async function preview(c: Context<AppEnv>, webhook?: Webhook) {
+    const values = readWebhookForm(await c.req.parseBody({ all: true }));
+    const parsed = parseWebhookForm(values);
+    if (!parsed.ok) {
+      return renderPage(
+        c,
+        <WebhookFormPage
+          page={pageContext(c)}
+          values={values}
+          errors={parsed.errors}
+          webhook={webhook}
+        />,
+        400,
+      );
+    }
+    const last = await lastChangeBody(store.queue);
+    const body = last?.body ?? sampleChangeBody(now(), c.get("username"));
+    const source = last
+      ? `With the change of delivery ${last.delivery.id} (${last.delivery.event}, queued ${new Date(last.delivery.createdAt).toISOString()}).`
+      : "No change has been queued yet: with a sample item.";
+    return renderPage(
+      c,
+      <WebhookFormPage
+        page={pageContext(c)}
+        values={values}
+        webhook={webhook}
+        preview={previewWebhook(parsed.webhook, body, source)}
+      />,
+    );
+  }
+
+  routes.post("/preview", (c) => preview(c));
+
+  routes.post("/:id/preview", async (c) => {
+    const webhook = await findWebhook(c);
+    if (!webhook) return notFound(c);
+    return preview(c, webhook);
   });
 
   routes.get("/:id", async (c) => {

@@ -110,6 +110,19 @@ export const MIGRATIONS: readonly string[] = [
     expires_at BIGINT NOT NULL
   );
 `,
+  // 4: NetBox's webhook options: body template, conditions, TLS, per-webhook timeout; per
+  // delivery the URL and headers rendered at enqueue, the template context, a template failure.
+  `
+  ALTER TABLE webhooks ADD COLUMN body_template TEXT;
+  ALTER TABLE webhooks ADD COLUMN conditions JSONB;
+  ALTER TABLE webhooks ADD COLUMN ssl_verification BOOLEAN NOT NULL DEFAULT TRUE;
+  ALTER TABLE webhooks ADD COLUMN ca_file TEXT;
+  ALTER TABLE webhooks ADD COLUMN timeout_ms INTEGER;
+  ALTER TABLE deliveries ADD COLUMN url TEXT;
+  ALTER TABLE deliveries ADD COLUMN headers JSONB;
+  ALTER TABLE deliveries ADD COLUMN context TEXT;
+  ALTER TABLE deliveries ADD COLUMN template_failed BOOLEAN NOT NULL DEFAULT FALSE;
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

@@ -1,5 +1,5 @@
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
-import type { NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { WebhookRepo } from "../../webhooks/ports.ts";
 import { CHANGE_CHANNEL } from "./changes.ts";
 import { type Db, isUniqueViolation, toNumber, toNumberOrNull } from "./db.ts";
@@ -17,6 +17,11 @@ export interface WebhookRow {
   disabled_reason: string | null;
   disabled_at: string | number | null;
   max_per_second: number | null;
+  body_template: string | null;
+  conditions: ConditionSet | null;
+  ssl_verification: boolean;
+  ca_file: string | null;
+  timeout_ms: number | null;
   failing_since: string | number | null;
   created_at: string | number;
   updated_at: string | number;
@@ -36,10 +41,20 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     disabledReason: row.disabled_reason,
     disabledAt: toNumberOrNull(row.disabled_at),
     maxPerSecond: row.max_per_second,
+    bodyTemplate: row.body_template,
+    conditions: row.conditions,
+    sslVerification: row.ssl_verification,
+    caFile: row.ca_file,
+    timeoutMs: row.timeout_ms,
     failingSince: toNumberOrNull(row.failing_since),
     createdAt: toNumber(row.created_at),
     updatedAt: toNumber(row.updated_at),
   };
+}
+
+/** JSON text for a JSONB parameter (a JS string bound to jsonb would be encoded twice). */
+function conditionsJson(conditions: ConditionSet | null | undefined): string | null {
+  return conditions ? JSON.stringify(conditions) : null;
 }
 
 /** The webhooks table, same behaviour as lib/store/sqlite/webhooks.ts. Input is validated by the caller. */
@@ -66,12 +81,15 @@ export function createPostgresWebhookRepo(
         db.isolated(
           (sql) => sql<WebhookRow[]>`
             INSERT INTO webhooks (name, url, method, content_type, headers, secret, events,
-              enabled, disabled_reason, disabled_at, max_per_second, created_at, updated_at)
+              enabled, disabled_reason, disabled_at, max_per_second, body_template, conditions,
+              ssl_verification, ca_file, timeout_ms, created_at, updated_at)
             VALUES (${input.name}, ${input.url}, ${input.method ?? "POST"},
               ${input.contentType ?? "application/json"},
               ${JSON.stringify(input.headers ?? [])}::text::jsonb, ${input.secret ?? null},
               ${JSON.stringify(input.events ?? ["*"])}::text::jsonb, ${enabled}, NULL,
-              ${enabled ? null : t}, ${input.maxPerSecond ?? null}, ${t}, ${t})
+              ${enabled ? null : t}, ${input.maxPerSecond ?? null}, ${input.bodyTemplate ?? null},
+              ${conditionsJson(input.conditions)}::text::jsonb, ${input.sslVerification ?? true},
+              ${input.caFile ?? null}, ${input.timeoutMs ?? null}, ${t}, ${t})
             RETURNING *`,
         ),
       );
@@ -99,6 +117,8 @@ export function createPostgresWebhookRepo(
           const secret = patch.secret !== undefined ? patch.secret : before.secret;
           const maxPerSecond =
             patch.maxPerSecond !== undefined ? patch.maxPerSecond : before.maxPerSecond;
+          const kept = <K extends keyof WebhookPatch & keyof Webhook>(key: K) =>
+            patch[key] !== undefined ? patch[key] : before[key];
           // Enabling again starts afresh: no failure streak, no 429/503 pause left over.
           const reenabled = enabled && !before.enabled;
           const [updated] = await sql<WebhookRow[]>`
@@ -109,7 +129,11 @@ export function createPostgresWebhookRepo(
               secret = ${secret},
               events = ${JSON.stringify(patch.events ?? before.events)}::text::jsonb,
               enabled = ${enabled}, disabled_reason = ${disabledReason},
-              disabled_at = ${disabledAt}, max_per_second = ${maxPerSecond}, updated_at = ${t},
+              disabled_at = ${disabledAt}, max_per_second = ${maxPerSecond},
+              body_template = ${kept("bodyTemplate")},
+              conditions = ${conditionsJson(kept("conditions"))}::text::jsonb,
+              ssl_verification = ${kept("sslVerification")}, ca_file = ${kept("caFile")},
+              timeout_ms = ${kept("timeoutMs")}, updated_at = ${t},
               failing_since = CASE WHEN ${reenabled}::boolean THEN NULL ELSE failing_since END,
               failed_deliveries = CASE WHEN ${reenabled}::boolean THEN 0 ELSE failed_deliveries END,
               paused_until = CASE WHEN ${reenabled}::boolean THEN 0 ELSE paused_until END

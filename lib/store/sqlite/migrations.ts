@@ -116,6 +116,19 @@ export const MIGRATIONS: readonly string[] = [
     expires_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 5: NetBox's webhook options: body template, conditions, TLS, per-webhook timeout; per
+  // delivery the URL and headers rendered at enqueue, the template context, a template failure.
+  `
+  ALTER TABLE webhooks ADD COLUMN body_template TEXT;
+  ALTER TABLE webhooks ADD COLUMN conditions TEXT;
+  ALTER TABLE webhooks ADD COLUMN ssl_verification INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE webhooks ADD COLUMN ca_file TEXT;
+  ALTER TABLE webhooks ADD COLUMN timeout_ms INTEGER;
+  ALTER TABLE deliveries ADD COLUMN url TEXT;
+  ALTER TABLE deliveries ADD COLUMN headers TEXT;
+  ALTER TABLE deliveries ADD COLUMN context TEXT;
+  ALTER TABLE deliveries ADD COLUMN template_failed INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
-import type { NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { WebhookRepo } from "../../webhooks/ports.ts";
 import type { ChangeTracker } from "./changes.ts";
 
@@ -17,6 +17,12 @@ export interface WebhookRow {
   disabled_reason: string | null;
   disabled_at: number | null;
   max_per_second: number | null;
+  body_template: string | null;
+  /** JSON text of the condition set. */
+  conditions: string | null;
+  ssl_verification: number;
+  ca_file: string | null;
+  timeout_ms: number | null;
   failing_since: number | null;
   /** The 429/503 pause and the next rate-limit slot (claims read them; not in Webhook). */
   paused_until: number;
@@ -39,10 +45,38 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at,
     maxPerSecond: row.max_per_second,
+    bodyTemplate: row.body_template,
+    conditions: row.conditions === null ? null : (JSON.parse(row.conditions) as ConditionSet),
+    sslVerification: row.ssl_verification === 1,
+    caFile: row.ca_file,
+    timeoutMs: row.timeout_ms,
     failingSince: row.failing_since,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+type Options = Pick<
+  NewWebhook,
+  "bodyTemplate" | "conditions" | "sslVerification" | "caFile" | "timeoutMs"
+>;
+
+/** The NetBox options' columns (body template, conditions, TLS, timeout) of a webhook. */
+function optionColumns(options: Options): Record<string, string | number | null> {
+  return {
+    body_template: options.bodyTemplate ?? null,
+    conditions: options.conditions ? JSON.stringify(options.conditions) : null,
+    ssl_verification: options.sslVerification === false ? 0 : 1,
+    ca_file: options.caFile ?? null,
+    timeout_ms: options.timeoutMs ?? null,
+  };
+}
+
+/** The fields a patch gives (undefined means "keep"; null means "clear"). */
+function definedOf<T extends object>(patch: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(patch).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }
 
 /** The webhooks table. Input is validated by the caller (lib/webhooks/validate.ts). */
@@ -53,16 +87,20 @@ export function createSqliteWebhookRepo(
   const now = options.now ?? Date.now;
   const insertStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
     `INSERT INTO webhooks (name, url, method, content_type, headers, secret, events, enabled,
-       disabled_reason, disabled_at, max_per_second, created_at, updated_at)
+       disabled_reason, disabled_at, max_per_second, body_template, conditions,
+       ssl_verification, ca_file, timeout_ms, created_at, updated_at)
      VALUES ($name, $url, $method, $content_type, $headers, $secret, $events, $enabled,
-       $disabled_reason, $disabled_at, $max_per_second, $now, $now)
+       $disabled_reason, $disabled_at, $max_per_second, $body_template, $conditions,
+       $ssl_verification, $ca_file, $timeout_ms, $now, $now)
      RETURNING *`,
   );
   const updateStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
     `UPDATE webhooks SET name = $name, url = $url, method = $method, content_type = $content_type,
        headers = $headers, secret = $secret, events = $events, enabled = $enabled,
        disabled_reason = $disabled_reason, disabled_at = $disabled_at,
-       max_per_second = $max_per_second, updated_at = $now
+       max_per_second = $max_per_second, body_template = $body_template,
+       conditions = $conditions, ssl_verification = $ssl_verification, ca_file = $ca_file,
+       timeout_ms = $timeout_ms, updated_at = $now
      WHERE id = $id
      RETURNING *`,
   );
@@ -118,6 +156,7 @@ export function createSqliteWebhookRepo(
       disabled_reason: disabledReason,
       disabled_at: disabledAt,
       max_per_second: patch.maxPerSecond !== undefined ? patch.maxPerSecond : before.maxPerSecond,
+      ...optionColumns({ ...before, ...definedOf(patch) }),
       now: t,
     });
     if (!row) throw new WebhookNotFoundError(id);
@@ -141,6 +180,7 @@ export function createSqliteWebhookRepo(
           disabled_reason: null,
           disabled_at: enabled ? null : t,
           max_per_second: input.maxPerSecond ?? null,
+          ...optionColumns(input),
           now: t,
         }),
       );

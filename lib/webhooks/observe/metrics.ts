@@ -19,6 +19,7 @@ export const ATTEMPT_OUTCOME_LABELS = [
   "network_error",
   "blocked",
   "lease_expired",
+  "template_error",
 ] as const;
 export type AttemptOutcomeLabel = (typeof ATTEMPT_OUTCOME_LABELS)[number] | "other";
 
@@ -40,6 +41,7 @@ export function attemptOutcomeLabel(
     case "network_error":
     case "blocked":
     case "lease_expired":
+    case "template_error":
       return record.outcome;
     default:
       return "other";

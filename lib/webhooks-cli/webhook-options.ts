@@ -1,0 +1,122 @@
+import { readFileSync } from "node:fs";
+import { UsageError } from "../config/errors.ts";
+import { escapeControl } from "../text/control.ts";
+import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
+import {
+  checkBodyTemplate,
+  checkCaFile,
+  checkConditions,
+  checkTimeoutMs,
+} from "../webhooks/validate.ts";
+import { oneLine } from "./format.ts";
+
+/** Flags of NetBox's webhook options, shared by `add` and `update`. */
+export const optionArgs = {
+  "body-template": {
+    type: "string",
+    description: "Jinja2 template of the request body, or @FILE (default: the JSON body)",
+    valueHint: "tmpl|@file",
+  },
+  condition: {
+    type: "string",
+    description:
+      'condition set, e.g. {"and": [{"attr": "quantity", "op": "lt", "value": 5}]}, or @FILE',
+    valueHint: "json|@file",
+  },
+  "ssl-verify": {
+    type: "boolean",
+    description: "verify the receiver's TLS certificate (default; --no-ssl-verify turns it off)",
+  },
+  "ca-file": {
+    type: "string",
+    description: "PEM file of the CA(s) to trust for this webhook (none: the system's)",
+    valueHint: "path",
+  },
+  "timeout-ms": {
+    type: "string",
+    description: "timeout of one attempt for this webhook (0: WEBHOOK_TIMEOUT_MS)",
+    valueHint: "ms",
+  },
+} as const;
+
+/** Flags `update` has to clear a template or a condition set. */
+export const clearOptionArgs = {
+  "clear-body-template": { type: "boolean", description: "send the default JSON body again" },
+  "clear-condition": { type: "boolean", description: "queue every subscribed change again" },
+} as const;
+
+type OptionPatch = Pick<
+  WebhookPatch,
+  "bodyTemplate" | "conditions" | "sslVerification" | "caFile" | "timeoutMs"
+>;
+
+/**
+ * The options given on the command line, checked (one-line UsageError each). A value starting
+ * with @ names a file to read the template or condition set from.
+ */
+export function readOptionFlags(
+  flags: Record<string, unknown>,
+  readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): OptionPatch {
+  const patch: OptionPatch = {};
+  const template = valueOrFile(flags["body-template"], "body-template", readFile);
+  if (template !== undefined) patch.bodyTemplate = checkBodyTemplate(template);
+  const condition = valueOrFile(flags.condition, "condition", readFile);
+  if (condition !== undefined) patch.conditions = checkConditions(condition);
+  for (const [flag, key] of [
+    ["clear-body-template", "bodyTemplate"],
+    ["clear-condition", "conditions"],
+  ] as const) {
+    if (flags[flag] !== true) continue;
+    if (patch[key] !== undefined) {
+      throw new UsageError(`Give either --${flag} or --${flag.slice(6)}, not both`);
+    }
+    patch[key] = null;
+  }
+  if (typeof flags["ssl-verify"] === "boolean") patch.sslVerification = flags["ssl-verify"];
+  if (flags["ca-file"] !== undefined) patch.caFile = checkCaFile(String(flags["ca-file"]));
+  if (flags["timeout-ms"] !== undefined)
+    patch.timeoutMs = checkTimeoutMs(String(flags["timeout-ms"]));
+  return patch;
+}
+
+function valueOrFile(
+  value: unknown,
+  flag: string,
+  readFile: (path: string) => string,
+): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.trim() === "") {
+    throw new UsageError(`--${flag} needs a value`);
+  }
+  if (!value.startsWith("@")) return value;
+  const path = value.slice(1);
+  try {
+    return readFile(path);
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "unreadable";
+    throw new UsageError(
+      `Cannot read --${flag} file ${escapeControl(JSON.stringify(path))}: ${code}; expected @ followed by a readable file`,
+    );
+  }
+}
+
+/** The options that differ from the defaults, as short phrases for listings. */
+export function optionNotes(webhook: Webhook): string[] {
+  const notes: string[] = [];
+  if (webhook.bodyTemplate !== null) {
+    const lines = webhook.bodyTemplate.split("\n").length;
+    notes.push(`body template (${lines} ${lines === 1 ? "line" : "lines"})`);
+  }
+  if (webhook.conditions !== null) {
+    notes.push(`condition ${oneLine(cut(JSON.stringify(webhook.conditions), 120))}`);
+  }
+  if (!webhook.sslVerification) notes.push("TLS verification off");
+  if (webhook.caFile !== null) notes.push(`CA file ${oneLine(webhook.caFile)}`);
+  if (webhook.timeoutMs !== null) notes.push(`timeout ${webhook.timeoutMs} ms`);
+  return notes;
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,251 @@
+import {
+  CONDITION_OPS,
+  type Condition,
+  type ConditionNode,
+  type ConditionOp,
+  type ConditionSet,
+} from "./model.ts";
+
+/**
+ * NetBox's condition sets: which changes queue a delivery for a webhook. A set is an object with
+ * one key, `and` or `or`, holding a list of conditions `{attr, value, op, negate}` and nested
+ * sets. Checked when a webhook is saved (with the path of the bad node), evaluated against the
+ * changed object's data when the change is detected. Pure: no I/O.
+ */
+
+/** A condition set that is not valid; `path` points at the bad node, e.g. `$.and[1].op`. */
+export class ConditionError extends Error {
+  override name = "ConditionError";
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${path}: ${reason}`);
+  }
+}
+
+/** Which operators each type of `value` allows, as NetBox's Condition.TYPES. */
+const OPS_BY_TYPE: Record<string, readonly ConditionOp[]> = {
+  string: ["eq", "contains", "regex"],
+  boolean: ["eq", "contains"],
+  number: ["eq", "gt", "gte", "lt", "lte", "contains"],
+  array: ["eq", "in", "contains"],
+  null: ["eq"],
+};
+const CONDITION_KEYS = new Set(["attr", "value", "op", "negate"]);
+const MAX_DEPTH = 32;
+const MAX_REGEX_LENGTH = 1000;
+
+/** Parses condition-set JSON as typed by a person (`--condition`, the admin form). */
+export function parseConditionText(text: string): ConditionSet {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new ConditionError("$", `not valid JSON (${detail})`);
+  }
+  return checkConditionSet(value);
+}
+
+/** `value` as a ConditionSet, or a ConditionError naming the first bad node. */
+export function checkConditionSet(value: unknown): ConditionSet {
+  checkSet(value, "$", 0);
+  return value as ConditionSet;
+}
+
+function checkSet(value: unknown, path: string, depth: number): void {
+  if (depth > MAX_DEPTH) throw new ConditionError(path, `nested more than ${MAX_DEPTH} deep`);
+  if (!isObject(value)) {
+    throw new ConditionError(path, 'expected a set: an object with one key, "and" or "or"');
+  }
+  const keys = Object.keys(value);
+  const [logic] = keys;
+  if (keys.length !== 1 || (logic !== "and" && logic !== "or")) {
+    throw new ConditionError(
+      path,
+      `expected a set: an object with exactly one key, "and" or "or" (found ${keys.length === 0 ? "none" : keys.map((k) => JSON.stringify(k)).join(", ")})`,
+    );
+  }
+  const list = value[logic];
+  if (!Array.isArray(list)) {
+    throw new ConditionError(`${path}.${logic}`, "expected a list of conditions and sets");
+  }
+  list.forEach((node, i) => {
+    const at = `${path}.${logic}[${i}]`;
+    if (isObject(node) && ("and" in node || "or" in node) && !("attr" in node)) {
+      checkSet(node, at, depth + 1);
+    } else {
+      checkCondition(node, at);
+    }
+  });
+}
+
+function checkCondition(node: unknown, path: string): void {
+  if (!isObject(node)) {
+    throw new ConditionError(
+      path,
+      'expected a condition {"attr", "value", "op", "negate"} or a set',
+    );
+  }
+  const unknown = Object.keys(node).find((key) => !CONDITION_KEYS.has(key));
+  if (unknown !== undefined) {
+    throw new ConditionError(
+      `${path}.${unknown}`,
+      "unknown key: a condition has attr, value, op and negate",
+    );
+  }
+  const { attr, op = "eq", negate } = node;
+  if (typeof attr !== "string" || attr.split(".").some((part) => part === "")) {
+    throw new ConditionError(`${path}.attr`, 'expected a dotted path such as "status.value"');
+  }
+  if (!("value" in node)) throw new ConditionError(`${path}.value`, "missing");
+  if (typeof op !== "string" || !(CONDITION_OPS as readonly string[]).includes(op)) {
+    throw new ConditionError(
+      `${path}.op`,
+      `unknown operator ${JSON.stringify(op)}: expected one of ${CONDITION_OPS.join(", ")}`,
+    );
+  }
+  if (negate !== undefined && typeof negate !== "boolean") {
+    throw new ConditionError(`${path}.negate`, "expected true or false");
+  }
+  const type = typeOf(node.value);
+  const allowed = OPS_BY_TYPE[type];
+  if (allowed === undefined) {
+    throw new ConditionError(`${path}.value`, "expected a string, number, boolean, list or null");
+  }
+  if (!allowed.includes(op as ConditionOp)) {
+    throw new ConditionError(
+      `${path}.op`,
+      `${op} does not apply to a ${type} value: expected one of ${allowed.join(", ")}`,
+    );
+  }
+  if (op === "regex") {
+    const pattern = node.value as string;
+    if (pattern.length > MAX_REGEX_LENGTH) {
+      throw new ConditionError(`${path}.value`, `regex longer than ${MAX_REGEX_LENGTH} characters`);
+    }
+    try {
+      regexOf(pattern);
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new ConditionError(`${path}.value`, `invalid regex (${detail})`);
+    }
+  }
+}
+
+/**
+ * Whether `data` (the changed object, as in the payload's `data`) satisfies the set. A condition
+ * that cannot be evaluated (its attribute is missing, or the data has another type than the
+ * operator needs) does not match, negated or not: a misconfigured condition queues nothing.
+ */
+export function conditionsMatch(set: ConditionSet, data: unknown): boolean {
+  return evalNode(set, data);
+}
+
+function evalNode(node: ConditionNode, data: unknown): boolean {
+  if ("and" in node) return node.and.every((child) => evalNode(child, data));
+  if ("or" in node) return node.or.some((child) => evalNode(child, data));
+  return evalCondition(node, data);
+}
+
+const MISSING = Symbol("missing");
+const MISMATCH = Symbol("mismatch");
+
+function evalCondition(condition: Condition, data: unknown): boolean {
+  const actual = resolve(data, condition.attr);
+  if (actual === MISSING) return false;
+  const result = compare(condition.op ?? "eq", actual, condition.value);
+  if (result === MISMATCH) return false;
+  return condition.negate ? !result : result;
+}
+
+/** A dotted path; through a list it collects the attribute of every element (as NetBox). */
+function resolve(data: unknown, attr: string): unknown {
+  let current: unknown = data;
+  for (const key of attr.split(".")) {
+    if (Array.isArray(current)) {
+      const values: unknown[] = [];
+      for (const item of current) {
+        if (!isObject(item) || !Object.hasOwn(item, key)) return MISSING;
+        values.push(item[key]);
+      }
+      current = values;
+    } else if (isObject(current) && Object.hasOwn(current, key)) {
+      current = current[key];
+    } else {
+      return MISSING;
+    }
+  }
+  return current;
+}
+
+function compare(op: ConditionOp, actual: unknown, value: unknown): boolean | typeof MISMATCH {
+  switch (op) {
+    case "eq":
+      return deepEqual(actual, value);
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      if (typeof actual !== "number" || typeof value !== "number") return MISMATCH;
+      if (op === "gt") return actual > value;
+      if (op === "gte") return actual >= value;
+      if (op === "lt") return actual < value;
+      return actual <= value;
+    }
+    case "in":
+      return Array.isArray(value) ? value.some((item) => deepEqual(actual, item)) : MISMATCH;
+    case "contains":
+      if (typeof actual === "string") {
+        return typeof value === "string" ? actual.includes(value) : MISMATCH;
+      }
+      if (Array.isArray(actual)) return actual.some((item) => deepEqual(item, value));
+      if (isObject(actual))
+        return typeof value === "string" ? Object.hasOwn(actual, value) : MISMATCH;
+      return MISMATCH;
+    case "regex":
+      // Anchored at the start like Python's re.match, which NetBox uses.
+      return typeof actual === "string" && typeof value === "string"
+        ? regexOf(value).test(actual)
+        : MISMATCH;
+  }
+}
+
+const regexes = new Map<string, RegExp>();
+
+function regexOf(pattern: string): RegExp {
+  let regex = regexes.get(pattern);
+  if (!regex) {
+    regex = new RegExp(pattern, "y");
+    if (regexes.size >= 1000) regexes.clear();
+    regexes.set(pattern, regex);
+  }
+  regex.lastIndex = 0;
+  return regex;
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
+  }
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return (
+      keys.length === Object.keys(b).length &&
+      keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]))
+    );
+  }
+  return false;
+}
+
+function typeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

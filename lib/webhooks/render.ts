@@ -1,0 +1,102 @@
+import type { Webhook } from "./model.ts";
+import { isTemplated, renderTemplate, TemplateError } from "./template.ts";
+
+/**
+ * What is stored for one webhook's delivery of a change, rendered at enqueue: the body that will
+ * be signed and sent (on every attempt, byte for byte), and the URL and headers when the
+ * webhook's are templated. Pure apart from the template engine.
+ */
+export interface RenderedDelivery {
+  payload: string;
+  /** Null: the webhook's own URL and headers are used (they are plain text). */
+  url: string | null;
+  headers: Array<[string, string]> | null;
+  /** The template context (the default body) when the payload is not that body, else null. */
+  context: string | null;
+  /** Why a template failed: the delivery is then failed at once with this error. */
+  templateError: string | null;
+}
+
+type Templates = Pick<Webhook, "bodyTemplate" | "url" | "headers">;
+
+/** Whether any of the webhook's body, URL or header values is a template. */
+export function usesTemplates(webhook: Templates): boolean {
+  return (
+    webhook.bodyTemplate !== null ||
+    isTemplated(webhook.url) ||
+    webhook.headers.some(([, value]) => isTemplated(value))
+  );
+}
+
+/**
+ * Renders `webhook`'s templates for a change. `defaultBody` is NetBox's default JSON body of the
+ * change (buildPayload): sent as it is when there is no body template, and, parsed, the context
+ * every template is given (`event`, `timestamp`, `model`, `username`, `request_id`, `data`,
+ * `snapshots`), as NetBox does. Never throws: a failing template is reported in templateError.
+ */
+export function renderDelivery(webhook: Templates, defaultBody: string): RenderedDelivery {
+  if (!usesTemplates(webhook)) {
+    return { payload: defaultBody, url: null, headers: null, context: null, templateError: null };
+  }
+  const context = JSON.parse(defaultBody) as Record<string, unknown>;
+  try {
+    const url = isTemplated(webhook.url) ? renderUrl(webhook.url, context) : null;
+    const headers = webhook.headers.some(([, value]) => isTemplated(value))
+      ? webhook.headers.map(([name, value]): [string, string] => [
+          name,
+          isTemplated(value) ? renderHeaderValue(name, value, context) : value,
+        ])
+      : null;
+    const templated = webhook.bodyTemplate !== null;
+    const payload = templated
+      ? inPart("body", () => renderTemplate(webhook.bodyTemplate ?? "", context))
+      : defaultBody;
+    return { payload, url, headers, context: templated ? defaultBody : null, templateError: null };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { payload: "", url: null, headers: null, context: defaultBody, templateError: message };
+  }
+}
+
+function renderUrl(template: string, context: Record<string, unknown>): string {
+  const url = inPart("URL", () => renderTemplate(template, context)).trim();
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = null;
+  }
+  if (
+    !parsed ||
+    (parsed.protocol !== "http:" && parsed.protocol !== "https:") ||
+    parsed.hostname === "" ||
+    url.length > 2000
+  ) {
+    throw new Error(
+      `Template error in the URL: it rendered to ${JSON.stringify(url.slice(0, 200))}, not an http:// or https:// URL`,
+    );
+  }
+  return url;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters.
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+function renderHeaderValue(name: string, template: string, context: Record<string, unknown>) {
+  const value = inPart(`header ${name}`, () => renderTemplate(template, context)).trim();
+  // A newline from the data would otherwise start a header of its own.
+  if (CONTROL.test(value)) {
+    throw new Error(`Template error in header ${name}: the value contains control characters`);
+  }
+  return value;
+}
+
+function inPart<T>(part: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof TemplateError)
+      throw new Error(`Template error in the ${part}: ${error.message}`);
+    throw error;
+  }
+}

@@ -1,0 +1,161 @@
+import { createRequire } from "node:module";
+
+/**
+ * Jinja2 templates for webhook bodies, URLs and header values, rendered by MiniJinja (Jinja2's
+ * author's Rust implementation, compiled to WebAssembly: `minijinja-js`). Chosen over nunjucks,
+ * which runs templates as JavaScript with no sandbox (`{{ range.constructor("…")() }}` runs
+ * code), and over @huggingface/jinja, whose errors carry no line or column. MiniJinja has no
+ * access to anything but the context, no autoescaping for our template names (as Jinja2's
+ * default environment; `tojson` is the escape for JSON bodies), and a fuel limit on steps.
+ */
+
+type MiniJinja = typeof import("minijinja-js");
+interface Engine {
+  env: InstanceType<MiniJinja["Environment"]>;
+  memory: WebAssembly.Memory;
+  /** Template source → registered name; compiled once, reused for every change. */
+  names: Map<string, string>;
+}
+
+/** Steps one render may take (about 3 ms per 100,000 here): a runaway loop stops, recorded. */
+export const TEMPLATE_FUEL = 200_000;
+/** A rendered body (or URL, or header value) larger than this is refused. */
+export const MAX_RENDERED_BYTES = 1024 * 1024;
+const MAX_CACHED_TEMPLATES = 500;
+/** WebAssembly memory never shrinks: after a render grew it past this, a fresh instance is made. */
+const MAX_ENGINE_MEMORY = 64 * 1024 * 1024;
+
+/** A template that does not parse or render: `line` and `column` are 1-based when known. */
+export class TemplateError extends Error {
+  override name = "TemplateError";
+  constructor(
+    readonly reason: string,
+    readonly line: number | null,
+    readonly column: number | null,
+  ) {
+    super(
+      line === null
+        ? reason
+        : `line ${line}${column === null ? "" : `, column ${column}`}: ${reason}`,
+    );
+  }
+}
+
+const TEMPLATE_MARK = /\{\{|\{%|\{#/;
+
+/** Whether `text` uses template syntax at all (plain text is sent as it is, never rendered). */
+export function isTemplated(text: string): boolean {
+  return TEMPLATE_MARK.test(text);
+}
+
+/** Null when `source` parses; otherwise what is wrong and where. */
+export function templateProblem(source: string): TemplateError | null {
+  try {
+    withEngine((engine) => nameOf(engine, source));
+    return null;
+  } catch (error) {
+    return asTemplateError(error);
+  }
+}
+
+/**
+ * Renders `source` with `context` (plain JSON values). Throws a TemplateError for a template
+ * that does not parse, fails while rendering (unknown filter, undefined attribute of an
+ * undefined value, out of fuel) or renders more than MAX_RENDERED_BYTES.
+ */
+export function renderTemplate(source: string, context: Record<string, unknown>): string {
+  let rendered: string;
+  try {
+    rendered = withEngine((engine) => {
+      engine.env.fuel = TEMPLATE_FUEL;
+      return engine.env.renderTemplate(nameOf(engine, source), context);
+    });
+  } catch (error) {
+    throw asTemplateError(error);
+  }
+  // A UTF-16 unit is at most 3 UTF-8 bytes: most results need no encoding to know they fit.
+  if (rendered.length * 3 > MAX_RENDERED_BYTES) {
+    const bytes = Buffer.byteLength(rendered);
+    if (bytes > MAX_RENDERED_BYTES) {
+      throw new TemplateError(
+        `the result is ${bytes} bytes, more than the ${MAX_RENDERED_BYTES} allowed`,
+        null,
+        null,
+      );
+    }
+  }
+  return rendered;
+}
+
+let current: Engine | null = null;
+
+function load(): Engine {
+  const require = createRequire(import.meta.url);
+  const id = require.resolve("minijinja-js");
+  // A fresh module is a fresh WebAssembly instance (its state lives in the module scope).
+  delete require.cache[id];
+  const module = require(id) as MiniJinja & { __wasm: { memory: WebAssembly.Memory } };
+  const env = new module.Environment();
+  env.debug = true; // error texts then show the line and a caret under the column
+  env.enablePyCompat(); // `data.items()`, `name.upper()` as in Jinja2
+  return { env, memory: module.__wasm.memory, names: new Map() };
+}
+
+/**
+ * Runs `fn` on the engine. A Rust panic (e.g. a string too large to allocate) leaves the
+ * WebAssembly instance unusable, so it is replaced; its panic text, which the binding prints
+ * with console.error, becomes the error's message instead.
+ */
+function withEngine<T>(fn: (engine: Engine) => T): T {
+  const engine = current ?? load();
+  current = engine;
+  const printed: string[] = [];
+  const consoleError = console.error;
+  console.error = (...args: unknown[]) => {
+    printed.push(args.map(String).join(" "));
+  };
+  try {
+    return fn(engine);
+  } catch (error) {
+    if (error instanceof WebAssembly.RuntimeError) {
+      current = null;
+      const panic = printed.join("\n").match(/panicked at [^\n]*\n([^\n]+)/)?.[1];
+      throw new TemplateError(`the template engine failed: ${panic ?? error.message}`, null, null);
+    }
+    throw error;
+  } finally {
+    console.error = consoleError;
+    if (current === engine && engine.memory.buffer.byteLength > MAX_ENGINE_MEMORY) current = null;
+  }
+}
+
+function nameOf(engine: Engine, source: string): string {
+  let name = engine.names.get(source);
+  if (name === undefined) {
+    if (engine.names.size >= MAX_CACHED_TEMPLATES) {
+      engine.env.clearTemplates();
+      engine.names.clear();
+    }
+    name = `t${engine.names.size + 1}`;
+    engine.env.addTemplate(name, source);
+    engine.names.set(source, name);
+  }
+  return name;
+}
+
+/**
+ * MiniJinja's message, e.g. "syntax error: unexpected end of block (in t1:2)" followed (in debug
+ * mode) by the template's lines, the failing one marked `   2 > …` and under it `     i    ^^`.
+ */
+function asTemplateError(error: unknown): TemplateError {
+  if (error instanceof TemplateError) return error;
+  const text = error instanceof Error ? error.message : String(error);
+  const [first = text] = text.split("\n");
+  const located = /^(.*) \(in t\d+:(\d+)\)$/.exec(first);
+  const reason = (located?.[1] ?? first).trim() || "the template could not be rendered";
+  const line = located ? Number(located[2]) : null;
+  let column: number | null = null;
+  const marker = text.split("\n").find((l) => /^ {5}i +\^/.test(l));
+  if (marker !== undefined) column = marker.indexOf("^") - 7 + 1;
+  return new TemplateError(reason, line, column);
+}
