@@ -102,6 +102,11 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           disabledReason: null,
           disabledAt: null,
           maxPerSecond: null,
+          bodyTemplate: null,
+          conditions: null,
+          sslVerification: true,
+          caFile: null,
+          timeoutMs: null,
           createdAt: T0,
           updatedAt: T0,
         });
@@ -133,6 +138,69 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(read?.method).toBe("PUT");
         expect(read?.enabled).toBe(false);
         expect(read?.disabledAt).toBe(T0);
+      });
+
+      test("create() keeps NetBox's options: template, conditions, TLS, timeout", async () => {
+        const options = {
+          bodyTemplate: '{"text": {{ data.name | tojson }}}\n',
+          conditions: {
+            and: [
+              { attr: "quantity", value: 5, op: "lt" as const },
+              { or: [{ attr: "location", value: ["A", "B"], op: "in" as const, negate: true }] },
+            ],
+          },
+          sslVerification: false,
+          caFile: "/etc/ssl/private-ca.pem",
+          timeoutMs: 2500,
+        };
+        const hook = await store.webhooks.create({
+          name: "opts",
+          url: "https://example.com/{{ data.id }}",
+          ...options,
+        });
+        expect(hook).toMatchObject(options);
+        expect(await store.webhooks.get(hook.id)).toMatchObject(options);
+        expect((await store.webhooks.list())[0]).toMatchObject(options);
+        // Other connections (workers) read the same values.
+        expect(await (await another()).webhooks.get(hook.id)).toMatchObject(options);
+      });
+
+      test("update() sets, keeps and clears NetBox's options", async () => {
+        const hook = await store.webhooks.create({
+          name: "o",
+          url: "https://example.com/1",
+          bodyTemplate: "{{ event }}",
+          conditions: { and: [{ attr: "sku", value: "A" }] },
+          timeoutMs: 1000,
+        });
+        const kept = await store.webhooks.update(hook.id, { name: "o2" });
+        expect(kept).toMatchObject({
+          bodyTemplate: "{{ event }}",
+          conditions: { and: [{ attr: "sku", value: "A" }] },
+          sslVerification: true,
+          timeoutMs: 1000,
+        });
+        const changed = await store.webhooks.update(hook.id, {
+          bodyTemplate: null,
+          conditions: { or: [{ attr: "sku", value: "B" }] },
+          sslVerification: false,
+          caFile: "/ca.pem",
+          timeoutMs: null,
+        });
+        expect(changed).toMatchObject({
+          bodyTemplate: null,
+          conditions: { or: [{ attr: "sku", value: "B" }] },
+          sslVerification: false,
+          caFile: "/ca.pem",
+          timeoutMs: null,
+        });
+        const cleared = await store.webhooks.update(hook.id, {
+          conditions: null,
+          caFile: null,
+          sslVerification: true,
+        });
+        expect(cleared).toMatchObject({ conditions: null, caFile: null, sslVerification: true });
+        expect(await store.webhooks.get(hook.id)).toEqual(cleared);
       });
 
       test("create() refuses a taken name with DuplicateWebhookNameError", async () => {

@@ -101,7 +101,8 @@ export function readWebhookForm(body: Record<string, unknown>): WebhookFormValue
     enabled: text("enabled") === "on",
     bodyTemplate: text("bodyTemplate"),
     conditions: text("conditions"),
-    sslVerification: text("sslVerification") === "on",
+    // A checkbox left out of a post reads as unchecked: the unsafe choice is the checked one.
+    sslVerification: text("skipSslVerification") !== "on",
     caFile: text("caFile"),
     timeoutMs: text("timeoutMs"),
   };

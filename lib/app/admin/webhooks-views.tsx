@@ -281,8 +281,8 @@ export function WebhookFormPage(props: {
           <FieldErrors messages={errors.conditions} />
         </label>
         <label>
-          <input type="checkbox" name="sslVerification" checked={values.sslVerification} /> Verify
-          the receiver's TLS certificate
+          <input type="checkbox" name="skipSslVerification" checked={!values.sslVerification} /> Do
+          not verify the receiver's TLS certificate (NetBox's SSL verification off)
         </label>
         <FieldErrors messages={errors.sslVerification} />
         <label>

@@ -169,6 +169,7 @@ describe("createMetrics()", () => {
       'webhook_attempts_total{outcome="5xx"}': 1,
       'webhook_attempts_total{outcome="timeout"}': 1,
       'webhook_attempts_total{outcome="network_error"}': 0,
+      'webhook_attempts_total{outcome="template_error"}': 0,
       'webhook_attempts_total{outcome="blocked"}': 1,
       'webhook_attempts_total{outcome="lease_expired"}': 0,
     });

@@ -1,0 +1,156 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { testApp } from "../harness.ts";
+
+let t: ReturnType<typeof testApp>;
+beforeEach(() => {
+  t = testApp();
+});
+afterEach(() => t.store.close());
+
+const form = {
+  name: "chat",
+  url: "https://chat.example/hook",
+  method: "POST",
+  contentType: "application/json",
+  headers: "",
+  events: ["*"],
+  secret: "",
+  maxPerSecond: "",
+  enabled: "on",
+  bodyTemplate: "",
+  conditions: "",
+  caFile: "",
+  timeoutMs: "",
+};
+
+function create(fields: Record<string, string | string[]>) {
+  return t.client.submit("/admin/webhooks", fields, { from: "/admin/webhooks/new" });
+}
+
+describe("the webhook form's NetBox options", () => {
+  test("stores a body template, conditions, TLS options and a timeout, shown again on edit", async () => {
+    const response = await create({
+      ...form,
+      bodyTemplate: '{"text": {{ data.name | tojson }}}',
+      conditions: '{"and": [{"attr": "quantity", "op": "lt", "value": 5}]}',
+      skipSslVerification: "on",
+      caFile: "/etc/ssl/ca.pem",
+      timeoutMs: "2500",
+    });
+    expect(response.status).toBe(200);
+    const [webhook] = await t.store.webhooks.list();
+    expect(webhook).toMatchObject({
+      bodyTemplate: '{"text": {{ data.name | tojson }}}',
+      conditions: { and: [{ attr: "quantity", op: "lt", value: 5 }] },
+      sslVerification: false,
+      caFile: "/etc/ssl/ca.pem",
+      timeoutMs: 2500,
+    });
+    const { html } = await t.client.open(`/admin/webhooks/${webhook?.id}`);
+    expect(html).toContain("{&quot;text&quot;: {{ data.name | tojson }}}");
+    expect(html).toContain('name="skipSslVerification" checked');
+    expect(html).toContain('value="2500"');
+    const list = (await t.client.open("/admin/webhooks")).html;
+    expect(list).toContain("body template, conditions, TLS unverified, own CA, timeout 2500 ms");
+  });
+
+  test("verifies TLS unless asked not to (a post without the box keeps it on)", async () => {
+    await create(form);
+    expect((await t.store.webhooks.list())[0]?.sslVerification).toBe(true);
+  });
+
+  test("answers 400 with the template's line and column and the condition's path, inline", async () => {
+    const response = await create({
+      ...form,
+      url: "https://chat.example/{{ data.id",
+      headers: "X-Sku: {{ data.sku | }}",
+      bodyTemplate: "{\n  {% for x in data %}\n}",
+      conditions: '{"or": [{"attr": "sku", "value": "A", "op": "gt"}]}',
+      caFile: "ca.pem",
+      timeoutMs: "9",
+    });
+    expect(response.status).toBe(400);
+    const html = await response.text();
+    expect(html).toContain("Template error at line 2: syntax error: unexpected end of input");
+    expect(html).toContain("At $.or[0].op: gt does not apply to a string value");
+    expect(html).toContain("Line 1: template error at line 1");
+    expect(html).toContain("Template error at line 1, column 30");
+    expect(html).toContain("Must be an absolute path to a PEM file");
+    expect(html).toContain("Must be a whole number from 100 to 300000");
+    expect(await t.store.webhooks.list()).toEqual([]);
+  });
+});
+
+describe("Preview with the last change", () => {
+  async function itemChange() {
+    const response = await t.client.json("POST", "/api/items", {
+      sku: "A-1",
+      name: 'Widget "mk2"',
+      quantity: 2,
+    });
+    expect(response.status).toBe(201);
+  }
+
+  test("renders the form's template with the newest change, saving nothing", async () => {
+    await create({ ...form, name: "plain", url: "https://plain.example/" });
+    await itemChange();
+    const response = await t.client.submit(
+      "/admin/webhooks/preview",
+      {
+        ...form,
+        url: "https://chat.example/{{ model }}/{{ data.id }}",
+        bodyTemplate: '{"text": {{ (data.name ~ " is low") | tojson }}}',
+        conditions: '{"and": [{"attr": "quantity", "op": "lt", "value": 5}]}',
+      },
+      { from: "/admin/webhooks/new" },
+    );
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).toContain("With the change of delivery 1 (item.created");
+    expect(html).toContain("this change matches, a delivery would be queued");
+    expect(html).toContain("https://chat.example/item/1");
+    expect(html).toContain("{&quot;text&quot;: &quot;Widget \\&quot;mk2\\&quot; is low&quot;}");
+    expect(await t.store.webhooks.list()).toHaveLength(1);
+  });
+
+  test("says when the change does not match, and shows a render error instead of a body", async () => {
+    await create({ ...form, name: "plain", url: "https://plain.example/" });
+    await itemChange();
+    const [webhook] = await t.store.webhooks.list();
+    const html = await (
+      await t.client.submit(
+        `/admin/webhooks/${webhook?.id}/preview`,
+        {
+          ...form,
+          bodyTemplate: "{{ data.sku | nosuch }}",
+          conditions: '{"and": [{"attr": "quantity", "op": "gt", "value": 5}]}',
+        },
+        { from: `/admin/webhooks/${webhook?.id}` },
+      )
+    ).text();
+    expect(html).toContain("this change does not match, nothing would be queued");
+    expect(html).toContain("Template error in the body: line 1, column 15: unknown filter");
+  });
+
+  test("uses a sample item before any change was queued", async () => {
+    const html = await (
+      await t.client.submit(
+        "/admin/webhooks/preview",
+        { ...form, bodyTemplate: "{{ data.name }}" },
+        { from: "/admin/webhooks/new" },
+      )
+    ).text();
+    expect(html).toContain("No change has been queued yet: with a sample item.");
+    expect(html).toContain("Sample item");
+  });
+
+  test("shows the form's errors instead of a preview when it does not validate", async () => {
+    const response = await t.client.submit(
+      "/admin/webhooks/preview",
+      { ...form, bodyTemplate: "{% if %}" },
+      { from: "/admin/webhooks/new" },
+    );
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain("Template error at line 1");
+  });
+});

@@ -1,0 +1,184 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCommand } from "citty";
+import { exitCodeFor } from "../../lib/cli/run.ts";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
+import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
+
+const T0 = Date.UTC(2030, 0, 1);
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+let dir: string;
+let path: string;
+let store: Store;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "webhooks-options-"));
+  path = join(dir, "app.db");
+  store = openSqliteStore(path, { now: () => T0 });
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(...rawArgs: string[]): Promise<string> {
+  const lines: string[] = [];
+  const command = createWebhooksCommand({
+    env: { DATABASE_URL: path },
+    out: (text) => lines.push(text),
+    err: (text) => lines.push(text),
+    now: () => T0,
+  });
+  await runCommand(command, { rawArgs });
+  return lines.join("\n");
+}
+
+async function refused(...rawArgs: string[]): Promise<string> {
+  let error: unknown;
+  try {
+    await cli(...rawArgs);
+  } catch (caught) {
+    error = caught;
+  }
+  expect(exitCodeFor(error)).toBe(2);
+  const message = (error as Error).message;
+  expect(message).not.toContain("\n");
+  return message;
+}
+
+const add = ["add", "--name", "chat", "--url", "https://chat.example/hook", "--secret", SECRET];
+
+describe("webhooks add/update with NetBox's options", () => {
+  test("add takes a body template, a condition, TLS options and a timeout", async () => {
+    const output = await cli(
+      ...add,
+      "--body-template",
+      '{"text": {{ data.name | tojson }}}',
+      "--condition",
+      '{"and": [{"attr": "quantity", "op": "lt", "value": 5}]}',
+      "--no-ssl-verify",
+      "--ca-file",
+      "/etc/ssl/ca.pem",
+      "--timeout-ms",
+      "2500",
+    );
+    const [hook] = await store.webhooks.list();
+    expect(hook).toMatchObject({
+      bodyTemplate: '{"text": {{ data.name | tojson }}}',
+      conditions: { and: [{ attr: "quantity", op: "lt", value: 5 }] },
+      sslVerification: false,
+      caFile: "/etc/ssl/ca.pem",
+      timeoutMs: 2500,
+    });
+    expect(output).toContain("body template (1 line)");
+    expect(output).toContain("TLS verification off");
+    expect(output).toContain("timeout 2500 ms");
+  });
+
+  test("@FILE reads the template and the condition from files", async () => {
+    const template = join(dir, "slack.j2");
+    const condition = join(dir, "low.json");
+    writeFileSync(template, '{\n  "text": {{ (data.name ~ " is low") | tojson }}\n}\n');
+    writeFileSync(condition, '{"or": [{"attr": "quantity", "op": "lte", "value": 2}]}');
+    await cli(...add, "--body-template", `@${template}`, `--condition=@${condition}`);
+    const [hook] = await store.webhooks.list();
+    expect(hook?.bodyTemplate).toBe('{\n  "text": {{ (data.name ~ " is low") | tojson }}\n}\n');
+    expect(hook?.conditions).toEqual({ or: [{ attr: "quantity", op: "lte", value: 2 }] });
+  });
+
+  test("a template that does not parse is refused with its line and column", async () => {
+    const message = await refused(...add, "--body-template", "ok\n{% if data.x %}open");
+    expect(message).toBe(
+      "Invalid --body-template: template error at line 2, column 16: syntax error: unexpected end of input, expected end of block",
+    );
+    expect(await store.webhooks.list()).toEqual([]);
+  });
+
+  test("a bad condition is refused with the path of the bad node", async () => {
+    expect(
+      await refused(...add, "--condition", '{"and": [{"attr": "x", "value": 1, "op": "like"}]}'),
+    ).toStartWith('Invalid --condition at $.and[0].op: unknown operator "like"');
+    expect(await refused(...add, "--condition", "{nope")).toStartWith(
+      "Invalid --condition at $: not valid JSON",
+    );
+  });
+
+  test("a templated URL and header values are checked when saved", async () => {
+    await cli(
+      "add",
+      "--name",
+      "t",
+      "--url",
+      "https://hooks.example/{{ model }}/{{ data.id }}",
+      "--header",
+      "X-Sku: {{ data.sku }}",
+    );
+    expect((await store.webhooks.list())[0]?.url).toBe(
+      "https://hooks.example/{{ model }}/{{ data.id }}",
+    );
+    expect(await refused("add", "--name", "u", "--url", "{{ data.url }}")).toContain(
+      "a template may fill in the parts after the scheme",
+    );
+    expect(
+      await refused("add", "--name", "v", "--url", "https://x/", "--header", "X-A: {{ data."),
+    ).toStartWith('Invalid header "X-A: {{ data.": template error at line 1');
+  });
+
+  test("bad --timeout-ms, --ca-file and an unreadable @FILE are one line, exit 2", async () => {
+    expect(await refused(...add, "--timeout-ms", "50")).toStartWith('Invalid --timeout-ms "50"');
+    expect(await refused(...add, "--ca-file", "relative.pem")).toStartWith(
+      'Invalid --ca-file "relative.pem"',
+    );
+    expect(await refused(...add, "--body-template", `@${join(dir, "none.j2")}`)).toContain(
+      "ENOENT",
+    );
+  });
+
+  test("update sets, keeps and clears the options", async () => {
+    await cli(...add, "--body-template", "{{ event }}", "--condition", '{"and": []}');
+    await cli("update", "chat", "--no-ssl-verify", "--timeout-ms", "3000");
+    expect((await store.webhooks.list())[0]).toMatchObject({
+      bodyTemplate: "{{ event }}",
+      conditions: { and: [] },
+      sslVerification: false,
+      timeoutMs: 3000,
+    });
+    await cli(
+      "update",
+      "chat",
+      "--clear-body-template",
+      "--clear-condition",
+      "--ssl-verify",
+      "--timeout-ms",
+      "0",
+    );
+    expect((await store.webhooks.list())[0]).toMatchObject({
+      bodyTemplate: null,
+      conditions: null,
+      sslVerification: true,
+      timeoutMs: null,
+    });
+    expect(await refused("update", "chat", "--clear-condition", "--condition", '{"and": []}')).toBe(
+      "Give either --clear-condition or --condition, not both",
+    );
+  });
+
+  test("list shows the options under the webhook; --json has every field", async () => {
+    await cli(...add, "--condition", '{"and": [{"attr": "sku", "value": "A"}]}', "--disabled");
+    const text = await cli("list");
+    expect(text).toContain('    condition {"and":[{"attr":"sku","value":"A"}]}');
+    const [listed] = JSON.parse(await cli("list", "--json"));
+    expect(listed).toMatchObject({
+      bodyTemplate: null,
+      conditions: { and: [{ attr: "sku", value: "A" }] },
+      sslVerification: true,
+      caFile: null,
+      timeoutMs: null,
+    });
+  });
+});

@@ -1,0 +1,194 @@
+import { describe, expect, test } from "bun:test";
+import {
+  ConditionError,
+  checkConditionSet,
+  conditionsMatch,
+  parseConditionText,
+} from "../../lib/webhooks/conditions.ts";
+import type { ConditionNode, ConditionSet } from "../../lib/webhooks/model.ts";
+
+const item = {
+  id: 7,
+  sku: "A-1",
+  name: "Widget mk2",
+  quantity: 3,
+  price: 2.5,
+  active: true,
+  location: null,
+  status: { value: "active", label: "Active" },
+  tags: [{ name: "red" }, { name: "blue" }],
+  codes: ["x", "y"],
+};
+
+const all = (...nodes: ConditionNode[]): ConditionSet => ({ and: nodes });
+
+describe("conditionsMatch()", () => {
+  const cases: Array<[string, ConditionNode, boolean]> = [
+    ["eq (the default) on a string", { attr: "sku", value: "A-1" }, true],
+    ["eq on a different string", { attr: "sku", value: "B-2" }, false],
+    ["eq on a nested path", { attr: "status.value", value: "active" }, true],
+    ["eq on a number", { attr: "quantity", value: 3, op: "eq" }, true],
+    ["eq on a boolean", { attr: "active", value: true }, true],
+    ["eq on null", { attr: "location", value: null }, true],
+    ["eq on a list", { attr: "codes", value: ["x", "y"] }, true],
+    ["eq compares types (3 is not '3')", { attr: "quantity", value: "3" }, false],
+    ["gt", { attr: "quantity", value: 2, op: "gt" }, true],
+    ["gt at the boundary", { attr: "quantity", value: 3, op: "gt" }, false],
+    ["gte at the boundary", { attr: "quantity", value: 3, op: "gte" }, true],
+    ["lt", { attr: "price", value: 3, op: "lt" }, true],
+    ["lt at the boundary", { attr: "quantity", value: 3, op: "lt" }, false],
+    ["lte at the boundary", { attr: "quantity", value: 3, op: "lte" }, true],
+    ["in a list", { attr: "status.value", value: ["planned", "active"], op: "in" }, true],
+    ["not in a list", { attr: "status.value", value: ["planned"], op: "in" }, false],
+    ["contains in a string", { attr: "name", value: "mk", op: "contains" }, true],
+    ["contains not in a string", { attr: "name", value: "MK", op: "contains" }, false],
+    ["contains in a list", { attr: "codes", value: "y", op: "contains" }, true],
+    [
+      "contains through a list of objects",
+      { attr: "tags.name", value: "blue", op: "contains" },
+      true,
+    ],
+    ["contains a key of an object", { attr: "status", value: "label", op: "contains" }, true],
+    ["regex matches from the start", { attr: "sku", value: "A-\\d", op: "regex" }, true],
+    [
+      "regex is anchored at the start (re.match)",
+      { attr: "sku", value: "\\d", op: "regex" },
+      false,
+    ],
+    ["negate inverts a match", { attr: "sku", value: "A-1", negate: true }, false],
+    ["negate inverts a miss", { attr: "sku", value: "B-2", negate: true }, true],
+    ["a missing attribute does not match", { attr: "colour", value: "red" }, false],
+    [
+      "a missing attribute does not match negated",
+      { attr: "colour", value: "red", negate: true },
+      false,
+    ],
+    ["a path through a scalar is missing", { attr: "sku.value", value: "A-1" }, false],
+    ["type mismatch: gt on a string", { attr: "sku", value: 1, op: "gt" }, false],
+    [
+      "type mismatch does not match negated",
+      { attr: "sku", value: 1, op: "gt", negate: true },
+      false,
+    ],
+    [
+      "type mismatch: contains a number in a string",
+      { attr: "name", value: 2, op: "contains" },
+      false,
+    ],
+    ["type mismatch: regex on a number", { attr: "quantity", value: "3", op: "regex" }, false],
+    ["type mismatch: gt on a boolean", { attr: "active", value: 0, op: "gt" }, false],
+  ];
+  for (const [name, node, expected] of cases) {
+    test(`${name} → ${expected}`, () => {
+      expect(conditionsMatch(all(node), item)).toBe(expected);
+    });
+  }
+
+  test("and needs every condition, or any one", () => {
+    const yes = { attr: "sku", value: "A-1" };
+    const no = { attr: "sku", value: "B-2" };
+    expect(conditionsMatch({ and: [yes, yes] }, item)).toBe(true);
+    expect(conditionsMatch({ and: [yes, no] }, item)).toBe(false);
+    expect(conditionsMatch({ or: [no, yes] }, item)).toBe(true);
+    expect(conditionsMatch({ or: [no, no] }, item)).toBe(false);
+  });
+
+  test("nested sets combine (and of or)", () => {
+    const set: ConditionSet = {
+      and: [
+        { attr: "status.value", value: "active" },
+        {
+          or: [
+            { attr: "quantity", value: 10, op: "gt" },
+            { attr: "codes", value: "x", op: "contains" },
+          ],
+        },
+      ],
+    };
+    expect(conditionsMatch(set, item)).toBe(true);
+    expect(conditionsMatch(set, { ...item, codes: [] })).toBe(false);
+  });
+
+  test("empty and matches, empty or does not (Python's all/any)", () => {
+    expect(conditionsMatch({ and: [] }, item)).toBe(true);
+    expect(conditionsMatch({ or: [] }, item)).toBe(false);
+  });
+});
+
+describe("checkConditionSet()", () => {
+  const refused: Array<[string, unknown, string]> = [
+    ["a bare condition at the top", { attr: "sku", value: "A" }, "$: expected a set"],
+    ["two logic keys", { and: [], or: [] }, "$: expected a set: an object with exactly one key"],
+    ["a list at the top", [], "$: expected a set"],
+    ["a non-list under and", { and: { attr: "x", value: 1 } }, "$.and: expected a list"],
+    [
+      "an unknown operator",
+      { and: [{ attr: "x", value: 1, op: "like" }] },
+      '$.and[0].op: unknown operator "like"',
+    ],
+    [
+      "an operator that does not apply to the value",
+      { or: [{ attr: "x", value: "a", op: "gt" }] },
+      "$.or[0].op: gt does not apply to a string value",
+    ],
+    [
+      "in without a list",
+      { and: [{ attr: "x", value: 1, op: "in" }] },
+      "$.and[0].op: in does not apply",
+    ],
+    [
+      "a bad regex",
+      { and: [{ attr: "x", value: "(", op: "regex" }] },
+      "$.and[0].value: invalid regex",
+    ],
+    ["a missing value", { and: [{ attr: "x" }] }, "$.and[0].value: missing"],
+    ["an empty attr part", { and: [{ attr: "a..b", value: 1 }] }, "$.and[0].attr"],
+    [
+      "an unknown key",
+      { and: [{ attr: "x", value: 1, negated: true }] },
+      "$.and[0].negated: unknown key",
+    ],
+    ["a non-boolean negate", { and: [{ attr: "x", value: 1, negate: "yes" }] }, "$.and[0].negate"],
+    [
+      "an object value",
+      { and: [{ attr: "x", value: { a: 1 } }] },
+      "$.and[0].value: expected a string",
+    ],
+    [
+      "a bad node deep inside",
+      {
+        and: [
+          { attr: "x", value: 1 },
+          {
+            or: [
+              { attr: "y", value: 2 },
+              { attr: "z", value: 3, op: "nope" },
+            ],
+          },
+        ],
+      },
+      "$.and[1].or[1].op: unknown operator",
+    ],
+  ];
+  for (const [name, value, message] of refused) {
+    test(`refuses ${name} with the path of the bad node`, () => {
+      let error: unknown;
+      try {
+        checkConditionSet(value);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ConditionError);
+      expect((error as Error).message).toStartWith(message);
+    });
+  }
+
+  test("accepts NetBox's documented example", () => {
+    const set = { and: [{ attr: "status.value", value: "active" }] };
+    expect(checkConditionSet(set)).toEqual(set);
+  });
+
+  test("parseConditionText() refuses text that is not JSON at $", () => {
+    expect(() => parseConditionText("{and: []}")).toThrow(/^\$: not valid JSON/);
+  });
+});
