@@ -1,5 +1,6 @@
 import type { Webhook } from "./model.ts";
 import { isTemplated, renderTemplate, TemplateError } from "./template.ts";
+import { sendableHeaderProblem } from "./validate.ts";
 
 /**
  * What is stored for one webhook's delivery of a change, rendered at enqueue: the body that will
@@ -79,15 +80,11 @@ function renderUrl(template: string, context: Record<string, unknown>): string {
   return url;
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters.
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
-
 function renderHeaderValue(name: string, template: string, context: Record<string, unknown>) {
   const value = inPart(`header ${name}`, () => renderTemplate(template, context)).trim();
   // A newline from the data would otherwise start a header of its own.
-  if (CONTROL.test(value)) {
-    throw new Error(`Template error in header ${name}: the value contains control characters`);
-  }
+  const problem = sendableHeaderProblem(value);
+  if (problem !== null) throw new Error(`Template error in header ${name}: ${problem}`);
   return value;
 }
 

@@ -58,7 +58,7 @@ export function webhookNameProblem(name: string): string | null {
  * refuses any character above U+00FF, and servers read anything outside ASCII differently,
  * so only printable ASCII (and tabs) is accepted: every attempt would fail otherwise.
  */
-export function headerValueProblem(value: string): string | null {
+export function sendableHeaderProblem(value: string): string | null {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters.
   if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
     return "the value contains control characters";
@@ -68,8 +68,13 @@ export function headerValueProblem(value: string): string | null {
     const code = `U+${(other.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
     return `the value can not be sent in an HTTP header: only ASCII is allowed (${code} ${JSON.stringify(other)} found); percent-encode or base64 such text`;
   }
+  return null;
+}
+
+/** Why a header value typed into a webhook is refused (a template must parse), or null. */
+export function headerValueProblem(value: string): string | null {
   const problem = isTemplated(value) ? templateProblem(value) : null;
-  return problem === null ? null : `template error at ${problem.message}`;
+  return problem === null ? sendableHeaderProblem(value) : `template error at ${problem.message}`;
 }
 
 export function checkUrl(url: string): string {
