@@ -14,8 +14,23 @@ export interface Delivered {
 export interface WorkerCollaborators {
   /** Leases up to `limit` due deliveries. */
   claim(limit: number): Promise<Claim[]>;
-  /** Makes the attempt. Throws only when `signal` aborted it (hard shutdown). */
-  deliver(claim: Claim, signal: AbortSignal): Promise<Delivered>;
+  /**
+   * Makes the attempt. Throws only when `signal` aborted it (hard shutdown). Null: not sent,
+   * because right before the request the claim's lease no longer outlasted it (the process was
+   * paused); the claim is given back.
+   */
+  deliver(claim: Claim, signal: AbortSignal): Promise<Delivered | null>;
+  /**
+   * Whether a held claim can be sent as it is, now: its lease outlasts the request and its
+   * webhook's values were read recently. Absent: always.
+   */
+  sendable?(claim: Claim): boolean;
+  /**
+   * Re-checks with the store the claims that were not sendable as held: resolves with those to
+   * send now (lease renewed, webhook as it is now); the others must not be sent (given back,
+   * or no longer ours). On a rejection none are sent; their leases run out.
+   */
+  recheck?(claims: Claim[]): Promise<Claim[]>;
   /** Records the attempt; false when the lease was lost and the result discarded. */
   finish(claim: Claim, delivered: Delivered): Promise<boolean>;
   /** Gives unfinished claims back. */
@@ -32,7 +47,7 @@ export interface WorkerHooks {
   onError?(error: unknown, context: { phase: WorkerPhase; claim?: Claim }): void;
 }
 
-export type WorkerPhase = "claim" | "deliver" | "finish" | "release";
+export type WorkerPhase = "claim" | "recheck" | "deliver" | "finish" | "release";
 
 export interface WorkerCounts {
   claimed: number;
@@ -43,6 +58,8 @@ export interface WorkerCounts {
   /** Results thrown away because the lease had been lost. */
   discarded: number;
   released: number;
+  /** Claims not sent because, checked before their request, they could not be sent any more. */
+  withdrawn: number;
 }
 
 export interface WorkerOptions {
@@ -106,7 +123,14 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     retried: 0,
     discarded: 0,
     released: 0,
+    withdrawn: 0,
   };
+  /** Held claims not sendable as they were, waiting for `recheck`. */
+  const stale: Claim[] = [];
+  /** Claims in the recheck under way. */
+  let rechecking = 0;
+  /** Claims that came back from recheck: sent without asking `sendable` again. */
+  const checked = new Set<Claim>();
 
   /** Resolves when a request ends or a result has been written. */
   function progress(): Promise<void> {
@@ -139,7 +163,7 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
   }
 
   async function handle(claim: Claim, signal: AbortSignal): Promise<void> {
-    let delivered: Delivered;
+    let delivered: Delivered | null;
     try {
       delivered = await collaborators.deliver(claim, signal);
     } catch (error) {
@@ -151,6 +175,10 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       return;
     }
     requestEnded();
+    if (delivered === null) {
+      counts.withdrawn++;
+      return release([claim]);
+    }
     try {
       const applied = await collaborators.finish(claim, delivered);
       if (!applied) counts.discarded++;
@@ -166,6 +194,11 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
   function startReady(): void {
     while (accepting && busy < concurrency && ready.length > 0) {
       const claim = ready.shift() as Claim;
+      if (checked.has(claim)) checked.delete(claim);
+      else if (collaborators.sendable && !collaborators.sendable(claim)) {
+        stale.push(claim);
+        continue;
+      }
       busy++;
       const task: Promise<void> = handle(claim, deliverSignal).finally(() => {
         running.delete(task);
@@ -173,16 +206,44 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       });
       running.add(task);
     }
+    if (accepting && stale.length > 0 && rechecking === 0) recheckStale();
+  }
+
+  /** One recheck at a time; claims found stale meanwhile wait for the next. */
+  function recheckStale(): void {
+    const batch = stale.splice(0);
+    rechecking = batch.length;
+    const task: Promise<void> = (async () => {
+      try {
+        const keep = (await collaborators.recheck?.(batch)) ?? batch;
+        counts.withdrawn += batch.length - keep.length;
+        for (const claim of keep) checked.add(claim);
+        ready.unshift(...keep);
+      } catch (error) {
+        hooks.onError?.(error, { phase: "recheck", claim: batch[0] });
+      }
+    })().finally(() => {
+      rechecking = 0;
+      running.delete(task);
+      startReady();
+      wake();
+    });
+    running.add(task);
+  }
+
+  /** Claims held and not in flight: ready, stale, or being rechecked. */
+  function waiting(): number {
+    return ready.length + stale.length + rechecking;
   }
 
   function wantsClaims(): boolean {
-    return busy + ready.length < capacity && ready.length <= lowWater;
+    return busy + waiting() < capacity && waiting() <= lowWater;
   }
 
   /** Tops the buffer up; returns whether the queue had as many due as there was room for. */
   async function topUp(): Promise<boolean> {
     if (!wantsClaims()) return true;
-    const room = capacity - busy - ready.length;
+    const room = capacity - busy - waiting();
     const claims = await collaborators.claim(room);
     if (claims.length > 0) {
       counts.claimed += claims.length;
@@ -201,8 +262,11 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
   /** Stops starting requests, gives back the claims never started, waits for the rest. */
   async function end(): Promise<void> {
     accepting = false;
-    await release(ready.splice(0));
+    await release([...ready.splice(0), ...stale.splice(0)]);
     while (running.size > 0) await Promise.all(running);
+    // Claims a recheck returned while the requests in flight ended.
+    checked.clear();
+    await release(ready.splice(0));
   }
 
   async function run(runOptions: { signal: AbortSignal; abortInFlight?: AbortSignal }) {
@@ -249,7 +313,7 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
         if (!wantsClaims()) await untilAborted(progress(), signal);
         continue;
       }
-      if (busy === 0 && ready.length === 0) {
+      if (busy === 0 && waiting() === 0) {
         // Nothing more was due: wait for the results being written, then look once more (a
         // result written meanwhile may not have been visible to the claim).
         if (running.size === 0) break;

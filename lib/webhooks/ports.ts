@@ -34,13 +34,26 @@ export interface WebhookRepo {
 export interface DeliveryQueue {
   /** Fans out to every enabled webhook subscribed to the event; returns the new delivery ids. */
   enqueue(change: ChangeEvent, options?: { webhookId?: number }): Promise<number[]>;
-  /** Leases up to `limit` due deliveries of enabled webhooks, expired leases included. */
+  /**
+   * Leases up to `limit` due deliveries of sendable webhooks, expired leases included. An
+   * expired lease at `maxAttempts` (default: no cap) is not taken over: the delivery fails,
+   * its lost attempt recorded.
+   */
   claim(options: {
     workerId: string;
     limit: number;
     leaseMs: number;
     now: number;
+    maxAttempts?: number;
   }): Promise<Claim[]>;
+  /**
+   * Before held claims are sent: extends each lease still held to `now + leaseMs` and re-reads
+   * its webhook. Per claim, in order: the claim with its new lease and current webhook, or null
+   * when it must not be sent: no longer ours (taken over or finished), its lease already run
+   * out, or its webhook disabled (the last two are given back unattempted; a deleted webhook's
+   * deliveries are gone).
+   */
+  renew(claims: Claim[], options: { leaseMs: number; now: number }): Promise<Array<Claim | null>>;
   /** Records the attempt and applies the outcome; false when the lease was lost (result discarded). */
   finish(claim: Claim, record: AttemptRecord, outcome: Outcome): Promise<boolean>;
   /** Gives claims back unattempted (shutdown): queued again, attempt number not consumed. */

@@ -3,6 +3,7 @@ import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
 import { createWorker, type Delivered, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
+import type { Claim, Webhook } from "../webhooks/model.ts";
 import {
   type AutoDisableSettings,
   createEndpointHealth,
@@ -20,6 +21,18 @@ import type { WorkerConfig } from "./config.ts";
 const MAX_IDLE_MS = 60_000;
 /** Least sleep when work looked due but none could be claimed (another worker took it). */
 const MIN_WAIT_MS = 10;
+/**
+ * A request starts only while its lease outlasts it by this much: room to write the result
+ * before another worker may take the delivery over. The same margin the lease must exceed the
+ * timeout by (config), so a freshly renewed claim always qualifies.
+ */
+export const START_MARGIN_MS = 1000;
+/**
+ * A webhook's URL, secret, headers and enabled flag, as read with a claim or a renewal, are
+ * used for this long; older, they are read again before a request starts. Changes to a webhook
+ * therefore reach requests within this time (plus the request itself).
+ */
+export const WEBHOOK_FRESH_MS = 500;
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -86,19 +99,65 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
     logger: options.logger,
   });
 
+  // The newest webhook values seen (with a claim or a renewal) and when they were read.
+  const webhooks = new Map<number, { webhook: Webhook; readAt: number }>();
+  function remember(claims: Claim[], readAt: number): void {
+    for (const claim of claims) {
+      const known = webhooks.get(claim.webhook.id);
+      if (!known || known.readAt <= readAt)
+        webhooks.set(claim.webhook.id, { webhook: claim.webhook, readAt });
+    }
+  }
+  // What must be left of a lease when a request is started: the timeout and the margin to
+  // write the result; right before sending, at least the timeout (a last check for a process
+  // that was paused). Capped for a lease shorter than the configuration allows (tests).
+  const startNeed = Math.min(config.timeoutMs + START_MARGIN_MS, config.leaseMs);
+  const sendNeed = Math.min(config.timeoutMs, config.leaseMs / 2);
+  /** Whether the lease still outlasts a request started now (after the claim's send slot). */
+  function leaseOutlasts(claim: Claim, t: number, need: number): boolean {
+    const start = Math.max(t, claim.notBefore ?? 0);
+    return (claim.delivery.leaseExpiresAt ?? 0) - start >= need;
+  }
+
   const worker = createWorker(
     {
-      claim(limit) {
+      async claim(limit) {
         options.onTurn?.();
-        return store.queue.claim({ workerId, limit, leaseMs: config.leaseMs, now: now() });
+        const t = now();
+        const claims = await store.queue.claim({
+          workerId,
+          limit,
+          leaseMs: config.leaseMs,
+          now: t,
+          maxAttempts: config.maxAttempts,
+        });
+        remember(claims, t);
+        return claims;
       },
-      async deliver(claim, signal): Promise<Delivered> {
+      sendable(claim) {
+        const t = now();
+        const known = webhooks.get(claim.webhook.id);
+        if (!known || t - known.readAt > WEBHOOK_FRESH_MS) return false;
+        claim.webhook = known.webhook;
+        return known.webhook.enabled && leaseOutlasts(claim, t, startNeed);
+      },
+      async recheck(claims) {
+        const t = now();
+        const renewed = await store.queue.renew(claims, { leaseMs: config.leaseMs, now: t });
+        const keep = renewed.filter((claim): claim is Claim => claim !== null);
+        remember(keep, t);
+        return keep;
+      },
+      async deliver(claim, signal): Promise<Delivered | null> {
         // A rate-limited webhook's slot, or the end of its pause, may be up to a second ahead.
         const wait = (claim.notBefore ?? 0) - now();
         if (wait > 0) {
           await sleep(wait, signal);
           if (signal.aborted) throw signal.reason ?? new Error("Aborted");
         }
+        // Right before the request: a process paused (SIGSTOP, a VM freeze) past its lease
+        // must not send what another worker may have taken over meanwhile.
+        if (!leaseOutlasts(claim, now(), sendNeed)) return null;
         const sent = await sendAttempt(claim, {
           timeoutMs: config.timeoutMs,
           allow: config.allowList,

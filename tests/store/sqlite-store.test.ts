@@ -60,6 +60,7 @@ function plan(db: Database, sql: string): string {
     expires: 1,
     horizon: 1000,
     before: 20_000,
+    webhook: 1,
   };
   const params = sql.includes("?1") ? [1000] : named;
   const rows = db.query(`EXPLAIN QUERY PLAN ${sql}`).all(params as never) as Array<{
@@ -72,11 +73,15 @@ describe.each([
   ["without statistics", false],
   ["after ANALYZE", true],
 ])("SQLite queue query plans %s", (_label, analyze) => {
-  test("the claim reads the deliveries_due partial index in order, without a sort", () => {
-    const detail = plan(largeQueue({ analyze }), CLAIM_SQL.claimDue);
-    expect(detail).toMatch(/USING (COVERING )?INDEX deliveries_due/);
-    expect(detail).not.toContain("deliveries_state");
-    expect(detail).not.toContain("TEMP B-TREE");
+  test("the claim reads due rows webhook by webhook through deliveries_webhook_due, without a sort", () => {
+    const db = largeQueue({ analyze });
+    for (const sql of [CLAIM_SQL.dueOfWebhook, CLAIM_SQL.sendableDue, CLAIM_SQL.anyDue]) {
+      const detail = plan(db, sql);
+      expect(detail).toMatch(/USING (COVERING )?INDEX deliveries_webhook_due/);
+      expect(detail).not.toContain("TEMP B-TREE");
+      // The webhooks table drives: never a walk of the whole due index.
+      expect(detail).not.toContain("deliveries_due ");
+    }
   });
 
   test("lease reclaim and due-time lookups read deliveries_leased and deliveries_due", () => {

@@ -8,6 +8,7 @@ import { pauseWebhook } from "../../../lib/store/sqlite/health.ts";
 import {
   admitBySendRate,
   CLAIM_SQL,
+  createClaim,
   SENDABLE_WEBHOOK_SQLITE,
 } from "../../../lib/store/sqlite/queue/claim.ts";
 import { nextQueuedDueAt } from "../../../lib/store/sqlite/queue/due.ts";
@@ -23,11 +24,6 @@ import { itemChange } from "../../fakes/ops-world.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 
-/** The store's claim query (due rows it may take), which carries the gate next to `w.enabled = 1`. */
-const GATED_CLAIM_SQL = CLAIM_SQL.claimDue;
-const LEASE_SQL = `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1,
-  lease_owner = ?2, lease_expires_at = ?3 WHERE id = ?1 AND state = 'queued'`;
-
 interface Claimed {
   id: number;
   webhookId: number;
@@ -38,31 +34,22 @@ interface Claimed {
 }
 
 /**
- * A worker's claim as the store makes it: the due rows the gate lets through, admission by send
- * rate, then a lease on the admitted rows only, all in one BEGIN IMMEDIATE transaction.
+ * A worker's claim as the store makes it (the store's own claim code on this connection): the
+ * due rows of sendable webhooks, admission by send rate, then a lease on the admitted rows
+ * only, all in one BEGIN IMMEDIATE transaction.
  */
 function claimWithRateLimit(db: Database, workerId: string, now: number, limit: number) {
-  const claim = db.transaction((): Claimed[] => {
-    const rows = db
-      .query<{ id: number; webhook_id: number; attempts: number }, Record<string, string | number>>(
-        GATED_CLAIM_SQL,
-      )
-      .all({ now, limit, horizon: RATE_HORIZON_MS });
-    const { admitted } = admitBySendRate(
-      db,
-      rows.map((row) => ({ id: row.id, webhookId: row.webhook_id, attempts: row.attempts + 1 })),
-      { now },
-    );
-    for (const { candidate } of admitted) {
-      db.query(LEASE_SQL).run(candidate.id, workerId, now + 60_000);
-    }
-    return admitted.map(({ candidate, notBefore }) => ({
-      ...candidate,
-      notBefore,
+  const { claimRows } = createClaim(db, { markSeen() {}, notifyLocal() {} });
+  const claim = db.transaction((): Claimed[] =>
+    claimRows({ workerId, limit, leaseMs: 3_600_000, now }).map((c) => ({
+      id: c.delivery.id,
+      webhookId: c.webhook.id,
+      attempts: c.attempt,
+      notBefore: c.notBefore ?? now,
       workerId,
       claimedAt: now,
-    }));
-  });
+    })),
+  );
   return claim.immediate();
 }
 
@@ -90,7 +77,8 @@ function twoWorkers() {
 
 describe("the rate limit in the claim, on SQLite", () => {
   test("the store's claim query carries the gate", () => {
-    expect(CLAIM_SQL.claimDue).toContain(SENDABLE_WEBHOOK_SQLITE);
+    expect(CLAIM_SQL.sendableDue).toContain(SENDABLE_WEBHOOK_SQLITE);
+    expect(CLAIM_SQL.anyDue).toContain(SENDABLE_WEBHOOK_SQLITE);
   });
 
   test("two workers sharing the database send a limited webhook at its max per second, and others at once", async () => {

@@ -95,15 +95,21 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
     return result;
   }
 
-  async function claim({ workerId, limit, leaseMs, now: at }: ClaimOptions): Promise<Claim[]> {
+  async function claim(options: ClaimOptions): Promise<Claim[]> {
+    const { workerId, limit, leaseMs, now: at } = options;
     if (limit <= 0) return [];
+    // Passed as a number: "no cap" is a count no delivery reaches.
+    const maxAttempts = Math.min(options.maxAttempts ?? 2 ** 31 - 1, 2 ** 31 - 1);
     markSeen();
     const expires = at + leaseMs;
     // One statement, hence one short transaction of its own. `lost`: leases that ran out (the
-    // worker holding them died); their lost attempt is recorded, then they are taken over
-    // (webhook enabled) or queued again (disabled). `due`: queued deliveries whose time has
-    // come. Both lock with SKIP LOCKED, so concurrent claimers never wait for each other nor
-    // get the same row; taken-over deliveries go first, then the oldest due.
+    // worker holding them died); their lost attempt is recorded, then they are failed (the
+    // attempt cap reached), taken over (webhook enabled) or queued again (disabled). `due`:
+    // queued deliveries whose time has come, read webhook by webhook through
+    // deliveries_webhook_due for the webhooks that can send now only, so a backlog waiting for
+    // a disabled, paused or rate-limited webhook is never read. Both lock with SKIP LOCKED, so
+    // concurrent claimers never wait for each other nor get the same row; taken-over
+    // deliveries go first, then the oldest due.
     const rows = await db.sql<Array<DeliveryRow & { action: string; webhook: WebhookRow }>>`
         WITH lost AS (
           SELECT d.id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at, w.enabled,
@@ -115,17 +121,21 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
           LIMIT ${limit}::int
           FOR UPDATE OF d SKIP LOCKED
         ), due AS (
-          SELECT q.id, q.next_attempt_at FROM deliveries q
-          WHERE q.state = 'queued' AND q.next_attempt_at <= ${at}::bigint
-            AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = q.webhook_id AND w.enabled
-              AND GREATEST(w.paused_until, w.next_send_at)
-                <= ${at}::bigint + ${RATE_HORIZON_MS}::bigint)
+          SELECT q.id, q.next_attempt_at FROM webhooks w
+          CROSS JOIN LATERAL (
+            SELECT d.id, d.next_attempt_at FROM deliveries d
+            WHERE d.webhook_id = w.id AND d.state = 'queued'
+              AND d.next_attempt_at <= ${at}::bigint
+            ORDER BY d.next_attempt_at
+            LIMIT ${limit}::int
+            FOR UPDATE OF d SKIP LOCKED) q
+          WHERE w.enabled
+            AND GREATEST(w.paused_until, w.next_send_at) <= ${at}::bigint + ${RATE_HORIZON_MS}::bigint
           ORDER BY q.next_attempt_at, q.id
           LIMIT ${limit}::int
-          FOR UPDATE OF q SKIP LOCKED
         ), chosen AS (
           SELECT id, 'reclaim' AS action, error, 0 AS rank, lease_expires_at AS t
-          FROM lost WHERE enabled
+          FROM lost WHERE enabled AND attempts < ${maxAttempts}::int
           UNION ALL
           SELECT id, 'lease', NULL, 1, next_attempt_at FROM due
           ORDER BY rank, t, id
@@ -133,7 +143,9 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
         ), actions AS (
           SELECT id, action, error FROM chosen
           UNION ALL
-          SELECT id, 'requeue', error FROM lost WHERE NOT enabled
+          SELECT id, 'requeue', error FROM lost WHERE NOT enabled AND attempts < ${maxAttempts}::int
+          UNION ALL
+          SELECT id, 'fail', error FROM lost WHERE attempts >= ${maxAttempts}::int
         ), recorded AS (
           INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
             status_code, outcome, error)
@@ -143,13 +155,18 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
           ON CONFLICT (delivery_id, attempt) DO NOTHING
         ), updated AS (
           UPDATE deliveries d SET
-            state = CASE a.action WHEN 'requeue' THEN 'queued' ELSE 'delivering' END,
-            attempts = CASE a.action WHEN 'requeue' THEN d.attempts ELSE d.attempts + 1 END,
-            lease_owner = CASE a.action WHEN 'requeue' THEN NULL ELSE ${workerId}::text END,
-            lease_expires_at = CASE a.action WHEN 'requeue' THEN NULL ELSE ${expires}::bigint END,
+            state = CASE a.action WHEN 'requeue' THEN 'queued' WHEN 'fail' THEN 'failed'
+              ELSE 'delivering' END,
+            attempts = CASE WHEN a.action IN ('requeue', 'fail') THEN d.attempts
+              ELSE d.attempts + 1 END,
+            lease_owner = CASE WHEN a.action IN ('requeue', 'fail') THEN NULL
+              ELSE ${workerId}::text END,
+            lease_expires_at = CASE WHEN a.action IN ('requeue', 'fail') THEN NULL
+              ELSE ${expires}::bigint END,
             next_attempt_at = CASE a.action WHEN 'requeue' THEN ${at}::bigint
               ELSE d.next_attempt_at END,
             last_error = CASE a.action WHEN 'lease' THEN d.last_error ELSE a.error END,
+            completed_at = CASE a.action WHEN 'fail' THEN ${at}::bigint ELSE d.completed_at END,
             updated_at = ${at}::bigint
           FROM actions a
           WHERE d.id = a.id
@@ -157,7 +174,7 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
         )
         SELECT u.*, to_jsonb(w.*) AS webhook
         FROM updated u JOIN webhooks w ON w.id = u.webhook_id
-        WHERE u.action <> 'requeue'
+        WHERE u.action IN ('reclaim', 'lease')
         ORDER BY u.action DESC, u.next_attempt_at, u.id`;
     const notBefore = await admit(
       rows.filter((row) => row.action === "lease"),

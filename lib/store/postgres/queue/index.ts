@@ -6,6 +6,7 @@ import { createEnqueue } from "./enqueue.ts";
 import { createFinish } from "./finish.ts";
 import { createListing } from "./listing.ts";
 import { createMaintenance } from "./maintenance.ts";
+import { createRenew } from "./renew.ts";
 
 export interface PostgresQueueOptions {
   now?: () => number;
@@ -34,6 +35,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   return {
     enqueue: createEnqueue(db, now),
     claim: createClaim(db, { markSeen, reconnectWaitMs }),
+    renew: createRenew(db),
     finish,
     release,
     nextDueAt: due.nextDueAt,

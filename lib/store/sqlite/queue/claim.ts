@@ -7,6 +7,7 @@ import {
   RATE_HORIZON_MS,
   type SendGate,
 } from "../../../webhooks/policy/rate-limit.ts";
+import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import type { ChangeTracker } from "../changes.ts";
 import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
 import { type DeliveryRow, deliveryFromRow, type Params } from "./rows.ts";
@@ -18,26 +19,38 @@ import { type DeliveryRow, deliveryFromRow, type Params } from "./rows.ts";
 export const SENDABLE_WEBHOOK_SQLITE = "max(w.paused_until, w.next_send_at) <= $now + $horizon";
 
 /** Enabled, not paused (429/503) and with a send slot within the horizon (rate limit). */
-const SENDABLE = `EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled = 1
-  AND ${SENDABLE_WEBHOOK_SQLITE})`;
+const SENDABLE_WEBHOOKS = `SELECT w.id FROM webhooks w
+  WHERE w.enabled = 1 AND ${SENDABLE_WEBHOOK_SQLITE}`;
 
 /**
- * The hot queries, exported so a test can check their plans. Each names its partial index with
- * INDEXED BY: on a large queue the planner may otherwise pick `deliveries_state (state, id)` and
- * sort, which reads the whole queue on every claim (throughput halved).
+ * The hot queries, exported so a test can check their plans. The claim goes webhook by
+ * webhook: due rows are read through `deliveries_webhook_due (webhook_id, next_attempt_at)` for
+ * the webhooks that can send now only, so a backlog waiting for a disabled, paused or
+ * rate-limited webhook costs nothing (walking the due index in time order would read all of it
+ * on every claim). INDEXED BY names the partial index: on a large queue the planner may
+ * otherwise pick another index and sort, which halves throughput.
  */
 export const CLAIM_SQL = {
-  anyDue: `SELECT 1 AS due FROM deliveries d INDEXED BY deliveries_due
-     WHERE d.state = 'queued' AND d.next_attempt_at <= $now LIMIT 1`,
+  /** Whether anything is claimable now: one index probe per sendable webhook. */
+  anyDue: `SELECT 1 AS due FROM webhooks w
+     WHERE w.enabled = 1 AND ${SENDABLE_WEBHOOK_SQLITE} AND EXISTS (
+       SELECT 1 FROM deliveries d INDEXED BY deliveries_webhook_due
+       WHERE d.webhook_id = w.id AND d.state = 'queued' AND d.next_attempt_at <= $now)
+     LIMIT 1`,
   anyExpiredLease: `SELECT 1 AS expired FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering' AND d.lease_expires_at <= $now LIMIT 1`,
   expiredLeases: `SELECT d.*, (SELECT w.enabled FROM webhooks w WHERE w.id = d.webhook_id) AS enabled
      FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering' AND d.lease_expires_at <= $now
      ORDER BY d.lease_expires_at LIMIT $limit`,
-  /** The due deliveries a claim takes, oldest first; leaseDue() then leases them by id. */
-  claimDue: `SELECT d.* FROM deliveries d INDEXED BY deliveries_due
-     WHERE d.state = 'queued' AND d.next_attempt_at <= $now AND ${SENDABLE}
+  /** The webhooks that can send now and the due time of their oldest queued delivery. */
+  sendableDue: `SELECT s.id AS webhook_id, (
+       SELECT min(d.next_attempt_at) FROM deliveries d INDEXED BY deliveries_webhook_due
+       WHERE d.webhook_id = s.id AND d.state = 'queued') AS t
+     FROM (${SENDABLE_WEBHOOKS}) s`,
+  /** One webhook's due deliveries, oldest first. */
+  dueOfWebhook: `SELECT d.* FROM deliveries d INDEXED BY deliveries_webhook_due
+     WHERE d.webhook_id = $webhook AND d.state = 'queued' AND d.next_attempt_at <= $now
      ORDER BY d.next_attempt_at LIMIT $limit`,
   /**
    * The earliest time a queued delivery of an enabled webhook can be claimed: its due time, but
@@ -54,6 +67,8 @@ export const CLAIM_SQL = {
      WHERE d.state = 'delivering'
      ORDER BY d.lease_expires_at LIMIT 1`,
 } as const;
+
+type ClaimOptions = Parameters<DeliveryQueue["claim"]>[0];
 
 interface GateRow {
   max_per_second: number | null;
@@ -99,14 +114,14 @@ export function admitBySendRate<T extends { webhookId: number }>(
 }
 
 /**
- * The claim: leases that ran out are taken over (their lost attempt recorded) or queued again
- * (webhook disabled), then due deliveries of sendable webhooks are leased, oldest first. Runs
- * inside the caller's write transaction.
+ * The claim: leases that ran out are taken over (their lost attempt recorded), queued again
+ * (webhook disabled) or failed (the attempt cap reached), then due deliveries of sendable
+ * webhooks are leased, oldest first. Runs inside the caller's write transaction.
  */
 export function createClaim(db: Database, changes: ChangeTracker) {
   const anyDueStmt = db.prepare<{ due: number }, Params>(CLAIM_SQL.anyDue);
   const anyExpiredLeaseStmt = db.prepare<{ expired: number }, Params>(CLAIM_SQL.anyExpiredLease);
-  const expiredLeasesStmt = db.prepare<DeliveryRow & { enabled: number }, Params>(
+  const expiredLeasesStmt = db.prepare<DeliveryRow & { enabled: number | null }, Params>(
     CLAIM_SQL.expiredLeases,
   );
   const lostAttemptStmt = db.prepare<unknown, Params>(
@@ -119,13 +134,21 @@ export function createClaim(db: Database, changes: ChangeTracker) {
        next_attempt_at = $now, last_error = $error, updated_at = $now
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
   );
+  const failLostStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,
+       last_error = $error, updated_at = $now, completed_at = $now
+     WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
+  );
   const reclaimStmt = db.prepare<DeliveryRow, Params>(
     `UPDATE deliveries SET attempts = attempts + 1, lease_owner = $worker,
        lease_expires_at = $expires, last_error = $error, updated_at = $now
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt
      RETURNING *`,
   );
-  const claimDueStmt = db.prepare<DeliveryRow, Params>(CLAIM_SQL.claimDue);
+  const sendableDueStmt = db.prepare<{ webhook_id: number; t: number | null }, Params>(
+    CLAIM_SQL.sendableDue,
+  );
+  const dueOfWebhookStmt = db.prepare<DeliveryRow, Params>(CLAIM_SQL.dueOfWebhook);
   const webhookStmt = db.prepare<WebhookRow, [number]>("SELECT * FROM webhooks WHERE id = ?");
 
   // Read, then leased by id, inside the claim's write transaction: a quarter cheaper than one
@@ -154,7 +177,8 @@ export function createClaim(db: Database, changes: ChangeTracker) {
     }
   }
 
-  function takeOverLost(workerId: string, limit: number, expires: number, at: number) {
+  function takeOverLost(options: ClaimOptions, expires: number): DeliveryRow[] {
+    const { workerId, limit, now: at, maxAttempts = Number.POSITIVE_INFINITY } = options;
     const claimed: DeliveryRow[] = [];
     // The covering probe costs a tenth of the full query, and almost always finds nothing.
     if (!anyExpiredLeaseStmt.get({ now: at })) return claimed;
@@ -169,20 +193,45 @@ export function createClaim(db: Database, changes: ChangeTracker) {
         error,
       });
       const params = { id: lost.id, attempt: lost.attempts, now: at, error };
-      if (lost.enabled !== 1) {
-        requeueLostStmt.run(params);
-        continue;
+      // The lost attempt may have been sent: it counts towards the cap like any other.
+      if (lost.attempts >= maxAttempts) failLostStmt.run(params);
+      else if (lost.enabled !== 1) requeueLostStmt.run(params);
+      else {
+        const row = reclaimStmt.get({ ...params, worker: workerId, expires });
+        if (row) claimed.push(row);
       }
-      const row = reclaimStmt.get({ ...params, worker: workerId, expires });
-      if (row) claimed.push(row);
     }
     return claimed;
   }
 
-  function claimRows(workerId: string, limit: number, leaseMs: number, at: number): Claim[] {
+  /**
+   * Up to `limit` due deliveries of sendable webhooks, oldest first: webhooks in the order of
+   * their oldest due delivery, each read through its own index range, stopping once the next
+   * webhook's oldest is newer than everything already taken.
+   */
+  function dueRows(limit: number, at: number): DeliveryRow[] {
+    const webhooks = sendableDueStmt
+      .all({ now: at, horizon: RATE_HORIZON_MS })
+      .filter((row): row is { webhook_id: number; t: number } => row.t !== null && row.t <= at)
+      .sort((a, b) => a.t - b.t);
+    let rows: DeliveryRow[] = [];
+    for (const webhook of webhooks) {
+      const newest = rows.length >= limit ? (rows[limit - 1]?.next_attempt_at ?? 0) : Infinity;
+      if (webhook.t > newest) break;
+      const taken = dueOfWebhookStmt.all({ webhook: webhook.webhook_id, now: at, limit });
+      rows = rows
+        .concat(taken)
+        .sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
+      if (rows.length > limit) rows.length = limit;
+    }
+    return rows;
+  }
+
+  function claimRows(options: ClaimOptions): Claim[] {
+    const { workerId, limit, leaseMs, now: at } = options;
     changes.markSeen();
     const expires = at + leaseMs;
-    const claimed = takeOverLost(workerId, limit, expires, at);
+    const claimed = takeOverLost(options, expires);
     const webhookRows = new Map<number, WebhookRow>();
     const webhookRowOf = (row: DeliveryRow): WebhookRow => {
       let webhookRow = webhookRows.get(row.webhook_id);
@@ -195,11 +244,7 @@ export function createClaim(db: Database, changes: ChangeTracker) {
     };
     const notBefore = new Map<number, number>();
     if (claimed.length < limit) {
-      const due = claimDueStmt.all({
-        now: at,
-        limit: limit - claimed.length,
-        horizon: RATE_HORIZON_MS,
-      });
+      const due = dueRows(limit - claimed.length, at);
       // Without a rate limit a delivery only waits for the end of a 429/503 pause (within the
       // horizon, or the claim would not have taken it). Rate-limited webhooks reserve send
       // slots shared by every worker in their row (this transaction holds the write lock);
@@ -247,7 +292,10 @@ export function createClaim(db: Database, changes: ChangeTracker) {
   /** Whether a claim at `at` could find anything; marks the database as seen, as a claim does. */
   function claimable(at: number): boolean {
     changes.markSeen();
-    return anyDueStmt.get({ now: at }) !== null || anyExpiredLeaseStmt.get({ now: at }) !== null;
+    return (
+      anyDueStmt.get({ now: at, horizon: RATE_HORIZON_MS }) !== null ||
+      anyExpiredLeaseStmt.get({ now: at }) !== null
+    );
   }
 
   return { claimRows, claimable };

@@ -9,6 +9,7 @@ import { createEnqueue } from "./enqueue.ts";
 import { createFinish } from "./finish.ts";
 import { attemptsAfter, createListing, lastAttemptId } from "./listing.ts";
 import { createMaintenance, purgeBatch } from "./maintenance.ts";
+import { createRenew } from "./renew.ts";
 
 export { CLAIM_SQL } from "./claim.ts";
 export { LIST_SQL } from "./listing.ts";
@@ -54,6 +55,7 @@ export function createSqliteQueue(
   const enqueueTx = createEnqueue(db, now);
   const { claimRows, claimable } = createClaim(db, changes);
   const { finishRow, releaseRows } = createFinish(db);
+  const renewTx = db.transaction(createRenew(db));
   const listing = createListing(db);
   const maintenance = createMaintenance(db);
 
@@ -71,9 +73,7 @@ export function createSqliteQueue(
       finished: finishes.map((item): boolean | Error =>
         finishRow(item.claim, item.record, item.outcome, at),
       ),
-      claimed: claims.map((c): Claim[] | Error =>
-        c.limit > 0 ? claimRows(c.workerId, c.limit, c.leaseMs, c.now) : [],
-      ),
+      claimed: claims.map((c): Claim[] | Error => (c.limit > 0 ? claimRows(c) : [])),
     };
   });
   const writeBatchTx = db.transaction((finishes: FinishItem[], claims: ClaimOptions[]) => {
@@ -81,9 +81,7 @@ export function createSqliteQueue(
     const finished = finishes.map((item) =>
       attempt(() => finishTx(item.claim, item.record, item.outcome, at)),
     );
-    const claimed = claims.map((c) =>
-      attempt(() => (c.limit > 0 ? claimTx(c.workerId, c.limit, c.leaseMs, c.now) : [])),
-    );
+    const claimed = claims.map((c) => attempt(() => (c.limit > 0 ? claimTx(c) : [])));
     return { finished, claimed };
   });
 
@@ -99,9 +97,16 @@ export function createSqliteQueue(
       return ids;
     },
 
-    async claim({ workerId, limit, leaseMs, now: at }) {
-      if (limit <= 0) return [];
-      return claimTx.immediate(workerId, limit, leaseMs, at);
+    async claim(claimOptions) {
+      if (claimOptions.limit <= 0) return [];
+      return claimTx.immediate(claimOptions);
+    },
+
+    async renew(claims, { leaseMs, now: at }) {
+      if (claims.length === 0) return [];
+      const result = renewTx.immediate(claims, leaseMs, at);
+      notifyIf(result.released);
+      return result.claims;
     },
 
     async finish(claim, record, outcome) {
