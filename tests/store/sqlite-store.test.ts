@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { openStore } from "../../lib/store/open.ts";
 import { openSqlite } from "../../lib/store/sqlite/connection.ts";
 import { MIGRATIONS } from "../../lib/store/sqlite/migrations.ts";
+import { DUE_SUMMARY_SQLITE } from "../../lib/store/sqlite/queue/due.ts";
 import { CLAIM_SQL, LIST_SQL } from "../../lib/store/sqlite/queue/index.ts";
 import { createSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { change, record } from "./contract.ts";
@@ -82,6 +83,8 @@ describe.each([
       // The webhooks table drives: never a walk of the whole due index.
       expect(detail).not.toContain("deliveries_due ");
     }
+    const summary = plan(db, DUE_SUMMARY_SQLITE);
+    expect(summary).toMatch(/SCAN w\n.*INDEX deliveries_webhook_due/);
   });
 
   test("lease reclaim and due-time lookups read deliveries_leased and deliveries_due", () => {

@@ -16,12 +16,18 @@ const NEXT_QUEUED_DUE_SQL = `
     WHERE d.state = 'queued' AND d.webhook_id = w.id) q
   WHERE w.enabled AND q.t IS NOT NULL`;
 
-/** Due work at $1 (now): queued deliveries of enabled webhooks, and expired leases (metrics). */
+/**
+ * Due work at $1 (now), for metrics: queued deliveries of enabled webhooks, read webhook by
+ * webhook through deliveries_webhook_due (a disabled webhook's backlog is never read), and
+ * expired leases.
+ */
 const DUE_SUMMARY_SQL = `
   SELECT count(*)::int AS n, min(due) AS oldest FROM (
-    SELECT d.next_attempt_at AS due FROM deliveries d
-    WHERE d.state = 'queued' AND d.next_attempt_at <= $1
-      AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled)
+    SELECT q.due FROM webhooks w
+    CROSS JOIN LATERAL (
+      SELECT d.next_attempt_at AS due FROM deliveries d
+      WHERE d.webhook_id = w.id AND d.state = 'queued' AND d.next_attempt_at <= $1) q
+    WHERE w.enabled
     UNION ALL
     SELECT d.lease_expires_at FROM deliveries d
     WHERE d.state = 'delivering' AND d.lease_expires_at <= $1) due_now`;

@@ -4,14 +4,16 @@ import { RATE_HORIZON_MS } from "../../../webhooks/policy/rate-limit.ts";
 import { CLAIM_SQL } from "./claim.ts";
 
 /**
- * Due work at `?1` (now): queued deliveries of enabled webhooks whose time has come (walks the
- * deliveries_due index over due rows only), and leases that expired (their worker died).
+ * Due work at `?1` (now): queued deliveries of enabled webhooks whose time has come, read
+ * webhook by webhook (CROSS JOIN keeps webhooks outside), so a disabled webhook's backlog is
+ * never read; and leases that expired (their worker died).
  */
 export const DUE_SUMMARY_SQLITE = `
   SELECT count(*) AS n, min(due) AS oldest FROM (
-    SELECT d.next_attempt_at AS due FROM deliveries d INDEXED BY deliveries_due
-    WHERE d.state = 'queued' AND d.next_attempt_at <= ?1
-      AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled = 1)
+    SELECT d.next_attempt_at AS due
+    FROM webhooks w CROSS JOIN deliveries d INDEXED BY deliveries_webhook_due
+    WHERE w.enabled = 1 AND d.webhook_id = w.id AND d.state = 'queued'
+      AND d.next_attempt_at <= ?1
     UNION ALL
     SELECT d.lease_expires_at FROM deliveries d INDEXED BY deliveries_leased
     WHERE d.state = 'delivering' AND d.lease_expires_at <= ?1)`;
