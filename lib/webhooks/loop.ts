@@ -129,7 +129,7 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
   const stale: Claim[] = [];
   /** Claims in the recheck under way. */
   let rechecking = 0;
-  /** Claims that came back from recheck: sent without asking `sendable` again. */
+  /** Claims just back from a recheck, started at once without asking `sendable` again. */
   const checked = new Set<Claim>();
 
   /** Resolves when a request ends or a result has been written. */
@@ -196,7 +196,10 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       const claim = ready.shift() as Claim;
       if (checked.has(claim)) checked.delete(claim);
       else if (collaborators.sendable && !collaborators.sendable(claim)) {
+        // The buffer is first in, first out: when its head needs a recheck, the claims taken
+        // with it soon will too. All go in one recheck now, long before their leases run out.
         stale.push(claim);
+        moveStale(collaborators.sendable);
         continue;
       }
       busy++;
@@ -206,7 +209,18 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       });
       running.add(task);
     }
+    checked.clear();
     if (accepting && stale.length > 0 && rechecking === 0) recheckStale();
+  }
+
+  /** Moves the ready claims that cannot be sent as they are to `stale`, keeping the order. */
+  function moveStale(sendable: (claim: Claim) => boolean): void {
+    let kept = 0;
+    for (const claim of ready) {
+      if (checked.has(claim) || sendable(claim)) ready[kept++] = claim;
+      else stale.push(claim);
+    }
+    ready.length = kept;
   }
 
   /** One recheck at a time; claims found stale meanwhile wait for the next. */
@@ -217,8 +231,11 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       try {
         const keep = (await collaborators.recheck?.(batch)) ?? batch;
         counts.withdrawn += batch.length - keep.length;
-        for (const claim of keep) checked.add(claim);
+        // Those that can start now do so as rechecked; the others are judged again when their
+        // turn comes (renewed again if need be), so a wait in the buffer never outlives a lease.
+        for (const claim of keep.slice(0, Math.max(0, concurrency - busy))) checked.add(claim);
         ready.unshift(...keep);
+        startReady();
       } catch (error) {
         hooks.onError?.(error, { phase: "recheck", claim: batch[0] });
       }

@@ -90,6 +90,30 @@ function describeGuarantees(name: string, open: OpenStores): void {
       return { clock, store, main, endpoint, webhook, worker, enqueue, secondStore };
     }
 
+    /**
+     * Results written so far, and a wait for the n-th: a slow answer moves the fake clock (to
+     * its arrival plus its duration) only once the results before it are written, as they
+     * would be long before that much real time.
+     */
+    function resultsWritten() {
+      let count = 0;
+      let waiters: Array<{ n: number; resolve: () => void }> = [];
+      return {
+        hooks: {
+          onFinished() {
+            count++;
+            const ready = waiters.filter((w) => w.n <= count);
+            waiters = waiters.filter((w) => w.n > count);
+            for (const w of ready) w.resolve();
+          },
+        },
+        atLeast(n: number): Promise<void> {
+          if (count >= n) return Promise.resolve();
+          return new Promise((resolve) => waiters.push({ n, resolve }));
+        },
+      };
+    }
+
     /** How many requests each message id got. */
     function sendsPerMessage(...endpoints: FakeEndpoint[]): number[] {
       const counts = new Map<string, number>();
@@ -102,14 +126,20 @@ function describeGuarantees(name: string, open: OpenStores): void {
 
     test("a slow endpoint behind a short lease and a prefetch buffer gets each delivery exactly once", async () => {
       // Every answer takes 900 ms; --concurrency 1 --prefetch 8 --timeout-ms 1000 --lease-ms 2000.
+      const written = resultsWritten();
       const env = await setup({
-        respond: () => {
-          env.clock.t += 900;
+        respond: async (_request, index) => {
+          const arrived = env.clock.t;
+          await written.atLeast(index);
+          env.clock.t = Math.max(env.clock.t, arrived + 900);
           return new Response("ok");
         },
       });
       await env.enqueue(10);
-      const worker = env.worker({ timeoutMs: 1000, leaseMs: 2000, prefetch: 8 });
+      const worker = env.worker(
+        { timeoutMs: 1000, leaseMs: 2000, prefetch: 8 },
+        { hooks: written.hooks },
+      );
       await worker.runOnce();
 
       expect(env.main.requests).toHaveLength(10);
