@@ -18,8 +18,8 @@ import { type DigestConfig, loadDigestConfig } from "../lib/digest/config.ts";
 import { runDigest } from "../lib/digest/digest.ts";
 import { fetchComments, fetchFrontPage } from "../lib/digest/hn-client.ts";
 import { generate } from "../lib/digest/ollama.ts";
-import { articlePrompt, discussionPrompt } from "../lib/digest/prompt.ts";
-import { buildThread, formatThread } from "../lib/digest/thread.ts";
+import { answerReserve, articlePrompt, discussionPrompt } from "../lib/digest/prompt.ts";
+import { buildThread } from "../lib/digest/thread.ts";
 import { createMemoryLogger } from "../lib/log.ts";
 import { articleHtml } from "../tests/fakes/article-site.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
@@ -61,6 +61,13 @@ function newsOf(count: number) {
 async function naiveDigest(config: DigestConfig): Promise<void> {
   const stories = await fetchFrontPage(config.searchUrl, config.limit);
   const budget = { numCtx: config.numCtx };
+  const ask = (prompt: string) =>
+    generate(config.ollamaUrl, {
+      model: config.model,
+      prompt,
+      numCtx: config.numCtx,
+      numPredict: answerReserve(config.numCtx),
+    });
   for (const story of stories) {
     if (story.url) {
       const article = await fetchArticle(story.url, {
@@ -68,13 +75,11 @@ async function naiveDigest(config: DigestConfig): Promise<void> {
         maxBytes: config.articleMaxBytes,
       });
       if (article.ok) {
-        const { prompt } = articlePrompt(story, article.text, budget);
-        await generate(config.ollamaUrl, { model: config.model, prompt });
+        await ask(articlePrompt(story, article.text, budget).prompt);
       }
     }
     const comments = await fetchComments(config.searchUrl, story.id, { max: config.maxComments });
-    const { prompt } = discussionPrompt(story, formatThread(buildThread(comments)), budget);
-    await generate(config.ollamaUrl, { model: config.model, prompt });
+    await ask(discussionPrompt(story, buildThread(comments, story.id), budget).prompt);
   }
 }
 

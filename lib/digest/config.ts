@@ -5,7 +5,7 @@ import { type Env, httpUrl, intInRange, parseEnv, withoutEmpty } from "../config
 import { ConfigError } from "../config/errors.ts";
 
 export const DEFAULT_MODEL = "llama3.2";
-export const DEFAULT_NUM_CTX = 4096;
+export const DEFAULT_NUM_CTX = 8192;
 export const FORMATS = ["markdown", "json", "html"] as const;
 export type Format = (typeof FORMATS)[number];
 
@@ -14,10 +14,8 @@ export interface DigestConfig {
   ollamaUrl: string;
   model: string;
   maxComments: number;
-  /** Context window the prompts are fitted to. */
+  /** Context window asked of Ollama and the prompts are fitted to (capped by the model's own). */
   numCtx: number;
-  /** True when OLLAMA_NUM_CTX / --num-ctx was given: only then is it sent as options.num_ctx. */
-  numCtxExplicit: boolean;
   limit: number;
   concurrency: number;
   fetchConcurrency: number;
@@ -32,7 +30,7 @@ export interface DigestConfig {
 }
 
 interface Field {
-  key: Exclude<keyof DigestConfig, "numCtxExplicit" | "cacheFile">;
+  key: Exclude<keyof DigestConfig, "cacheFile">;
   env?: string;
   flag: string;
   schema: z.ZodType;
@@ -101,9 +99,10 @@ export const FIELDS: readonly Field[] = [
     env: "OLLAMA_NUM_CTX",
     flag: "num-ctx",
     hint: "tokens",
-    schema: intInRange(512, 1_048_576),
+    schema: intInRange(2048, 1_048_576),
     default: DEFAULT_NUM_CTX,
-    description: "context window (tokens) prompts are fitted to; sent as options.num_ctx when set",
+    description:
+      "context window (tokens) asked of Ollama as options.num_ctx and filled by the prompts; capped by the model's own",
   },
   {
     key: "concurrency",
@@ -120,8 +119,8 @@ export const FIELDS: readonly Field[] = [
     flag: "max-comments",
     hint: "n",
     schema: intInRange(1, 1000),
-    default: 50,
-    description: "comments fetched per story",
+    default: 200,
+    description: "comments fetched per story (the search API gives at most 1000)",
   },
   {
     key: "searchUrl",
@@ -208,14 +207,9 @@ export function loadDigestConfig(env: Env, flags: DigestFlags = {}): DigestConfi
     values[field.key] =
       fromFlags[`--${field.flag}`] ?? (field.env ? fromEnv[field.env] : undefined) ?? field.default;
   }
-  const numCtxField = FIELDS.find((field) => field.key === "numCtx");
-  const numCtxExplicit =
-    fromFlags[`--${numCtxField?.flag}`] !== undefined ||
-    fromEnv[numCtxField?.env ?? ""] !== undefined;
   const useCache = flags.cache !== false;
   return {
-    ...(values as Omit<DigestConfig, "numCtxExplicit" | "cacheFile">),
-    numCtxExplicit,
+    ...(values as Omit<DigestConfig, "cacheFile">),
     cacheFile: useCache ? cacheFilePath(env) : undefined,
   };
 }

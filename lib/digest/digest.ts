@@ -3,7 +3,7 @@ import { USER_AGENT } from "../version.ts";
 import { openSummaryCache, type SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
 import { fetchFrontPage } from "./hn-client.ts";
-import { preflight } from "./ollama.ts";
+import { preflight } from "./ollama-models.ts";
 import { openOutput, type TextSink } from "./output.ts";
 import { digestStories, type PipelineStats } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
@@ -49,10 +49,11 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   let cache: SummaryCache | undefined;
   let progress: Progress | undefined;
   try {
-    await preflight(config.ollamaUrl, config.model, {
+    const facts = await preflight(config.ollamaUrl, config.model, {
       fetch,
       timeoutMs: Math.min(10_000, config.ollamaTimeoutMs),
     });
+    const numCtx = contextWindow(config.numCtx, facts.contextLength, config.model, baseLogger);
     cache = openCache(config.cacheFile, deps.openCache, baseLogger);
     const stories = await fetchFrontPage(config.searchUrl, config.limit, {
       fetch,
@@ -80,7 +81,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       }),
     );
     const digests = digestStories(stories, {
-      config,
+      config: { ...config, numCtx },
       fetch,
       cache,
       logger,
@@ -114,6 +115,20 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     progress?.stop();
     cache?.close();
   }
+}
+
+/** The window asked for, capped by the model's own context length when /api/show gives one. */
+export function contextWindow(
+  wanted: number,
+  modelLength: number | null,
+  model: string,
+  logger: Logger,
+): number {
+  if (modelLength === null || modelLength >= wanted) return wanted;
+  logger.info(
+    `${model} has a context length of ${modelLength} tokens; using that instead of ${wanted} (OLLAMA_NUM_CTX / --num-ctx)`,
+  );
+  return modelLength;
 }
 
 /** The cache is an optimisation: if it cannot be opened the digest runs without it. */

@@ -1,14 +1,11 @@
-import type { Story } from "./types.ts";
+import { type PackedDiscussion, packDiscussion } from "./discussion.ts";
+import { countComments, countTopLevel } from "./thread.ts";
+import { cutToTokens, estimateTokens } from "./tokens.ts";
+import type { Story, ThreadNode } from "./types.ts";
 
 export interface PromptBudget {
-  /** The model's context window in tokens (OLLAMA_NUM_CTX). */
+  /** The context window Ollama is asked for (options.num_ctx), in tokens. */
   numCtx: number;
-}
-
-export interface BuiltPrompt {
-  prompt: string;
-  /** True when the content was cut to fit the budget. */
-  truncated: boolean;
 }
 
 /** The instruction around the content: the prompt is `before + content + after`. */
@@ -16,62 +13,58 @@ export interface PromptFrame {
   before: string;
   after: string;
 }
+
+export interface ArticlePrompt {
+  prompt: string;
+  /** True when the article was cut to fit. */
+  truncated: boolean;
+  /** Characters of the article text in the prompt, of `totalChars`. */
+  shownChars: number;
+  totalChars: number;
+}
+
+export interface DiscussionPrompt {
+  prompt: string;
+  packed: PackedDiscussion;
+}
+
+/** The model's prompt template (chat markers, system text) takes a few dozen tokens more. */
+const TEMPLATE_TOKENS = 32;
 const TRUNCATION_NOTE = "\n[… cut here to fit the model's context window]";
 
 /**
- * About 4 characters per token for English; a character outside ASCII counts as a whole
- * token, so text in other scripts is not underestimated.
+ * Tokens kept free for the answer, also sent as `num_predict` so the answer cannot outgrow
+ * them: 512 (a summary of a few sentences needs a third of that), less in a tiny window.
  */
-export function estimateTokens(text: string): number {
-  let ascii = 0;
-  let other = 0;
-  for (const ch of text) {
-    if (ch.charCodeAt(0) < 128) ascii++;
-    else other++;
-  }
-  return Math.ceil(ascii / 4) + other;
+export function answerReserve(numCtx: number): number {
+  return Math.min(512, Math.floor(numCtx / 4));
 }
 
-/** Tokens kept free for the model's answer: a quarter of the window, at most 1024. */
-export function answerReserve(numCtx: number): number {
-  return Math.min(1024, Math.floor(numCtx / 4));
+/** Tokens the whole prompt may take: the window less the answer, the template and 3% slack. */
+export function promptLimit(numCtx: number): number {
+  return numCtx - answerReserve(numCtx) - TEMPLATE_TOKENS - Math.ceil(numCtx * 0.03);
 }
 
 /**
- * Fits `content` into a template so the whole prompt stays within the context window minus
- * the answer reserve and a 5% safety margin. Only the content is cut, never the instruction
- * around it (Ollama would silently drop the front of a longer prompt: the instruction).
+ * Fits `content` into a frame so the whole prompt stays within promptLimit. Only the content is
+ * cut, never the instruction around it (Ollama would silently drop the front of a longer prompt:
+ * the instruction).
  */
-export function fitPrompt(frame: PromptFrame, content: string, budget: PromptBudget): BuiltPrompt {
-  const available =
-    budget.numCtx -
-    answerReserve(budget.numCtx) -
-    Math.ceil(budget.numCtx * 0.05) -
-    estimateTokens(frame.before + frame.after);
+export function fitPrompt(frame: PromptFrame, content: string, budget: PromptBudget) {
+  const available = promptLimit(budget.numCtx) - estimateTokens(frame.before + frame.after);
   if (estimateTokens(content) <= available) {
-    return { prompt: frame.before + content + frame.after, truncated: false };
+    return {
+      prompt: frame.before + content + frame.after,
+      truncated: false,
+      shownChars: content.length,
+    };
   }
   const cut = cutToTokens(content, Math.max(0, available - estimateTokens(TRUNCATION_NOTE)));
-  return { prompt: frame.before + cut + TRUNCATION_NOTE + frame.after, truncated: true };
-}
-
-/** The longest prefix of `text` within `tokens`, ending at a line break or space when possible. */
-export function cutToTokens(text: string, tokens: number): string {
-  let ascii = 0;
-  let other = 0;
-  let end = 0;
-  for (const ch of text) {
-    if (ch.charCodeAt(0) < 128) ascii++;
-    else other++;
-    if (Math.ceil(ascii / 4) + other > tokens) break;
-    end += ch.length;
-  }
-  const prefix = text.slice(0, end);
-  if (end === text.length) return prefix;
-  const lineBreak = prefix.lastIndexOf("\n");
-  if (lineBreak > end * 0.8) return prefix.slice(0, lineBreak);
-  const space = prefix.lastIndexOf(" ");
-  return space > end * 0.8 ? prefix.slice(0, space) : prefix;
+  return {
+    prompt: frame.before + cut + TRUNCATION_NOTE + frame.after,
+    truncated: true,
+    shownChars: cut.length,
+  };
 }
 
 const AFTER = '\n"""\n\nSummary:';
@@ -85,7 +78,7 @@ export function articlePrompt(
   story: Story,
   articleText: string,
   budget: PromptBudget,
-): BuiltPrompt {
+): ArticlePrompt {
   const source = story.url ? `Link: ${clip(story.url, 300)}` : "A text post on Hacker News.";
   const before = [
     "Summarise the article below for a busy reader of Hacker News.",
@@ -99,26 +92,44 @@ export function articlePrompt(
     '"""',
     "",
   ].join("\n");
-  return fitPrompt({ before, after: AFTER }, articleText, budget);
+  const fitted = fitPrompt({ before, after: AFTER }, articleText, budget);
+  return { ...fitted, totalChars: articleText.length };
 }
 
-/** The prompt asking what the commenters agree on, disagree on and add. */
+/**
+ * The prompt asking what the commenters agree on, disagree on and add, with as much of the
+ * thread as fits (see packDiscussion) and a line saying how much that is.
+ */
 export function discussionPrompt(
   story: Story,
-  threadText: string,
+  thread: readonly ThreadNode[],
   budget: PromptBudget,
-): BuiltPrompt {
-  const before = [
+): DiscussionPrompt {
+  const intro = [
     "Summarise the Hacker News discussion below for a busy reader.",
     "In 3 to 6 sentences of plain prose, say what commenters agree on, what they disagree on, and what facts or experience they add.",
     "Report only what the comments say; do not add a preamble or a title.",
-    "Each comment is written as [author] text; replies are indented under the comment they answer.",
+    "Each comment is written as [author] text; a reply as [author, replying to other-author], indented under the comment it answers. A comment ending in […] was cut short.",
     "",
     `Story: ${clip(story.title, 300)}`,
-    "",
-    "Comments:",
-    '"""',
-    "",
   ].join("\n");
-  return fitPrompt({ before, after: AFTER }, threadText, budget);
+  const frame = (counts: string) => ({
+    before: `${intro}\n${counts}\n\nComments:\n"""\n`,
+    after: AFTER,
+  });
+  const total = Math.max(story.numComments, countComments(thread));
+  const topLevel = countTopLevel(thread);
+  // Sized with the longest form of the counts line, which the real one never exceeds.
+  const sizing = frame(countsLine(total, total - 1, topLevel, topLevel));
+  const available = promptLimit(budget.numCtx) - estimateTokens(sizing.before + sizing.after);
+  const packed = packDiscussion(thread, Math.max(0, available));
+  const { before, after } = frame(
+    countsLine(total, packed.shown, packed.topLevelShown, packed.topLevel),
+  );
+  return { prompt: before + packed.text + after, packed };
+}
+
+function countsLine(total: number, shown: number, topShown: number, topLevel: number): string {
+  if (shown >= total) return `All ${total} comments of the story are shown.`;
+  return `The story has ${total} comments; ${shown} are shown, top-level comments first (${topShown} of ${topLevel}), then replies.`;
 }

@@ -5,22 +5,33 @@ const DELETED = new Set(["", "[deleted]", "[flagged]", "[dead]"]);
 
 /**
  * Rebuilds the conversation from the search API's flat list using `parentId`. Deleted and
- * empty comments are dropped; a comment whose parent is not in the list (not fetched, or
- * dropped) stays at the top level. Top-level comments keep the API's relevance order;
- * replies read oldest first, as a conversation does.
+ * empty comments are dropped. A comment answering the story (or with no parent) is top-level;
+ * one whose parent was not fetched, or was deleted, stays at the top of the tree but says so in
+ * `answers`, so it is never mistaken for a top-level comment. Top-level comments keep the API's
+ * relevance order; replies read oldest first, as a conversation does.
  */
-export function buildThread(comments: readonly Comment[]): ThreadNode[] {
-  const kept = comments.filter((comment) => !DELETED.has(comment.text.trim()));
+export function buildThread(comments: readonly Comment[], storyId: number): ThreadNode[] {
+  const deleted = new Set<number>();
   const byId = new Map<number, ThreadNode>();
-  for (const comment of kept) {
-    if (!byId.has(comment.id)) byId.set(comment.id, { comment, replies: [] });
+  for (const comment of comments) {
+    if (DELETED.has(comment.text.trim())) deleted.add(comment.id);
+    else if (!byId.has(comment.id))
+      byId.set(comment.id, { comment, answers: "story", replies: [] });
   }
   const nodes = [...byId.values()];
   const roots: ThreadNode[] = [];
   for (const node of nodes) {
-    const parent = node.comment.parentId === null ? undefined : byId.get(node.comment.parentId);
-    if (parent && parent !== node) parent.replies.push(node);
-    else roots.push(node);
+    const parentId = node.comment.parentId;
+    const parent = parentId === null ? undefined : byId.get(parentId);
+    if (parent && parent !== node) {
+      node.answers = "comment";
+      parent.replies.push(node);
+      continue;
+    }
+    if (parentId !== null && parentId !== storyId) {
+      node.answers = deleted.has(parentId) ? "deleted" : "missing";
+    }
+    roots.push(node);
   }
   // A parent_id cycle (bad data) leaves nodes unreachable from any root: lift them up.
   const reached = new Set<ThreadNode>();
@@ -32,6 +43,7 @@ export function buildThread(comments: readonly Comment[]): ThreadNode[] {
   for (const root of roots) mark(root);
   for (const node of nodes) {
     if (reached.has(node)) continue;
+    node.answers = "missing";
     roots.push(node);
     mark(node);
   }
@@ -52,21 +64,7 @@ export function countComments(nodes: readonly ThreadNode[]): number {
   return nodes.reduce((sum, node) => sum + 1 + countComments(node.replies), 0);
 }
 
-/**
- * Writes the thread as indented text, replies under their parents:
- * `[alice] text` then `  [bob] reply`. Multi-line comments keep their indentation.
- */
-export function formatThread(nodes: readonly ThreadNode[], depth = 0): string {
-  const indent = "  ".repeat(depth);
-  return nodes
-    .map((node) => {
-      const author = node.comment.author ?? "anonymous";
-      const body = node.comment.text
-        .split("\n")
-        .map((line, i) => (i === 0 || line === "" ? line : `${indent}  ${line}`))
-        .join("\n");
-      const own = `${indent}[${author}] ${body}`;
-      return node.replies.length > 0 ? `${own}\n${formatThread(node.replies, depth + 1)}` : own;
-    })
-    .join("\n");
+/** Counts the comments that answer the story itself. */
+export function countTopLevel(nodes: readonly ThreadNode[]): number {
+  return nodes.filter((node) => node.answers === "story").length;
 }

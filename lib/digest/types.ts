@@ -22,6 +22,11 @@ export interface Comment {
 
 export interface ThreadNode {
   comment: Comment;
+  /**
+   * What the comment answers: the story (top-level), a comment in the tree, or a comment that
+   * was not fetched or was deleted (the node then sits at the top of the tree all the same).
+   */
+  answers: "story" | "comment" | "missing" | "deleted";
   replies: ThreadNode[];
 }
 

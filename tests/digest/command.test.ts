@@ -8,7 +8,7 @@ import { ConfigError, UsageError } from "../../lib/config/errors.ts";
 import { createDigestCommand } from "../../lib/digest/command.ts";
 import { FIELDS } from "../../lib/digest/config.ts";
 import { DigestFailedError } from "../../lib/digest/digest.ts";
-import { PreflightError } from "../../lib/digest/ollama.ts";
+import { PreflightError } from "../../lib/digest/ollama-models.ts";
 import { SearchApiError } from "../../lib/digest/search-fetch.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
@@ -251,7 +251,8 @@ describe("bun run digest", () => {
       calls++;
       return new Response("{}");
     }) as unknown as typeof fetch;
-    const { error } = await digest(undefined, ["--out", "/nonexistent/dir/d.md"], {
+    const missing = join(tempDir(), "no-such-dir", "d.md");
+    const { error } = await digest(undefined, ["--out", missing], {
       fetch: countingFetch,
     });
     expect(error).toBeInstanceOf(UsageError);
@@ -425,6 +426,29 @@ describe("bun run digest: preflight", () => {
     expect((error as Error).message).toContain(`Ollama does not answer at ${url}/api/tags`);
     expect((error as Error).message).toContain("`ollama serve`");
     expect(world.search.requests).toEqual([]);
+  });
+
+  test("asks for no larger a window than the model's own context length", async () => {
+    using world = startDigestWorld({ ...twoStories(), ollama: { contextLength: 4096 } });
+    const { error, logger } = await digest(world, ["--num-ctx", "32768"]);
+    expect(error).toBeUndefined();
+    expect(world.ollama.showCalls).toEqual(["llama3.2"]);
+    expect(world.ollama.generateCalls.map((call) => call.options?.num_ctx)).toEqual([
+      4096, 4096, 4096, 4096,
+    ]);
+    expect(logger.lines).toContain(
+      "info llama3.2 has a context length of 4096 tokens; using that instead of 32768 (OLLAMA_NUM_CTX / --num-ctx)",
+    );
+  });
+
+  test("keeps the window asked for when /api/show says nothing (older Ollama)", async () => {
+    using world = startDigestWorld({
+      ...twoStories(),
+      ollama: { show: () => new Response("404 page not found", { status: 404 }) },
+    });
+    const { error } = await digest(world);
+    expect(error).toBeUndefined();
+    expect(world.ollama.generateCalls[0]?.options).toEqual({ num_ctx: 8192, num_predict: 512 });
   });
 
   test("accepts a model name given with its tag", async () => {

@@ -20,9 +20,8 @@ describe("loadDigestConfig()", () => {
       searchUrl: "https://hn.algolia.com/api/v1",
       ollamaUrl: "http://localhost:11434",
       model: DEFAULT_MODEL,
-      maxComments: 50,
-      numCtx: 4096,
-      numCtxExplicit: false,
+      maxComments: 200,
+      numCtx: 8192,
       limit: 10,
       concurrency: 1,
       fetchConcurrency: 4,
@@ -41,9 +40,9 @@ describe("loadDigestConfig()", () => {
       ...HOME,
       OLLAMA_ENDPOINT_URL: "http://gpu-box:11434/",
       OLLAMA_MODEL: "qwen2.5:7b",
-      MAX_COMMENTS_PER_STORY: "200",
+      MAX_COMMENTS_PER_STORY: "300",
       HN_SEARCH_URL: "http://127.0.0.1:9999/api/v1",
-      OLLAMA_NUM_CTX: "8192",
+      OLLAMA_NUM_CTX: "16384",
       DIGEST_CONCURRENCY: "2",
       DIGEST_FETCH_CONCURRENCY: "8",
       HN_SEARCH_TIMEOUT_MS: "2000",
@@ -54,10 +53,9 @@ describe("loadDigestConfig()", () => {
     expect(config).toMatchObject({
       ollamaUrl: "http://gpu-box:11434",
       model: "qwen2.5:7b",
-      maxComments: 200,
+      maxComments: 300,
       searchUrl: "http://127.0.0.1:9999/api/v1",
-      numCtx: 8192,
-      numCtxExplicit: true,
+      numCtx: 16384,
       concurrency: 2,
       fetchConcurrency: 8,
       searchTimeoutMs: 2000,
@@ -85,7 +83,7 @@ describe("loadDigestConfig()", () => {
   test("treats empty env values as unset", () => {
     expect(
       loadDigestConfig({ ...HOME, OLLAMA_MODEL: "", MAX_COMMENTS_PER_STORY: " " }),
-    ).toMatchObject({ model: DEFAULT_MODEL, maxComments: 50 });
+    ).toMatchObject({ model: DEFAULT_MODEL, maxComments: 200 });
   });
 
   test.each([
@@ -96,8 +94,8 @@ describe("loadDigestConfig()", () => {
     ["OLLAMA_ENDPOINT_URL", "localhost:11434", "expected an http:// or https:// URL"],
     ["OLLAMA_ENDPOINT_URL", "ftp://host", "expected an http:// or https:// URL"],
     ["HN_SEARCH_URL", "hn.algolia.com/api/v1", "expected an http:// or https:// URL"],
-    ["OLLAMA_NUM_CTX", "big", "expected a whole number from 512 to 1048576"],
-    ["OLLAMA_NUM_CTX", "100", "expected a whole number from 512 to 1048576"],
+    ["OLLAMA_NUM_CTX", "big", "expected a whole number from 2048 to 1048576"],
+    ["OLLAMA_NUM_CTX", "100", "expected a whole number from 2048 to 1048576"],
     ["OLLAMA_MODEL", "llama 3", "expected an Ollama model name"],
     ["DIGEST_CONCURRENCY", "0", "expected a whole number from 1 to 16"],
     ["DIGEST_FETCH_CONCURRENCY", "many", "expected a whole number from 1 to 32"],
@@ -133,12 +131,11 @@ describe("loadDigestConfig()", () => {
     expect(error.message).toBe("--limit needs a value: expected a whole number from 1 to 1000");
   });
 
-  test("sends num_ctx only when it was set", () => {
-    expect(loadDigestConfig(HOME, { "num-ctx": "8192" })).toMatchObject({
-      numCtx: 8192,
-      numCtxExplicit: true,
-    });
-    expect(loadDigestConfig(HOME).numCtxExplicit).toBe(false);
+  test("takes a context window of at least 2048 tokens", () => {
+    expect(loadDigestConfig(HOME, { "num-ctx": "32768" }).numCtx).toBe(32768);
+    expect(errorOf(() => loadDigestConfig(HOME, { "num-ctx": "1024" })).message).toBe(
+      '--num-ctx="1024" is invalid: expected a whole number from 2048 to 1048576',
+    );
   });
 
   test("--no-cache turns the cache off", () => {

@@ -4,10 +4,14 @@ import {
   generateRequest,
   normaliseModelName,
   OllamaError,
-  PreflightError,
-  preflight,
   stripThinking,
 } from "../../lib/digest/ollama.ts";
+import {
+  contextLengthOf,
+  PreflightError,
+  preflight,
+  showContextLength,
+} from "../../lib/digest/ollama-models.ts";
 import { endlessResponse } from "../fakes/digest-world.ts";
 import { generateSuccess, startFakeOllama } from "../fakes/ollama.ts";
 
@@ -29,24 +33,21 @@ describe("normaliseModelName()", () => {
 });
 
 describe("generateRequest()", () => {
-  test("builds exactly the documented non-streaming request", () => {
+  test("builds a non-streaming request that always names the window and the answer limit", () => {
     const { url, init } = generateRequest("http://localhost:11434", {
       model: "llama3.2",
       prompt: "Hi",
+      numCtx: 8192,
+      numPredict: 512,
     });
     expect(url).toBe("http://localhost:11434/api/generate");
     expect(init.method).toBe("POST");
     expect(init.headers).toEqual({ "content-type": "application/json" });
-    expect(JSON.parse(init.body)).toEqual({ model: "llama3.2", prompt: "Hi", stream: false });
-  });
-
-  test("sends num_ctx in options only when given", () => {
-    const { init } = generateRequest("http://h", { model: "m", prompt: "p", numCtx: 8192 });
     expect(JSON.parse(init.body)).toEqual({
-      model: "m",
-      prompt: "p",
+      model: "llama3.2",
+      prompt: "Hi",
       stream: false,
-      options: { num_ctx: 8192 },
+      options: { num_ctx: 8192, num_predict: 512 },
     });
   });
 });
@@ -65,7 +66,7 @@ describe("stripThinking()", () => {
 describe("preflight()", () => {
   test("passes when the model is installed, with or without its tag", async () => {
     using ollama = startFakeOllama({ models: ["llama3.2:latest", "qwen2.5:7b"] });
-    await preflight(ollama.url, "llama3.2");
+    expect(await preflight(ollama.url, "llama3.2")).toEqual({ contextLength: 131072 });
     await preflight(ollama.url, "llama3.2:latest");
     await preflight(ollama.url, "qwen2.5:7b");
     expect(ollama.tagsCalls).toBe(3);
@@ -113,20 +114,69 @@ describe("preflight()", () => {
   });
 });
 
-describe("generate()", () => {
-  const request = { model: "llama3.2", prompt: "Summarise: x" };
+describe("showContextLength()", () => {
+  test("reads the model's context length from /api/show", async () => {
+    using ollama = startFakeOllama({ contextLength: 32768 });
+    expect(await showContextLength(ollama.url, "llama3.2")).toBe(32768);
+    expect(ollama.showCalls).toEqual(["llama3.2"]);
+  });
 
-  test("returns the response text", async () => {
+  test("is null when /api/show fails or does not report a length", async () => {
+    using old = startFakeOllama({
+      show: () => new Response("404 page not found", { status: 404 }),
+    });
+    expect(await showContextLength(old.url, "llama3.2")).toBeNull();
+    using silent = startFakeOllama({ contextLength: null });
+    expect(await showContextLength(silent.url, "llama3.2")).toBeNull();
+    using endless = startFakeOllama({ show: () => endlessResponse().response });
+    expect(await showContextLength(endless.url, "llama3.2")).toBeNull();
+  });
+
+  test("contextLengthOf() takes the architecture's field, or any *.context_length", () => {
+    expect(
+      contextLengthOf({
+        model_info: { "general.architecture": "qwen2", "qwen2.context_length": 32768 },
+      }),
+    ).toBe(32768);
+    expect(contextLengthOf({ model_info: { "gemma3.context_length": 131072 } })).toBe(131072);
+    expect(contextLengthOf({ model_info: { "llama.context_length": "lots" } })).toBeNull();
+    expect(contextLengthOf({})).toBeNull();
+  });
+});
+
+describe("generate()", () => {
+  const request = { model: "llama3.2", prompt: "Summarise: x", numCtx: 4096, numPredict: 512 };
+
+  test("returns the response text and why it stopped", async () => {
     using ollama = startFakeOllama({ generate: () => "  A short summary.  " });
-    expect(await generate(ollama.url, request)).toBe("A short summary.");
-    expect(ollama.generateCalls).toEqual([{ ...request, stream: false }]);
+    expect(await generate(ollama.url, request)).toEqual({
+      text: "A short summary.",
+      doneReason: "stop",
+      promptTokens: 28,
+    });
+    expect(ollama.generateCalls).toEqual([
+      {
+        model: "llama3.2",
+        prompt: "Summarise: x",
+        stream: false,
+        options: { num_ctx: 4096, num_predict: 512 },
+      },
+    ]);
+  });
+
+  test("says when the answer stopped at num_predict", async () => {
+    using ollama = startFakeOllama({
+      generate: (body) =>
+        Response.json({ ...generateSuccess(body.model, "Cut off mid"), done_reason: "length" }),
+    });
+    expect((await generate(ollama.url, request)).doneReason).toBe("length");
   });
 
   test("strips <think> blocks and control characters from the answer", async () => {
     using ollama = startFakeOllama({
       generate: () => "<think>reasoning\u001b[2J</think>The \u001b[31msummary\u001b[0m.",
     });
-    expect(await generate(ollama.url, request)).toBe("The [31msummary[0m.");
+    expect((await generate(ollama.url, request)).text).toBe("The [31msummary[0m.");
   });
 
   test("fails on a 404 for a missing model and says to pull it", async () => {
@@ -184,6 +234,6 @@ describe("generate()", () => {
     using ollama = startFakeOllama({
       generate: (body) => Response.json(generateSuccess(body.model, "A rabbit is ...")),
     });
-    expect(await generate(ollama.url, request)).toBe("A rabbit is ...");
+    expect((await generate(ollama.url, request)).text).toBe("A rabbit is ...");
   });
 });

@@ -7,10 +7,11 @@ import { createProgress } from "../../lib/digest/progress.ts";
 import type { StoryDigest } from "../../lib/digest/types.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
+import { busyThread } from "../fakes/digest-corpus.ts";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import type { GenerateBody } from "../fakes/ollama.ts";
-import { echoTitle } from "../fakes/ollama.ts";
+import { echoTitle, generateSuccess } from "../fakes/ollama.ts";
 
 const BODY = Array.from(
   { length: 5 },
@@ -112,18 +113,41 @@ describe("digestStories()", () => {
     const discussion = callFor(world.ollama.generateCalls, "discussion");
     expect(article?.prompt).toContain("Paragraph 1 of a long enough article");
     expect(discussion?.prompt).toMatch(
-      /\[user\d+\] First thoughts on Story 1\n {2}\[user\d+\] I disagree/,
+      /\[(user\d+)\] First thoughts on Story 1\n {2}\[user\d+, replying to \1\] I disagree/,
     );
-    expect(article?.options).toBeUndefined();
   });
 
-  test("sends num_ctx when OLLAMA_NUM_CTX is set", async () => {
+  test("always sends num_ctx (8192 by default) and a matching num_predict", async () => {
     using world = startDigestWorld(newsOf(1));
-    await run(world, { env: { OLLAMA_NUM_CTX: "8192" } });
+    await run(world);
     expect(world.ollama.generateCalls.map((call) => call.options)).toEqual([
-      { num_ctx: 8192 },
-      { num_ctx: 8192 },
+      { num_ctx: 8192, num_predict: 512 },
+      { num_ctx: 8192, num_predict: 512 },
     ]);
+  });
+
+  test("sends the window OLLAMA_NUM_CTX asks for", async () => {
+    using world = startDigestWorld(newsOf(1));
+    await run(world, { env: { OLLAMA_NUM_CTX: "16384" } });
+    expect(world.ollama.generateCalls[0]?.options).toEqual({ num_ctx: 16384, num_predict: 512 });
+  });
+
+  test("notes an answer that stopped at num_predict and keeps its finished sentences", async () => {
+    using world = startDigestWorld({
+      ...newsOf(1),
+      ollama: {
+        generate: (body) =>
+          Response.json({
+            ...generateSuccess(body.model, "First sentence. Second one is cut mid"),
+            done_reason: "length",
+          }),
+      },
+    });
+    const { results } = await run(world);
+    expect(results[0]?.articleSummary).toBe("First sentence.");
+    expect(results[0]?.notes).toContain(
+      "The article summary reached the 512-token answer limit; its unfinished end is left out.",
+    );
   });
 
   test("fetches comments and articles while Ollama is still working", async () => {
@@ -297,7 +321,7 @@ describe("digestStories()", () => {
     );
   });
 
-  test("notes that a huge article was cut to fit the context window", async () => {
+  test("notes how much of a huge article the model saw", async () => {
     const huge = articleHtml(
       "Huge",
       Array.from({ length: 3000 }, () => BODY[0] ?? ""),
@@ -305,11 +329,58 @@ describe("digestStories()", () => {
     using world = startDigestWorld({ ...newsOf(1), pages: { "/a/1": { body: huge } } });
     const { results } = await run(world);
     expect(results[0]?.notes).toEqual([
-      "The article was cut to fit the model's context window before summarising.",
+      expect.stringMatching(
+        /^The model saw \d+ % of the article \([\d,]+ of 245,998 characters\)\.$/,
+      ),
     ]);
     const prompt = callFor(world.ollama.generateCalls, "article")?.prompt ?? "";
     expect(prompt).toStartWith("Summarise the article below");
-    expect(prompt.length).toBeLessThan(4096 * 4);
+    expect(prompt.length).toBeLessThan(8192 * 3.5);
+    expect(prompt.length).toBeGreaterThan(7000 * 3.5);
+  });
+
+  test("shows the model every top-level comment of a 300-comment thread, then replies", async () => {
+    const story = storyHit({
+      title: "Busy",
+      url: undefined,
+      story_text: "Text",
+      num_comments: 300,
+    });
+    const thread = busyThread(Number(story.objectID));
+    using world = startDigestWorld({
+      stories: [story],
+      comments: { [Number(story.objectID)]: thread.hits },
+    });
+    const { results } = await run(world, { flags: { "max-comments": "1000" } });
+    const prompt = callFor(world.ollama.generateCalls, "discussion")?.prompt ?? "";
+    for (const marker of thread.topLevelMarkers) expect(prompt).toContain(`] ${marker} `);
+    const replies = thread.markers.slice(60).filter((marker) => prompt.includes(`] ${marker} `));
+    expect(replies.length).toBeGreaterThan(20);
+    expect(results[0]?.notes).toEqual([
+      expect.stringMatching(
+        /^The model saw \d+ of 300 comments \(60 of 60 top-level; \d+ of them only in part\)\.$/,
+      ),
+    ]);
+  });
+
+  test("says when --max-comments kept comments from being fetched", async () => {
+    const story = storyHit({
+      title: "Busy",
+      url: undefined,
+      story_text: "Text",
+      num_comments: 300,
+    });
+    using world = startDigestWorld({
+      stories: [story],
+      comments: { [Number(story.objectID)]: busyThread(Number(story.objectID)).hits },
+    });
+    const { results } = await run(world, { flags: { "max-comments": "20" } });
+    expect(world.search.requests.at(-1)).toEndWith("&hitsPerPage=20");
+    expect(results[0]?.notes).toEqual([
+      expect.stringMatching(
+        /^The model saw 20 of 300 comments \(\d+ of \d+ top-level\)\. Only 20 were fetched \(MAX_COMMENTS_PER_STORY \/ --max-comments\)\.$/,
+      ),
+    ]);
   });
 
   test("makes no Ollama call for summaries in the cache", async () => {

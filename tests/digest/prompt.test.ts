@@ -2,12 +2,14 @@ import { describe, expect, test } from "bun:test";
 import {
   answerReserve,
   articlePrompt,
-  cutToTokens,
   discussionPrompt,
-  estimateTokens,
   fitPrompt,
+  promptLimit,
 } from "../../lib/digest/prompt.ts";
-import type { Story } from "../../lib/digest/types.ts";
+import { buildThread } from "../../lib/digest/thread.ts";
+import { estimateTokens } from "../../lib/digest/tokens.ts";
+import type { Comment, Story } from "../../lib/digest/types.ts";
+import { busyThread } from "../fakes/digest-corpus.ts";
 
 const story: Story = {
   id: 1,
@@ -19,28 +21,13 @@ const story: Story = {
   numComments: 3,
 };
 
-describe("estimateTokens()", () => {
-  test("counts about four ASCII characters per token", () => {
-    expect(estimateTokens("")).toBe(0);
-    expect(estimateTokens("abcd")).toBe(1);
-    expect(estimateTokens("abcde")).toBe(2);
-    expect(estimateTokens("x".repeat(4000))).toBe(1000);
-  });
-
-  test("counts a character outside ASCII as a whole token", () => {
-    expect(estimateTokens("日本語")).toBe(3);
-  });
-});
-
-describe("cutToTokens()", () => {
-  test("returns short text unchanged", () => {
-    expect(cutToTokens("short text", 100)).toBe("short text");
-  });
-
-  test("cuts at a word boundary within the budget", () => {
-    const cut = cutToTokens("alpha beta gamma delta epsilon", 3);
-    expect(cut).toBe("alpha beta");
-    expect(estimateTokens(cut)).toBeLessThanOrEqual(3);
+describe("answerReserve() and promptLimit()", () => {
+  test("keep 512 tokens for the answer, plus the template and 3% slack", () => {
+    expect(answerReserve(8192)).toBe(512);
+    expect(answerReserve(4096)).toBe(512);
+    expect(answerReserve(2048)).toBe(512);
+    expect(promptLimit(8192)).toBe(8192 - 512 - 32 - 246);
+    expect(promptLimit(4096)).toBe(4096 - 512 - 32 - 123);
   });
 });
 
@@ -51,24 +38,27 @@ describe("fitPrompt()", () => {
     expect(fitPrompt(frame, "small", { numCtx: 4096 })).toEqual({
       prompt: "INSTRUCTION: summarise.\n<<<\nsmall\n>>>\nSummary:",
       truncated: false,
+      shownChars: 5,
     });
   });
 
   test("cuts the content, never the instruction, to leave room for the answer", () => {
     const content = "word ".repeat(100_000);
-    const { prompt, truncated } = fitPrompt(frame, content, { numCtx: 2048 });
+    const { prompt, truncated, shownChars } = fitPrompt(frame, content, { numCtx: 2048 });
     expect(truncated).toBe(true);
     expect(prompt).toStartWith(frame.before);
     expect(prompt).toEndWith(`[… cut here to fit the model's context window]${frame.after}`);
-    expect(estimateTokens(prompt)).toBeLessThanOrEqual(2048 - answerReserve(2048));
+    expect(estimateTokens(prompt)).toBeLessThanOrEqual(promptLimit(2048));
+    expect(shownChars).toBeGreaterThan(4000);
+    expect(shownChars).toBeLessThan(content.length);
   });
 });
 
 describe("articlePrompt()", () => {
   test("asks for a summary of the article with its title and link", () => {
-    const { prompt, truncated } = articlePrompt(story, "The article text.", { numCtx: 4096 });
-    expect(truncated).toBe(false);
-    expect(prompt).toBe(
+    const built = articlePrompt(story, "The article text.", { numCtx: 4096 });
+    expect(built).toMatchObject({ truncated: false, shownChars: 17, totalChars: 17 });
+    expect(built.prompt).toBe(
       [
         "Summarise the article below for a busy reader of Hacker News.",
         "Write 3 to 5 sentences of plain prose: what it is about, its main facts or claims, and why it matters.",
@@ -87,15 +77,14 @@ describe("articlePrompt()", () => {
     );
   });
 
-  test("fits a huge article into the default 4096-token window", () => {
+  test("fits a huge article into a 4096-token window, using most of it", () => {
     const huge = "The allocator keeps per-thread caches of small blocks. ".repeat(50_000);
     const { prompt, truncated } = articlePrompt(story, huge, { numCtx: 4096 });
     expect(truncated).toBe(true);
     expect(prompt).toStartWith("Summarise the article below for a busy reader of Hacker News.");
     expect(prompt).toEndWith('"""\n\nSummary:');
     expect(estimateTokens(prompt)).toBeLessThanOrEqual(4096 - answerReserve(4096));
-    // Most of the budget goes to content, not wasted.
-    expect(estimateTokens(prompt)).toBeGreaterThan(2500);
+    expect(estimateTokens(prompt)).toBeGreaterThan(3000);
   });
 
   test("uses a larger window when one is configured", () => {
@@ -122,23 +111,44 @@ describe("articlePrompt()", () => {
 });
 
 describe("discussionPrompt()", () => {
-  test("asks what commenters agree on, disagree on and add", () => {
-    const { prompt } = discussionPrompt(story, "[ada] I agree\n  [bob] I do not", {
-      numCtx: 4096,
-    });
+  const small: Comment[] = [
+    { id: 10, parentId: 1, author: "ada", text: "I agree", createdAt: 1 },
+    { id: 11, parentId: 10, author: "bob", text: "I do not", createdAt: 2 },
+  ];
+
+  test("asks what commenters agree on, disagree on and add, and says all are shown", () => {
+    const { prompt, packed } = discussionPrompt(
+      { ...story, numComments: 2 },
+      buildThread(small, 1),
+      { numCtx: 4096 },
+    );
     expect(prompt).toContain("what commenters agree on, what they disagree on");
-    expect(prompt).toContain("Story: A faster allocator");
-    expect(prompt).toContain('"""\n[ada] I agree\n  [bob] I do not\n"""');
+    expect(prompt).toContain("Story: A faster allocator\nAll 2 comments of the story are shown.");
+    expect(prompt).toContain('"""\n[ada] I agree\n  [bob, replying to ada] I do not\n"""');
+    expect(packed.shown).toBe(2);
   });
 
-  test("fits a long thread, keeping the first (most relevant) comments", () => {
-    const thread = Array.from({ length: 5000 }, (_, i) => `[user${i}] comment number ${i}`).join(
-      "\n",
+  test("fits a 300-comment thread at 4096 tokens: every top-level comment, then replies", () => {
+    const hits = busyThread(1).hits;
+    const comments: Comment[] = hits.map((hit) => ({
+      id: Number(hit.objectID),
+      parentId: hit.parent_id as number,
+      author: hit.author as string,
+      text: String(hit.comment_text),
+      createdAt: hit.created_at_i as number,
+    }));
+    const { prompt, packed } = discussionPrompt(
+      { ...story, numComments: 300 },
+      buildThread(comments, 1),
+      { numCtx: 4096 },
     );
-    const { prompt, truncated } = discussionPrompt(story, thread, { numCtx: 4096 });
-    expect(truncated).toBe(true);
-    expect(prompt).toContain("[user0] comment number 0");
-    expect(prompt).not.toContain("[user4999]");
-    expect(estimateTokens(prompt)).toBeLessThanOrEqual(4096 - answerReserve(4096));
+    expect(packed.topLevelShown).toBe(60);
+    expect(packed.shown).toBeGreaterThan(60);
+    expect(prompt).toStartWith("Summarise the Hacker News discussion below");
+    expect(prompt).toContain(
+      `The story has 300 comments; ${packed.shown} are shown, top-level comments first (60 of 60), then replies.`,
+    );
+    expect(prompt).toEndWith('"""\n\nSummary:');
+    expect(estimateTokens(prompt)).toBeLessThanOrEqual(promptLimit(4096));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { buildThread, countComments, formatThread } from "../../lib/digest/thread.ts";
+import { buildThread, countComments, countTopLevel } from "../../lib/digest/thread.ts";
 import type { Comment, ThreadNode } from "../../lib/digest/types.ts";
 
 const STORY = 1;
@@ -15,6 +15,16 @@ function shape(nodes: ThreadNode[]): unknown[] {
   );
 }
 
+function answers(nodes: ThreadNode[]): Record<number, string> {
+  const out: Record<number, string> = {};
+  const visit = (node: ThreadNode) => {
+    out[node.comment.id] = node.answers;
+    node.replies.forEach(visit);
+  };
+  nodes.forEach(visit);
+  return out;
+}
+
 describe("buildThread()", () => {
   test("puts replies under their parents, oldest first", () => {
     // The API's order is by relevance: replies may come before their parents.
@@ -25,49 +35,46 @@ describe("buildThread()", () => {
       comment(20, STORY),
       comment(13, 11),
     ];
-    expect(shape(buildThread(flat))).toEqual([{ 10: [{ 11: [13] }, 12] }, 20]);
+    const thread = buildThread(flat, STORY);
+    expect(shape(thread)).toEqual([{ 10: [{ 11: [13] }, 12] }, 20]);
+    expect(answers(thread)).toEqual({
+      10: "story",
+      11: "comment",
+      12: "comment",
+      13: "comment",
+      20: "story",
+    });
   });
 
   test("keeps top-level comments in the API's relevance order", () => {
     const flat = [comment(30, STORY), comment(10, STORY), comment(20, STORY)];
-    expect(shape(buildThread(flat))).toEqual([30, 10, 20]);
+    expect(shape(buildThread(flat, STORY))).toEqual([30, 10, 20]);
   });
 
-  test("drops deleted and empty comments and lifts their replies to the top level", () => {
+  test("drops deleted and empty comments; their replies say they answer a deleted comment", () => {
     const flat = [
       comment(10, STORY, ""),
-      comment(11, 10, "orphaned reply"),
+      comment(11, 10, "reply to a deleted comment"),
       comment(20, STORY, "[deleted]"),
       comment(21, STORY, "   "),
       comment(22, STORY),
     ];
-    expect(shape(buildThread(flat))).toEqual([11, 22]);
+    const thread = buildThread(flat, STORY);
+    expect(shape(thread)).toEqual([11, 22]);
+    expect(answers(thread)).toEqual({ 11: "deleted", 22: "story" });
+    expect(countTopLevel(thread)).toBe(1);
   });
 
-  test("keeps a comment whose parent was not fetched at the top level", () => {
-    expect(shape(buildThread([comment(10, 999), comment(11, null)]))).toEqual([10, 11]);
+  test("marks a comment whose parent was not fetched, instead of passing it off as top-level", () => {
+    const thread = buildThread([comment(10, 999), comment(11, null), comment(12, STORY)], STORY);
+    expect(shape(thread)).toEqual([10, 11, 12]);
+    expect(answers(thread)).toEqual({ 10: "missing", 11: "story", 12: "story" });
+    expect(countTopLevel(thread)).toBe(2);
   });
 
   test("survives a parent_id cycle without losing or repeating comments", () => {
-    const nodes = buildThread([comment(10, 11), comment(11, 10), comment(12, 12)]);
-    expect(countComments(nodes)).toBe(3);
-    expect(formatThread(nodes)).toBe("[u12] c12\n[u10] c10\n  [u11] c11");
-  });
-});
-
-describe("formatThread()", () => {
-  test("indents replies under their parent, multi-line text included", () => {
-    const nodes = buildThread([
-      comment(10, STORY, "Top\n\nsecond para"),
-      comment(11, 10, "reply"),
-      comment(12, 11, "deeper"),
-    ]);
-    expect(formatThread(nodes)).toBe("[u10] Top\n\n  second para\n  [u11] reply\n    [u12] deeper");
-  });
-
-  test("names an author-less comment anonymous", () => {
-    expect(formatThread([{ comment: { ...comment(1, STORY), author: null }, replies: [] }])).toBe(
-      "[anonymous] c1",
-    );
+    const thread = buildThread([comment(10, 11), comment(11, 10), comment(12, 12)], STORY);
+    expect(countComments(thread)).toBe(3);
+    expect(shape(thread)).toEqual([12, { 10: [11] }]);
   });
 });

@@ -1,14 +1,14 @@
 /**
- * A fake Ollama on 127.0.0.1, port 0: `GET /api/tags` and non-streamed `POST /api/generate`
- * with the bodies of shared/REFERENCE.md §2. It records every generate request, how many ran
- * at once, and the time it spent generating.
+ * A fake Ollama on 127.0.0.1, port 0: `GET /api/tags`, `POST /api/show` and non-streamed
+ * `POST /api/generate` with the bodies Ollama sends. It records every generate request, how
+ * many ran at once, and the time it spent generating.
  */
 
 export interface GenerateBody {
   model: string;
   prompt: string;
   stream: boolean;
-  options?: { num_ctx?: number };
+  options?: { num_ctx?: number; num_predict?: number };
 }
 
 export type GenerateAnswer = string | Response;
@@ -22,12 +22,18 @@ export interface FakeOllamaOptions {
   delayMs?: number;
   /** Answers /api/tags instead of the default (e.g. a 500). */
   tags?: () => Response;
+  /** The context length /api/show reports (default 131072); null leaves it out. */
+  contextLength?: number | null;
+  /** Answers /api/show instead of the default (e.g. a 404 of an old Ollama). */
+  show?: () => Response;
 }
 
 export interface FakeOllama {
   url: string;
   generateCalls: GenerateBody[];
   tagsCalls: number;
+  /** Model names asked of /api/show. */
+  showCalls: string[];
   maxInFlight: number;
   /** Milliseconds during which at least one generate call was running. */
   busyMs: number;
@@ -68,6 +74,7 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
     url: "",
     generateCalls: [],
     tagsCalls: 0,
+    showCalls: [],
     maxInFlight: 0,
     busyMs: 0,
     stop: () => server.stop(true),
@@ -90,6 +97,26 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
             digest: "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
             details: { format: "gguf", family: "llama", parameter_size: "3.2B" },
           })),
+        });
+      }
+      if (url.pathname === "/api/show" && request.method === "POST") {
+        const { model } = (await request.json()) as { model: string };
+        state.showCalls.push(model);
+        if (options.show) return options.show();
+        const length = options.contextLength === undefined ? 131072 : options.contextLength;
+        return Response.json({
+          license: "LLAMA 3.2 COMMUNITY LICENSE AGREEMENT …",
+          modelfile: `FROM ${model}`,
+          parameters: 'stop "<|eot_id|>"',
+          template: "{{ .Prompt }}",
+          details: { format: "gguf", family: "llama", parameter_size: "3.2B" },
+          model_info: {
+            "general.architecture": "llama",
+            "general.parameter_count": 3212749888,
+            ...(length === null ? {} : { "llama.context_length": length }),
+            "llama.embedding_length": 3072,
+          },
+          capabilities: ["completion", "tools"],
         });
       }
       if (url.pathname !== "/api/generate" || request.method !== "POST") {

@@ -1,0 +1,79 @@
+import { fetchComments } from "./hn-client.ts";
+import type { Part, PipelineContext } from "./pipeline-context.ts";
+import { discussionPrompt } from "./prompt.ts";
+import { summarise } from "./summarise.ts";
+import { buildThread } from "./thread.ts";
+import type { Comment, Story } from "./types.ts";
+import { USER_AGENT } from "../version.ts";
+
+/** The discussion half of a story: fetch the comments, rebuild the thread, summarise it. */
+export async function discussionPart(
+  story: Story,
+  index: number,
+  context: PipelineContext,
+): Promise<Part> {
+  const { config } = context;
+  if (story.numComments === 0) {
+    return { summary: null, notes: ["No discussion summary: there are no comments yet."] };
+  }
+  let comments: Comment[];
+  try {
+    comments = await context.fetchLimit(() => {
+      context.progress.update(index, "fetching the comments");
+      return fetchComments(config.searchUrl, story.id, {
+        max: config.maxComments,
+        fetch: context.fetch,
+        timeoutMs: config.searchTimeoutMs,
+        userAgent: USER_AGENT,
+        sleep: context.sleep,
+        policy: context.retryPolicy,
+        logger: context.logger,
+      });
+    }, index);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    context.logger.warn(`Story ${story.id}: comments unavailable: ${reason}`);
+    return {
+      summary: null,
+      notes: [`No discussion summary: the comments could not be read (${reason}).`],
+    };
+  }
+  if (comments.length === 0) {
+    return {
+      summary: null,
+      notes: ["No discussion summary: the search API returned no comments."],
+    };
+  }
+  const thread = buildThread(comments, story.id);
+  if (thread.length === 0) {
+    return { summary: null, notes: ["No discussion summary: every comment is deleted or empty."] };
+  }
+  const built = discussionPrompt(story, thread, { numCtx: config.numCtx });
+  const notes = coverageNotes(story, comments.length, built.packed, config.maxComments);
+  return summarise(built.prompt, { index, kind: "discussion", notes }, context);
+}
+
+/** Says how much of the discussion the model saw, when it was not all of it. */
+export function coverageNotes(
+  story: Story,
+  fetched: number,
+  packed: {
+    total: number;
+    shown: number;
+    shortened: number;
+    topLevel: number;
+    topLevelShown: number;
+  },
+  maxComments: number,
+): string[] {
+  const total = Math.max(story.numComments, packed.total);
+  if (packed.shown >= total && packed.shortened === 0) return [];
+  const partly = packed.shortened > 0 ? `; ${packed.shortened} of them only in part` : "";
+  const capped =
+    fetched >= maxComments && story.numComments > fetched
+      ? ` Only ${fetched} were fetched (MAX_COMMENTS_PER_STORY / --max-comments).`
+      : "";
+  return [
+    `The model saw ${packed.shown} of ${total} comments (${packed.topLevelShown} of ${packed.topLevel} top-level${partly}).${capped}`,
+  ];
+}

@@ -1,0 +1,54 @@
+import type { Logger } from "../log.ts";
+import type { SummaryCache } from "./cache.ts";
+import type { DigestConfig } from "./config.ts";
+import type { Limiter } from "./limiter.ts";
+import type { Progress } from "./progress.ts";
+import type { RetryPolicy } from "./search-fetch.ts";
+
+export type PipelineConfig = Pick<
+  DigestConfig,
+  | "searchUrl"
+  | "ollamaUrl"
+  | "model"
+  | "maxComments"
+  | "numCtx"
+  | "concurrency"
+  | "fetchConcurrency"
+  | "searchTimeoutMs"
+  | "articleTimeoutMs"
+  | "articleMaxBytes"
+  | "ollamaTimeoutMs"
+>;
+
+export interface PipelineStats {
+  /** Summaries written by Ollama in this run. */
+  generated: number;
+  /** Summaries read from the cache. */
+  cached: number;
+  /** Summaries that were attempted and failed. */
+  failed: number;
+}
+
+export interface PipelineDeps {
+  config: PipelineConfig;
+  fetch?: typeof fetch;
+  cache?: SummaryCache;
+  logger: Logger;
+  progress: Progress;
+  stats?: PipelineStats;
+  sleep?: (ms: number) => Promise<void>;
+  retryPolicy?: RetryPolicy;
+}
+
+/** One half of a story's digest: a summary (or null) and why something is missing. */
+export interface Part {
+  summary: string | null;
+  notes: string[];
+}
+
+/** What every step of one run shares. */
+export interface PipelineContext extends PipelineDeps {
+  fetchLimit: Limiter;
+  llmLimit: Limiter;
+  stats: PipelineStats;
+}
