@@ -1,10 +1,10 @@
+import { USER_AGENT } from "../version.ts";
 import { fetchComments } from "./hn-client.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { discussionPrompt } from "./prompt.ts";
 import { summarise } from "./summarise.ts";
 import { buildThread } from "./thread.ts";
 import type { Comment, Story } from "./types.ts";
-import { USER_AGENT } from "../version.ts";
 
 /** The discussion half of a story: fetch the comments, rebuild the thread, summarise it. */
 export async function discussionPart(
