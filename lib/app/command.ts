@@ -3,46 +3,21 @@ import { rejectUnknown } from "../cli/args.ts";
 import { helpMeta } from "../cli/help.ts";
 import { type StopSignalsOptions, stopSignals } from "../cli/signals.ts";
 import type { Env } from "../config/env.ts";
-import { type EnvVarHelp, fieldEnvironment } from "../config/fields.ts";
+import { type EnvVarHelp, fieldArgs, fieldEnvironment } from "../config/fields.ts";
 import { loadOpsConfig, OPS_FIELDS } from "../config/ops.ts";
 import type { Logger } from "../log.ts";
 import { createOpsLogger } from "../log-format.ts";
-import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
 import { openStore } from "../store/open.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
-import { DEFAULT_HOST, DEFAULT_PORT, loadAppConfig } from "./config.ts";
+import { APP_FIELDS, loadAppConfig } from "./config.ts";
 import { serveApp } from "./serve.ts";
 
-const appArgs: ArgsDef = {
-  host: {
-    type: "string",
-    description: `address to listen on; other than loopback needs ADMIN_TOKEN [default ${DEFAULT_HOST}]`,
-    valueHint: "address",
-  },
-  port: {
-    type: "string",
-    description: `port to listen on; 0 picks a free one [default ${DEFAULT_PORT}]`,
-    valueHint: "port",
-  },
-};
+const appArgs: ArgsDef = fieldArgs(APP_FIELDS);
 
-/** The variables the app reads. */
+/** The variables the app reads besides its flags. */
 export const APP_ENVIRONMENT: readonly EnvVarHelp[] = [
-  {
-    name: "ADMIN_TOKEN",
-    description:
-      "token for the admin and the API, 16+ characters without spaces (e.g. `openssl rand -hex 32`); required on a non-loopback --host [default none: open on loopback]",
-  },
-  {
-    name: "APP_ALLOWED_HOSTS",
-    description:
-      "comma list of host names a reverse proxy forwards with (`.example.com` for subdomains too); localhost, IP addresses and --host always pass [default none]",
-  },
-  {
-    name: "DATABASE_URL",
-    description: `database: file path, sqlite:PATH or postgres://… [default ${DEFAULT_DATABASE_URL}]`,
-  },
+  ...fieldEnvironment(APP_FIELDS),
   poolMaxHelp("app"),
   ...fieldEnvironment(OPS_FIELDS).filter(
     (v) => v.name.startsWith("LOG_") || v.name === "WORKER_HEARTBEAT_MS",
@@ -71,10 +46,7 @@ export function createAppCommand(options: AppCommandOptions): CommandDef {
     args: appArgs,
     async run({ args, rawArgs }) {
       rejectUnknown(rawArgs, appArgs);
-      const config = loadAppConfig(options.env, {
-        host: typeof args.host === "string" ? args.host : undefined,
-        port: typeof args.port === "string" ? args.port : undefined,
-      });
+      const config = loadAppConfig(options.env, args);
       const ops = loadOpsConfig(options.env);
       const logger = options.logger ?? createOpsLogger(ops.log);
       const store = await openStore(config.database, { logger, role: "app" });

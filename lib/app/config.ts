@@ -1,9 +1,14 @@
 import { z } from "zod";
 import { adminTokenSchema } from "../config/admin-token.ts";
-import { type Env, parseEnv } from "../config/env.ts";
+import { type Env, intInRange, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
-import { isLoopbackHost, parsePort } from "../http/listen.ts";
-import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
+import { type Field, type Flags, loadFields } from "../config/fields.ts";
+import { isLoopbackHost } from "../http/listen.ts";
+import {
+  type DatabaseTarget,
+  DEFAULT_DATABASE_URL,
+  parseDatabaseUrl,
+} from "../store/database-url.ts";
 import { type AllowedHosts, parseAllowedHosts } from "./host-check.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
@@ -19,29 +24,67 @@ export interface AppConfig {
   allowedHosts: AllowedHosts;
 }
 
-const envSchema = z.object({
-  ADMIN_TOKEN: adminTokenSchema,
-  DATABASE_URL: z.string().optional(),
-  APP_ALLOWED_HOSTS: z.string().optional(),
-  DATABASE_POOL_MAX: z.string().optional(),
-});
+type AppKey = "host" | "port" | "adminToken" | "allowedHosts" | "databaseUrl";
 
-/** `bun run app` settings: flags (--host, --port) and env (ADMIN_TOKEN, DATABASE_URL). */
-export function loadAppConfig(
-  env: Env,
-  flags: { host?: string; port?: string | number } = {},
-): AppConfig {
-  const parsed = parseEnv(envSchema, env);
-  const host = flags.host?.trim() || DEFAULT_HOST;
-  const port = parsePort(flags.port, "--port", DEFAULT_PORT);
-  const adminToken = parsed.ADMIN_TOKEN ?? null;
+/**
+ * The app's flags and variables: parsing and `bun run app --help` are written from this table
+ * (lib/config/fields.ts). DATABASE_POOL_MAX is read with DATABASE_URL (parseDatabaseUrl).
+ */
+export const APP_FIELDS: readonly Field<AppKey>[] = [
+  {
+    key: "host",
+    flag: "host",
+    schema: z.string().regex(/^[\w.:[\]-]+$/, "expected an address such as 127.0.0.1 or ::1"),
+    default: DEFAULT_HOST,
+    hint: "address",
+    description: "address to listen on; other than loopback needs ADMIN_TOKEN",
+  },
+  {
+    key: "port",
+    flag: "port",
+    schema: intInRange(0, 65535),
+    default: DEFAULT_PORT,
+    hint: "port",
+    description: "port to listen on; 0 picks a free one",
+  },
+  {
+    key: "adminToken",
+    env: "ADMIN_TOKEN",
+    schema: adminTokenSchema,
+    defaultText: "none: open on loopback only",
+    secret: true,
+    description:
+      "token the admin and the API require, 16+ characters without spaces (e.g. `openssl rand -hex 32`); required on a non-loopback --host",
+  },
+  {
+    key: "allowedHosts",
+    env: "APP_ALLOWED_HOSTS",
+    schema: z.string().transform(parseAllowedHosts),
+    defaultText: "none",
+    description:
+      "comma list of host names a reverse proxy forwards with (`.example.com` for subdomains too); localhost, IP addresses and --host always pass",
+  },
+  {
+    key: "databaseUrl",
+    env: "DATABASE_URL",
+    schema: z.string(),
+    default: DEFAULT_DATABASE_URL,
+    description: "database: file path, sqlite:PATH or postgres://…",
+  },
+];
+
+/** `bun run app` settings: flags (--host, --port) and env (ADMIN_TOKEN, DATABASE_URL, …). */
+export function loadAppConfig(env: Env, flags: Flags = {}): AppConfig {
+  const { values } = loadFields(APP_FIELDS, env, flags);
+  const host = String(values.host).replace(/^\[(.*)\]$/, "$1");
+  const adminToken = (values.adminToken as string | undefined) ?? null;
   assertSafeBind(host, adminToken);
   return {
     host,
-    port,
+    port: values.port as number,
     adminToken,
-    database: parseDatabaseUrl(parsed.DATABASE_URL, parsed.DATABASE_POOL_MAX),
-    allowedHosts: parseAllowedHosts(parsed.APP_ALLOWED_HOSTS),
+    database: parseDatabaseUrl(values.databaseUrl as string, withoutEmpty(env).DATABASE_POOL_MAX),
+    allowedHosts: (values.allowedHosts as AllowedHosts | undefined) ?? [],
   };
 }
 

@@ -2,23 +2,33 @@ import { type ArgsDef, type CommandDef, defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { helpMeta } from "../cli/help.ts";
 import { type StopSignalsOptions, stopSignals } from "../cli/signals.ts";
-import { parsePort } from "../http/listen.ts";
+import { intInRange } from "../config/env.ts";
+import { type Field, fieldArgs, loadFields } from "../config/fields.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { runDemo } from "./run.ts";
 
-const demoArgs: ArgsDef = {
-  port: {
-    type: "string",
-    description: "app port; a free one when taken [default 8000]",
-    valueHint: "port",
+/** The demo's flags: preferred ports, a free one used instead when taken. */
+export const DEMO_FIELDS: readonly Field<"appPort" | "receiverPort">[] = [
+  {
+    key: "appPort",
+    flag: "port",
+    schema: intInRange(0, 65535),
+    default: 8000,
+    hint: "port",
+    description: "app port; a free one when taken",
   },
-  "receiver-port": {
-    type: "string",
-    description: "receiver port; a free one when taken [default 9000]",
-    valueHint: "port",
+  {
+    key: "receiverPort",
+    flag: "receiver-port",
+    schema: intInRange(0, 65535),
+    default: 9000,
+    hint: "port",
+    description: "receiver port; a free one when taken",
   },
-};
+];
+
+const demoArgs: ArgsDef = fieldArgs(DEMO_FIELDS);
 
 export interface DemoCommandOptions {
   /** Lines for the person watching (stdout). */
@@ -42,17 +52,12 @@ export function createDemoCommand(options: DemoCommandOptions): CommandDef {
     args: demoArgs,
     async run({ args, rawArgs }) {
       rejectUnknown(rawArgs, demoArgs);
-      const appPort = parsePort(args.port as string | undefined, "--port", 8000);
-      const receiverPort = parsePort(
-        args["receiver-port"] as string | undefined,
-        "--receiver-port",
-        9000,
-      );
+      const { values } = loadFields(DEMO_FIELDS, {}, args);
       const signals = stopSignals(options.signals);
       try {
         await runDemo({
-          appPort,
-          receiverPort,
+          appPort: values.appPort as number,
+          receiverPort: values.receiverPort as number,
           print: options.print,
           logger: options.logger ?? createLogger(),
           untilStopped: options.untilStopped ?? (() => signals.stopped),

@@ -1,33 +1,61 @@
 import type { ArgsDef } from "citty";
-import { UsageError } from "../config/errors.ts";
+import { z } from "zod";
+import { intInRange } from "../config/env.ts";
+import { type Field, type Flags, fieldArgs, loadFields } from "../config/fields.ts";
 import { isValidSecret } from "../webhooks/signing.ts";
 
-const DEFAULT_PORT = "9000";
-const DEFAULT_HOST = "127.0.0.1";
+type ReceiverKey = "port" | "host" | "secret";
 
-/** The receiver's flags, as NetBox's webhook_receiver has them plus --host, --pretty, --secret. */
+/** The receiver's valued flags (NetBox's --port, plus --host and --secret); no variables. */
+export const RECEIVER_FIELDS: readonly Field<ReceiverKey>[] = [
+  {
+    key: "port",
+    flag: "port",
+    schema: intInRange(0, 65535),
+    default: 9000,
+    hint: "port",
+    description: "port to listen on; 0 picks a free one",
+  },
+  {
+    key: "host",
+    flag: "host",
+    schema: z
+      .string()
+      .transform((value) => value.replace(/^\[(.*)\]$/, "$1"))
+      .pipe(
+        z
+          .string()
+          .regex(/^[\w.:-]+$/, "expected an address or name to listen on, e.g. 127.0.0.1 or ::1"),
+      ),
+    default: "127.0.0.1",
+    hint: "address",
+    description: "address to listen on (0.0.0.0 or :: for every interface)",
+  },
+  {
+    key: "secret",
+    flag: "secret",
+    schema: z
+      .string()
+      .refine(
+        isValidSecret,
+        "expected whsec_ followed by the base64 of 16 to 64 bytes, as `bun run webhooks add` prints",
+      ),
+    secret: true,
+    hint: "whsec_…",
+    description: "check each request's Standard Webhooks signature with this secret",
+  },
+];
+
+/** The receiver's flags: the fields above, and two switches. */
 export const receiverArgs: ArgsDef = {
-  port: {
-    type: "string",
-    default: DEFAULT_PORT,
-    description: "Port to listen on (0 picks a free one)",
-  },
-  host: {
-    type: "string",
-    default: DEFAULT_HOST,
-    description: "Address to listen on (0.0.0.0 for every interface)",
-  },
+  ...fieldArgs(RECEIVER_FIELDS),
   headers: {
     type: "boolean",
     default: true,
-    description: "Print request headers",
-    negativeDescription: "Do not print request headers",
+    description: "print request headers",
+    negativeDescription: "do not print request headers",
   },
-  pretty: { type: "boolean", default: false, description: "Pretty-print JSON bodies" },
-  secret: {
-    type: "string",
-    description: "A whsec_ secret: check each request's Standard Webhooks signature",
-  },
+  pretty: { type: "boolean", default: false, description: "pretty-print JSON bodies" },
 };
 
 export interface ReceiverFlags {
@@ -38,44 +66,14 @@ export interface ReceiverFlags {
   secret?: string;
 }
 
-/** Validates parsed flags; a bad one is a UsageError (one line, exit code 2). */
-export function parseReceiverFlags(args: Record<string, unknown>): ReceiverFlags {
-  const known = new Set(["_", ...Object.keys(receiverArgs)]);
-  const unknown = Object.keys(args).find((name) => !known.has(name));
-  if (unknown !== undefined) {
-    throw new UsageError(
-      `Unknown flag --${unknown}: expected --port, --host, --no-headers, --pretty or --secret`,
-    );
-  }
-  const positional = Array.isArray(args._) ? args._ : [];
-  if (positional.length > 0) {
-    throw new UsageError(`Unexpected argument ${JSON.stringify(String(positional[0]))}`);
-  }
-
-  const port = String(args.port ?? DEFAULT_PORT);
-  if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) {
-    throw new UsageError(
-      `--port ${JSON.stringify(port)} is invalid: expected a whole number from 0 to 65535 (0 picks a free port)`,
-    );
-  }
-  const host = String(args.host ?? DEFAULT_HOST).replace(/^\[(.*)\]$/, "$1");
-  if (!/^[\w.:-]+$/.test(host)) {
-    throw new UsageError(
-      `--host ${JSON.stringify(host)} is invalid: expected an address or name to listen on, e.g. 127.0.0.1 or ::1`,
-    );
-  }
-  const secret = args.secret === undefined ? undefined : String(args.secret);
-  if (secret !== undefined && !isValidSecret(secret)) {
-    // The value itself is not repeated: it is a secret.
-    throw new UsageError(
-      "--secret is invalid: expected whsec_ followed by the base64 of 16 to 64 bytes, as `bun run webhooks add` prints",
-    );
-  }
+/** Validates parsed flags; a bad one is a one-line ConfigError (exit code 2). */
+export function parseReceiverFlags(args: Flags): ReceiverFlags {
+  const { values } = loadFields(RECEIVER_FIELDS, {}, args);
   return {
-    port: Number(port),
-    host,
+    port: values.port as number,
+    host: values.host as string,
     showHeaders: args.headers !== false,
     pretty: args.pretty === true,
-    secret,
+    secret: values.secret as string | undefined,
   };
 }

@@ -56,7 +56,7 @@ describe("loadAppConfig()", () => {
     }
     for (const port of ["abc", "70000", "-1", "80.5"]) {
       expect(() => loadAppConfig({}, { port })).toThrow(
-        `--port=${port} is invalid: expected a whole number from 0 to 65535`,
+        `--port=${JSON.stringify(port)} is invalid: expected a whole number from 0 to 65535`,
       );
     }
   });

@@ -162,7 +162,7 @@ describe("bun scripts/receiver.ts", () => {
       const child = Bun.spawn(["bun", SCRIPT, ...args], { stdout: "pipe", stderr: "pipe" });
       expect(await child.exited).toBe(2);
       const stderr = await new Response(child.stderr).text();
-      expect(stderr).toMatch(/^error: --(port|secret) [^\n]*is invalid: [^\n]+\n$/);
+      expect(stderr).toMatch(/^error: --(port|secret)[ =][^\n]*is invalid: [^\n]+\n$/);
       expect(await new Response(child.stdout).text()).toBe("");
     }
   });
