@@ -120,7 +120,11 @@ function withEngine<T>(fn: (engine: Engine) => T): T {
     if (error instanceof WebAssembly.RuntimeError) {
       current = null;
       const panic = printed.join("\n").match(/panicked at [^\n]*\n([^\n]+)/)?.[1];
-      throw new TemplateError(`the template engine failed: ${panic ?? error.message}`, null, null);
+      throw new TemplateError(
+        `the template engine failed: ${panic ?? "out of memory or an internal error"}`,
+        null,
+        null,
+      );
     }
     throw error;
   } finally {

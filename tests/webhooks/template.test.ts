@@ -152,13 +152,18 @@ describe("renderTemplate() limits", () => {
   });
 
   test("an engine panic is an error, and the next render works on a fresh engine", () => {
-    expect(() =>
-      renderTemplate(
-        "{% set s = 'x' %}{% for i in range(100) %}{% set s = s ~ s %}{% endfor %}{{ s | length }}",
-        {},
-      ),
-    ).toThrow(/the template engine failed: capacity overflow/);
+    // 4 × 2^30 bytes overflows WebAssembly's 32-bit sizes: MiniJinja aborts.
+    expect(() => renderTemplate("{{ 'xxxx' * n }}", { n: 2 ** 30 })).toThrow(
+      /^the template engine failed: capacity overflow$/,
+    );
     expect(renderTemplate("{{ 1 + 1 }}", {})).toBe("2");
+  });
+
+  test("a template that crashes the engine when parsed is refused when saved", () => {
+    expect(templateProblem("{{ 'xxxx' * 1073741824 }}")?.message).toStartWith(
+      "the template engine failed",
+    );
+    expect(templateProblem("{{ data }}")).toBeNull();
   });
 
   test("there is no way out of the sandbox to JavaScript", () => {
