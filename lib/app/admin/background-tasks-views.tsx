@@ -79,6 +79,10 @@ export interface DeliveryListData {
   before: number | null;
   /** Id to pass as `before` for the next (older) page, or null on the last page. */
   olderThan: number | null;
+  /** An item's listing that stopped reading payloads here before filling the page. */
+  searchedTo?: number | null;
+  /** Offer "Retry all failed" (the list of every failed delivery). */
+  retryAllFailed?: boolean;
   nowMs: number;
 }
 
@@ -92,12 +96,28 @@ export function DeliveryListPage(props: { page: PageContext; data: DeliveryListD
         <a href={BACKGROUND_TASKS}>← Background Tasks</a>
       </p>
       <h1>{data.title}</h1>
+      {data.retryAllFailed && data.deliveries.length > 0 ? (
+        <div class="actions">
+          <PostButton
+            action={`${BACKGROUND_TASKS}/retry-failed`}
+            label="Retry all failed"
+            csrfToken={page.csrfToken}
+            fields={{ return_to: `${DELIVERIES}?${data.query}` }}
+          />
+        </div>
+      ) : null}
       <DeliveryTable
         deliveries={data.deliveries}
         page={page}
         nowMs={data.nowMs}
         returnTo={`${DELIVERIES}?${data.query}`}
       />
+      {data.searchedTo ? (
+        <p class="muted">
+          Searched back to delivery #{data.searchedTo}: older deliveries of this item may follow on
+          the next page.
+        </p>
+      ) : null}
       <div class="pager">
         {data.before !== null ? <a href={`${DELIVERIES}?${data.query}`}>« Newest</a> : null}
         {data.olderThan !== null ? <a href={`${DELIVERIES}?${older}`}>Older ›</a> : null}
@@ -106,7 +126,7 @@ export function DeliveryListPage(props: { page: PageContext; data: DeliveryListD
   );
 }
 
-function DeliveryTable(props: {
+export function DeliveryTable(props: {
   deliveries: Delivery[];
   page: PageContext;
   nowMs: number;

@@ -1,5 +1,11 @@
+import type { Context } from "hono";
 import { Hono } from "hono";
-import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from "../../webhooks/model.ts";
+import {
+  DELIVERY_STATES,
+  type Delivery,
+  type DeliveryFilter,
+  type DeliveryState,
+} from "../../webhooks/model.ts";
 import {
   classifyWorkers,
   DEFAULT_HEARTBEAT_MS,
@@ -16,8 +22,10 @@ import {
   OverviewPage,
 } from "./background-tasks-views.tsx";
 import { localAdminPath, positiveInt } from "./format.ts";
+import { findItemDeliveries } from "./item-deliveries.ts";
+import type { PageContext } from "./layout.tsx";
 import { NotFoundPage } from "./not-found.tsx";
-import { withNotice } from "./notices.ts";
+import { retriedText, withNotice } from "./notices.ts";
 import { pageContext, renderPage } from "./page.tsx";
 import { WorkersPanel, type WorkersPanelData } from "./workers-views.tsx";
 
@@ -78,7 +86,7 @@ export function backgroundTaskRoutes(deps: {
     ]);
     return renderPage(
       c,
-      <OverviewPage page={pageContext(c)} data={data}>
+      <OverviewPage page={await currentPage(c, store)} data={data}>
         <WorkersPanel data={workers} />
       </OverviewPage>,
     );
@@ -88,18 +96,34 @@ export function backgroundTaskRoutes(deps: {
     const stateParam = c.req.query("state");
     const state = DELIVERY_STATES.find((s) => s === stateParam);
     const webhookId = positiveInt(c.req.query("webhook")) ?? undefined;
+    const itemId = positiveInt(c.req.query("item")) ?? undefined;
     const before = positiveInt(c.req.query("before"));
     const filter: DeliveryFilter = { state, webhookId, limit: PAGE_SIZE + 1 };
     if (before !== null) filter.beforeId = before;
-    const rows = await store.queue.list(filter);
+    let rows: Delivery[];
+    let searchedTo: number | null = null;
+    if (itemId === undefined) {
+      rows = await store.queue.list(filter);
+    } else {
+      const found = await findItemDeliveries((f) => store.queue.list(f), itemId, {
+        want: PAGE_SIZE + 1,
+        beforeId: before ?? undefined,
+        filter: { state, webhookId },
+      });
+      rows = found.deliveries;
+      searchedTo = found.stoppedBelow;
+    }
     const deliveries = rows.slice(0, PAGE_SIZE);
     const query = new URLSearchParams();
     if (state) query.set("state", state);
     if (webhookId !== undefined) query.set("webhook", String(webhookId));
+    if (itemId !== undefined) query.set("item", String(itemId));
     const webhook = webhookId === undefined ? null : await store.webhooks.get(webhookId);
+    const item = itemId === undefined ? null : await store.items.get(itemId);
     const title = [
       state ? `${state[0]?.toUpperCase()}${state.slice(1)} deliveries` : "All deliveries",
       webhook ? `to ${webhook.name}` : webhookId !== undefined ? `to webhook #${webhookId}` : "",
+      item ? `of item ${item.sku}` : itemId !== undefined ? `of item #${itemId}` : "",
     ]
       .filter(Boolean)
       .join(" ");
@@ -108,10 +132,12 @@ export function backgroundTaskRoutes(deps: {
       deliveries,
       query,
       before,
-      olderThan: rows.length > PAGE_SIZE ? (deliveries.at(-1)?.id ?? null) : null,
+      olderThan: rows.length > PAGE_SIZE ? (deliveries.at(-1)?.id ?? null) : searchedTo,
+      searchedTo,
+      retryAllFailed: state === "failed" && webhookId === undefined && itemId === undefined,
       nowMs: now().getTime(),
     };
-    return renderPage(c, <DeliveryListPage page={pageContext(c)} data={data} />);
+    return renderPage(c, <DeliveryListPage page={await currentPage(c, store)} data={data} />);
   });
 
   routes.get("/deliveries/:id", async (c) => {
@@ -121,7 +147,7 @@ export function backgroundTaskRoutes(deps: {
     return renderPage(
       c,
       <DeliveryPage
-        page={pageContext(c)}
+        page={await currentPage(c, store)}
         delivery={found.delivery}
         attempts={found.attempts}
         nowMs={now().getTime()}
@@ -140,9 +166,20 @@ export function backgroundTaskRoutes(deps: {
   });
 
   routes.post("/retry-failed", async (c) => {
+    const form = await c.req.parseBody();
+    const back = localAdminPath(form.return_to, BACKGROUND_TASKS);
     const changed = await store.queue.retryAllFailed(now().getTime());
-    return c.redirect(withNotice(BACKGROUND_TASKS, "retried-all", changed), 303);
+    return c.redirect(withNotice(back, "retried-all", changed), 303);
   });
 
   return routes;
+}
+
+/** The page context, with a Retry notice saying where that delivery is now. */
+async function currentPage(c: Context<AppEnv>, store: Store): Promise<PageContext> {
+  const page = pageContext(c);
+  const id = c.req.query("notice") === "retried" ? positiveInt(c.req.query("n")) : null;
+  if (id === null) return page;
+  const found = await store.queue.get(id);
+  return { ...page, notice: retriedText(id, found?.delivery.state ?? null) };
 }

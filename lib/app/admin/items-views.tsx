@@ -1,3 +1,4 @@
+import type { Child } from "hono/jsx";
 import type { Item } from "../../inventory/model.ts";
 import type { FieldErrors as Errors } from "../../inventory/schemas.ts";
 import { BACKGROUND_TASKS } from "./background-tasks-views.tsx";
@@ -72,6 +73,8 @@ export function ItemFormPage(props: {
   values: ItemFormValues;
   errors?: Errors;
   item?: Item;
+  /** Shown between the form and Delete (the item's deliveries). */
+  children?: Child;
 }) {
   const { page, values, item } = props;
   const errors = props.errors?.fieldErrors ?? {};
@@ -115,6 +118,7 @@ export function ItemFormPage(props: {
           </button>
         </div>
       </form>
+      {props.children}
       {item ? (
         <>
           <h2>Delete</h2>

@@ -4,7 +4,9 @@ import { DuplicateSkuError, type Item } from "../../inventory/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
 import { changeContext } from "../items-api.ts";
+import { DELIVERIES } from "./background-tasks-views.tsx";
 import { positiveInt } from "./format.ts";
+import { findItemDeliveries } from "./item-deliveries.ts";
 import {
   emptyItemForm,
   type ItemFormValues,
@@ -16,8 +18,11 @@ import { ITEMS, ItemFormPage, ItemListPage } from "./items-views.tsx";
 import { NotFoundPage } from "./not-found.tsx";
 import { withNotice } from "./notices.ts";
 import { pageContext, renderPage } from "./page.tsx";
+import { RecentDeliveries } from "./recent-deliveries.tsx";
 
 const PAGE_SIZE = 25;
+/** Deliveries shown on an item's page (the link leads to all of them). */
+const RECENT_DELIVERIES = 10;
 
 /** Items: list, create, edit, delete; each change goes through lib/inventory like the API's. */
 export function itemRoutes(deps: { store: Store; now: () => Date }): Hono<AppEnv> {
@@ -63,9 +68,22 @@ export function itemRoutes(deps: { store: Store; now: () => Date }): Hono<AppEnv
   routes.get("/:id", async (c) => {
     const item = await findItem(c);
     if (!item) return notFound(c);
+    const page = pageContext(c);
+    const recent = await findItemDeliveries((f) => store.queue.list(f), item.id, {
+      want: RECENT_DELIVERIES,
+    });
     return renderPage(
       c,
-      <ItemFormPage page={pageContext(c)} values={itemFormValues(item)} item={item} />,
+      <ItemFormPage page={page} values={itemFormValues(item)} item={item}>
+        <RecentDeliveries
+          page={page}
+          title="Deliveries of this item"
+          deliveries={recent.deliveries}
+          allHref={`${DELIVERIES}?item=${item.id}`}
+          returnTo={`${ITEMS}/${item.id}`}
+          nowMs={now().getTime()}
+        />
+      </ItemFormPage>,
     );
   });
 

@@ -1,3 +1,5 @@
+import type { DeliveryState } from "../../webhooks/model.ts";
+
 /**
  * Messages shown after a redirect (`?notice=retried&n=7`). Only these keys render, and the one
  * parameter is a number, so a link can not put arbitrary text on an admin page.
@@ -44,4 +46,24 @@ function queuedText(n: number | null): string {
 
 function plural(n: number | null, one: string, many: string): string {
   return n === 1 ? one : many;
+}
+
+/**
+ * The notice after Retry, from the delivery's state when the page is drawn: a worker may have
+ * taken it, and failed it again, between the click and this page, and "queued again" beside a
+ * fresh "failed" badge would read as a contradiction.
+ */
+export function retriedText(id: number, state: DeliveryState | null): string {
+  switch (state) {
+    case "queued":
+      return `Delivery #${id} is queued again; a worker will pick it up.`;
+    case "delivering":
+      return `Delivery #${id} was queued again and a worker is sending it now.`;
+    case "successful":
+      return `Delivery #${id} was retried and delivered.`;
+    case "failed":
+      return `Delivery #${id} was retried and failed again: see its newest attempt.`;
+    default:
+      return `Delivery #${id} was queued again.`;
+  }
 }

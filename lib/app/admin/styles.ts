@@ -6,11 +6,12 @@ export const STYLES = `
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   color: var(--fg); background: var(--bg); }
 a { color: var(--accent); }
-header.top { display: flex; gap: 1.5rem; align-items: center; padding: .6rem 1.5rem;
-  background: #1d2430; color: #fff; }
+header.top { display: flex; flex-wrap: wrap; gap: .4rem 1.5rem; align-items: center;
+  padding: .6rem 1.5rem; background: #1d2430; color: #fff; }
 header.top a { color: #dfe6f0; text-decoration: none; }
 header.top a.brand { font-weight: 600; color: #fff; }
-header.top nav { display: flex; gap: 1rem; flex: 1; }
+header.top nav { display: flex; flex-wrap: wrap; gap: .25rem 1rem; flex: 1; }
+header.top nav a { white-space: nowrap; }
 header.top nav a.current { color: #fff; border-bottom: 2px solid #fff; }
 header.top .user { color: #b8c2d0; display: flex; gap: .75rem; align-items: center; }
 header.top button.link { color: #dfe6f0; }
@@ -69,4 +70,16 @@ form.stacked legend { font-weight: 600; padding: 0; }
 .field-error { display: block; color: var(--bad); font-size: .85rem; }
 .pager { display: flex; gap: 1rem; margin: .6rem 0; }
 details summary { cursor: pointer; color: var(--accent); }
+/* Phones and narrow windows: the menu gets a row of its own and wide tables scroll sideways
+   inside themselves, so the page never scrolls sideways. */
+@media (max-width: 40rem) {
+  header.top { padding: .5rem 1rem; gap: .3rem 1rem; }
+  header.top nav { order: 3; flex-basis: 100%; }
+  header.top .user { margin-left: auto; }
+  main { padding: 1rem 1rem 2rem; }
+  table { display: block; overflow-x: auto; }
+  th, td { white-space: nowrap; }
+  td.wrap { white-space: normal; min-width: 14rem; }
+  table.fields th { width: auto; }
+}
 `;

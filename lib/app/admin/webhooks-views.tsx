@@ -1,3 +1,4 @@
+import type { Child } from "hono/jsx";
 import type { FieldErrors as Errors } from "../../inventory/schemas.ts";
 import type { Webhook } from "../../webhooks/model.ts";
 import { DELIVERIES } from "./background-tasks-views.tsx";
@@ -144,6 +145,8 @@ export function WebhookFormPage(props: {
   /** Absent when creating a webhook. */
   webhook?: Webhook;
   preview?: WebhookPreview;
+  /** Shown between the form and Delete (the webhook's recent deliveries). */
+  children?: Child;
 }) {
   const { page, values, webhook } = props;
   const errors = props.errors?.fieldErrors ?? {};
@@ -315,6 +318,7 @@ export function WebhookFormPage(props: {
         </div>
       </form>
       {props.preview ? <PreviewSection preview={props.preview} /> : null}
+      {props.children}
       {webhook ? (
         <>
           <h2>Delete</h2>

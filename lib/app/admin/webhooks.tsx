@@ -8,6 +8,7 @@ import { positiveInt } from "./format.ts";
 import { NotFoundPage } from "./not-found.tsx";
 import { withNotice } from "./notices.ts";
 import { pageContext, renderPage } from "./page.tsx";
+import { RecentDeliveries } from "./recent-deliveries.tsx";
 import {
   emptyWebhookForm,
   parseWebhookForm,
@@ -22,6 +23,9 @@ import {
   WebhookFormPage,
   WebhookListPage,
 } from "./webhooks-views.tsx";
+
+/** Deliveries shown on a webhook's page (the link leads to all of them). */
+const RECENT_DELIVERIES = 10;
 
 export interface WebhookRouteDeps {
   store: Store;
@@ -117,13 +121,20 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   routes.get("/:id", async (c) => {
     const webhook = await findWebhook(c);
     if (!webhook) return notFound(c);
+    const page = pageContext(c);
+    const recent = await store.queue.list({ webhookId: webhook.id, limit: RECENT_DELIVERIES });
     return renderPage(
       c,
-      <WebhookFormPage
-        page={pageContext(c)}
-        values={webhookFormValues(webhook)}
-        webhook={webhook}
-      />,
+      <WebhookFormPage page={page} values={webhookFormValues(webhook)} webhook={webhook}>
+        <RecentDeliveries
+          page={page}
+          title="Recent deliveries"
+          deliveries={recent}
+          allHref={`${DELIVERIES}?webhook=${webhook.id}`}
+          returnTo={`${WEBHOOKS}/${webhook.id}`}
+          nowMs={now().getTime()}
+        />
+      </WebhookFormPage>,
     );
   });
 

@@ -23,7 +23,9 @@ export function WorkersPanel(props: { data: WorkersPanelData }) {
     <section id="workers">
       {data.warning ? (
         <p class="error-box warning" role="alert">
-          <strong>{data.warning}</strong>{" "}
+          <strong>
+            <InlineCode text={data.warning} />
+          </strong>{" "}
           {`(${data.due.count} ${data.due.count === 1 ? "delivery is" : "deliveries are"} due${
             data.due.oldestDueAt === null
               ? ""
@@ -80,4 +82,9 @@ export function WorkersPanel(props: { data: WorkersPanelData }) {
       </p>
     </section>
   );
+}
+
+/** Text whose `backticked` parts are commands: shown as <code>, without the backticks. */
+export function InlineCode(props: { text: string }) {
+  return <>{props.text.split("`").map((part, i) => (i % 2 === 1 ? <code>{part}</code> : part))}</>;
 }
