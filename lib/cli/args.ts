@@ -61,13 +61,17 @@ function kebab(name: string): string {
   return name.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`);
 }
 
-/** The known flag a typo most likely meant: at most two edits away, and not a one-letter flag. */
+/**
+ * The known flag a typo most likely meant: at most two edits away, or one the typed name begins
+ * (`--timeout` for `--timeout-ms`); never a one- or two-letter flag.
+ */
 function closest(name: string, known: ReadonlySet<string>): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
   for (const candidate of known) {
     if (candidate.length < 3) continue;
-    const distance = editDistance(name, candidate);
+    const distance =
+      name.length >= 4 && candidate.startsWith(name) ? 1 : editDistance(name, candidate);
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;
