@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { defineCommand } from "citty";
+import { type ArgsDef, type CommandDef, defineCommand } from "citty";
 import { helpMeta, renderHelp, resolveForHelp, wantsColor } from "../../lib/cli/help.ts";
 
-const add = defineCommand({
+const add: CommandDef = defineCommand<ArgsDef>({
   meta: { name: "add", description: "Add one" },
   args: {
     name: { type: "string", description: "its name", required: true, valueHint: "name" },
@@ -10,7 +10,7 @@ const add = defineCommand({
     dry: { type: "boolean", description: "change nothing" },
   },
 });
-const show = defineCommand({
+const show: CommandDef = defineCommand<ArgsDef>({
   meta: { name: "show", description: "Show one" },
   args: { id: { type: "positional", description: "its id", required: true } },
 });
