@@ -89,6 +89,64 @@ export async function patchLatencySection(
   }
 }
 
+export const CONCURRENT_PATCH_TITLE =
+  "PATCH /api/items/:id latency under concurrency: 16 clients, app and worker processes";
+
+/**
+ * 16 clients PATCHing at once, with no webhook and with one whose endpoint answers at once (the
+ * worker delivers as fast as it can, so its writes and the WAL checkpoints they cause share the
+ * database with the app's). The app checkpoints in a background thread: its p99 should stay
+ * near the one without webhooks.
+ */
+export async function concurrentPatchSection(
+  options: PatchLatencyOptions & { clients?: number } = {},
+): Promise<Array<{ webhooks: number } & LatencyFigures>> {
+  const requests = options.requests ?? Number(process.env.BENCH_PATCH_REQUESTS ?? 2000) * 2;
+  const warmup = options.warmup ?? 400;
+  const clients = options.clients ?? 16;
+  const report =
+    options.report ??
+    ((label: string, value: string, note?: string) =>
+      console.log(`  ${label.padEnd(44)} ${value.padStart(14)}${note ? `   ${note}` : ""}`));
+  const sink = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      await request.arrayBuffer();
+      return new Response("ok");
+    },
+  });
+  const results: Array<{ webhooks: number } & LatencyFigures> = [];
+  try {
+    for (const webhooks of [0, 1]) {
+      const setup = await startSetup(webhooks, `http://127.0.0.1:${sink.port}`);
+      try {
+        const samples: number[] = [];
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: clients }, async () => {
+            while (next < warmup + requests) {
+              const n = next++;
+              const took = await patch(setup.itemUrl, n + 1);
+              if (n >= warmup) samples.push(took);
+            }
+          }),
+        );
+        const figure = { webhooks, ...figures(samples) };
+        results.push(figure);
+        const label = webhooks === 0 ? "no webhooks" : "1 webhook, answering at once";
+        report(`${label}, p50`, ms(figure.p50), `${requests} PATCHes, ${clients} at a time`);
+        report(`${label}, p99`, ms(figure.p99), webhooks === 0 ? "" : "target ≤ 15 ms");
+      } finally {
+        await setup.stop();
+      }
+    }
+    return results;
+  } finally {
+    await sink.stop(true);
+  }
+}
+
 interface Setup {
   itemUrl: string;
   store: Store;

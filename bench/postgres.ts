@@ -138,6 +138,8 @@ export async function postgresSection(options: PostgresSectionOptions = {}): Pro
       await stopProcess(sink.child);
     }
 
+    await measureBulkEnqueue(await backends.postgres(), deliveries, report);
+
     const latency: LatencyFigure[] = [];
     for (const kind of ["sqlite", "postgres"] as const) {
       const figure = await measureLatency(await backends[kind](), { kind, samples });
@@ -158,6 +160,49 @@ export async function postgresSection(options: PostgresSectionOptions = {}): Pro
   } finally {
     await cluster.stop();
     rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `webhooks emit --count N` on PostgreSQL: N changes in one transaction for one webhook, one
+ * enqueue per change (two round trips each) against enqueueMany in batches of 1000 (one
+ * statement per batch), as the command does.
+ */
+async function measureBulkEnqueue(
+  target: { store: Store },
+  count: number,
+  report: (label: string, value: string, note?: string) => void,
+): Promise<void> {
+  const { store } = target;
+  try {
+    await store.webhooks.create({ name: "emit", url: "http://127.0.0.1:9/" });
+    let started = performance.now();
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < count; i++) await tx.queue.enqueue(benchChange(i));
+    });
+    const single = count / ((performance.now() - started) / 1000);
+    started = performance.now();
+    await store.transaction(async (tx) => {
+      for (let done = 0; done < count; done += 1000) {
+        const batch = Array.from({ length: Math.min(1000, count - done) }, (_, i) =>
+          benchChange(done + i),
+        );
+        await tx.queue.enqueueMany(batch);
+      }
+    });
+    const batched = count / ((performance.now() - started) / 1000);
+    report(
+      `postgres, emit ${count} changes, one by one`,
+      perSecond(single),
+      "changes/s, one transaction, enqueue() per change",
+    );
+    report(
+      `postgres, emit ${count} changes, batched`,
+      perSecond(batched),
+      "changes/s, one transaction, enqueueMany() per 1000 (webhooks emit --count)",
+    );
+  } finally {
+    await store.close();
   }
 }
 

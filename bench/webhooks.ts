@@ -16,7 +16,12 @@ import type { Subprocess } from "bun";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/webhooks/ports.ts";
 import { OPS_OVERHEAD_TITLE, opsOverheadSection } from "./ops-overhead.ts";
-import { PATCH_LATENCY_TITLE, patchLatencySection } from "./patch-latency.ts";
+import {
+  CONCURRENT_PATCH_TITLE,
+  concurrentPatchSection,
+  PATCH_LATENCY_TITLE,
+  patchLatencySection,
+} from "./patch-latency.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./postgres.ts";
 import { benchChange as change, readLines } from "./shared.ts";
 
@@ -133,6 +138,11 @@ const SECTIONS: Array<[string, string, Section]> = [
     "patch",
     PATCH_LATENCY_TITLE,
     (context) => patchLatencySection({ report: context.report }).then(() => {}),
+  ],
+  [
+    "patch16",
+    CONCURRENT_PATCH_TITLE,
+    (context) => concurrentPatchSection({ report: context.report }).then(() => {}),
   ],
   [
     "ops",

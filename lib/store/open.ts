@@ -45,6 +45,7 @@ async function openTarget(target: DatabaseTarget, options: OpenStoreOptions): Pr
       now: options.now,
       pollMs: options.pollMs,
       warn: options.logger ? (message) => options.logger?.warn(message) : undefined,
+      backgroundCheckpoints: options.role === "app",
     });
   }
   const role = options.role ?? "command";

@@ -90,12 +90,16 @@ export function emitCommand(deps: CliDeps) {
       await withStore(deps, flags, async ({ store, out, now }) => {
         const webhookId =
           webhookRef === undefined ? undefined : (await findWebhook(store, webhookRef)).id;
-        // One transaction: all of the changes are queued, or (on any error) none.
+        // One transaction: all of the changes are queued, or (on any error) none; in batches
+        // of 1000 changes, each as few statements as the store can.
         const ids = await store.transaction(async (tx) => {
           const all: number[] = [];
-          for (let i = 0; i < count; i++) {
-            const change = changeFor(event as EventName, data, { username, now: now() });
-            all.push(...(await tx.queue.enqueue(change, { webhookId })));
+          for (let done = 0; done < count; ) {
+            const batch = Array.from({ length: Math.min(1000, count - done) }, () =>
+              changeFor(event as EventName, data, { username, now: now() }),
+            );
+            done += batch.length;
+            all.push(...(await tx.queue.enqueueMany(batch, { webhookId })));
           }
           return all;
         });

@@ -34,6 +34,8 @@ export interface WebhookRepo {
 export interface DeliveryQueue {
   /** Fans out to every enabled webhook subscribed to the event; returns the new delivery ids. */
   enqueue(change: ChangeEvent, options?: { webhookId?: number }): Promise<number[]>;
+  /** Many changes at once (bulk emits): as many enqueues, in as few statements as it can. */
+  enqueueMany(changes: readonly ChangeEvent[], options?: { webhookId?: number }): Promise<number[]>;
   /**
    * Leases up to `limit` due deliveries of sendable webhooks, expired leases included. An
    * expired lease at `maxAttempts` (default: no cap) is not taken over: the delivery fails,

@@ -276,6 +276,33 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     });
 
     describe("enqueue", () => {
+      test("enqueueMany() queues what as many enqueue() calls would, each with its own payload", async () => {
+        const all = await store.webhooks.create({ name: "all", url: "https://e.example/1" });
+        const created = await store.webhooks.create({
+          name: "created",
+          url: "https://e.example/2",
+          events: ["item.created"],
+        });
+        const changes = [
+          change({ event: "item.created", data: { sku: "A" } }),
+          change({ event: "item.updated", data: { sku: "B" } }),
+          change({ event: "item.created", data: { sku: "C" } }),
+        ];
+        const ids = await store.queue.enqueueMany(changes);
+        expect(ids).toHaveLength(5);
+        const shown = (await store.queue.list({ limit: 10 })).reverse();
+        expect(shown.map((d) => [d.webhookId, d.event, JSON.parse(d.payload).data.sku])).toEqual([
+          [all.id, "item.created", "A"],
+          [created.id, "item.created", "A"],
+          [all.id, "item.updated", "B"],
+          [all.id, "item.created", "C"],
+          [created.id, "item.created", "C"],
+        ]);
+        expect(new Set(shown.map((d) => d.messageId)).size).toBe(5);
+        expect(await store.queue.enqueueMany(changes, { webhookId: created.id })).toHaveLength(2);
+        expect(await store.queue.enqueueMany([])).toEqual([]);
+      });
+
       test("enqueue() fans out to every enabled webhook subscribed to the event", async () => {
         const all = await store.webhooks.create({ name: "all", url: "https://e.example/1" });
         const created = await store.webhooks.create({

@@ -3,6 +3,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { AttemptRecord, Claim, Outcome } from "../../webhooks/model.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import { createChangeMonitor } from "./changes.ts";
+import { checkpointInBackground } from "./checkpointer.ts";
 import { openSqlite } from "./connection.ts";
 import { fileChange, fileIdentity } from "./file-safety.ts";
 import { createSqliteHealthRepo } from "./health.ts";
@@ -20,6 +21,11 @@ export interface SqliteStoreOptions {
   pollMs?: number;
   /** Told when an existing database file is open to other users. */
   warn?: (message: string) => void;
+  /**
+   * Checkpoint the WAL from a background thread instead of in the commit that crosses the
+   * threshold (the app: its requests must not wait for a checkpoint). File databases only.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 /** The safety-net poll of waitForChange; WAL file events normally wake it within ~2 ms. */
@@ -27,10 +33,17 @@ export const DEFAULT_POLL_MS = 50;
 
 /** Opens (creating and migrating) the SQLite database at `path` as a Store. */
 export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
-  const store = createSqliteStore(openSqlite(path, { warn: options.warn }), options);
-  const opened = path === ":memory:" ? null : fileIdentity(path);
-  if (opened === null) return store;
-  return { ...store, fileProblem: () => fileChange(path, opened) };
+  const db = openSqlite(path, { warn: options.warn });
+  const store = createSqliteStore(db, options);
+  if (path === ":memory:") return store;
+  const stopCheckpoints = options.backgroundCheckpoints ? checkpointInBackground(path) : null;
+  const opened = fileIdentity(path);
+  const close = async () => {
+    stopCheckpoints?.();
+    await store.close();
+  };
+  if (opened === null) return { ...store, close };
+  return { ...store, close, fileProblem: () => fileChange(path, opened) };
 }
 
 /**

@@ -32,8 +32,10 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   const listing = createListing(db);
   const maintenance = createMaintenance(db);
   const due = createDue(db);
+  const { enqueue, enqueueMany } = createEnqueue(db, now);
   return {
-    enqueue: createEnqueue(db, now),
+    enqueue,
+    enqueueMany,
     claim: createClaim(db, { markSeen, reconnectWaitMs }),
     renew: createRenew(db),
     finish,

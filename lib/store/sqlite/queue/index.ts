@@ -1,5 +1,11 @@
 import type { Database } from "bun:sqlite";
-import type { AttemptRecord, Claim, DeliveryFilter, Outcome } from "../../../webhooks/model.ts";
+import type {
+  AttemptRecord,
+  ChangeEvent,
+  Claim,
+  DeliveryFilter,
+  Outcome,
+} from "../../../webhooks/model.ts";
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import { purgeInBatches } from "../../../webhooks/purge.ts";
 import type { ChangeTracker } from "../changes.ts";
@@ -53,6 +59,10 @@ export function createSqliteQueue(
   const now = options.now ?? Date.now;
   const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
   const enqueueTx = createEnqueue(db, now);
+  const enqueueManyTx = db.transaction(
+    (changes: readonly ChangeEvent[], webhookId: number | undefined): number[] =>
+      changes.flatMap((change) => enqueueTx(change, webhookId)),
+  );
   const { claimRows, claimable } = createClaim(db, changes);
   const { finishRow, releaseRows } = createFinish(db);
   const renewTx = db.transaction(createRenew(db));
@@ -94,6 +104,12 @@ export function createSqliteQueue(
     async enqueue(change, enqueueOptions = {}) {
       const ids = enqueueTx.immediate(change, enqueueOptions.webhookId);
       if (ids.length > 0) changes.notifyLocal();
+      return ids;
+    },
+
+    async enqueueMany(batch, enqueueOptions = {}) {
+      const ids = enqueueManyTx.immediate(batch, enqueueOptions.webhookId);
+      notifyIf(ids.length);
       return ids;
     },
 
