@@ -1,8 +1,9 @@
 import { afterEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { HAS_TMUX, startInTerminal } from "../fakes/terminal.ts";
 import { gate, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { change } from "../store/contract.ts";
 
@@ -12,28 +13,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** What a tmux pane shows, read as it comes through a FIFO (pipe-pane): no polling. */
-function paneOutput(session: string, fifo: string) {
-  Bun.spawnSync(["mkfifo", fifo]);
-  const reader = Bun.spawn(["cat", fifo], { stdout: "pipe" });
-  cleanups.push(() => reader.kill());
-  Bun.spawnSync(["tmux", "pipe-pane", "-t", session, "-o", `cat > ${fifo}`]);
-  const stream = reader.stdout.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  return {
-    async until(pattern: RegExp): Promise<string> {
-      while (!pattern.test(text)) {
-        const { done, value } = await stream.read();
-        if (done) throw new Error(`the pane closed without ${pattern}:\n${text}`);
-        text = (text + decoder.decode(value, { stream: true })).replaceAll("\r", "");
-      }
-      return text;
-    },
-  };
-}
-
-test.skipIf(Bun.which("tmux") === null)(
+test.skipIf(!HAS_TMUX)(
   "`bun run worker` in a real terminal: one Ctrl-C keypress lets the request in flight finish, nothing is released",
   async () => {
     const dir = mkdtempSync(join(tmpdir(), "worker-terminal-"));
@@ -51,32 +31,16 @@ test.skipIf(Bun.which("tmux") === null)(
     await store.webhooks.create({ name: "hook", url: endpoint.url });
     const [id] = await store.queue.enqueue(change());
 
-    const session = `worker-terminal-${process.pid}-${Date.now()}`;
-    // The command waits for Enter, so the pane's output is piped from its first byte.
-    const command = `read _; env DATABASE_URL='${path}' WEBHOOK_ALLOWED_HOSTS=127.0.0.1 NO_COLOR=1 bun run worker; echo "EXIT=$?"`;
-    Bun.spawnSync([
-      "tmux",
-      "new-session",
-      "-d",
-      "-s",
-      session,
-      "-x",
-      "200",
-      "-y",
-      "50",
-      "-c",
+    const terminal = startInTerminal(
+      `env DATABASE_URL='${path}' WEBHOOK_ALLOWED_HOSTS=127.0.0.1 NO_COLOR=1 bun run worker; echo "EXIT=$?"`,
       ROOT,
-      command,
-    ]);
-    cleanups.push(() => Bun.spawnSync(["tmux", "kill-session", "-t", session]));
-    const pane = paneOutput(session, join(dir, "pane.fifo"));
-    Bun.spawnSync(["tmux", "send-keys", "-t", session, "Enter"]);
-
+    );
+    cleanups.push(() => terminal.close());
     await endpoint.waitForRequests(1);
-    Bun.spawnSync(["tmux", "send-keys", "-t", session, "C-c"]);
-    await pane.until(/Stopping: waiting up to \d+ ms for 1 in-flight delivery/);
+    terminal.press("C-c");
+    await terminal.until(/Stopping: waiting up to \d+ ms for 1 in-flight delivery/);
     hold.open();
-    const text = await pane.until(/EXIT=\d+/);
+    const text = await terminal.until(/EXIT=\d+/);
     expect(text).toMatch(/stopped: 1 successful, 0 to retry, 0 failed, 0 discarded, 0 released/);
     expect(text).toContain("EXIT=0");
     expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
@@ -86,4 +50,24 @@ test.skipIf(Bun.which("tmux") === null)(
     expect(endpoint.requests).toHaveLength(1);
   },
   20_000,
+);
+
+test.skipIf(!HAS_TMUX)(
+  "`bun run demo` in a real terminal: Ctrl-C stops it, deletes its database and exits 0",
+  async () => {
+    const terminal = startInTerminal(
+      `NO_COLOR=1 bun run demo --port 0 --receiver-port 0; echo "EXIT=$?"`,
+      ROOT,
+    );
+    cleanups.push(() => terminal.close());
+    const shown = await terminal.until(/worker: Delivery 1 \(item\.created\)[^\n]*HTTP 200/);
+    const database = /Database: +(\S+)/.exec(shown)?.[1] ?? "";
+    expect(existsSync(database)).toBe(true);
+    terminal.press("C-c");
+    const text = await terminal.until(/EXIT=\d+/);
+    expect(text).toContain("Demo stopped.");
+    expect(text).toContain("EXIT=0");
+    expect(existsSync(database)).toBe(false);
+  },
+  30_000,
 );
