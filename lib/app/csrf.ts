@@ -37,7 +37,14 @@ export function csrfMiddleware(options: { key: string }): MiddlewareHandler<AppE
       if (error instanceof HTTPException) return forbidden(c);
       throw error;
     }
-    const form = await c.req.parseBody();
+    let form: Awaited<ReturnType<typeof c.req.parseBody>>;
+    try {
+      form = await c.req.parseBody();
+    } catch {
+      // A body that does not parse as the form it claims to be (a multipart body without its
+      // final boundary): the client's mistake, not an internal error.
+      return c.text("Bad request: the form could not be read.\n", 400);
+    }
     const sent = form[CSRF_FIELD];
     if (typeof sent !== "string" || !safeEqual(sent, expected)) return forbidden(c);
     return next();

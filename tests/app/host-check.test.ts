@@ -111,6 +111,18 @@ describe("malformed requests get 400, never 500", () => {
     expect(logger.lines.filter((line) => line.startsWith("error"))).toEqual([]);
   });
 
+  test("a form body that does not parse gets 400, not 500 with the error logged", async () => {
+    const { port, logger } = serve({ adminToken: TOKEN });
+    const body = "--abc\r\nxx\r\n";
+    const response = await rawHttp(
+      port,
+      `POST /admin/login HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nContent-Type: multipart/form-data; boundary=xyz\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(statusOf(response)).toBe(400);
+    expect(bodyOf(response)).toBe("Bad request: the form could not be read.\n");
+    expect(logger.lines.filter((line) => line.startsWith("error"))).toEqual([]);
+  });
+
   test("a Host header that is no host name gets 400", async () => {
     const { port } = serve();
     expect(statusOf(await rawHttp(port, get("/api/items", "bad_host!:x")))).toBe(400);
