@@ -79,7 +79,7 @@ export async function renderHelp(command: CommandDef, options: HelpOptions = {})
     .filter(Boolean)
     .join(" ");
   const lines = [
-    `${meta.description ?? ""}${meta.version ? ` (${name} ${meta.version})` : ""}`,
+    `${name}${meta.version ? ` ${meta.version}` : ""}: ${meta.description ?? ""}`,
     "",
     `${style.heading("Usage:")} ${usage}`,
   ];

@@ -49,6 +49,9 @@ export async function runScript(
         return;
       }
     }
+    if (subCommands !== undefined && !flags.some((arg) => !arg.startsWith("-"))) {
+      throw new UsageError(`Give a command: ${Object.keys(subCommands).join(", ")} (see --help)`);
+    }
     await runCommand(command, { rawArgs });
   } catch (error) {
     process.exitCode = exitCodeFor(error);

@@ -29,7 +29,7 @@ describe("renderHelp()", () => {
   test("lists usage, options with defaults, variables, commands and notes, in plain text", async () => {
     expect(await renderHelp(top)).toBe(
       [
-        "A tool (tool 1.2.3)",
+        "tool 1.2.3: A tool",
         "",
         "Usage: tool <command>",
         "",
