@@ -222,7 +222,19 @@ export function showCommand(deps: CliDeps) {
         }
         if (d.completedAt !== null) lines.push(`  completed   ${time(d.completedAt)}`);
         if (d.lastError) lines.push(`  last error  ${oneLine(d.lastError)}`);
-        lines.push("", "Payload:", indent(safe(pretty(d.payload)), "  "), "", "Attempts:");
+        // Rendered from the webhook's templates when this delivery was queued.
+        if (d.url !== null) lines.push(`  url         ${oneLine(d.url)}`);
+        for (const [name, value] of d.headers ?? []) {
+          lines.push(`  header      ${oneLine(name)}: ${oneLine(value)}`);
+        }
+        if (d.templateFailed) {
+          lines.push("  (its template failed: nothing is sent and retry leaves it failed)");
+        }
+        if (!d.templateFailed) lines.push("", "Payload:", indent(safe(pretty(d.payload)), "  "));
+        if (d.context !== null) {
+          lines.push("", "Template context:", indent(safe(pretty(d.context)), "  "));
+        }
+        lines.push("", "Attempts:");
         if (attempts.length === 0) lines.push("  (none yet)");
         for (const a of attempts) {
           lines.push(`  ${attemptLine(a)}`);

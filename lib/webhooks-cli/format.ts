@@ -12,6 +12,7 @@ export function deliveryJson(delivery: Delivery, attempts?: Attempt[]) {
   return {
     ...delivery,
     payload: parseOrText(delivery.payload),
+    context: delivery.context === null ? null : parseOrText(delivery.context),
     ...(attempts ? { attempts } : {}),
   };
 }

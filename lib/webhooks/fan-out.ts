@@ -1,4 +1,8 @@
+import { conditionsMatch } from "./conditions.ts";
 import { subscribes } from "./events.ts";
+import type { ChangeEvent, ConditionSet } from "./model.ts";
+import { buildPayload } from "./payload.ts";
+import { type RenderedDelivery, renderDelivery } from "./render.ts";
 
 /**
  * The webhooks that get a change, from the enabled candidates the store read: those subscribed
@@ -18,4 +22,60 @@ export function receivers<T extends { id: number; events: readonly string[] }>(
     if (wanted) ids.push(candidate.id);
   }
   return ids.sort((a, b) => a - b);
+}
+
+/** What a store reads of an enabled webhook to fan a change out to it. */
+export interface FanOutCandidate {
+  id: number;
+  events: readonly string[];
+  url: string;
+  headers: Array<[string, string]>;
+  bodyTemplate: string | null;
+  conditions: ConditionSet | null;
+}
+
+/** One delivery to insert: queued, or failed at once when `templateError` is set. */
+export interface PlannedDelivery extends RenderedDelivery {
+  webhookId: number;
+}
+
+/**
+ * The deliveries of a change: for each webhook that gets it (receivers) and whose conditions
+ * match the changed object's data, the body, URL and headers rendered now, so every attempt
+ * sends the same bytes. A ping (Send test) is not filtered by conditions. Ascending by webhook
+ * id, as they are inserted.
+ */
+export function planDeliveries(
+  candidates: readonly FanOutCandidate[],
+  change: ChangeEvent,
+  options: { only?: number } = {},
+): PlannedDelivery[] {
+  const wanted = new Set(receivers(candidates, change.event, options));
+  if (wanted.size === 0) return [];
+  const body = buildPayload(change);
+  const planned: PlannedDelivery[] = [];
+  for (const candidate of [...candidates].sort((a, b) => a.id - b.id)) {
+    if (!wanted.has(candidate.id)) continue;
+    if (
+      change.event !== "ping" &&
+      candidate.conditions !== null &&
+      !conditionsMatch(candidate.conditions, change.data ?? null)
+    ) {
+      continue;
+    }
+    planned.push({ webhookId: candidate.id, ...renderDelivery(candidate, body) });
+  }
+  return planned;
+}
+
+/**
+ * Sent as NetBox's default body to the webhook's own URL and headers (no template involved):
+ * stores insert these in bulk, one payload bound for all. */
+export function isPlain(delivery: PlannedDelivery): boolean {
+  return (
+    delivery.context === null &&
+    delivery.url === null &&
+    delivery.headers === null &&
+    delivery.templateError === null
+  );
 }

@@ -77,6 +77,16 @@ export interface Delivery {
   event: string;
   /** The exact body sent (and signed), stored as text: rendered at enqueue when templated. */
   payload: string;
+  /** The URL and headers rendered at enqueue when the webhook's are templated, else null. */
+  url: string | null;
+  headers: Array<[string, string]> | null;
+  /**
+   * The template context (NetBox's default body) when the payload was rendered from a template,
+   * so what the template was given stays visible; null when the payload is that body itself.
+   */
+  context: string | null;
+  /** A template failed to render at enqueue: failed at once, nothing is ever sent. */
+  templateFailed: boolean;
   state: DeliveryState;
   /** Attempts started so far; the claim that makes attempt N sets this to N. */
   attempts: number;

@@ -64,7 +64,10 @@ export interface DeliveryQueue {
   nextDueAt(): Promise<number | null>;
   list(filter?: DeliveryFilter): Promise<Delivery[]>;
   get(id: number): Promise<{ delivery: Delivery; attempts: Attempt[] } | null>;
-  /** failed → queued now, history kept; returns how many changed. */
+  /**
+   * failed → queued now, history kept; returns how many changed. A delivery whose template
+   * failed at enqueue stays failed: it has no body to send.
+   */
   retry(ids: number[], now: number): Promise<number>;
   retryAllFailed(now: number): Promise<number>;
   stats(): Promise<Record<DeliveryState, number>>;

@@ -38,16 +38,29 @@ const MAX_SIGNERS = 1000;
 function prepare(webhook: Webhook, userAgent: string): Prepared {
   const known = prepared.get(webhook);
   if (known && known.userAgent === userAgent) return known;
-  const headers = new Map<string, [string, string]>();
-  const set = (name: string, value: string) => headers.set(name.toLowerCase(), [name, value]);
-  set("Content-Type", webhook.contentType);
-  set("User-Agent", userAgent);
-  for (const [name, value] of webhook.headers) {
-    if (!SIGNATURE_HEADERS.has(name.toLowerCase())) set(name, value);
-  }
-  const entry = { userAgent, headers: [...headers.values()], signer: signerOf(webhook.secret) };
+  const entry = {
+    userAgent,
+    headers: baseHeaders(webhook.contentType, userAgent, webhook.headers),
+    signer: signerOf(webhook.secret),
+  };
   prepared.set(webhook, entry);
   return entry;
+}
+
+/** Content type, user agent and the extra headers (replacing those two), never a signature. */
+function baseHeaders(
+  contentType: string,
+  userAgent: string,
+  extra: ReadonlyArray<[string, string]>,
+): Array<[string, string]> {
+  const headers = new Map<string, [string, string]>();
+  const set = (name: string, value: string) => headers.set(name.toLowerCase(), [name, value]);
+  set("Content-Type", contentType);
+  set("User-Agent", userAgent);
+  for (const [name, value] of extra) {
+    if (!SIGNATURE_HEADERS.has(name.toLowerCase())) set(name, value);
+  }
+  return [...headers.values()];
 }
 
 function signerOf(secret: string | null): Signer | null {
@@ -63,18 +76,24 @@ function signerOf(secret: string | null): Signer | null {
 
 /**
  * The request for one attempt, as a plain value: the webhook's method, content type and extra
- * headers, the stored payload as the body, and the signature headers last so an extra header
+ * headers (or those rendered for the delivery), its URL (or the rendered one), the stored
+ * payload as the body, and the signature headers last so an extra header
  * cannot replace them. `timestamp` is the attempt's unix time in seconds. A GET carries no body
  * (fetch refuses one), so its signatures are of the empty body it sends. Throws a TypeError for
  * a secret that cannot sign.
  */
 export function buildRequest(
   webhook: Webhook,
-  delivery: Pick<Delivery, "messageId" | "payload">,
+  delivery: Pick<Delivery, "messageId" | "payload"> & Partial<Pick<Delivery, "url" | "headers">>,
   timestamp: number,
   options: { userAgent?: string } = {},
 ): OutgoingRequest {
-  const { headers: base, signer } = prepare(webhook, options.userAgent ?? USER_AGENT);
+  const userAgent = options.userAgent ?? USER_AGENT;
+  const { headers: shared, signer } = prepare(webhook, userAgent);
+  // Headers rendered at enqueue (templated values) are this delivery's own.
+  const base = delivery.headers
+    ? baseHeaders(webhook.contentType, userAgent, delivery.headers)
+    : shared;
   const body = webhook.method === "GET" ? null : delivery.payload;
   const signedBody = body ?? "";
   const seconds = String(Math.floor(timestamp));
@@ -86,5 +105,5 @@ export function buildRequest(
       ["X-Hook-Signature", signer.netbox(signedBody)],
     );
   }
-  return { url: webhook.url, method: webhook.method, headers, body };
+  return { url: delivery.url ?? webhook.url, method: webhook.method, headers, body };
 }

@@ -4,12 +4,22 @@ import type { AttemptRecord, Claim } from "./model.ts";
 import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
 import { type AllowList, checkDestination, type DestinationCheck, type Resolver } from "./ssrf.ts";
+import { isTemplated } from "./template.ts";
+import { type CaFiles, createCaFiles, type TlsOptions, tlsOptionsFor } from "./tls-options.ts";
 
 /** Response headers and body are kept up to this many bytes each. */
 export const RESPONSE_LIMIT_BYTES = 4096;
 
 export interface SendOptions {
+  /** WEBHOOK_TIMEOUT_MS: the timeout of a webhook that sets none of its own. */
   timeoutMs: number;
+  /**
+   * The most a webhook's own timeout may be: less than the worker's lease, or another worker
+   * would take the delivery over while this attempt still runs.
+   */
+  maxTimeoutMs?: number;
+  /** The worker's CA files (createCaFiles), read for webhooks that name one. */
+  caFiles?: CaFiles;
   allow: AllowList;
   fetch?: typeof fetch;
   resolve?: Resolver;
@@ -43,7 +53,8 @@ export async function sendAttempt(claim: Claim, options: SendOptions): Promise<S
   const startedAt = now();
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
-  const deadline = startDeadline(options.timeoutMs, options.signal);
+  const timeout = timeoutOf(claim, options);
+  const deadline = startDeadline(timeout.ms, options.signal);
   try {
     return await attemptWithin(claim, options, deadline, startedAt, elapsed);
   } catch (error) {
@@ -51,13 +62,39 @@ export async function sendAttempt(claim: Claim, options: SendOptions): Promise<S
     if (deadline.timedOut) {
       return result(startedAt, elapsed(), {
         outcome: "timeout",
-        error: `Timed out after ${options.timeoutMs} ms (WEBHOOK_TIMEOUT_MS)`,
+        error: `Timed out after ${timeout.ms} ms (${timeout.source})`,
       });
     }
     return result(startedAt, elapsed(), { outcome: "network_error", error: messageOf(error) });
   } finally {
     deadline.clear();
   }
+}
+
+/**
+ * A delivery queued before its webhook's URL or a header became a template has nothing rendered
+ * for it: sending the template text itself would go to a wrong address or say the wrong thing.
+ */
+function unrenderedTemplate({ webhook, delivery }: Claim): string | null {
+  if (delivery.url === null && isTemplated(webhook.url)) {
+    return "The webhook's URL became a template after this delivery was queued: nothing was rendered for it";
+  }
+  if (delivery.headers === null && webhook.headers.some(([, value]) => isTemplated(value))) {
+    return "A header of the webhook became a template after this delivery was queued: nothing was rendered for it";
+  }
+  return null;
+}
+
+/** The webhook's own timeout, capped below the lease, or WEBHOOK_TIMEOUT_MS. */
+function timeoutOf(claim: Claim, options: SendOptions): { ms: number; source: string } {
+  const own = claim.webhook.timeoutMs;
+  if (own === null || own === undefined) {
+    return { ms: options.timeoutMs, source: "WEBHOOK_TIMEOUT_MS" };
+  }
+  const max = options.maxTimeoutMs ?? Number.POSITIVE_INFINITY;
+  return own <= max
+    ? { ms: own, source: "the webhook's timeout" }
+    : { ms: max, source: `the webhook's timeout ${own} ms, capped below the lease` };
 }
 
 async function attemptWithin(
@@ -67,7 +104,12 @@ async function attemptWithin(
   startedAt: number,
   elapsed: () => number,
 ): Promise<SendResult> {
-  const url = claim.webhook.url;
+  const unrendered = unrenderedTemplate(claim);
+  if (unrendered !== null) {
+    return result(startedAt, elapsed(), { outcome: "template_error", error: unrendered });
+  }
+  // Rendered at enqueue when the webhook's URL is a template; checked here like any other.
+  const url = claim.delivery.url ?? claim.webhook.url;
   const cached = options.literalChecks?.get(url);
   const destination = cached ?? (await deadline.race(checkAndRemember(url, options)));
   if (!destination.ok) {
@@ -86,11 +128,20 @@ async function attemptWithin(
     });
   }
   const target = cached ? { url } : pinned(url, destination.addresses, request.headers);
+  let tls: TlsOptions | undefined;
+  try {
+    tls = await deadline.race(
+      tlsOptionsFor(claim.webhook, target.tls, options.caFiles ?? createCaFiles()),
+    );
+  } catch (error) {
+    if (deadline.timedOut || options.signal?.aborted) throw error;
+    return result(startedAt, elapsed(), { outcome: "network_error", error: messageOf(error) });
+  }
 
   let response: Response;
   try {
     response = await (options.fetch ?? fetch)(target.url, {
-      ...(target.tls ? { tls: target.tls } : {}),
+      ...(tls ? { tls } : {}),
       method: request.method,
       headers: request.headers,
       body: request.body,

@@ -13,6 +13,7 @@ import { DEFAULT_RETRY_POLICY, decideOutcome, type RetryPolicy } from "../webhoo
 import type { Store } from "../webhooks/ports.ts";
 import { sendAttempt } from "../webhooks/send.ts";
 import type { DestinationCheck, Resolver } from "../webhooks/ssrf.ts";
+import { createCaFiles } from "../webhooks/tls-options.ts";
 import { createAfterAttempt } from "./after-attempt.ts";
 import { attemptLogEntry, logAttempt } from "./attempt-log.ts";
 import type { WorkerConfig } from "./config.ts";
@@ -85,6 +86,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
   const workerId = options.workerId ?? newWorkerId();
   const policy = retryPolicyOf(config);
   const literalChecks = new Map<string, DestinationCheck>();
+  const caFiles = createCaFiles();
   const sleep = options.sleep ?? abortableSleep;
   // After each recorded attempt: the failure streak (auto-disable) and the 429/503 slow-down.
   const afterAttempt = createAfterAttempt({
@@ -160,6 +162,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
         if (!leaseOutlasts(claim, now(), sendNeed)) return null;
         const sent = await sendAttempt(claim, {
           timeoutMs: config.timeoutMs,
+          // A webhook's own, longer timeout ends while the lease still holds the delivery.
+          maxTimeoutMs: Math.max(
+            100,
+            (claim.delivery.leaseExpiresAt ?? 0) - now() - START_MARGIN_MS,
+          ),
+          caFiles,
           allow: config.allowList,
           fetch: options.fetch,
           resolve: options.resolve,

@@ -440,6 +440,116 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describe("enqueue with templates and conditions", () => {
+      test("enqueue() queues only for webhooks whose conditions match the change's data", async () => {
+        const low = await store.webhooks.create({
+          name: "low",
+          url: "https://e.example/low",
+          conditions: { and: [{ attr: "quantity", op: "lt", value: 5 }] },
+        });
+        await store.webhooks.create({
+          name: "widgets-not",
+          url: "https://e.example/w",
+          conditions: { or: [{ attr: "name", value: "Widget", negate: true }] },
+        });
+        const all = await store.webhooks.create({ name: "all", url: "https://e.example/all" });
+        expect(await store.queue.enqueue(change())).toHaveLength(2);
+        expect((await store.queue.list()).map((d) => d.webhookId).sort()).toEqual(
+          [low.id, all.id].sort(),
+        );
+        const many = change({ data: { id: 2, sku: "B", name: "Widget", quantity: 50 } });
+        expect(await store.queue.enqueue(many)).toHaveLength(1);
+        // A ping for one webhook ignores its conditions.
+        expect(
+          await store.queue.enqueue(change({ event: "ping" }), { webhookId: low.id }),
+        ).toHaveLength(1);
+      });
+
+      test("enqueue() stores the rendered body, URL and headers, and the template context", async () => {
+        const hook = await store.webhooks.create({
+          name: "chat",
+          url: "https://chat.example/{{ model }}/{{ data.id }}",
+          headers: [
+            ["X-Sku", "{{ data.sku }}"],
+            ["X-Plain", "1"],
+          ],
+          bodyTemplate: '{"text": {{ (data.name ~ " created by " ~ username) | tojson }}}',
+        });
+        await store.webhooks.create({ name: "plain", url: "https://plain.example/" });
+        const ids = await store.queue.enqueue(change());
+        expect(ids).toHaveLength(2);
+        const listed = await store.queue.list();
+        const chat = listed.find((d) => d.webhookId === hook.id);
+        const plain = listed.find((d) => d.webhookId !== hook.id);
+        expect(chat).toMatchObject({
+          payload: '{"text": "Widget created by alice"}',
+          url: "https://chat.example/item/1",
+          headers: [
+            ["X-Sku", "A-1"],
+            ["X-Plain", "1"],
+          ],
+          state: "queued",
+          templateFailed: false,
+        });
+        expect(JSON.parse(chat?.context ?? "null")).toMatchObject({
+          event: "created",
+          model: "item",
+        });
+        expect(plain).toMatchObject({
+          url: null,
+          headers: null,
+          context: null,
+          templateFailed: false,
+        });
+        expect(JSON.parse(plain?.payload ?? "null")).toMatchObject({ event: "created" });
+        // The claim carries what was rendered: retries resend exactly these.
+        const claimed = await claim();
+        const chatClaim = claimed.find((c) => c.webhook.id === hook.id);
+        expect(chatClaim?.delivery).toMatchObject({
+          payload: '{"text": "Widget created by alice"}',
+          url: "https://chat.example/item/1",
+        });
+        expect(chatClaim?.webhook.bodyTemplate).toContain("tojson");
+      });
+
+      test("enqueue() records a template that fails to render as a failed delivery, never retried", async () => {
+        const broken = await store.webhooks.create({
+          name: "broken",
+          url: "https://e.example/b",
+          bodyTemplate: "{{ data.sku | nosuch }}",
+        });
+        await store.webhooks.create({ name: "fine", url: "https://e.example/f" });
+        const ids = await store.queue.enqueue(change());
+        expect(ids).toHaveLength(2);
+        const failed = (await store.queue.list({ state: "failed" }))[0];
+        expect(failed).toMatchObject({
+          webhookId: broken.id,
+          state: "failed",
+          attempts: 1,
+          payload: "",
+          templateFailed: true,
+          completedAt: T0,
+          lastError:
+            "Template error in the body: line 1, column 15: unknown filter: filter nosuch is unknown",
+        });
+        expect(JSON.parse(failed?.context ?? "null")).toMatchObject({ data: { sku: "A-1" } });
+        const shown = await store.queue.get(failed?.id ?? 0);
+        expect(shown?.attempts).toEqual([
+          expect.objectContaining({
+            attempt: 1,
+            outcome: "template_error",
+            statusCode: null,
+            error: failed?.lastError,
+          }),
+        ]);
+        expect(await store.queue.stats()).toMatchObject({ queued: 1, failed: 1 });
+        // Nothing to send: retrying leaves it failed, and claims never see it.
+        expect(await store.queue.retry([failed?.id ?? 0], T0)).toBe(0);
+        expect(await store.queue.retryAllFailed(T0)).toBe(0);
+        expect((await claim()).map((c) => c.webhook.name)).toEqual(["fine"]);
+      });
+    });
+
     describe("claim", () => {
       test("claim() leases due deliveries: delivering, attempts + 1, lease owner and expiry", async () => {
         const hook = await store.webhooks.create({ name: "a", url: "https://e.example/1" });

@@ -181,4 +181,41 @@ describe("webhooks add/update with NetBox's options", () => {
       timeoutMs: null,
     });
   });
+
+  test("emit renders templates per webhook; show prints the rendered URL, headers and context", async () => {
+    await cli(
+      "add",
+      "--name",
+      "chat",
+      "--url",
+      "https://chat.example/{{ data.sku }}",
+      "--header",
+      "X-Who: {{ username }}",
+      "--body-template",
+      '{"text": {{ data.name | tojson }}}',
+    );
+    await cli(
+      "add",
+      "--name",
+      "broken",
+      "--url",
+      "https://b.example/",
+      "--body-template",
+      "{{ x | nope }}",
+    );
+    await cli("emit", "item.created", "--data", '{"sku": "A-1", "name": "Bolt"}');
+    const ok = await cli("show", "1");
+    expect(ok).toContain("  url         https://chat.example/A-1");
+    expect(ok).toContain("  header      X-Who: cli");
+    expect(ok).toContain('Payload:\n  {\n    "text": "Bolt"\n  }');
+    expect(ok).toContain("Template context:");
+    const failed = await cli("show", "2");
+    expect(failed).toContain("Delivery 2: failed, 1 attempt");
+    expect(failed).toContain("its template failed: nothing is sent and retry leaves it failed");
+    expect(failed).not.toContain("Payload:");
+    expect(failed).toContain(
+      "template_error  Template error in the body: line 1, column 8: unknown filter",
+    );
+    expect(await cli("retry", "2")).toContain("0");
+  });
 });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Webhook as StandardWebhook } from "standardwebhooks";
-import type { Claim, Webhook } from "../../lib/webhooks/model.ts";
+import type { Claim, Delivery, Webhook } from "../../lib/webhooks/model.ts";
 import { sendAttempt } from "../../lib/webhooks/send.ts";
 import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
 import { webhookFixture } from "../fakes/webhook.ts";
@@ -28,7 +28,11 @@ function endpoint(respond?: Responder): FakeEndpoint {
   return fake;
 }
 
-function claimFor(url: string, overrides: Partial<Webhook> = {}): Claim {
+function claimFor(
+  url: string,
+  overrides: Partial<Webhook> = {},
+  delivery: Partial<Delivery> = {},
+): Claim {
   const webhook = webhookFixture({
     url,
     headers: [["X-Extra", "yes"]],
@@ -47,6 +51,10 @@ function claimFor(url: string, overrides: Partial<Webhook> = {}): Claim {
       messageId: "msg_0123456789abcdefghijklmn",
       event: "item.created",
       payload: '{"event":"created","data":{"id":1}}',
+      url: null,
+      headers: null,
+      context: null,
+      templateFailed: false,
       state: "delivering",
       attempts: 1,
       nextAttemptAt: 0,
@@ -57,6 +65,7 @@ function claimFor(url: string, overrides: Partial<Webhook> = {}): Claim {
       createdAt: 0,
       updatedAt: 0,
       completedAt: null,
+      ...delivery,
     },
   };
 }

@@ -218,7 +218,12 @@ export function DeliveryPage(props: {
       <h1>
         Delivery #{d.id} <StateBadge state={d.state} />
       </h1>
-      {d.state === "failed" ? (
+      {d.templateFailed ? (
+        <p class="error-box" role="status">
+          Its template failed when the change was queued: nothing is sent for it, and Retry leaves
+          it failed. Fix the webhook's template; later changes use it (Preview shows the result).
+        </p>
+      ) : d.state === "failed" ? (
         <div class="actions">
           <PostButton
             action={`${self}/retry`}
@@ -246,11 +251,31 @@ export function DeliveryPage(props: {
           </Field>
           <Field name="Completed">{formatTime(d.completedAt)}</Field>
           <Field name="Last result">{lastResult(d)}</Field>
+          {d.url !== null ? (
+            <Field name="URL (rendered)">
+              <code>{d.url}</code>
+            </Field>
+          ) : null}
+          {d.headers !== null ? (
+            <Field name="Headers (rendered)">
+              <pre>{d.headers.map(([name, value]) => `${name}: ${value}`).join("\n")}</pre>
+            </Field>
+          ) : null}
         </tbody>
       </table>
 
-      <h2>Payload</h2>
-      <pre>{prettyJson(d.payload)}</pre>
+      {d.templateFailed ? null : (
+        <>
+          <h2>Payload</h2>
+          <pre>{prettyJson(d.payload)}</pre>
+        </>
+      )}
+      {d.context !== null ? (
+        <>
+          <h2>Template context</h2>
+          <pre>{prettyJson(d.context)}</pre>
+        </>
+      ) : null}
 
       <h2>Attempts</h2>
       <AttemptsTable attempts={props.attempts} />

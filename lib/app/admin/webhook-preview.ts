@@ -32,7 +32,7 @@ export async function lastChangeBody(queue: Pick<DeliveryQueue, "list">): Promis
 } | null> {
   for (const delivery of await queue.list({ limit: LOOK_BACK })) {
     if (delivery.event === "ping") continue;
-    const body = delivery.payload;
+    const body = delivery.context ?? delivery.payload;
     if (isDefaultBody(body)) return { body, delivery };
   }
   return null;

@@ -58,6 +58,8 @@ export function decideOutcome(
   if (result.outcome === "success" || isSuccess(result.statusCode)) return { state: "successful" };
   if (result.statusCode !== null && GONE_STATUSES.has(result.statusCode))
     return { state: "failed" };
+  // Nothing was rendered to send: another attempt would fail the same way.
+  if (result.outcome === "template_error") return { state: "failed" };
   if (attempt >= policy.maxAttempts) return { state: "failed" };
   return {
     state: "queued",

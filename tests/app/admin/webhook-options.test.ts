@@ -154,3 +154,29 @@ describe("Preview with the last change", () => {
     expect(await response.text()).toContain("Template error at line 1");
   });
 });
+
+describe("a delivery's page with templates", () => {
+  test("shows the rendered URL, headers and context; a failed template has no Retry", async () => {
+    await t.store.webhooks.create({
+      name: "chat",
+      url: "https://chat.example/{{ data.sku }}",
+      headers: [["X-Who", "{{ username }}"]],
+      bodyTemplate: '{"text": {{ data.name | tojson }}}',
+    });
+    await t.store.webhooks.create({
+      name: "broken",
+      url: "https://b.example/",
+      bodyTemplate: "{{ data | nope }}",
+    });
+    await t.client.json("POST", "/api/items", { sku: "A-1", name: "Bolt", quantity: 1 });
+    const [broken, chat] = await t.store.queue.list();
+    const ok = (await t.client.open(`/admin/background-tasks/deliveries/${chat?.id}`)).html;
+    expect(ok).toContain("<code>https://chat.example/A-1</code>");
+    expect(ok).toContain("X-Who: anonymous");
+    expect(ok).toContain("Template context");
+    const failed = (await t.client.open(`/admin/background-tasks/deliveries/${broken?.id}`)).html;
+    expect(failed).toContain("Its template failed when the change was queued");
+    expect(failed).not.toContain(">Retry<");
+    expect(failed).toContain("unknown filter: filter nope is unknown");
+  });
+});

@@ -1,6 +1,6 @@
-import { receivers } from "../../../webhooks/fan-out.ts";
-import type { ChangeEvent } from "../../../webhooks/model.ts";
-import { buildPayload, newMessageId } from "../../../webhooks/payload.ts";
+import { type PlannedDelivery, planDeliveries } from "../../../webhooks/fan-out.ts";
+import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
+import { newMessageId } from "../../../webhooks/payload.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import { type Db, toNumber } from "../db.ts";
 import type { Int8 } from "./rows.ts";
@@ -8,11 +8,35 @@ import type { Int8 } from "./rows.ts";
 /** Rows per INSERT: the arrays bound to one statement stay a few MB at most. */
 const ROWS_PER_STATEMENT = 5000;
 
+interface CandidateRow {
+  id: Int8;
+  events: string[];
+  url: string;
+  headers: Array<[string, string]>;
+  body_template: string | null;
+  conditions: ConditionSet | null;
+}
+
+/** One column per array bound to the INSERT. */
+interface Rows {
+  webhook: number[];
+  message: string[];
+  event: string[];
+  payload: string[];
+  url: Array<string | null>;
+  headers: Array<string | null>;
+  context: Array<string | null>;
+  failed: boolean[];
+  error: Array<string | null>;
+}
+
 /**
- * Fans changes out to the webhooks that get them: the webhooks are read once, then one INSERT
+ * Fans changes out to the webhooks that get them (lib/webhooks/fan-out.ts decides which, by
+ * event and conditions, and renders templates): the webhooks are read once, then one INSERT
  * per 5,000 deliveries (a single change is one statement, so it is atomic without a transaction
- * of its own). The join drops a webhook disabled since it was read. pg_notify is sent once per
- * transaction however many rows call it, and delivered at commit (the caller's, if any).
+ * of its own). A template that failed is a failed delivery with its error as attempt 1. The join
+ * drops a webhook disabled since it was read. pg_notify is sent once per transaction however
+ * many rows call it, and delivered at commit (the caller's, if any).
  */
 export function createEnqueue(db: Db, now: () => number) {
   async function enqueueMany(
@@ -24,42 +48,68 @@ export function createEnqueue(db: Db, now: () => number) {
     if (webhookId !== undefined && !Number.isSafeInteger(webhookId)) return [];
     const candidates = (
       webhookId === undefined
-        ? await db.sql<Array<{ id: Int8; events: string[] }>>`
-            SELECT id, events FROM webhooks WHERE enabled ORDER BY id`
-        : await db.sql<Array<{ id: Int8; events: string[] }>>`
-            SELECT id, events FROM webhooks WHERE id = ${webhookId} AND enabled`
-    ).map((row) => ({ id: toNumber(row.id), events: row.events }));
-    const rows = { webhook: [] as number[], message: [] as string[], event: [] as string[] };
-    const payloads: string[] = [];
+        ? await db.sql<CandidateRow[]>`
+            SELECT id, events, url, headers, body_template, conditions
+            FROM webhooks WHERE enabled ORDER BY id`
+        : await db.sql<CandidateRow[]>`
+            SELECT id, events, url, headers, body_template, conditions
+            FROM webhooks WHERE id = ${webhookId} AND enabled`
+    ).map((row) => ({
+      id: toNumber(row.id),
+      events: row.events,
+      url: row.url,
+      headers: row.headers,
+      bodyTemplate: row.body_template,
+      conditions: row.conditions,
+    }));
+    const rows: Rows = {
+      webhook: [],
+      message: [],
+      event: [],
+      payload: [],
+      url: [],
+      headers: [],
+      context: [],
+      failed: [],
+      error: [],
+    };
     for (const change of changes) {
-      const targets = receivers(candidates, change.event, { only: webhookId });
-      if (targets.length === 0) continue;
-      const payload = buildPayload(change);
-      for (const target of targets) {
-        rows.webhook.push(target);
-        rows.message.push(newMessageId());
-        rows.event.push(change.event);
-        payloads.push(payload);
+      for (const planned of planDeliveries(candidates, change, { only: webhookId })) {
+        push(rows, change, planned);
       }
     }
     const t = now();
     const ids: number[] = [];
     for (let start = 0; start < rows.webhook.length; start += ROWS_PER_STATEMENT) {
       const end = start + ROWS_PER_STATEMENT;
+      const slice = <T>(column: T[]) => column.slice(start, end);
       const inserted = await db.sql<Array<{ id: Int8 }>>`
         WITH inserted AS (
-          INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
-            next_attempt_at, created_at, updated_at)
+          INSERT INTO deliveries (webhook_id, message_id, event, payload, url, headers, context,
+            template_failed, state, attempts, last_error, next_attempt_at, created_at,
+            updated_at, completed_at)
           SELECT target.webhook_id, target.message_id, target.event, target.payload,
-            'queued', 0, ${t}::bigint, ${t}::bigint, ${t}::bigint
-          FROM unnest(${rows.webhook.slice(start, end)}::bigint[],
-                      ${rows.message.slice(start, end)}::text[],
-                      ${rows.event.slice(start, end)}::text[],
-                      ${payloads.slice(start, end)}::text[])
-            WITH ORDINALITY AS target(webhook_id, message_id, event, payload, n)
+            target.url, target.headers::jsonb, target.context, target.failed,
+            CASE WHEN target.failed THEN 'failed' ELSE 'queued' END,
+            CASE WHEN target.failed THEN 1 ELSE 0 END, target.error,
+            ${t}::bigint, ${t}::bigint, ${t}::bigint,
+            CASE WHEN target.failed THEN ${t}::bigint END
+          FROM unnest(${slice(rows.webhook)}::bigint[], ${slice(rows.message)}::text[],
+                      ${slice(rows.event)}::text[], ${slice(rows.payload)}::text[],
+                      ${slice(rows.url)}::text[], ${slice(rows.headers)}::text[],
+                      ${slice(rows.context)}::text[], ${slice(rows.failed)}::boolean[],
+                      ${slice(rows.error)}::text[])
+            WITH ORDINALITY AS target(webhook_id, message_id, event, payload, url, headers,
+              context, failed, error, n)
           JOIN webhooks w ON w.id = target.webhook_id AND w.enabled
           ORDER BY target.n
-          RETURNING id
+          RETURNING id, template_failed, last_error
+        ), template_errors AS (
+          -- A template that cannot render is attempt 1, recorded at once: nothing is sent.
+          INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
+            outcome, error)
+          SELECT id, 1, NULL, ${t}::bigint, 0, 'template_error', last_error
+          FROM inserted WHERE template_failed
         )
         SELECT id, pg_notify(${CHANGE_CHANNEL}, '') AS notified FROM inserted`;
       for (const row of inserted) ids.push(toNumber(row.id));
@@ -72,4 +122,16 @@ export function createEnqueue(db: Db, now: () => number) {
     enqueue: (change: ChangeEvent, options: { webhookId?: number } = {}) =>
       enqueueMany([change], options),
   };
+}
+
+function push(rows: Rows, change: ChangeEvent, planned: PlannedDelivery): void {
+  rows.webhook.push(planned.webhookId);
+  rows.message.push(newMessageId());
+  rows.event.push(change.event);
+  rows.payload.push(planned.payload);
+  rows.url.push(planned.url);
+  rows.headers.push(planned.headers === null ? null : JSON.stringify(planned.headers));
+  rows.context.push(planned.context);
+  rows.failed.push(planned.templateError !== null);
+  rows.error.push(planned.templateError);
 }

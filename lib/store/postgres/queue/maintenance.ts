@@ -23,7 +23,7 @@ export function createMaintenance(db: Db) {
       const result = await sql`
           UPDATE deliveries SET state = 'queued', next_attempt_at = ${at}, completed_at = NULL,
             updated_at = ${at}
-          WHERE id = ANY(${valid}::bigint[]) AND state = 'failed'`;
+          WHERE id = ANY(${valid}::bigint[]) AND state = 'failed' AND NOT template_failed`;
       if (result.count > 0) await notify(sql);
       return result.count;
     });
@@ -34,7 +34,7 @@ export function createMaintenance(db: Db) {
       const result = await sql`
           UPDATE deliveries SET state = 'queued', next_attempt_at = ${at}, completed_at = NULL,
             updated_at = ${at}
-          WHERE state = 'failed'`;
+          WHERE state = 'failed' AND NOT template_failed`;
       if (result.count > 0) await notify(sql);
       return result.count;
     });

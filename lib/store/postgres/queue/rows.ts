@@ -9,6 +9,10 @@ export interface DeliveryRow {
   message_id: string;
   event: string;
   payload: string;
+  url: string | null;
+  headers: Array<[string, string]> | null;
+  context: string | null;
+  template_failed: boolean;
   state: DeliveryState;
   attempts: number;
   next_attempt_at: Int8;
@@ -45,6 +49,10 @@ export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery
     messageId: row.message_id,
     event: row.event,
     payload: row.payload,
+    url: row.url,
+    headers: row.headers,
+    context: row.context,
+    templateFailed: row.template_failed,
     state: row.state,
     attempts: row.attempts,
     nextAttemptAt: toNumber(row.next_attempt_at),

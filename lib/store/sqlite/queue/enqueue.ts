@@ -1,20 +1,34 @@
 import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
-import { receivers } from "../../../webhooks/fan-out.ts";
-import type { ChangeEvent } from "../../../webhooks/model.ts";
-import { buildPayload, newMessageId } from "../../../webhooks/payload.ts";
+import { isPlain, type PlannedDelivery, planDeliveries } from "../../../webhooks/fan-out.ts";
+import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
+import { newMessageId } from "../../../webhooks/payload.ts";
 
 const MAX_ROWS_PER_INSERT = 32;
 
+interface CandidateRow {
+  id: number;
+  events: string;
+  url: string;
+  headers: string;
+  body_template: string | null;
+  conditions: string | null;
+}
+
+const CANDIDATE_COLUMNS = "id, events, url, headers, body_template, conditions";
+
 /**
- * Fans a change out to the webhooks that get it: one INSERT per 32 rows (payload and time bound
- * once). Returns the transaction function; the caller runs it (immediate, or inside its own).
+ * Fans a change out to the webhooks that get it (lib/webhooks/fan-out.ts decides which, and
+ * renders templates): the plain deliveries, which share NetBox's default body, one INSERT per 32
+ * rows (payload and time bound once); templated ones a row each with what was rendered; a
+ * template that failed as a failed delivery with its error as attempt 1. Returns the transaction
+ * function; the caller runs it (immediate, or inside its own).
  */
 export function createEnqueue(db: Database, now: () => number) {
-  const enabledTargetsStmt = db.prepare<{ id: number; events: string }, []>(
-    "SELECT id, events FROM webhooks WHERE enabled = 1 ORDER BY id",
+  const enabledTargetsStmt = db.prepare<CandidateRow, []>(
+    `SELECT ${CANDIDATE_COLUMNS} FROM webhooks WHERE enabled = 1 ORDER BY id`,
   );
-  const enabledTargetStmt = db.prepare<{ id: number; events: string }, [number]>(
-    "SELECT id, events FROM webhooks WHERE id = ? AND enabled = 1",
+  const enabledTargetStmt = db.prepare<CandidateRow, [number]>(
+    `SELECT ${CANDIDATE_COLUMNS} FROM webhooks WHERE id = ? AND enabled = 1`,
   );
   const insertStmts = new Map<number, Statement<{ id: number }, SQLQueryBindings[]>>();
   function insertDeliveriesStmt(count: number) {
@@ -34,17 +48,51 @@ export function createEnqueue(db: Database, now: () => number) {
     }
     return stmt;
   }
+  const insertRenderedStmt = db.prepare<{ id: number }, SQLQueryBindings[]>(
+    `INSERT INTO deliveries (webhook_id, message_id, event, payload, url, headers, context,
+       template_failed, state, attempts, last_error, next_attempt_at, created_at, updated_at,
+       completed_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?12, ?13)
+     RETURNING id`,
+  );
+  // A template that cannot render is attempt 1, recorded at once: nothing is ever sent for it.
+  const insertTemplateErrorStmt = db.prepare<unknown, SQLQueryBindings[]>(
+    `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms, outcome, error)
+     VALUES (?1, 1, NULL, ?2, 0, 'template_error', ?3)`,
+  );
 
-  // The events column is JSON text; most webhooks share a handful of lists.
-  const parsedEvents = new Map<string, string[]>();
-  function eventsOf(events: string): string[] {
-    let list = parsedEvents.get(events);
-    if (!list) {
-      list = JSON.parse(events) as string[];
-      if (parsedEvents.size >= 1000) parsedEvents.clear();
-      parsedEvents.set(events, list);
+  // JSON columns: most webhooks share a handful of values, parsed once.
+  const parsed = new Map<string, unknown>();
+  function parsedJson<T>(text: string): T {
+    let value = parsed.get(text);
+    if (value === undefined) {
+      value = JSON.parse(text);
+      if (parsed.size >= 1000) parsed.clear();
+      parsed.set(text, value);
     }
-    return list;
+    return value as T;
+  }
+
+  function insertRendered(change: ChangeEvent, delivery: PlannedDelivery, t: number): number {
+    const failed = delivery.templateError !== null;
+    const row = insertRenderedStmt.get(
+      delivery.webhookId,
+      newMessageId(undefined, t),
+      change.event,
+      delivery.payload,
+      delivery.url,
+      delivery.headers === null ? null : JSON.stringify(delivery.headers),
+      delivery.context,
+      failed ? 1 : 0,
+      failed ? "failed" : "queued",
+      failed ? 1 : 0,
+      delivery.templateError,
+      t,
+      failed ? t : null,
+    );
+    if (!row) throw new Error("Inserting a delivery returned no id");
+    if (failed) insertTemplateErrorStmt.run(row.id, t, delivery.templateError);
+    return row.id;
   }
 
   return db.transaction((change: ChangeEvent, webhookId: number | undefined): number[] => {
@@ -52,19 +100,30 @@ export function createEnqueue(db: Database, now: () => number) {
       webhookId === undefined
         ? enabledTargetsStmt.all()
         : [enabledTargetStmt.get(webhookId)].filter((row) => row !== null);
-    const targets = receivers(
-      rows.map((row) => ({ id: row.id, events: eventsOf(row.events) })),
-      change.event,
+    const planned = planDeliveries(
+      rows.map((row) => ({
+        id: row.id,
+        events: parsedJson<string[]>(row.events),
+        url: row.url,
+        headers: parsedJson<Array<[string, string]>>(row.headers),
+        bodyTemplate: row.body_template,
+        conditions: row.conditions === null ? null : parsedJson<ConditionSet>(row.conditions),
+      })),
+      change,
       { only: webhookId },
     );
-    if (targets.length === 0) return [];
-    const payload = buildPayload(change);
+    if (planned.length === 0) return [];
     const t = now();
     const ids: number[] = [];
-    for (let start = 0; start < targets.length; start += MAX_ROWS_PER_INSERT) {
-      const chunk = targets.slice(start, start + MAX_ROWS_PER_INSERT);
+    const plain = planned.filter(isPlain);
+    for (const delivery of planned) {
+      if (!isPlain(delivery)) ids.push(insertRendered(change, delivery, t));
+    }
+    const payload = plain[0]?.payload ?? "";
+    for (let start = 0; start < plain.length; start += MAX_ROWS_PER_INSERT) {
+      const chunk = plain.slice(start, start + MAX_ROWS_PER_INSERT);
       const values: SQLQueryBindings[] = [change.event, payload, t];
-      for (const id of chunk) values.push(id, newMessageId(undefined, t));
+      for (const delivery of chunk) values.push(delivery.webhookId, newMessageId(undefined, t));
       const inserted = insertDeliveriesStmt(chunk.length).all(...values);
       if (inserted.length !== chunk.length) throw new Error("Inserting deliveries returned no ids");
       for (const row of inserted) ids.push(row.id);

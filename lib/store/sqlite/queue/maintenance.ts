@@ -22,12 +22,12 @@ export function createMaintenance(db: Database) {
   const retryStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
        updated_at = $now
-     WHERE id = $id AND state = 'failed'`,
+     WHERE id = $id AND state = 'failed' AND template_failed = 0`,
   );
   const retryAllStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
        updated_at = $now
-     WHERE state = 'failed'`,
+     WHERE state = 'failed' AND template_failed = 0`,
   );
   // Single-statement writes too run in BEGIN IMMEDIATE: a deferred write that has to upgrade
   // its read snapshot fails at once with SQLITE_BUSY instead of waiting.

@@ -7,6 +7,10 @@ export interface DeliveryRow {
   message_id: string;
   event: string;
   payload: string;
+  url: string | null;
+  headers: string | null;
+  context: string | null;
+  template_failed: number;
   state: DeliveryState;
   attempts: number;
   next_attempt_at: number;
@@ -46,6 +50,10 @@ export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery
     messageId: row.message_id,
     event: row.event,
     payload: row.payload,
+    url: row.url,
+    headers: row.headers === null ? null : (JSON.parse(row.headers) as Array<[string, string]>),
+    context: row.context,
+    templateFailed: row.template_failed === 1,
     state: row.state,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,

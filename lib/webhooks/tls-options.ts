@@ -1,0 +1,64 @@
+import type { Webhook } from "./model.ts";
+
+/** Bun's fetch `tls` options this sender sets. */
+export interface TlsOptions {
+  serverName?: string;
+  rejectUnauthorized?: boolean;
+  /** PEM text of the CAs to trust instead of the system's. */
+  ca?: string;
+}
+
+/** Reads a CA file's PEM text (throws when it cannot). */
+export type ReadCaFile = (path: string) => Promise<string>;
+
+/** How long a CA file's text is reused before it is read again (a replaced file is picked up). */
+const CA_FILE_TTL_MS = 60_000;
+const MAX_CA_FILES = 100;
+
+/**
+ * A worker's CA files, read when first needed and kept a minute (a worker sends many requests
+ * per webhook; reading the file for each would cost a system call per attempt).
+ */
+export function createCaFiles(
+  read: ReadCaFile = (path) => Bun.file(path).text(),
+  now: () => number = Date.now,
+) {
+  const cache = new Map<string, { text: string; readAt: number }>();
+  return async function caText(path: string): Promise<string> {
+    const known = cache.get(path);
+    if (known && now() - known.readAt < CA_FILE_TTL_MS) return known.text;
+    const text = await read(path);
+    if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+      throw new Error("no PEM certificate in it");
+    }
+    if (cache.size >= MAX_CA_FILES) cache.clear();
+    cache.set(path, { text, readAt: now() });
+    return text;
+  };
+}
+
+export type CaFiles = ReturnType<typeof createCaFiles>;
+
+/**
+ * The webhook's TLS choices (NetBox's ssl_verification and CA file path) over the options the
+ * address pinning sets: the server name stays, so a verified certificate is still checked
+ * against the URL's host. Undefined when there is nothing to set. Throws when the CA file cannot
+ * be read, with the path in the message.
+ */
+export async function tlsOptionsFor(
+  webhook: Pick<Webhook, "sslVerification" | "caFile">,
+  pinned: TlsOptions | undefined,
+  caFiles: CaFiles,
+): Promise<TlsOptions | undefined> {
+  let tls = pinned;
+  if (!webhook.sslVerification) tls = { ...tls, rejectUnauthorized: false };
+  if (webhook.caFile !== null) {
+    try {
+      tls = { ...tls, ca: await caFiles(webhook.caFile) };
+    } catch (error) {
+      const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      throw new Error(`Could not read the CA file ${JSON.stringify(webhook.caFile)}: ${reason}`);
+    }
+  }
+  return tls;
+}
