@@ -22,7 +22,8 @@ export async function runScript(
   options: RunScriptOptions = {},
 ): Promise<void> {
   const rawArgs = options.rawArgs ?? process.argv.slice(2);
-  quietOnClosedStdout();
+  quietWhenClosed(process.stdout);
+  quietWhenClosed(process.stderr);
   try {
     const flags = rawArgs.includes("--") ? rawArgs.slice(0, rawArgs.indexOf("--")) : rawArgs;
     const subCommands = await command.subCommands;
@@ -62,11 +63,12 @@ export async function runScript(
 /**
  * `bun run webhooks list | head -1`: once the reader is gone, further output has nowhere to go.
  * Without a listener the EPIPE would be thrown as an uncaught error with a stack trace; with
- * it, later writes are dropped and the command ends as it would have.
+ * it, later writes are dropped and the command ends as it would have. The same for stderr, so
+ * a worker whose log pipe closed (`bun run worker 2>&1 | head`) does not die mid-delivery.
  */
-function quietOnClosedStdout(): void {
-  if (process.stdout.listenerCount("error") > 0) return;
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+function quietWhenClosed(stream: NodeJS.WriteStream): void {
+  if (stream.listenerCount("error") > 0) return;
+  stream.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code !== "EPIPE") throw error;
   });
 }

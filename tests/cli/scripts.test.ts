@@ -2,6 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { change } from "../store/contract.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -132,6 +134,34 @@ describe("start-up failures", () => {
 });
 
 describe("a closed stdout (EPIPE)", () => {
+  test("a worker whose log reader went away (`2>&1 | true`) still makes every attempt and exits 0", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "epipe-worker-"));
+    try {
+      const database = join(dir, "app.db");
+      const store = openSqliteStore(database);
+      await store.webhooks.create({ name: "refused", url: "http://127.0.0.1:1/" });
+      for (let i = 0; i < 20; i++) await store.queue.enqueue(change());
+      const child = Bun.spawn(
+        [
+          "bash",
+          "-c",
+          `bun scripts/worker.ts --once 2>&1 | true; echo "status=\${PIPESTATUS[0]}" >&2`,
+        ],
+        {
+          cwd: ROOT,
+          env: { ...process.env, DATABASE_URL: database, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" },
+          stderr: "pipe",
+        },
+      );
+      expect(await new Response(child.stderr).text()).toBe("status=0\n");
+      const deliveries = await store.queue.list({ limit: 20 });
+      expect(deliveries.map((d) => d.attempts)).toEqual(Array(20).fill(1));
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   /** Runs `bun scripts/webhooks.ts <args> | <reader>` in bash; returns what the reader printed and bun's status. */
   async function piped(args: string, reader: string, databaseUrl: string) {
     const child = Bun.spawn(
