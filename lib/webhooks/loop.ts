@@ -37,6 +37,10 @@ export interface WorkerCollaborators {
   release(claims: Claim[]): Promise<void>;
   /** Resolves when work may be due (a change, the next due time) or on abort. */
   waitForWork(signal: AbortSignal): Promise<void>;
+  /** Whether a failed store call means the database is unreachable (an outage). */
+  isUnreachable?(error: unknown): boolean;
+  /** Resolves when the database answers again after an outage, or on abort. */
+  untilReachable?(signal: AbortSignal): Promise<void>;
 }
 
 /** Observers (logging now; metrics and heartbeats later). They must not throw. */
@@ -47,7 +51,8 @@ export interface WorkerHooks {
   onError?(error: unknown, context: { phase: WorkerPhase; claim?: Claim }): void;
 }
 
-export type WorkerPhase = "claim" | "recheck" | "deliver" | "finish" | "release";
+/** Where an error happened; all but "deliver" are store calls ("wait": looking for work). */
+export type WorkerPhase = "claim" | "recheck" | "deliver" | "finish" | "release" | "wait";
 
 export interface WorkerCounts {
   claimed: number;
@@ -74,7 +79,10 @@ export interface WorkerOptions {
    */
   prefetch?: number;
   hooks?: WorkerHooks;
-  /** First pause after a failed claim (the database was locked or gone), doubling to 30 s. */
+  /**
+   * First pause after a failed claim or wait (the database was locked or gone), doubling to
+   * 30 s; cut short when the database answers again (untilReachable).
+   */
   claimErrorDelayMs?: number;
 }
 
@@ -286,19 +294,53 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     await release(ready.splice(0));
   }
 
+  /**
+   * After a failed store call on the idle path: a pause that doubles with each failure in a row,
+   * ended early when the database answers again after an outage.
+   */
+  async function pauseAfter(error: unknown, failures: number, signal: AbortSignal) {
+    const pause = new AbortController();
+    const stop = () => pause.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    const delay = Math.min(30_000, claimErrorDelayMs * 2 ** failures);
+    const waits = [abortableSleep(delay, pause.signal)];
+    if (collaborators.untilReachable && collaborators.isUnreachable?.(error)) {
+      waits.push(collaborators.untilReachable(pause.signal).catch(() => {}));
+    }
+    await Promise.race(waits);
+    signal.removeEventListener("abort", stop);
+    pause.abort();
+  }
+
+  /** Sleeps until new work, its due time, or progress; a failed look is returned, not thrown. */
+  async function idle(signal: AbortSignal): Promise<unknown> {
+    const wait = new AbortController();
+    const stop = () => wait.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    // Settled either way, so a look that fails after progress() won the race is still handled.
+    const looked = collaborators.waitForWork(wait.signal).then(
+      () => null,
+      (error: unknown) => error ?? new Error("waitForWork failed"),
+    );
+    const result = await Promise.race([looked, progress().then(() => null)]);
+    signal.removeEventListener("abort", stop);
+    wait.abort();
+    return result;
+  }
+
   async function run(runOptions: { signal: AbortSignal; abortInFlight?: AbortSignal }) {
     const { signal } = runOptions;
     begin(runOptions);
-    let claimErrors = 0;
+    // Store calls failed in a row on the idle path (claim, or looking for the next due time).
+    let storeErrors = 0;
     while (!signal.aborted) {
       let more: boolean;
       try {
         more = await topUp();
-        claimErrors = 0;
+        storeErrors = 0;
       } catch (error) {
         hooks.onError?.(error, { phase: "claim" });
-        const delay = Math.min(30_000, claimErrorDelayMs * 2 ** claimErrors++);
-        await abortableSleep(delay, signal);
+        await pauseAfter(error, storeErrors++, signal);
         continue;
       }
       if (signal.aborted) break;
@@ -309,12 +351,11 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       }
       // Fewer due than room: sleep until new work, its due time, or progress (a finished
       // delivery may have been rescheduled).
-      const wait = new AbortController();
-      const stop = () => wait.abort();
-      signal.addEventListener("abort", stop, { once: true });
-      await Promise.race([collaborators.waitForWork(wait.signal), progress()]);
-      signal.removeEventListener("abort", stop);
-      wait.abort();
+      const failed = await idle(signal);
+      if (failed !== null && !signal.aborted) {
+        hooks.onError?.(failed, { phase: "wait" });
+        await pauseAfter(failed, storeErrors++, signal);
+      }
     }
     await end();
   }

@@ -152,6 +152,13 @@ export interface Store extends Repos {
    */
   waitForChange(options: { timeoutMs: number; signal?: AbortSignal }): Promise<void>;
   /**
+   * Resolves at once while the database answers; after a lost connection (PostgreSQL), as soon
+   * as it answers again (a query, or the LISTEN connection back), or on abort.
+   */
+  untilReachable(options: { signal: AbortSignal }): Promise<void>;
+  /** Whether `error` means the database could not be reached, rather than a statement failing. */
+  isUnreachable(error: unknown): boolean;
+  /**
    * SQLite on a file: why the path no longer names the file this store opened (deleted or
    * replaced), or null. Everything written would go to a file nobody else sees.
    */

@@ -63,6 +63,8 @@ export interface DeliveryWorkerOptions {
   sleep?: Sleep;
   /** Called at every claim, i.e. once per loop turn (retention's maybeRun). Must not throw. */
   onTurn?: () => void;
+  /** First pause after a failed claim (see WorkerOptions); tests lengthen it. */
+  claimErrorDelayMs?: number;
 }
 
 export function newWorkerId(): string {
@@ -187,6 +189,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
         return applied;
       },
       release: (claims) => store.queue.release(claims),
+      isUnreachable: (error) => store.isUnreachable(error),
+      untilReachable: (signal) => store.untilReachable({ signal }),
       async waitForWork(signal) {
         const due = await store.queue.nextDueAt();
         const timeoutMs = due === null ? MAX_IDLE_MS : Math.min(MAX_IDLE_MS, due - now());
@@ -196,8 +200,14 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
     {
       concurrency: config.concurrency,
       prefetch: config.prefetch,
+      claimErrorDelayMs: options.claimErrorDelayMs,
       hooks: combineHooks(
-        options.logger ? loggingHooks(options.logger, config, { verbose: options.verbose }) : {},
+        options.logger
+          ? loggingHooks(options.logger, config, {
+              verbose: options.verbose,
+              isUnreachable: (error) => store.isUnreachable(error),
+            })
+          : {},
         options.hooks,
       ),
     },
@@ -212,7 +222,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
 export function loggingHooks(
   logger: Logger,
   config: Pick<WorkerConfig, "maxAttempts">,
-  options: { verbose?: boolean } = {},
+  options: {
+    verbose?: boolean;
+    /** Errors of an outage, which the store logs once for all ("database unreachable"). */
+    isUnreachable?: (error: unknown) => boolean;
+  } = {},
 ): WorkerHooks {
   return {
     onFinished(claim, delivered, applied) {
@@ -232,6 +246,7 @@ export function loggingHooks(
       );
     },
     onError(error, context) {
+      if (context.phase !== "deliver" && options.isUnreachable?.(error)) return;
       const message = escapeControl(error instanceof Error ? error.message : String(error));
       const where = context.claim ? ` (delivery ${context.claim.delivery.id})` : "";
       logger.error(`Worker ${context.phase} failed${where}: ${message}`);

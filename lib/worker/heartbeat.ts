@@ -17,6 +17,8 @@ export interface HeartbeatOptions {
   signal?: AbortSignal;
   sleep?: Sleep;
   logger?: Pick<Logger, "warn">;
+  /** Errors of an outage, logged once by the store: not repeated at every beat. */
+  isUnreachable?: (error: unknown) => boolean;
 }
 
 export interface Heartbeat {
@@ -57,6 +59,7 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
     try {
       await registry.heartbeat({ ...info(), lastSeenAt: now() });
     } catch (error) {
+      if (options.isUnreachable?.(error)) return;
       logger?.warn(`Could not record the worker heartbeat: ${messageOf(error)}`);
     }
   }

@@ -239,4 +239,107 @@ describe("createWorker", () => {
     expect(errors).toEqual(["claim: database is locked"]);
     expect(queue.finished.sort()).toEqual([1, 2, 3]);
   });
+
+  test("run() survives a failing look for work while idle, reports it and looks again", async () => {
+    const queue = fakeQueue(0);
+    const errors: string[] = [];
+    let failures = 3;
+    let looks = 0;
+    let lookedAgain = () => {};
+    const healthy = new Promise<void>((resolve) => {
+      lookedAgain = resolve;
+    });
+    const collaborators: WorkerCollaborators = {
+      ...queue.collaborators,
+      async waitForWork(signal) {
+        looks++;
+        if (failures-- > 0) throw new Error("terminating connection due to administrator command");
+        lookedAgain();
+        return queue.collaborators.waitForWork(signal);
+      },
+    };
+    const worker = createWorker(collaborators, {
+      concurrency: 2,
+      claimErrorDelayMs: 0,
+      hooks: {
+        onError: (error, { phase }) => errors.push(`${phase}: ${(error as Error).message}`),
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    await healthy;
+    stop.abort();
+    await running;
+    expect(looks).toBe(4);
+    expect(errors).toEqual(
+      Array.from({ length: 3 }, () => "wait: terminating connection due to administrator command"),
+    );
+  });
+
+  test("run() ends the pause after a failed claim as soon as the database answers again", async () => {
+    const queue = fakeQueue(2);
+    queue.autoFinish();
+    let down = true;
+    let back = () => {};
+    const reachable = new Promise<void>((resolve) => {
+      back = resolve;
+    });
+    let failed = () => {};
+    const claimFailed = new Promise<void>((resolve) => {
+      failed = resolve;
+    });
+    const collaborators: WorkerCollaborators = {
+      ...queue.collaborators,
+      async claim(limit) {
+        if (down) {
+          failed();
+          throw Object.assign(new Error("connection refused"), { unreachable: true });
+        }
+        return queue.collaborators.claim(limit);
+      },
+      isUnreachable: (error) => (error as { unreachable?: boolean }).unreachable === true,
+      untilReachable: (signal) =>
+        Promise.race([
+          reachable,
+          new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve())),
+        ]),
+    };
+    // Without the cut the pause would last ten minutes, far beyond the test's timeout.
+    const worker = createWorker(collaborators, { concurrency: 2, claimErrorDelayMs: 600_000 });
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    await claimFailed;
+    const asleep = queue.untilWaiting();
+    down = false;
+    back();
+    await asleep;
+    stop.abort();
+    await running;
+    expect(queue.finished.sort()).toEqual([1, 2]);
+  });
+
+  test("run() does not cut the pause short for an error that is not an outage", async () => {
+    const queue = fakeQueue(1);
+    queue.autoFinish();
+    let claims = 0;
+    const collaborators: WorkerCollaborators = {
+      ...queue.collaborators,
+      async claim(limit) {
+        claims++;
+        if (claims === 1) throw new Error("syntax error");
+        return queue.collaborators.claim(limit);
+      },
+      isUnreachable: () => false,
+      untilReachable: async () => {},
+    };
+    const worker = createWorker(collaborators, { concurrency: 2, claimErrorDelayMs: 600_000 });
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    // The pause is running: only abort ends it, and nothing more was claimed meanwhile.
+    await new Promise((resolve) => setImmediate(resolve));
+    stop.abort();
+    await running;
+    expect(claims).toBe(1);
+    expect(queue.finished).toEqual([]);
+  });
 });

@@ -32,6 +32,8 @@ export interface ChangeListenerOptions {
   /** Reconnect backoff: doubles from `minMs` up to `maxMs`. */
   reconnect?: { minMs?: number; maxMs?: number };
   logger?: Pick<Logger, "warn" | "info">;
+  /** Told each time the LISTEN connection is (re-)established: the database answers. */
+  onConnected?: () => void;
 }
 
 export function createChangeListener(
@@ -94,6 +96,7 @@ export function createChangeListener(
       try {
         await connectOnce();
         if (tries > 0 || generation > 0) logger?.info("PostgreSQL LISTEN connection established");
+        options.onConnected?.();
         bump();
         return;
       } catch (error) {

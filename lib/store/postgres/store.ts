@@ -4,11 +4,12 @@ import type { Logger } from "../../log.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import { planConnections, retryStartup, type StartupRetryOptions } from "./budget.ts";
 import { type ChangeListener, createChangeListener, createPollingListener } from "./changes.ts";
-import { type Db, poolDb, transactionDb, urlOptions } from "./db.ts";
+import { type Db, isConnectionError, poolDb, transactionDb, urlOptions } from "./db.ts";
 import { createPostgresHealthRepo } from "./health.ts";
 import { createPostgresItemRepo } from "./items.ts";
 import { migrate } from "./migrations.ts";
 import { createPostgresQueue } from "./queue/index.ts";
+import { createReachability } from "./reachability.ts";
 import { createPostgresSessionRevocations } from "./sessions.ts";
 import { createPostgresWebhookRepo } from "./webhooks.ts";
 import { createPostgresWorkerRegistry } from "./workers.ts";
@@ -53,10 +54,18 @@ export async function openPostgresStore(
     await sql.close({ timeout: 0 }).catch(() => {});
     throw error;
   }
+  const connected = { onConnected: () => {} };
   const changes = plan.listen
-    ? createChangeListener(url, { pollIntervalMs: options.pollIntervalMs, logger: options.logger })
+    ? createChangeListener(url, {
+        pollIntervalMs: options.pollIntervalMs,
+        logger: options.logger,
+        onConnected: () => connected.onConnected(),
+      })
     : createPollingListener(options.pollIntervalMs ?? 200);
-  return createPostgresStore(sql, changes, options);
+  const store = createPostgresStore(sql, changes, options);
+  // A re-established LISTEN connection is the database answering again.
+  connected.onConnected = store.answered;
+  return store;
 }
 
 /**
@@ -68,8 +77,26 @@ export function createPostgresStore(
   sql: SQL,
   changes: ChangeListener,
   options: PostgresStoreOptions = {},
-): Store {
+): Store & { answered(): void } {
   const current = new AsyncLocalStorage<OpenTransaction>();
+  const reachability = createReachability({
+    probe: () => sql`SELECT 1`,
+    logger: options.logger,
+  });
+
+  /** Every call's outcome tells whether the database answers (logged once per outage). */
+  function observed<T>(call: () => Promise<T>): Promise<T> {
+    return call().then(
+      (result) => {
+        reachability.answered();
+        return result;
+      },
+      (error: unknown) => {
+        reachability.failed(error);
+        throw error;
+      },
+    );
+  }
 
   function reposFor(db: Db): Repos {
     return {
@@ -92,7 +119,7 @@ export function createPostgresStore(
     for (const name of Object.keys(pool[key])) {
       wrapped[name] = (...args: unknown[]) => {
         const repo = (current.getStore()?.repos ?? pool)[key] as unknown as Record<string, unknown>;
-        return (repo[name] as (...a: unknown[]) => unknown)(...args);
+        return observed(() => (repo[name] as (...a: unknown[]) => Promise<unknown>)(...args));
       };
     }
     return wrapped as unknown as Repos[K];
@@ -106,7 +133,7 @@ export function createPostgresStore(
     };
     // Bun types a callback's array result specially; ours is whatever fn returns.
     if (open) return (await open.tx.savepoint(run)) as T;
-    return (await sql.begin(run)) as T;
+    return (await observed(() => sql.begin(run))) as T;
   }
 
   let closed = false;
@@ -124,9 +151,13 @@ export function createPostgresStore(
       if (closed) return Promise.resolve();
       return changes.wait(waitOptions);
     },
+    untilReachable: ({ signal }) => reachability.untilReachable(signal),
+    isUnreachable: isConnectionError,
+    answered: reachability.answered,
     async close() {
       if (closed) return;
       closed = true;
+      reachability.close();
       await changes.close();
       await sql.close({ timeout: 5 });
     },

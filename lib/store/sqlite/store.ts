@@ -185,6 +185,9 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     health: guarded(repos.health),
     transaction,
     waitForChange: monitor.waitForChange,
+    // A file on this machine: there is no connection to lose.
+    untilReachable: async () => {},
+    isUnreachable: () => false,
     async close() {
       if (closed) return;
       closed = true;

@@ -71,11 +71,16 @@ export interface Metrics {
   readonly contentType: string;
   /** Counts one attempt of this process (the worker calls it after each attempt). */
   observeAttempt(record: Pick<AttemptRecord, "outcome" | "statusCode" | "durationMs">): void;
+  /** Counts a failed store call of this worker (claim, finish, release, wait). */
+  observeStoreError(phase: string): void;
   /** Reads the database gauges and returns every metric in Prometheus text format. */
   render(): Promise<string>;
 }
 
 const ATTEMPT_PAGE = 5_000;
+
+/** The worker's store calls, shown at 0 before any fails. */
+const STORE_PHASES = ["claim", "finish", "release", "wait"] as const;
 
 /**
  * Webhook delivery metrics on a registry of their own (never prom-client's global one), so
@@ -123,7 +128,14 @@ export function createMetrics(options: {
     buckets: ATTEMPT_DURATION_BUCKETS,
     registers: [registry],
   });
+  const storeErrors = new Counter({
+    name: "webhook_worker_store_errors_total",
+    help: "Failed database calls of this worker by phase (claim, finish, release, wait); retried.",
+    labelNames: ["phase"] as const,
+    registers: [registry],
+  });
   for (const outcome of ATTEMPT_OUTCOME_LABELS) attempts.inc({ outcome }, 0);
+  for (const phase of STORE_PHASES) storeErrors.inc({ phase }, 0);
 
   function observeAttempt(record: Pick<AttemptRecord, "outcome" | "statusCode" | "durationMs">) {
     attempts.inc({ outcome: attemptOutcomeLabel(record) });
@@ -178,5 +190,11 @@ export function createMetrics(options: {
     return next;
   }
 
-  return { registry, contentType: registry.contentType, observeAttempt, render };
+  return {
+    registry,
+    contentType: registry.contentType,
+    observeAttempt,
+    observeStoreError: (phase) => storeErrors.inc({ phase }),
+    render,
+  };
 }

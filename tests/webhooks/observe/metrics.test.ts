@@ -153,6 +153,21 @@ describe("createMetrics()", () => {
     });
   });
 
+  test("observeStoreError() counts the worker's failed database calls by phase", async () => {
+    const { source } = setup();
+    const metrics = createMetrics({ source: source() });
+    metrics.observeStoreError("wait");
+    metrics.observeStoreError("wait");
+    metrics.observeStoreError("claim");
+    const samples = parsePrometheusText(await metrics.render());
+    expect(family(samples, "webhook_worker_store_errors_total")).toEqual({
+      'webhook_worker_store_errors_total{phase="claim"}': 1,
+      'webhook_worker_store_errors_total{phase="finish"}': 0,
+      'webhook_worker_store_errors_total{phase="release"}': 0,
+      'webhook_worker_store_errors_total{phase="wait"}': 2,
+    });
+  });
+
   test("observeAttempt() counts attempts by outcome and their durations in seconds", async () => {
     const { source } = setup();
     const metrics = createMetrics({ source: source() });
