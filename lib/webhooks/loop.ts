@@ -1,4 +1,4 @@
-import { abortableSleep } from "../async/sleep.ts";
+import { pauseAfterFailure, untilAborted } from "./loop-waits.ts";
 import type { AttemptRecord, Claim, Outcome } from "./model.ts";
 
 /** One attempt's result and the state it leads to. */
@@ -294,22 +294,14 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     await release(ready.splice(0));
   }
 
-  /**
-   * After a failed store call on the idle path: a pause that doubles with each failure in a row,
-   * ended early when the database answers again after an outage.
-   */
-  async function pauseAfter(error: unknown, failures: number, signal: AbortSignal) {
-    const pause = new AbortController();
-    const stop = () => pause.abort();
-    signal.addEventListener("abort", stop, { once: true });
-    const delay = Math.min(30_000, claimErrorDelayMs * 2 ** failures);
-    const waits = [abortableSleep(delay, pause.signal)];
-    if (collaborators.untilReachable && collaborators.isUnreachable?.(error)) {
-      waits.push(collaborators.untilReachable(pause.signal).catch(() => {}));
-    }
-    await Promise.race(waits);
-    signal.removeEventListener("abort", stop);
-    pause.abort();
+  /** After a failed store call on the idle path: see pauseAfterFailure. */
+  function pauseAfter(error: unknown, failures: number, signal: AbortSignal): Promise<void> {
+    const outage = collaborators.isUnreachable?.(error) === true;
+    return pauseAfterFailure({
+      delayMs: Math.min(30_000, claimErrorDelayMs * 2 ** failures),
+      signal,
+      untilReachable: outage ? collaborators.untilReachable : undefined,
+    });
   }
 
   /** Sleeps until new work, its due time, or progress; a failed look is returned, not thrown. */
@@ -391,16 +383,4 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     },
     counts,
   };
-}
-
-function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    signal.addEventListener("abort", done, { once: true });
-    promise.then(done);
-  });
 }
