@@ -1,20 +1,26 @@
-import { fetchArticle } from "./article.ts";
+import { type ArticleResult, fetchArticle } from "./article.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { articlePrompt } from "./prompt.ts";
 import { summarise } from "./summarise.ts";
 import type { Story } from "./types.ts";
 
-/** The article half of a story: fetch and extract the article (or take the post's text), summarise it. */
+/**
+ * The article half of a story. The linked article is fetched and summarised, with the post's
+ * own text beside it when there is some (Show HN). A post without a link, or whose link gave no
+ * article, is summarised from its own text; a page that is no article (a JavaScript wall, a
+ * paywall teaser, a video page) is shown by its own description, never summarised as if it
+ * were the article.
+ */
 export async function articlePart(
   story: Story,
   index: number,
   context: PipelineContext,
 ): Promise<Part> {
   const { config } = context;
-  let text: string;
+  let result: ArticleResult | undefined;
   if (story.url) {
     const url = story.url;
-    const result = await context.fetchLimit(() => {
+    result = await context.fetchLimit(() => {
       context.progress.update(index, "fetching the article");
       return fetchArticle(url, {
         fetch: context.fetch,
@@ -22,19 +28,36 @@ export async function articlePart(
         maxBytes: config.articleMaxBytes,
       });
     }, index);
-    if (!result.ok) {
-      context.logger.info(`Story ${story.id}: no article: ${result.reason}`);
-      return { summary: null, notes: [`No article summary: ${result.reason}.`] };
-    }
-    text = result.text;
-  } else if (story.storyText) {
-    text = story.storyText;
-  } else {
+    if (!result.ok) context.logger.info(`Story ${story.id}: no article: ${result.reason}`);
+  }
+  const budget = { numCtx: config.numCtx };
+  if (result?.ok) {
+    const built = articlePrompt(story, result.text, budget);
+    const notes = built.truncated ? [articleCoverage(built.shownChars, built.totalChars)] : [];
+    const source = story.storyText ? "article and post" : "article";
+    const part = await summarise(built.prompt, { index, kind: "article", notes }, context);
+    return { ...part, source };
+  }
+  if (story.storyText) {
+    const built = articlePrompt(story, null, budget);
+    const notes = result
+      ? [`The link gave no article (${result.reason}); the summary is of the post's own text.`]
+      : [];
+    if (built.truncated) notes.push(articleCoverage(built.shownChars, built.totalChars));
+    const part = await summarise(built.prompt, { index, kind: "article", notes }, context);
+    return { ...part, source: "post" };
+  }
+  if (!result) {
     return { summary: null, notes: ["No article summary: the post has no link and no text."] };
   }
-  const built = articlePrompt(story, text, { numCtx: config.numCtx });
-  const notes = built.truncated ? [articleCoverage(built.shownChars, built.totalChars)] : [];
-  return summarise(built.prompt, { index, kind: "article", notes }, context);
+  if (result.description) {
+    return {
+      summary: result.description,
+      source: "description",
+      notes: [`No article summary: ${result.reason}; the page's own description is shown instead.`],
+    };
+  }
+  return { summary: null, notes: [`No article summary: ${result.reason}.`] };
 }
 
 function articleCoverage(shown: number, total: number): string {

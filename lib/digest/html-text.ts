@@ -34,20 +34,29 @@ const BLOCKS = new Set([
 ]);
 const SKIPPED = new Set(["script", "style", "noscript", "template", "iframe", "svg", "head"]);
 
+export interface HtmlTextOptions {
+  /**
+   * Write each link's address after its words (the default, for comments and posts, where a
+   * link is often the point). Off for articles: a reader sees the words, not the URLs, and
+   * URLs would take a large share of the model's budget.
+   */
+  linkUrls?: boolean;
+}
+
 /**
  * Turns the HTML of an HN comment, an Ask HN text or an extracted article into clean plain
- * text: entities decoded, paragraphs as blank lines, links as text (the full href when the
- * visible text is cut with "..."), <pre> code kept verbatim in a fenced block, and terminal
- * control characters removed.
+ * text: entities decoded, paragraphs as blank lines, links as text (with their address, the
+ * full href when the visible text is cut with "...", unless `linkUrls` is off), <pre> code
+ * kept verbatim in a fenced block, and terminal control characters removed.
  */
-export function htmlToText(html: string): string {
+export function htmlToText(html: string, options: HtmlTextOptions = {}): string {
   const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`);
   const pieces: Piece[] = [];
-  walk(document.body as unknown as Node, pieces);
+  walk(document.body as unknown as Node, pieces, options.linkUrls ?? true);
   return stripControl(render(pieces));
 }
 
-function walk(node: Node, pieces: Piece[]): void {
+function walk(node: Node, pieces: Piece[], linkUrls: boolean): void {
   for (const child of Array.from(node.childNodes)) {
     if (child.nodeType === 3) {
       pieces.push((child as Text).data);
@@ -61,18 +70,18 @@ function walk(node: Node, pieces: Piece[]): void {
       pieces.push(LINE);
     } else if (tag === "pre") {
       pieces.push(PARAGRAPH, { kind: "pre", text: element.textContent ?? "" }, PARAGRAPH);
-    } else if (tag === "a") {
+    } else if (tag === "a" && linkUrls) {
       pieces.push(linkText(element));
     } else if (tag === "li") {
       pieces.push(LINE, "- ");
-      walk(element, pieces);
+      walk(element, pieces, linkUrls);
       pieces.push(LINE);
     } else if (BLOCKS.has(tag)) {
       pieces.push(PARAGRAPH);
-      walk(element, pieces);
+      walk(element, pieces, linkUrls);
       pieces.push(PARAGRAPH);
     } else {
-      walk(element, pieces);
+      walk(element, pieces, linkUrls);
     }
   }
 }

@@ -4,6 +4,7 @@ import type { DigestConfig } from "./config.ts";
 import type { Limiter } from "./limiter.ts";
 import type { Progress } from "./progress.ts";
 import type { RetryPolicy } from "./search-fetch.ts";
+import type { ArticleSource } from "./types.ts";
 
 export type PipelineConfig = Pick<
   DigestConfig,
@@ -44,6 +45,8 @@ export interface PipelineDeps {
 export interface Part {
   summary: string | null;
   notes: string[];
+  /** What an article summary was made from. */
+  source?: ArticleSource;
 }
 
 /** What every step of one run shares. */

@@ -46,6 +46,7 @@ async function digestStory(
     story,
     hnUrl: hnItemUrl(story.id),
     articleSummary: article.summary,
+    articleSource: article.summary === null ? null : (article.source ?? "article"),
     discussionSummary: discussion.summary,
     notes: [...article.notes, ...discussion.notes],
   };

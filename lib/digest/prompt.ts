@@ -73,27 +73,44 @@ function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-/** The prompt asking for a summary of the story's article (or its Ask HN text). */
+/** The poster's own text takes at most this share of the room when an article comes with it. */
+const POST_SHARE = 0.25;
+
+/**
+ * The prompt asking for a summary of the story's article. A text post (Ask HN) is summarised
+ * from its own text (`articleText` null); a post with both a link and text (Show HN) gets the
+ * poster's text beside the article, since the author's words often say what the page does not.
+ */
 export function articlePrompt(
   story: Story,
-  articleText: string,
+  articleText: string | null,
   budget: PromptBudget,
 ): ArticlePrompt {
+  const postText = story.storyText ?? "";
+  const withPost = articleText !== null && postText !== "";
   const source = story.url ? `Link: ${clip(story.url, 300)}` : "A text post on Hacker News.";
-  const before = [
+  const head = [
     "Summarise the article below for a busy reader of Hacker News.",
     "Write 3 to 5 sentences of plain prose: what it is about, its main facts or claims, and why it matters.",
-    "Use only the article text; do not add a preamble or a title.",
+    withPost
+      ? "Use only the poster's text and the article text; do not add a preamble or a title."
+      : "Use only the article text; do not add a preamble or a title.",
     "",
     `Title: ${clip(story.title, 300)}`,
     source,
     "",
-    "Article text:",
-    '"""',
-    "",
-  ].join("\n");
-  const fitted = fitPrompt({ before, after: AFTER }, articleText, budget);
-  return { ...fitted, totalChars: articleText.length };
+  ];
+  let post = "";
+  if (withPost) {
+    const room = promptLimit(budget.numCtx) - estimateTokens(head.join("\n"));
+    const cut = cutToTokens(postText, Math.floor(room * POST_SHARE));
+    const ending = cut.length < postText.length ? " […]" : "";
+    post = `The poster's own text on Hacker News:\n"""\n${cut}${ending}\n"""\n\n`;
+  }
+  const before = `${head.join("\n")}\n${post}Article text:\n"""\n`;
+  const content = articleText ?? postText;
+  const fitted = fitPrompt({ before, after: AFTER }, content, budget);
+  return { ...fitted, totalChars: content.length };
 }
 
 /**

@@ -30,11 +30,20 @@ export interface ThreadNode {
   replies: ThreadNode[];
 }
 
+/**
+ * What the article summary was made from: the linked article, the post's own text (Ask HN),
+ * both (Show HN with text), or, for a page that is no article (a JavaScript wall, a paywall
+ * teaser, a video page), the page's own description shown as it is.
+ */
+export type ArticleSource = "article" | "post" | "article and post" | "description";
+
 /** What the digest says about one story. A summary that could not be made is null. */
 export interface StoryDigest {
   story: Story;
   hnUrl: string;
   articleSummary: string | null;
+  /** Null when there is no article summary. */
+  articleSource: ArticleSource | null;
   discussionSummary: string | null;
   /** Why something is missing, in plain sentences. */
   notes: string[];

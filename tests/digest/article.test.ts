@@ -1,7 +1,17 @@
 import { describe, expect, test } from "bun:test";
-import { extractReadable, fetchArticle } from "../../lib/digest/article.ts";
+import { fetchArticle } from "../../lib/digest/article.ts";
+import { junkReason, readArticle, wordCount } from "../../lib/digest/article-extract.ts";
 import { USER_AGENT } from "../../lib/version.ts";
-import { articleHtml, startFakeArticleSite } from "../fakes/article-site.ts";
+import {
+  articleHtml,
+  javascriptWallHtml,
+  latin1Bytes,
+  paywallTeaserHtml,
+  shiftJisBytes,
+  startFakeArticleSite,
+  videoPageHtml,
+} from "../fakes/article-site.ts";
+import { linkHeavyArticle } from "../fakes/digest-corpus.ts";
 
 const PARAGRAPHS = Array.from(
   { length: 6 },
@@ -38,6 +48,7 @@ describe("fetchArticle()", () => {
     expect(await fetchArticle(`${site.url}/paywall`, options)).toEqual({
       ok: false,
       reason: "the site answered HTTP 403",
+      description: null,
     });
   });
 
@@ -46,6 +57,7 @@ describe("fetchArticle()", () => {
     expect(await fetchArticle(`${site.url}/slow`, { ...options, timeoutMs: 100 })).toEqual({
       ok: false,
       reason: "no answer within 100 ms",
+      description: null,
     });
   });
 
@@ -56,6 +68,7 @@ describe("fetchArticle()", () => {
     expect(await fetchArticle(`${site.url}/paper.pdf`, options)).toEqual({
       ok: false,
       reason: "it is not an HTML page (application/pdf)",
+      description: null,
     });
   });
 
@@ -73,6 +86,7 @@ describe("fetchArticle()", () => {
     expect(await fetchArticle(`${site.url}/huge`, options)).toEqual({
       ok: false,
       reason: "it is too big (more than 100000 bytes)",
+      description: null,
     });
   });
 
@@ -91,6 +105,7 @@ describe("fetchArticle()", () => {
       {
         ok: false,
         reason: "it is too big (5000000 bytes, limit 100000)",
+        description: null,
       },
     );
     expect(cancelled).toBe(true);
@@ -119,17 +134,122 @@ describe("fetchArticle()", () => {
   });
 });
 
-describe("extractReadable()", () => {
-  test("says so when a page has no readable text", () => {
-    expect(
-      extractReadable("<html><body><script>app()</script></body></html>", "https://x/"),
-    ).toEqual({ ok: false, reason: "no readable text was found on the page" });
+describe("fetchArticle(): charsets", () => {
+  const FRENCH = Array.from(
+    { length: 12 },
+    (_, i) =>
+      `Paragraphe ${i + 1} : le café était délicieux à Noël, et l'été à Besançon garde ses crêpes, ses élèves et ses châteaux façon Renaissance.`,
+  );
+
+  test("decodes a Latin-1 page whose charset is declared only in <meta http-equiv>", async () => {
+    const html = articleHtml("Café", FRENCH).replace(
+      '<meta charset="utf-8">',
+      '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">',
+    );
+    using site = startFakeArticleSite({
+      "/fr": { contentType: "text/html", bytes: latin1Bytes(html) },
+    });
+    const result = await fetchArticle(`${site.url}/fr`, options);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.text).toContain("le café était délicieux à Noël");
+    expect(result.text).not.toContain("\uFFFD");
   });
 
-  test("writes relative links out in full against the page's URL", () => {
-    const html = articleHtml("Links", [...PARAGRAPHS, 'See <a href="/docs/guide">the guide</a>.']);
-    const result = extractReadable(html, "https://example.com/post/1");
-    expect(result.ok && result.text).toContain("See the guide (https://example.com/docs/guide).");
+  test("decodes a Shift_JIS page whose charset is declared only in <meta charset>", async () => {
+    const sentence = "これはにほんごのぶんしょうです、とてもながいぶんしょうです。";
+    const paragraphs = Array.from(
+      { length: 10 },
+      (_, i) => `${i + 1} 日本語 ${sentence.repeat(3)}`,
+    );
+    const html = articleHtml("Nihongo", paragraphs).replace(
+      '<meta charset="utf-8">',
+      '<meta charset="Shift_JIS">',
+    );
+    using site = startFakeArticleSite({
+      "/ja": { contentType: "text/html", bytes: shiftJisBytes(html) },
+    });
+    const result = await fetchArticle(`${site.url}/ja`, options);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.text).toContain(`日本語 ${sentence}`);
+    expect(result.text).not.toContain("\uFFFD");
+  });
+
+  test("lets the Content-Type header win over <meta>, and a byte order mark over both", async () => {
+    const html = articleHtml("Café", FRENCH).replace(
+      '<meta charset="utf-8">',
+      '<meta charset="shift_jis">',
+    );
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(html)]);
+    using site = startFakeArticleSite({
+      "/header": { contentType: "text/html; charset=windows-1252", bytes: latin1Bytes(html) },
+      "/bom": { contentType: "text/html; charset=windows-1252", bytes: bom },
+    });
+    for (const path of ["/header", "/bom"]) {
+      const result = await fetchArticle(`${site.url}${path}`, options);
+      expect(result.ok && result.text).toContain("le café était délicieux à Noël");
+    }
+  });
+
+  test("reads UTF-8 when nothing is declared", async () => {
+    const html = articleHtml("Café", FRENCH).replace('<meta charset="utf-8">', "");
+    using site = startFakeArticleSite({ "/plain": { contentType: "text/html", body: html } });
+    const result = await fetchArticle(`${site.url}/plain`, options);
+    expect(result.ok && result.text).toContain("le café était délicieux à Noël");
+  });
+});
+
+describe("readArticle()", () => {
+  test("drops link addresses from a link-heavy page and keeps every anchor's words", () => {
+    const page = linkHeavyArticle({ paragraphs: 20 });
+    const result = readArticle(page.html, "https://example.com/docs");
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.text).not.toContain("https://");
+    expect(result.text).not.toContain("utm_source");
+    for (const paragraph of page.paragraphs) expect(result.text).toContain(paragraph.text);
+  });
+
+  test("refuses a JavaScript wall and offers the page's description instead", () => {
+    expect(
+      readArticle(
+        javascriptWallHtml("A tool that turns notes into diagrams."),
+        "https://x.example/",
+      ),
+    ).toEqual({
+      ok: false,
+      reason: "the page shows only a JavaScript, error or bot-check wall",
+      description: "A tool that turns notes into diagrams.",
+    });
+  });
+
+  test("refuses a paywall's teaser", () => {
+    const result = readArticle(
+      paywallTeaserHtml("The city council voted to close the old bridge to cars."),
+      "https://news.example/",
+    );
+    expect(result).toEqual({
+      ok: false,
+      reason: "the page shows only a paywall teaser",
+      description: "The city council voted to close the old bridge to cars.",
+    });
+  });
+
+  test("refuses a video page, whose only text is the site's footer", () => {
+    const result = readArticle(
+      videoPageHtml("A talk on making databases fast."),
+      "https://video.example/",
+    );
+    expect(result).toMatchObject({ ok: false, reason: "it is a video page" });
+  });
+
+  test("says when a page has no readable text and no description", () => {
+    expect(readArticle("<html><body><script>app()</script></body></html>", "https://x/")).toEqual({
+      ok: false,
+      reason: "no readable text was found on the page",
+      description: null,
+    });
   });
 
   test("keeps code blocks of an article", () => {
@@ -137,7 +257,36 @@ describe("extractReadable()", () => {
       ...PARAGRAPHS,
       "</p><pre><code>fn main() {\n    println!(&quot;hi&quot;);\n}</code></pre><p>After the code.",
     ]);
-    const result = extractReadable(html, "https://example.com/code");
+    const result = readArticle(html, "https://example.com/code");
     expect(result.ok && result.text).toContain('```\nfn main() {\n    println!("hi");\n}\n```');
+  });
+});
+
+describe("junkReason()", () => {
+  const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
+  const page = { content: "<p>x</p>", videoPage: false, notFree: false };
+
+  test("passes an ordinary article, even one about JavaScript or subscriptions", () => {
+    expect(junkReason({ ...page, text: words(300) })).toBeNull();
+    const long = `${words(400)} Please enable JavaScript. Subscribe to continue reading. ${words(200)}`;
+    expect(junkReason({ ...page, text: long })).toBeNull();
+  });
+
+  test("refuses stubs, pages of links and paywalled pages", () => {
+    expect(junkReason({ ...page, text: words(40) })).toBe(
+      "the page is too short to be an article (40 words)",
+    );
+    const links = `<p>${Array.from({ length: 60 }, (_, i) => `<a href="/${i}">link ${i}</a>`).join(" ")}</p>`;
+    expect(junkReason({ ...page, content: links, text: words(120) })).toBe(
+      "the page is mostly links",
+    );
+    expect(junkReason({ ...page, notFree: true, text: words(150) })).toBe(
+      "the page shows only a paywall teaser",
+    );
+  });
+
+  test("counts words of Chinese and Japanese, which have no spaces", () => {
+    expect(wordCount("日本語のぶんしょう")).toBe(4);
+    expect(wordCount("two words")).toBe(2);
   });
 });

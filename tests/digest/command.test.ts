@@ -28,7 +28,7 @@ function tempDir(): string {
 }
 
 const BODY = Array.from(
-  { length: 5 },
+  { length: 10 },
   (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
 );
 
@@ -130,7 +130,7 @@ describe("bun run digest", () => {
         "",
         `[HN discussion](https://news.ycombinator.com/item?id=${ask?.objectID}) · 42 points · 1 comment · by pg`,
         "",
-        "**Article.** Summary of the article of Ask HN: What are you reading?.",
+        "**Post.** Summary of the article of Ask HN: What are you reading?.",
         "",
         "**Discussion.** Summary of the discussion of Ask HN: What are you reading?.",
         "",
@@ -205,6 +205,7 @@ describe("bun run digest", () => {
       points: 300,
       numComments: 2,
       articleSummary: "Summary of the article of Show HN: A tiny database.",
+      articleSource: "article",
       discussionSummary: "Summary of the discussion of Show HN: A tiny database.",
       notes: [],
     });

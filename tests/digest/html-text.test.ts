@@ -62,3 +62,17 @@ describe("htmlToText()", () => {
     expect(htmlToText("<p> </p>")).toBe("");
   });
 });
+
+describe("htmlToText() with linkUrls off (articles)", () => {
+  test("keeps a link's words and drops its address", () => {
+    const html =
+      'Read <a href="https://example.com/post?utm_source=x">the post</a> and <a href="/docs"><b>the docs</b></a>.';
+    expect(htmlToText(html, { linkUrls: false })).toBe("Read the post and the docs.");
+  });
+
+  test("keeps a link whose words are an address, as the page shows it", () => {
+    expect(
+      htmlToText('<a href="https://github.com/a/b">github.com/a/b</a>', { linkUrls: false }),
+    ).toBe("github.com/a/b");
+  });
+});

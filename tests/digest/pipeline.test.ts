@@ -6,7 +6,7 @@ import { digestStories, type PipelineStats } from "../../lib/digest/pipeline.ts"
 import { createProgress } from "../../lib/digest/progress.ts";
 import type { StoryDigest } from "../../lib/digest/types.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
-import { articleHtml } from "../fakes/article-site.ts";
+import { articleHtml, javascriptWallHtml } from "../fakes/article-site.ts";
 import { busyThread } from "../fakes/digest-corpus.ts";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
@@ -14,7 +14,7 @@ import type { GenerateBody } from "../fakes/ollama.ts";
 import { echoTitle, generateSuccess } from "../fakes/ollama.ts";
 
 const BODY = Array.from(
-  { length: 5 },
+  { length: 10 },
   (_, i) =>
     `Paragraph ${i + 1} of a long enough article that Readability keeps as the main content.`,
 );
@@ -292,6 +292,52 @@ describe("digestStories()", () => {
     expect(results[0]?.articleSummary).toBe(
       "Summary of the article of Ask HN: How do you back up?.",
     );
+  });
+
+  test("gives the model a Show HN author's own text beside the article", async () => {
+    const show = storyHit({
+      title: "Show HN: Tiny DB",
+      url: "/a/1",
+      story_text: "I built this over a year of weekends.<p>Feedback welcome!",
+    });
+    using world = startDigestWorld({
+      stories: [show],
+      pages: { "/a/1": { body: articleHtml("Tiny DB", BODY) } },
+    });
+    const { results } = await run(world);
+    const prompt = callFor(world.ollama.generateCalls, "article")?.prompt ?? "";
+    expect(prompt).toContain(
+      `The poster's own text on Hacker News:\n"""\nI built this over a year of weekends.\n\nFeedback welcome!\n"""\n\nArticle text:\n"""\nParagraph 1`,
+    );
+    expect(results[0]?.articleSource).toBe("article and post");
+  });
+
+  test("summarises a post's own text when its link gives no article", async () => {
+    const show = storyHit({ title: "Show HN: Thing", url: "/a/1", story_text: "My own words." });
+    using world = startDigestWorld({ stories: [show], pages: { "/a/1": { status: 404 } } });
+    const { results } = await run(world);
+    expect(callFor(world.ollama.generateCalls, "article")?.prompt).toContain(
+      'Article text:\n"""\nMy own words.\n"""',
+    );
+    expect(results[0]?.articleSource).toBe("post");
+    expect(results[0]?.notes[0]).toBe(
+      "The link gave no article (the site answered HTTP 404); the summary is of the post's own text.",
+    );
+  });
+
+  test("shows a JavaScript wall's own description instead of summarising the wall", async () => {
+    const news = newsOf(1);
+    using world = startDigestWorld({
+      ...news,
+      pages: { "/a/1": { body: javascriptWallHtml("A collaborative whiteboard for diagrams.") } },
+    });
+    const { results } = await run(world);
+    expect(callFor(world.ollama.generateCalls, "article")).toBeUndefined();
+    expect(results[0]?.articleSummary).toBe("A collaborative whiteboard for diagrams.");
+    expect(results[0]?.articleSource).toBe("description");
+    expect(results[0]?.notes).toEqual([
+      "No article summary: the page shows only a JavaScript, error or bot-check wall; the page's own description is shown instead.",
+    ]);
   });
 
   test("explains a story with no link and no text, and one without comments", async () => {

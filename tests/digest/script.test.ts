@@ -69,7 +69,7 @@ describe("scripts/digest.ts", () => {
 
   test("writes the digest on stdout and only logs on stderr", async () => {
     const body = Array.from(
-      { length: 5 },
+      { length: 12 },
       (_, i) => `Paragraph ${i} with enough words to be an article.`,
     );
     using world = startDigestWorld({

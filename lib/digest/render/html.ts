@@ -1,6 +1,7 @@
 import { stripControl } from "../../text/control.ts";
 import { isHttpUrl } from "../hn-client.ts";
 import type { StoryDigest } from "../types.ts";
+import { articleLabel } from "./labels.ts";
 import type { Renderer } from "./types.ts";
 
 /** Escapes text for HTML element content and double- or single-quoted attributes. */
@@ -77,7 +78,7 @@ export function htmlRenderer(): Renderer {
         `<article id="story-${story.id}">`,
         `<h2>${index + 1}. ${link(story.url, story.title)}</h2>`,
         `<p class="facts">${facts.join(" · ")}</p>`,
-        "<h3>Article</h3>",
+        `<h3>${articleLabel(digest.articleSource)}</h3>`,
         paragraphs(digest.articleSummary),
         "<h3>Discussion</h3>",
         paragraphs(digest.discussionSummary),

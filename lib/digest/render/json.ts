@@ -1,4 +1,4 @@
-import type { DigestMeta, StoryDigest } from "../types.ts";
+import type { ArticleSource, DigestMeta, StoryDigest } from "../types.ts";
 import type { Renderer } from "./types.ts";
 
 /** The JSON document's story entries, with the field names users script against. */
@@ -10,6 +10,8 @@ export interface JsonStory {
   points: number;
   numComments: number;
   articleSummary: string | null;
+  /** "article", "post", "article and post", "description", or null with no summary. */
+  articleSource: ArticleSource | null;
   discussionSummary: string | null;
   notes: string[];
 }
@@ -23,6 +25,7 @@ export function toJsonStory(digest: StoryDigest): JsonStory {
     points: digest.story.points,
     numComments: digest.story.numComments,
     articleSummary: digest.articleSummary,
+    articleSource: digest.articleSource,
     discussionSummary: digest.discussionSummary,
     notes: digest.notes,
   };

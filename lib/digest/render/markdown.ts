@@ -1,4 +1,5 @@
 import { stripControl } from "../../text/control.ts";
+import { articleLabel } from "./labels.ts";
 import type { Renderer } from "./types.ts";
 
 /** Backslash-escapes the characters that would turn a title into links, emphasis or HTML. */
@@ -45,7 +46,7 @@ export function markdownRenderer(): Renderer {
         "",
         facts.join(" · "),
         "",
-        `**Article.** ${block(digest.articleSummary)}`,
+        `**${articleLabel(digest.articleSource)}.** ${block(digest.articleSummary)}`,
         "",
         `**Discussion.** ${block(digest.discussionSummary)}`,
       ];
