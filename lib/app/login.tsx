@@ -15,7 +15,7 @@ export function loginRoutes(auth: AdminAuth): Hono<AppEnv> {
   const { adminToken, sessions, now } = auth;
   const routes = new Hono<AppEnv>();
 
-  routes.get("/login", (c) => {
+  routes.get("/login", async (c) => {
     if (adminToken === null) return c.redirect("/admin", 302);
     const next = localAdminPath(c.req.query("next"), "/admin");
     return renderPage(c, <LoginPage page={pageContext(c)} next={next} failed={null} />);

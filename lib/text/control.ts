@@ -30,3 +30,16 @@ export function invisibleCharacter(text: string): string | null {
   if (found === undefined) return null;
   return `U+${(found.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
 }
+
+// The invisible characters that change how text reads (BiDi embeddings, overrides, isolates and
+// marks, zero-width space, word joiner, BOM) and line/paragraph separators: never legitimate in
+// a page of ours, so any that older data or a payload still holds is shown as an escape.
+const READING_ORDER = /[\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/g;
+
+/** Shows the characters that could make text read differently from what it is as `\u202e`. */
+export function escapeInvisible(text: string): string {
+  return text.replace(
+    READING_ORDER,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}

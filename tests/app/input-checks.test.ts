@@ -147,3 +147,26 @@ describe("header values that can never be sent are refused when a webhook is sav
     }
   });
 });
+
+describe("invisible characters already stored", () => {
+  test("are shown escaped on admin pages, never raw", async () => {
+    const t = app();
+    // Written straight to the store, as a row from before the check (or a payload) may be.
+    const item = await t.store.items.create(
+      { sku: "OLD-1", name: `invoice${RLO}fdp.exe`, quantity: 1, location: "a\u200bb" },
+      new Date(),
+    );
+    for (const path of ["/admin/items", `/admin/items/${item.id}`]) {
+      const { html } = await t.client.open(path);
+      expect(html, path).toContain("invoice\\u202efdp.exe");
+      expect(html, path).not.toContain(RLO);
+      expect(html, path).not.toContain("\u200b");
+    }
+    // Letters, accents and emoji joiners are left alone.
+    await t.store.items.create(
+      { sku: "OK-1", name: "Zoë 👩‍👩‍👧", quantity: 1, location: "" },
+      new Date(),
+    );
+    expect((await t.client.open("/admin/items")).html).toContain("Zoë 👩‍👩‍👧");
+  });
+});

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { Child } from "hono/jsx";
+import { escapeInvisible } from "../../text/control.ts";
 import type { AppEnv } from "../context.ts";
 import type { PageContext } from "./layout.tsx";
 import { noticeText } from "./notices.ts";
@@ -15,12 +16,17 @@ export function pageContext(c: Context<AppEnv>): PageContext {
   };
 }
 
-/** Sends a page. Admin pages show deliveries and secrets, so no cache may keep them. */
-export function renderPage(
+/**
+ * Sends a page. Admin pages show deliveries and secrets, so no cache may keep them. BiDi
+ * overrides and other invisible characters are refused in names now, but older rows and
+ * payloads may hold them: the whole page shows any as `\u202e`, never raw (none is markup).
+ */
+export async function renderPage(
   c: Context<AppEnv>,
   page: Child,
   status: 200 | 400 | 401 | 403 | 404 | 409 | 429 = 200,
-): Response | Promise<Response> {
+): Promise<Response> {
   c.header("Cache-Control", "no-store");
-  return c.html(html`<!DOCTYPE html>${page}`, status);
+  const rendered = await html`<!DOCTYPE html>${page}`;
+  return c.html(escapeInvisible(String(rendered)), status);
 }
