@@ -5,7 +5,7 @@ import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
 import { type AllowList, checkDestination, type DestinationCheck, type Resolver } from "./ssrf.ts";
 import { isTemplated } from "./template.ts";
-import { type CaFiles, createCaFiles, type TlsOptions, tlsOptionsFor } from "./tls-options.ts";
+import { type CaFiles, caFileText, createCaFiles, tlsOptionsFor } from "./tls-options.ts";
 
 /** Response headers and body are kept up to this many bytes each. */
 export const RESPONSE_LIMIT_BYTES = 4096;
@@ -128,15 +128,19 @@ async function attemptWithin(
     });
   }
   const target = cached ? { url } : pinned(url, destination.addresses, request.headers);
-  let tls: TlsOptions | undefined;
-  try {
-    tls = await deadline.race(
-      tlsOptionsFor(claim.webhook, target.tls, options.caFiles ?? createCaFiles()),
-    );
-  } catch (error) {
-    if (deadline.timedOut || options.signal?.aborted) throw error;
-    return result(startedAt, elapsed(), { outcome: "network_error", error: messageOf(error) });
+  // Only a webhook with a CA file waits for anything here (the file, read once a minute).
+  let ca: string | undefined;
+  if (claim.webhook.caFile != null) {
+    try {
+      ca = await deadline.race(
+        caFileText(claim.webhook.caFile, options.caFiles ?? createCaFiles()),
+      );
+    } catch (error) {
+      if (deadline.timedOut || options.signal?.aborted) throw error;
+      return result(startedAt, elapsed(), { outcome: "network_error", error: messageOf(error) });
+    }
   }
+  const tls = tlsOptionsFor(claim.webhook, target.tls, ca);
 
   let response: Response;
   try {

@@ -42,23 +42,27 @@ export type CaFiles = ReturnType<typeof createCaFiles>;
 /**
  * The webhook's TLS choices (NetBox's ssl_verification and CA file path) over the options the
  * address pinning sets: the server name stays, so a verified certificate is still checked
- * against the URL's host. Undefined when there is nothing to set. Throws when the CA file cannot
- * be read, with the path in the message.
+ * against the URL's host. Undefined when there is nothing to set. `ca` is the CA file's text,
+ * read by the caller (caFileText) only for a webhook that names one.
  */
-export async function tlsOptionsFor(
-  webhook: Pick<Webhook, "sslVerification" | "caFile">,
+export function tlsOptionsFor(
+  webhook: Pick<Webhook, "sslVerification">,
   pinned: TlsOptions | undefined,
-  caFiles: CaFiles,
-): Promise<TlsOptions | undefined> {
+  ca?: string,
+): TlsOptions | undefined {
   let tls = pinned;
-  if (!webhook.sslVerification) tls = { ...tls, rejectUnauthorized: false };
-  if (webhook.caFile !== null) {
-    try {
-      tls = { ...tls, ca: await caFiles(webhook.caFile) };
-    } catch (error) {
-      const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      throw new Error(`Could not read the CA file ${JSON.stringify(webhook.caFile)}: ${reason}`);
-    }
-  }
+  // Only an explicit false turns verification off.
+  if (webhook.sslVerification === false) tls = { ...tls, rejectUnauthorized: false };
+  if (ca !== undefined) tls = { ...tls, ca };
   return tls;
+}
+
+/** The text of the webhook's CA file; throws naming the file when it cannot be read. */
+export async function caFileText(path: string, caFiles: CaFiles): Promise<string> {
+  try {
+    return await caFiles(path);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw new Error(`Could not read the CA file ${JSON.stringify(path)}: ${reason}`);
+  }
 }
