@@ -7,10 +7,11 @@ import type { Logger } from "../log.ts";
 import { createReceiver } from "../receiver/app.ts";
 import { openSqliteStore } from "../store/sqlite/store.ts";
 import { VERSION } from "../version.ts";
+import type { WorkerHooks } from "../webhooks/loop.ts";
 import { generateSecret } from "../webhooks/signing.ts";
 import { attemptLogEntry, describeAttempt } from "../worker/attempt-log.ts";
 import { createDeliveryWorker, loggingHooks } from "../worker/bind.ts";
-import { loadWorkerConfig } from "../worker/config.ts";
+import { loadWorkerConfig, type WorkerConfig } from "../worker/config.ts";
 import { startHeartbeat } from "../worker/heartbeat.ts";
 
 const HOST = "127.0.0.1";
@@ -69,19 +70,10 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     cleanups.unshift(() => workerStore.close());
     const allowed = `${HOST}:${receiver.port}`;
     const config = loadWorkerConfig({ DATABASE_URL: databasePath, WEBHOOK_ALLOWED_HOSTS: allowed });
-    // One line per attempt, successes included, printed with the receiver's output rather than
-    // logged as well: the worker's own attempt log is replaced, its other lines kept.
     const worker = createDeliveryWorker({
       store: workerStore,
       config,
-      hooks: {
-        ...loggingHooks(logger, config),
-        onFinished(claim, delivered) {
-          print(
-            `worker: ${describeAttempt(attemptLogEntry(claim, delivered, config.maxAttempts))}`,
-          );
-        },
-      },
+      hooks: demoWorkerHooks(print, logger, config),
     });
     const stopWorker = new AbortController();
     const workerDone = worker.run({ signal: stopWorker.signal });
@@ -124,6 +116,24 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     for (const cleanup of cleanups) await cleanup();
   }
   print("Demo stopped.");
+}
+
+/**
+ * One printed line per attempt, successes included, beside the receiver's output, and not
+ * logged as well: the worker's own attempt log is replaced, its other lines (errors, releases)
+ * kept.
+ */
+export function demoWorkerHooks(
+  print: (text: string) => void,
+  logger: Logger,
+  config: Pick<WorkerConfig, "maxAttempts">,
+): WorkerHooks {
+  return {
+    ...loggingHooks(logger, config),
+    onFinished(claim, delivered) {
+      print(`worker: ${describeAttempt(attemptLogEntry(claim, delivered, config.maxAttempts))}`);
+    },
+  };
 }
 
 /** Listens on `preferred`, or on a free port when it is taken (port 0 picks one anyway). */
