@@ -73,6 +73,8 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     const worker = createDeliveryWorker({
       store: workerStore,
       config,
+      logger,
+      logAttempts: false,
       hooks: demoWorkerHooks(print, logger, config),
     });
     const stopWorker = new AbortController();

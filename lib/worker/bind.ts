@@ -53,6 +53,8 @@ export interface DeliveryWorkerOptions {
   now?: () => number;
   random?: () => number;
   logger?: Logger;
+  /** false: the caller shows attempts itself (the demo prints them), so they are not logged too. */
+  logAttempts?: boolean;
   /** Log successful attempts too (at debug level): --verbose or LOG_LEVEL=debug. */
   verbose?: boolean;
   /** Extra observers (metrics); run after the logging ones. */
@@ -202,7 +204,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
       prefetch: config.prefetch,
       claimErrorDelayMs: options.claimErrorDelayMs,
       hooks: combineHooks(
-        options.logger
+        options.logger && options.logAttempts !== false
           ? loggingHooks(options.logger, config, {
               verbose: options.verbose,
               isUnreachable: (error) => store.isUnreachable(error),
