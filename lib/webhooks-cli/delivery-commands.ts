@@ -111,7 +111,7 @@ export function emitCommand(deps: CliDeps) {
         const hint =
           ids.length === 0
             ? webhookId === undefined
-              ? " (no enabled webhook is subscribed to it)"
+              ? " (no enabled webhook is subscribed to it, or no conditions matched)"
               : " (the webhook is disabled or not subscribed to it)"
             : "";
         out(

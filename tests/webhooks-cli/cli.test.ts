@@ -359,7 +359,7 @@ describe("webhooks emit", () => {
   test("emit says so when no webhook is subscribed", async () => {
     await store.webhooks.update(1, { enabled: false });
     expect(await cli("emit", "item.updated")).toBe(
-      "Queued 0 deliveries for 1 item.updated change (no enabled webhook is subscribed to it)",
+      "Queued 0 deliveries for 1 item.updated change (no enabled webhook is subscribed to it, or no conditions matched)",
     );
   });
 
