@@ -1,6 +1,7 @@
 import type { Logger } from "../log.ts";
 import type { SummaryCache } from "./cache.ts";
-import { generate } from "./ollama.ts";
+import { cleanSummary } from "./model-text.ts";
+import { generate, OllamaError } from "./ollama.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { answerReserve } from "./prompt.ts";
 
@@ -35,9 +36,10 @@ export async function summarise(
         { fetch: context.fetch, timeoutMs: config.ollamaTimeoutMs },
       );
     }, priority);
+    let summary = cleanSummary(answer.text);
+    if (summary === "") throw new OllamaError("Ollama's answer held only a preamble");
     stats.generated++;
     const notes = [...part.notes];
-    let summary = answer.text;
     if (answer.doneReason === "length") {
       summary = wholeSentences(summary);
       notes.push(

@@ -1,13 +1,35 @@
-// C0 controls except tab and newline, DEL, and C1 controls (which include the 8-bit CSI, 0x9B).
-// Escape sequences start with ESC (0x1B), so removing ESC and the other controls defuses them.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+// biome-ignore-all lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+
+// String sequences: OSC (ESC ] or 0x9D; OSC 8 is a hyperlink, OSC 0 sets the window title), DCS
+// (ESC P, 0x90), SOS (ESC X, 0x98), PM (ESC ^, 0x9E) and APC (ESC _, 0x9F). Their text runs to BEL
+// or ST (ESC \ or 0x9C); a terminal swallows everything until then, so an unterminated one is
+// removed to the end of its line.
+const STRING_SEQUENCE =
+  /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c\n]*(?:\u0007|\u001b\\|\u009c)?/g;
+// CSI (ESC [ or 0x9B): parameter bytes, intermediate bytes, then one final byte (colours, cursor
+// moves, screen clears).
+const CSI = /(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]?/g;
+// Any other escape: ESC, intermediate bytes, one final byte (ESC 7, ESC ( B, ESC c…).
+const ESCAPE = /\u001b[\u0020-\u002f]*[\u0030-\u007e]?/g;
+// C0 controls except tab and newline, DEL, and C1 controls.
 const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
-// Bidirectional overrides can make text display differently from what it is.
+// Bidirectional overrides and isolates can make text display differently from what it is.
 const BIDI = /[\u202A-\u202E\u2066-\u2069]/g;
 
-/** Removes terminal control characters (keeps tab and newline); carriage returns become newlines. */
+/**
+ * Removes what a terminal would act on instead of showing: whole escape sequences (CSI, OSC
+ * including OSC 8 hyperlinks, DCS and the other string sequences, two-byte escapes, in their
+ * 7- and 8-bit forms), then any other C0/C1 control but tab and newline, and bidirectional
+ * overrides. Carriage returns become newlines, so text cannot overwrite a line.
+ */
 export function stripControl(text: string): string {
-  return text.replace(/\r\n?/g, "\n").replace(CONTROL, "").replace(BIDI, "");
+  return text
+    .replace(/\r\n?/g, "\n")
+    .replace(STRING_SEQUENCE, "")
+    .replace(CSI, "")
+    .replace(ESCAPE, "")
+    .replace(CONTROL, "")
+    .replace(BIDI, "");
 }
 
 /** Shows terminal control characters as visible escapes (`\x1b`, `\u202e`); keeps tab and newline. */

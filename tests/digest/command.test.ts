@@ -280,10 +280,71 @@ describe("bun run digest", () => {
     expect(stdout).not.toContain("\u001b");
     expect(stdout).not.toContain("\u0007");
     expect(stdout).not.toContain("\u009b");
-    expect(stdout).toContain("Totally \\[2J\\]0;pwned normal");
-    expect(stdout).toContain("Model [5mblinks[0m 1m");
+    expect(stdout).toContain("## 1. Totally normal\n");
+    expect(stdout).toContain("**Discussion.** Model blinks\n");
+    expect(stdout).not.toMatch(/\[\d+m|\]0;/);
     expect(world.ollama.generateCalls).toHaveLength(2);
     for (const call of world.ollama.generateCalls) expect(call.prompt).not.toContain("\u001b");
+  });
+
+  describe("model output with a preamble, Markdown, HTML and escape sequences", () => {
+    const answer = [
+      "Sure! Here is a summary of the article:",
+      "",
+      "## Overview",
+      "The **engine** is *fast*.\u001b]8;;https://evil.example/\u0007 Click\u001b]8;;\u0007 \u001b[31mred\u001b[0m",
+      "",
+      "* one",
+      "* two",
+      "",
+      "<script>alert(1)</script><img src=x onerror=alert(2)>",
+    ].join("\n");
+    const world = () =>
+      startDigestWorld({
+        stories: [storyHit({ title: "T", url: undefined, story_text: "x", num_comments: 0 })],
+        ollama: { generate: () => answer },
+      });
+
+    test("Markdown: no preamble, heading below story level, raw HTML escaped", async () => {
+      using w = world();
+      const { stdout } = await digest(w);
+      expect(stdout).toContain(
+        [
+          "**Post.**",
+          "",
+          "#### Overview",
+          "The **engine** is *fast*. Click red",
+          "",
+          "* one",
+          "* two",
+          "",
+          "&lt;script>alert(1)&lt;/script>&lt;img src=x onerror=alert(2)>",
+        ].join("\n"),
+      );
+      expect(stdout).not.toContain("\u001b");
+      expect(stdout).not.toMatch(/Here is a summary|\]8;;|\[31m|<script|<img/);
+    });
+
+    test("HTML: Markdown rendered, raw HTML escaped", async () => {
+      using w = world();
+      const { stdout } = await digest(w, ["--format", "html"]);
+      expect(stdout).toContain(
+        "<h4>Overview</h4>\n<p>The <strong>engine</strong> is <em>fast</em>. Click red</p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>",
+      );
+      expect(stdout).toContain(
+        "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;",
+      );
+      expect(stdout).not.toMatch(/Here is a summary|\*\*|<script|<img|\]8;;|\[31m/);
+    });
+
+    test("JSON: the model's Markdown kept as text, without preamble or escape sequences", async () => {
+      using w = world();
+      const { stdout } = await digest(w, ["--format", "json"]);
+      const summary = JSON.parse(stdout).stories[0].articleSummary as string;
+      expect(summary).toStartWith("## Overview\nThe **engine** is *fast*. Click red\n");
+      expect(summary).not.toContain("\u001b");
+      expect(summary).not.toMatch(/Here is|\]8;;|\[31m/);
+    });
   });
 
   test("a re-run over unchanged stories answers from the cache with no Ollama call", async () => {

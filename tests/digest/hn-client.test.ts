@@ -96,7 +96,7 @@ describe("fetchFrontPage()", () => {
       stories: [storyHit({ title: "Evil\u001b]0;pwned\u0007 \u001b[31mred\u001b[0m title\r\n" })],
     });
     const [story] = await fetchFrontPage(search.url, 10, noWait);
-    expect(story?.title).toBe("Evil]0;pwned [31mred[0m title");
+    expect(story?.title).toBe("Evil red title");
   });
 
   test("treats a link that is not http(s) as a text post", async () => {

@@ -54,7 +54,7 @@ describe("htmlToText()", () => {
   });
 
   test("removes terminal control characters", () => {
-    expect(htmlToText("bad\u001b[2J\u0007 news\u202e")).toBe("bad[2J news");
+    expect(htmlToText("bad\u001b[2J\u0007 news\u202e")).toBe("bad news");
   });
 
   test("returns an empty string for empty or whitespace-only HTML", () => {

@@ -176,7 +176,7 @@ describe("generate()", () => {
     using ollama = startFakeOllama({
       generate: () => "<think>reasoning\u001b[2J</think>The \u001b[31msummary\u001b[0m.",
     });
-    expect((await generate(ollama.url, request)).text).toBe("The [31msummary[0m.");
+    expect((await generate(ollama.url, request)).text).toBe("The summary.");
   });
 
   test("fails on a 404 for a missing model and says to pull it", async () => {

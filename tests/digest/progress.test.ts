@@ -21,7 +21,7 @@ describe("createProgress()", () => {
     progress.done(0);
     progress.update(1, "summarising the article");
     expect(tty.writes).toEqual([
-      "\r\u001b[Kstory 2/10 · summarising the article · 1 done · 2.5s · Second[31m",
+      "\r\u001b[Kstory 2/10 · summarising the article · 1 done · 2.5s · Second",
     ]);
     progress.clear();
     expect(tty.writes.at(-1)).toBe("\r\u001b[K");

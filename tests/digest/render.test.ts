@@ -94,11 +94,12 @@ describe("markdownRenderer()", () => {
     const evil: StoryDigest = {
       ...linked,
       story: { ...linked.story, title: "Evil\u001b]0;owned\u0007 title" },
-      articleSummary: "Text\u001b[2J with \u009b escapes",
+      articleSummary: "Text\u001b[2J with \u009b2J escapes",
     };
     const out = markdownRenderer().story(evil, 0);
     for (const control of ["\u001b", "\u0007", "\u009b"]) expect(out).not.toContain(control);
-    expect(out).toContain("Evil\\]0;owned title");
+    expect(out).toContain("[Evil title](https://example.com/malloc)");
+    expect(out).toContain("**Article.** Text with  escapes\n");
   });
 
   test("escapes Markdown in titles and odd characters in links", () => {

@@ -2,6 +2,7 @@ import { stripControl } from "../../text/control.ts";
 import { isHttpUrl } from "../hn-client.ts";
 import type { StoryDigest } from "../types.ts";
 import { articleLabel } from "./labels.ts";
+import { modelTextToHtml } from "./model-markdown.ts";
 import type { Renderer } from "./types.ts";
 
 /** Escapes text for HTML element content and double- or single-quoted attributes. */
@@ -9,15 +10,10 @@ export function escapeHtml(text: string): string {
   return stripControl(text).replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-/** Summaries as paragraphs; blank lines in the model's answer separate them. */
+/** A summary as HTML: the model's Markdown rendered with only a safe subset, raw HTML escaped. */
 function paragraphs(text: string | null): string {
   if (text === null) return `<p class="missing">No summary.</p>`;
-  return text
-    .split(/\n\s*\n/)
-    .map((part) => part.trim())
-    .filter((part) => part !== "")
-    .map((part) => `<p>${escapeHtml(part).replace(/\n/g, "<br>")}</p>`)
-    .join("\n");
+  return modelTextToHtml(text);
 }
 
 function link(url: string | null, text: string): string {
@@ -36,6 +32,8 @@ const STYLE = `
   article { border-top: 1px solid #8884; padding: 1rem 0; }
   article h2 { font-size: 1.2rem; margin: 0 0 .25rem; }
   article h3 { font-size: .95rem; margin: 1rem 0 .25rem; color: var(--accent); }
+  article h4 { font-size: .9rem; margin: .75rem 0 .25rem; }
+  pre { overflow-x: auto; } code { font-size: .9em; }
   a { color: inherit; }
   .missing { color: var(--muted); font-style: italic; }
   .notes { font-size: .9rem; color: var(--muted); }`;

@@ -1,5 +1,6 @@
 import { stripControl } from "../../text/control.ts";
 import { articleLabel } from "./labels.ts";
+import { modelTextToMarkdown, startsWithBlock } from "./model-markdown.ts";
 import type { Renderer } from "./types.ts";
 
 /** Backslash-escapes the characters that would turn a title into links, emphasis or HTML. */
@@ -16,8 +17,11 @@ export function markdownUrl(url: string): string {
   );
 }
 
-function block(text: string | null): string {
-  return text === null ? "_No summary._" : stripControl(text).trim();
+/** `**Label.** text`, or the label on its own line when the text opens with a list or heading. */
+function labelled(label: string, text: string | null): string {
+  if (text === null) return `**${label}.** _No summary._`;
+  const body = modelTextToMarkdown(text).trim();
+  return startsWithBlock(body) ? `**${label}.**\n\n${body}` : `**${label}.** ${body}`;
 }
 
 function plural(count: number, one: string, many = `${one}s`): string {
@@ -46,16 +50,18 @@ export function markdownRenderer(): Renderer {
         "",
         facts.join(" · "),
         "",
-        `**${articleLabel(digest.articleSource)}.** ${block(digest.articleSummary)}`,
+        labelled(articleLabel(digest.articleSource), digest.articleSummary),
         "",
-        `**Discussion.** ${block(digest.discussionSummary)}`,
+        labelled("Discussion", digest.discussionSummary),
       ];
       if (digest.notes.length > 0) {
         lines.push(
           "",
           "Notes:",
           "",
-          ...digest.notes.map((note) => `- ${stripControl(note).replace(/\s+/g, " ")}`),
+          ...digest.notes.map(
+            (note) => `- ${stripControl(note).replace(/\s+/g, " ").replace(/</g, "&lt;")}`,
+          ),
         );
       }
       return `${lines.join("\n")}\n`;

@@ -1,0 +1,101 @@
+import MarkdownIt from "markdown-it";
+import { stripControl } from "../../text/control.ts";
+
+/**
+ * markdown-it with only the safe subset models use turned on: paragraphs, line breaks, bold,
+ * italics, inline code, lists, quotes, code blocks and headings. Raw HTML is escaped (html:
+ * false), and links, images and autolinks are off, so a model cannot put a script, an image
+ * that loads from elsewhere or a javascript: link on the page.
+ */
+const markdown = new MarkdownIt("zero", {
+  html: false,
+  linkify: false,
+  typographer: false,
+  breaks: true,
+}).enable([
+  "paragraph",
+  "newline",
+  "escape",
+  "entity",
+  "emphasis",
+  "backticks",
+  "list",
+  "blockquote",
+  "fence",
+  "heading",
+  "lheading",
+]);
+
+/** The model's Markdown as HTML, headings demoted to <h4> (below the story and its sections). */
+export function modelTextToHtml(text: string): string {
+  const tokens = markdown.parse(stripControl(text), {});
+  for (const token of tokens) {
+    if (token.type === "heading_open" || token.type === "heading_close") token.tag = "h4";
+  }
+  return markdown.renderer.render(tokens, markdown.options, {}).trim();
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const ATX_HEADING = /^( {0,3})(#{1,6})(?=\s|$)/;
+const SETEXT_UNDERLINE = /^ {0,3}(=+|-+)\s*$/;
+
+/**
+ * The model's Markdown made safe to place under a story in the Markdown digest: raw HTML is
+ * escaped outside code (a viewer would otherwise run its <script> or <img onerror>), images are
+ * defused, headings are demoted two levels (at least to ###) so none competes with a story's
+ * `##`, and a code fence left open is closed so it cannot swallow the rest of the digest.
+ */
+export function modelTextToMarkdown(text: string): string {
+  const lines = stripControl(text).split("\n");
+  const out: string[] = [];
+  let fence: string | null = null;
+  for (const [i, line] of lines.entries()) {
+    const opener = FENCE.exec(line)?.[1];
+    if (fence !== null) {
+      out.push(line);
+      if (opener && opener[0] === fence[0] && opener.length >= fence.length) fence = null;
+      continue;
+    }
+    if (opener) {
+      fence = opener;
+      out.push(line);
+      continue;
+    }
+    const underline = SETEXT_UNDERLINE.exec(line)?.[1];
+    const previous = out.at(-1) ?? "";
+    if (underline && i > 0 && previous.trim() !== "" && !/^\s*([-*+]|\d+[.)])\s/.test(previous)) {
+      out[out.length - 1] = `${underline.startsWith("=") ? "###" : "####"} ${previous.trim()}`;
+      continue;
+    }
+    const heading = ATX_HEADING.exec(line);
+    const demoted = heading
+      ? line.replace(
+          ATX_HEADING,
+          `${heading[1]}${"#".repeat(Math.min(6, Math.max(3, (heading[2]?.length ?? 1) + 2)))}`,
+        )
+      : line;
+    out.push(outsideCodeSpans(demoted, defuse));
+  }
+  if (fence !== null) out.push(fence);
+  return out.join("\n");
+}
+
+/** Escapes what would become HTML, an image or a non-web link outside code. */
+function defuse(text: string): string {
+  return text
+    .replace(/</g, "&lt;")
+    .replace(/!\[/g, "!\\[")
+    .replace(/\]\((?!\s*<?https?:)/gi, "]\\(");
+}
+
+function outsideCodeSpans(line: string, map: (text: string) => string): string {
+  return line
+    .split(/(`+[^`]*?`+)/)
+    .map((part, i) => (i % 2 === 1 ? part : map(part)))
+    .join("");
+}
+
+/** True when the text opens with a block (heading, list, quote, fence) a label cannot lead. */
+export function startsWithBlock(markdownText: string): boolean {
+  return /^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s|>|```|~~~)/.test(markdownText);
+}
