@@ -50,9 +50,7 @@ export async function runScript(
         return;
       }
     }
-    if (subCommands !== undefined && !flags.some((arg) => !arg.startsWith("-"))) {
-      throw new UsageError(`Give a command: ${Object.keys(subCommands).join(", ")} (see --help)`);
-    }
+    if (subCommands !== undefined) checkCommandGiven(flags, Object.keys(subCommands));
     await runCommand(command, { rawArgs });
   } catch (error) {
     process.exitCode = exitCodeFor(error);
@@ -71,6 +69,21 @@ function quietWhenClosed(stream: NodeJS.WriteStream): void {
   stream.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code !== "EPIPE") throw error;
   });
+}
+
+/**
+ * `webhooks` alone names no command; `webhooks --json list` puts an option where citty would
+ * silently drop it. Both are one line and exit code 2.
+ */
+function checkCommandGiven(flags: readonly string[], names: readonly string[]): void {
+  const at = flags.findIndex((arg) => !arg.startsWith("-"));
+  if (at === -1) throw new UsageError(`Give a command: ${names.join(", ")} (see --help)`);
+  const early = flags[0];
+  if (at > 0 && early !== undefined) {
+    throw new UsageError(
+      `Unknown option ${escapeControl(early.split("=")[0] ?? early)} before the command: options go after it (see --help)`,
+    );
+  }
 }
 
 async function resolveMeta(command: CommandDef): Promise<{ version?: string } | undefined> {

@@ -36,6 +36,8 @@ describe("every command", () => {
     ["digest", ["--formt", "json"], "Unknown option --formt"],
     ["webhooks", ["list", "--jsno"], "Unknown option --jsno: did you mean --json?"],
     ["webhooks", ["stats", "extra"], 'Unexpected argument "extra"'],
+    ["webhooks", ["--jsno", "stats"], "Unknown option --jsno before the command"],
+    ["webhooks", [], "Give a command: add, list,"],
   ])("%s %p exits 2 at once with one line naming the mistake", async (script, args, message) => {
     const { stdout, stderr, code } = await run(script, args);
     expect(code).toBe(2);
