@@ -24,6 +24,7 @@ import {
 } from "./patch-latency.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./postgres.ts";
 import { benchChange as change, readLines } from "./shared.ts";
+import { TEMPLATES_SECTION_TITLE, templatesSection } from "./templates.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 20_000);
@@ -132,6 +133,7 @@ type Section = (context: Context) => Promise<void>;
 /** [key for BENCH_SECTIONS, title, section]. */
 const SECTIONS: Array<[string, string, Section]> = [
   ["enqueue", "Enqueue throughput (SQLite)", enqueueThroughput],
+  ["templates", TEMPLATES_SECTION_TITLE, (context) => templatesSection({ report: context.report })],
   ["throughput", "Delivery throughput, worker process → receiver process", deliveryThroughput],
   ["idle", "Idle worker: wake-up latency and CPU", idleWorker],
   [

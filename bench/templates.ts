@@ -1,0 +1,65 @@
+/**
+ * bench:webhooks section: what NetBox's webhook options cost where they run, at enqueue, inside
+ * the change's transaction (SQLite): changes/s with one plain webhook, with one whose body, URL
+ * and a header are templates, with one whose condition matches nothing, and one render alone.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqliteStore } from "../lib/store/sqlite/store.ts";
+import type { NewWebhook } from "../lib/webhooks/model.ts";
+import { renderTemplate } from "../lib/webhooks/template.ts";
+import { benchChange } from "./shared.ts";
+
+export const TEMPLATES_SECTION_TITLE =
+  "Templates and conditions at enqueue (SQLite, one change per transaction)";
+
+const SLACK = `{
+  "text": {{ ("Item " ~ data.sku ~ " " ~ event ~ " by " ~ username) | tojson }},
+  "blocks": [{"type": "section", "text": {"type": "mrkdwn",
+    "text": {{ ("*" ~ data.name ~ "*: " ~ data.quantity ~ " left") | tojson }}}}]
+}`;
+
+export async function templatesSection(options: {
+  report: (label: string, value: string, note?: string) => void;
+  changes?: number;
+}): Promise<void> {
+  const changes = options.changes ?? 5000;
+  const dir = mkdtempSync(join(tmpdir(), "bench-templates-"));
+  const setups: Array<[string, Partial<NewWebhook>]> = [
+    ["plain webhook (default body)", {}],
+    [
+      "templated body, URL and header",
+      {
+        url: "http://127.0.0.1:9/{{ model }}/{{ data.id }}",
+        headers: [["X-Sku", "{{ data.sku }}"]],
+        bodyTemplate: SLACK,
+      },
+    ],
+    ["condition that matches nothing", { conditions: { and: [{ attr: "id", value: -1 }] } }],
+  ];
+  try {
+    for (const [index, [label, fields]] of setups.entries()) {
+      const store = openSqliteStore(join(dir, `t${index}.db`));
+      await store.webhooks.create({ name: "bench", url: "http://127.0.0.1:9/", ...fields });
+      for (let i = 0; i < 200; i++) await store.queue.enqueue(benchChange(i)); // warm-up
+      const started = performance.now();
+      for (let i = 0; i < changes; i++) await store.queue.enqueue(benchChange(i));
+      const ms = performance.now() - started;
+      options.report(
+        label,
+        `${Math.round((changes / ms) * 1000).toLocaleString("en")}/s`,
+        "changes/s",
+      );
+      await store.close();
+    }
+    const context = JSON.parse(JSON.stringify({ ...benchChange(1), event: "created" }));
+    const renders = 20_000;
+    const started = performance.now();
+    for (let i = 0; i < renders; i++) renderTemplate(SLACK, context);
+    const perRender = ((performance.now() - started) / renders) * 1000;
+    options.report("one render of the Slack body", `${perRender.toFixed(1)} µs`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
