@@ -193,9 +193,15 @@ export function templatedUrlProblem(url: string): string | null {
   return problem === null ? null : `template error at ${problem.message}`;
 }
 
+/** The longest body template or condition set accepted (both live in every claim's webhook row). */
+export const MAX_OPTION_TEXT = 65_536;
+
 /** A Jinja2 body template; blank means NetBox's default JSON body (null). */
 export function checkBodyTemplate(text: string): string | null {
   if (text.trim() === "") return null;
+  if (text.length > MAX_OPTION_TEXT) {
+    throw new UsageError(`Invalid --body-template: longer than ${MAX_OPTION_TEXT} characters`);
+  }
   const problem = templateProblem(text);
   if (problem !== null) {
     throw new UsageError(`Invalid --body-template: template error at ${problem.message}`);
@@ -206,6 +212,9 @@ export function checkBodyTemplate(text: string): string | null {
 /** A condition set in NetBox's JSON format; blank means none (null). */
 export function checkConditions(text: string): ConditionSet | null {
   if (text.trim() === "") return null;
+  if (text.length > MAX_OPTION_TEXT) {
+    throw new UsageError(`Invalid --condition: longer than ${MAX_OPTION_TEXT} characters`);
+  }
   try {
     return parseConditionText(text);
   } catch (error) {

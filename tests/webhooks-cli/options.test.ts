@@ -219,3 +219,10 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(await cli("retry", "2")).toContain("0");
   });
 });
+
+test("a body template or condition over 64 KiB is refused", async () => {
+  const long = `{{ event }}${" ".repeat(65_536)}`;
+  expect(await refused(...add, "--body-template", long)).toBe(
+    "Invalid --body-template: longer than 65536 characters",
+  );
+});

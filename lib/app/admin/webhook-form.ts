@@ -7,6 +7,7 @@ import { isValidSecret } from "../../webhooks/signing.ts";
 import { isTemplated, templateProblem } from "../../webhooks/template.ts";
 import {
   headerValueProblem,
+  MAX_OPTION_TEXT,
   RESERVED_HEADERS,
   templatedUrlProblem,
   WEBHOOK_METHODS,
@@ -167,25 +168,31 @@ const webhookFormSchema = z.object({
     })
     .transform((v) => (v === "" ? null : Number(v))),
   enabled: z.boolean(),
-  bodyTemplate: z.string().transform((text, ctx) => {
-    if (text.trim() === "") return null;
-    const problem = templateProblem(text);
-    if (problem !== null) {
-      ctx.addIssue({ code: "custom", message: `Template error at ${problem.message}` });
-      return z.NEVER;
-    }
-    return text;
-  }),
-  conditions: z.string().transform((text, ctx) => {
-    if (text.trim() === "") return null;
-    try {
-      return parseConditionText(text);
-    } catch (error) {
-      if (!(error instanceof ConditionError)) throw error;
-      ctx.addIssue({ code: "custom", message: `At ${error.message}` });
-      return z.NEVER;
-    }
-  }),
+  bodyTemplate: z
+    .string()
+    .max(MAX_OPTION_TEXT, `Must be at most ${MAX_OPTION_TEXT} characters`)
+    .transform((text, ctx) => {
+      if (text.trim() === "") return null;
+      const problem = templateProblem(text);
+      if (problem !== null) {
+        ctx.addIssue({ code: "custom", message: `Template error at ${problem.message}` });
+        return z.NEVER;
+      }
+      return text;
+    }),
+  conditions: z
+    .string()
+    .max(MAX_OPTION_TEXT, `Must be at most ${MAX_OPTION_TEXT} characters`)
+    .transform((text, ctx) => {
+      if (text.trim() === "") return null;
+      try {
+        return parseConditionText(text);
+      } catch (error) {
+        if (!(error instanceof ConditionError)) throw error;
+        ctx.addIssue({ code: "custom", message: `At ${error.message}` });
+        return z.NEVER;
+      }
+    }),
   sslVerification: z.boolean(),
   caFile: z
     .string()
