@@ -130,6 +130,13 @@ describe("TLS options per webhook", () => {
       { ...toHookTest, caFiles: createCaFiles() },
     );
     expect(notPem.record.error).toEndWith("no PEM certificate in it");
+    const endless = await sendAttempt(
+      claimFor({ url: tls.url("hook.test"), caFile: "/dev/zero" }),
+      { ...toHookTest, caFiles: createCaFiles() },
+    );
+    expect(endless.record.error).toBe(
+      'Could not read the CA file "/dev/zero": larger than 1048576 bytes',
+    );
     expect(tls.hosts).toEqual([]);
   });
 
