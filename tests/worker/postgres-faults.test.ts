@@ -5,6 +5,7 @@ import { createMemoryLogger, type Logger } from "../../lib/log.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { loadWorkerConfig } from "../../lib/worker/config.ts";
+import { skewedClockEnv } from "../fakes/faketime.ts";
 import {
   describePostgres,
   type PostgresCluster,
@@ -14,6 +15,7 @@ import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { change } from "../store/contract.ts";
 
 const WORKER_SCRIPT = join(import.meta.dir, "../../scripts/worker.ts");
+const CLI_SCRIPT = join(import.meta.dir, "../../scripts/webhooks.ts");
 
 /** A worker process whose stderr is read as it comes, so a test can await a line. */
 interface WorkerProcess {
@@ -44,10 +46,16 @@ describePostgres("workers through PostgreSQL faults", () => {
     return admin;
   }
 
-  function startWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
+  /** `skew`: run it with its clock this far off (libfaketime), e.g. "+120s". */
+  function startWorker(
+    databaseUrl: string,
+    env: Record<string, string> = {},
+    skew?: string,
+  ): WorkerProcess {
     const child = Bun.spawn([process.execPath, WORKER_SCRIPT], {
       env: {
         ...process.env,
+        ...(skew ? skewedClockEnv(skew) : {}),
         DATABASE_URL: databaseUrl,
         WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
         WEBHOOK_CONCURRENCY: "4",
@@ -144,6 +152,73 @@ describePostgres("workers through PostgreSQL faults", () => {
     }
   }, 60_000);
 
+  test("a worker whose clock is 2 minutes ahead takes over no lease another worker holds", async () => {
+    const held: Array<() => void> = [];
+    let holding = true;
+    const endpoint = startFakeEndpoint(async () => {
+      if (holding) await new Promise<void>((resolve) => held.push(resolve));
+      return new Response("ok");
+    });
+    cleanups.push(() => endpoint.stop());
+    const url = await cluster.createDatabase();
+    const store = await openPostgresStore(url);
+    cleanups.push(() => store.close());
+    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+    const sql = adminOn(url);
+    const database = new URL(url).pathname.slice(1);
+    const listeners = () =>
+      sql<Array<{ n: number }>>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = ${database} AND query ILIKE 'LISTEN%'`.then(([row]) => row?.n ?? 0);
+    for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
+
+    // On time: claims all 8 (4 sent and held unanswered, 4 in its buffer).
+    const onTime = startWorker(url);
+    await endpoint.waitForRequests(4);
+    // Two minutes ahead: its first claim comes before its first wait (and LISTEN); under its own
+    // clock every lease of the other worker (40 s) would have run out long ago.
+    const ahead = startWorker(url, {}, "+120s");
+    await ahead.untilLogged(/started/);
+    expect(await until(listeners, (n) => n === 2)).toBe(2);
+    await sql`SELECT pg_notify('webhook_deliveries', '')`;
+    expect(await until(listeners, (n) => n === 2)).toBe(2);
+
+    holding = false;
+    for (const release of held.splice(0)) release();
+    await endpoint.waitForRequests(8);
+    for (const worker of [onTime, ahead]) worker.child.kill("SIGTERM");
+    const codes = await Promise.all([onTime.child.exited, ahead.child.exited]);
+    expect(codes).toEqual([0, 0]);
+
+    expect(endpoint.requests).toHaveLength(8);
+    expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(8);
+    const [row] = await sql<Array<{ expired: number }>>`
+      SELECT count(*)::int AS expired FROM attempts WHERE outcome = 'lease_expired'`;
+    expect(row?.expired).toBe(0);
+    expect(ahead.log).toMatch(/stopped: 0 successful/);
+  }, 60_000);
+
+  test("deliveries queued by a command whose clock is 30 s ahead are due at once", async () => {
+    const url = await cluster.createDatabase();
+    const store = await openPostgresStore(url);
+    cleanups.push(() => store.close());
+    await store.webhooks.create({ name: "hook", url: "http://127.0.0.1:9/hook" });
+    const cli = Bun.spawn([process.execPath, CLI_SCRIPT, "emit", "item.created"], {
+      env: { ...process.env, ...skewedClockEnv("+30s"), DATABASE_URL: url },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(await cli.exited).toBe(0);
+    const sql = adminOn(url);
+    const [row] = await sql<Array<{ ahead: number; n: number }>>`
+      SELECT count(*)::int AS n,
+        max(next_attempt_at - (extract(epoch from now()) * 1000)::bigint)::int AS ahead
+      FROM deliveries`;
+    expect(row?.n).toBe(1);
+    // Due by the database's clock: not in the command's 30 s future.
+    expect(row?.ahead).toBeLessThanOrEqual(0);
+  });
+
   test("after a stopped database, delivery resumes when it is back, not when the backoff ends", async () => {
     const endpoint = startFakeEndpoint();
     cleanups.push(() => endpoint.stop());
@@ -172,11 +247,13 @@ describePostgres("workers through PostgreSQL faults", () => {
       store,
       config: loadWorkerConfig({ DATABASE_URL: url, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" }),
       logger,
-      // A failed claim would pause the loop for ten minutes: only the database's return ends it.
+      // A failed call pauses the loop for 30 s (the cap), longer than this test may take: only
+      // the database's return can end the pause in time.
       claimErrorDelayMs: 600_000,
       hooks: {
+        // The claim, or the look for work before it, fails: the loop pauses.
         onError: (_error, { phase }) => {
-          if (phase === "claim") claimFailed();
+          if (phase === "claim" || phase === "wait") claimFailed();
         },
       },
     });
@@ -204,5 +281,5 @@ describePostgres("workers through PostgreSQL faults", () => {
       1,
     );
     expect(lines.lines.filter((line) => /Worker (claim|wait) failed/.test(line))).toEqual([]);
-  }, 60_000);
+  }, 20_000);
 });

@@ -4,6 +4,7 @@ import type { Logger } from "../../log.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import { planConnections, retryStartup, type StartupRetryOptions } from "./budget.ts";
 import { type ChangeListener, createChangeListener, createPollingListener } from "./changes.ts";
+import { storeClock } from "./clock.ts";
 import { type Db, isConnectionError, poolDb, transactionDb, urlOptions } from "./db.ts";
 import { createPostgresHealthRepo } from "./health.ts";
 import { createPostgresItemRepo } from "./items.ts";
@@ -15,7 +16,10 @@ import { createPostgresWebhookRepo } from "./webhooks.ts";
 import { createPostgresWorkerRegistry } from "./workers.ts";
 
 export interface PostgresStoreOptions {
-  /** Clock for stored timestamps (created_at, completed_at, …); tests pass a fake one. */
+  /**
+   * A test clock for leases, due times and stamps; absent (in production), the database's clock
+   * is the one clock of every process (see clock.ts).
+   */
   now?: () => number;
   /**
    * Connections this process may open, the LISTEN connection included (default 4; see
@@ -79,6 +83,7 @@ export function createPostgresStore(
   options: PostgresStoreOptions = {},
 ): Store & { answered(): void } {
   const current = new AsyncLocalStorage<OpenTransaction>();
+  const clock = storeClock(options.now);
   const reachability = createReachability({
     probe: () => sql`SELECT 1`,
     logger: options.logger,
@@ -107,7 +112,7 @@ export function createPostgresStore(
         reconnectWaitMs: options.reconnectWaitMs,
       }),
       items: createPostgresItemRepo(db),
-      workers: createPostgresWorkerRegistry(db),
+      workers: createPostgresWorkerRegistry(db, clock),
       health: createPostgresHealthRepo(db),
     };
   }

@@ -6,6 +6,7 @@ import {
   type SendGate,
 } from "../../../webhooks/policy/rate-limit.ts";
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
+import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
 import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
 import { persistently } from "./persist.ts";
@@ -34,8 +35,11 @@ const SET_NEXT_SEND_SQL = "UPDATE webhooks SET next_send_at = $2 WHERE id = $1";
  * recorded) and leases due deliveries, locking with FOR UPDATE SKIP LOCKED so workers never
  * wait for each other nor take the same row; then send slots for rate-limited webhooks.
  */
-export function createClaim(db: Db, options: { markSeen: () => void; reconnectWaitMs: number }) {
-  const { markSeen, reconnectWaitMs } = options;
+export function createClaim(
+  db: Db,
+  options: { markSeen: () => void; reconnectWaitMs: number; clock: StoreClock },
+) {
+  const { markSeen, reconnectWaitMs, clock } = options;
 
   /**
    * Send slots for freshly leased deliveries: delivery id → not before (null: refused, given
@@ -96,12 +100,11 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
   }
 
   async function claim(options: ClaimOptions): Promise<Claim[]> {
-    const { workerId, limit, leaseMs, now: at } = options;
+    const { workerId, limit, leaseMs, now: callerNow } = options;
     if (limit <= 0) return [];
     // Passed as a number: "no cap" is a count no delivery reaches.
     const maxAttempts = Math.min(options.maxAttempts ?? 2 ** 31 - 1, 2 ** 31 - 1);
     markSeen();
-    const expires = at + leaseMs;
     // One statement, hence one short transaction of its own. `lost`: leases that ran out (the
     // worker holding them died); their lost attempt is recorded, then they are failed (the
     // attempt cap reached), taken over (webhook enabled) or queued again (disabled). `due`:
@@ -110,13 +113,19 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
     // a disabled, paused or rate-limited webhook is never read. Both lock with SKIP LOCKED, so
     // concurrent claimers never wait for each other nor get the same row; taken-over
     // deliveries go first, then the oldest due.
-    const rows = await db.sql<Array<DeliveryRow & { action: string; webhook: WebhookRow }>>`
-        WITH lost AS (
+    // `clock`: the database's time (see clock.ts), the one every comparison and stamp uses.
+    const rows = await db.sql<
+      Array<DeliveryRow & { action: string; webhook: WebhookRow; clock_now: Int8 }>
+    >`
+        WITH clock AS (
+          SELECT coalesce(${clock.param(callerNow)}::bigint,
+            (extract(epoch from now()) * 1000)::bigint) AS t
+        ), lost AS (
           SELECT d.id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at, w.enabled,
             ${LEASE_EXPIRED_TEXT.before}::text || coalesce(d.lease_owner, '?')
               || ${LEASE_EXPIRED_TEXT.after}::text AS error
           FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-          WHERE d.state = 'delivering' AND d.lease_expires_at <= ${at}::bigint
+          WHERE d.state = 'delivering' AND d.lease_expires_at <= (SELECT t FROM clock)
           ORDER BY d.lease_expires_at
           LIMIT ${limit}::int
           FOR UPDATE OF d SKIP LOCKED
@@ -125,12 +134,12 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
           CROSS JOIN LATERAL (
             SELECT d.id, d.next_attempt_at FROM deliveries d
             WHERE d.webhook_id = w.id AND d.state = 'queued'
-              AND d.next_attempt_at <= ${at}::bigint
+              AND d.next_attempt_at <= (SELECT t FROM clock)
             ORDER BY d.next_attempt_at
             LIMIT ${limit}::int
             FOR UPDATE OF d SKIP LOCKED) q
           WHERE w.enabled
-            AND GREATEST(w.paused_until, w.next_send_at) <= ${at}::bigint + ${RATE_HORIZON_MS}::bigint
+            AND GREATEST(w.paused_until, w.next_send_at) <= (SELECT t FROM clock) + ${RATE_HORIZON_MS}::bigint
           ORDER BY q.next_attempt_at, q.id
           LIMIT ${limit}::int
         ), chosen AS (
@@ -150,7 +159,7 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
           INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
             status_code, outcome, error)
           SELECT id, attempts, lease_owner, updated_at,
-            greatest(0, ${at}::bigint - updated_at), NULL, 'lease_expired', error
+            greatest(0, (SELECT t FROM clock) - updated_at), NULL, 'lease_expired', error
           FROM lost
           ON CONFLICT (delivery_id, attempt) DO NOTHING
         ), updated AS (
@@ -162,24 +171,28 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
             lease_owner = CASE WHEN a.action IN ('requeue', 'fail') THEN NULL
               ELSE ${workerId}::text END,
             lease_expires_at = CASE WHEN a.action IN ('requeue', 'fail') THEN NULL
-              ELSE ${expires}::bigint END,
-            next_attempt_at = CASE a.action WHEN 'requeue' THEN ${at}::bigint
+              ELSE (SELECT t FROM clock) + ${leaseMs}::bigint END,
+            next_attempt_at = CASE a.action WHEN 'requeue' THEN (SELECT t FROM clock)
               ELSE d.next_attempt_at END,
             last_error = CASE a.action WHEN 'lease' THEN d.last_error ELSE a.error END,
-            completed_at = CASE a.action WHEN 'fail' THEN ${at}::bigint ELSE d.completed_at END,
-            updated_at = ${at}::bigint
+            completed_at = CASE a.action WHEN 'fail' THEN (SELECT t FROM clock) ELSE d.completed_at END,
+            updated_at = (SELECT t FROM clock)
           FROM actions a
           WHERE d.id = a.id
           RETURNING d.*, a.action
         )
-        SELECT u.*, to_jsonb(w.*) AS webhook
+        SELECT u.*, to_jsonb(w.*) AS webhook, (SELECT t FROM clock) AS clock_now
         FROM updated u JOIN webhooks w ON w.id = u.webhook_id
         WHERE u.action IN ('reclaim', 'lease')
         ORDER BY u.action DESC, u.next_attempt_at, u.id`;
+    if (rows.length === 0) return [];
+    const at = toNumber(rows[0]?.clock_now ?? 0);
     const notBefore = await admit(
       rows.filter((row) => row.action === "lease"),
       at,
     );
+    // Lease ends and send slots as the caller's clock reads them.
+    const local = (t: number) => clock.toCaller(t, at, callerNow);
     const webhooks = new Map<number, Webhook>();
     const claims: Claim[] = [];
     for (const row of rows) {
@@ -191,12 +204,15 @@ export function createClaim(db: Db, options: { markSeen: () => void; reconnectWa
         webhook = webhookFromRow(row.webhook);
         webhooks.set(webhookId, webhook);
       }
+      const delivery = deliveryFromRow(row, webhook.name);
+      if (delivery.leaseExpiresAt !== null)
+        delivery.leaseExpiresAt = local(delivery.leaseExpiresAt);
       claims.push({
-        delivery: deliveryFromRow(row, webhook.name),
+        delivery,
         webhook,
         attempt: row.attempts,
         workerId,
-        ...(slot !== undefined && slot > at ? { notBefore: slot } : {}),
+        ...(slot !== undefined && slot > at ? { notBefore: local(slot) } : {}),
       });
     }
     return claims;

@@ -1,6 +1,7 @@
 import type { DueSummary } from "../../../webhooks/model.ts";
 import { RATE_HORIZON_MS } from "../../../webhooks/policy/rate-limit.ts";
-import { type Db, toNumberOrNull } from "../db.ts";
+import { DATABASE_NOW_MS, type StoreClock } from "../clock.ts";
+import { type Db, toNumber, toNumberOrNull } from "../db.ts";
 import type { Int8 } from "./rows.ts";
 
 /**
@@ -17,41 +18,52 @@ const NEXT_QUEUED_DUE_SQL = `
   WHERE w.enabled AND q.t IS NOT NULL`;
 
 /**
- * Due work at $1 (now), for metrics: queued deliveries of enabled webhooks, read webhook by
- * webhook through deliveries_webhook_due (a disabled webhook's backlog is never read), and
- * expired leases.
+ * Due work now, for metrics ($1: a test clock's reading, or null for the database's time):
+ * queued deliveries of enabled webhooks, read webhook by webhook through deliveries_webhook_due
+ * (a disabled webhook's backlog is never read), and expired leases.
  */
 const DUE_SUMMARY_SQL = `
-  SELECT count(*)::int AS n, min(due) AS oldest FROM (
+  WITH clock AS (SELECT coalesce($1::bigint, ${DATABASE_NOW_MS}) AS t)
+  SELECT count(*)::int AS n, min(due) AS oldest, (SELECT t FROM clock) AS clock_now FROM (
     SELECT q.due FROM webhooks w
     CROSS JOIN LATERAL (
       SELECT d.next_attempt_at AS due FROM deliveries d
-      WHERE d.webhook_id = w.id AND d.state = 'queued' AND d.next_attempt_at <= $1) q
+      WHERE d.webhook_id = w.id AND d.state = 'queued'
+        AND d.next_attempt_at <= (SELECT t FROM clock)) q
     WHERE w.enabled
     UNION ALL
     SELECT d.lease_expires_at FROM deliveries d
-    WHERE d.state = 'delivering' AND d.lease_expires_at <= $1) due_now`;
+    WHERE d.state = 'delivering' AND d.lease_expires_at <= (SELECT t FROM clock)) due_now`;
 
 /** When work becomes due: for the worker's sleep and for /metrics. */
-export function createDue(db: Db) {
+export function createDue(db: Db, clock: StoreClock) {
+  /** The next due time, as the caller's clock reads it (the worker sleeps until then). */
   async function nextDueAt(): Promise<number | null> {
+    const callerNow = clock.callerNow();
     // A paused or rate-limited webhook's backlog counts from when it may send again.
     const [row] = (await db.sql.unsafe(
       `SELECT (${NEXT_QUEUED_DUE_SQL}) AS queued,
         (SELECT d.lease_expires_at FROM deliveries d
           WHERE d.state = 'delivering'
-          ORDER BY d.lease_expires_at LIMIT 1) AS lease`,
+          ORDER BY d.lease_expires_at LIMIT 1) AS lease,
+        ${DATABASE_NOW_MS} AS clock_now`,
       [RATE_HORIZON_MS],
-    )) as Array<{ queued: Int8 | null; lease: Int8 | null }>;
+    )) as Array<{ queued: Int8 | null; lease: Int8 | null; clock_now: Int8 }>;
     const queued = toNumberOrNull(row?.queued ?? null);
     const lease = toNumberOrNull(row?.lease ?? null);
-    if (queued === null) return lease;
-    return lease === null ? queued : Math.min(queued, lease);
+    const due = queued === null ? lease : lease === null ? queued : Math.min(queued, lease);
+    if (due === null) return null;
+    return clock.toCaller(due, toNumber(row?.clock_now ?? 0), callerNow);
   }
 
-  async function dueSummary(at: number): Promise<DueSummary> {
-    const [row] = await db.sql.unsafe(DUE_SUMMARY_SQL, [at]);
-    return { count: Number(row?.n ?? 0), oldestDueAt: toNumberOrNull(row?.oldest ?? null) };
+  async function dueSummary(callerNow: number): Promise<DueSummary> {
+    const [row] = await db.sql.unsafe(DUE_SUMMARY_SQL, [clock.param(callerNow)]);
+    const oldest = toNumberOrNull(row?.oldest ?? null);
+    return {
+      count: Number(row?.n ?? 0),
+      oldestDueAt:
+        oldest === null ? null : clock.toCaller(oldest, toNumber(row?.clock_now ?? 0), callerNow),
+    };
   }
 
   return { nextDueAt, dueSummary };

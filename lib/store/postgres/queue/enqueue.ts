@@ -2,6 +2,7 @@ import { type PlannedDelivery, planDeliveries } from "../../../webhooks/fan-out.
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import { newMessageId } from "../../../webhooks/payload.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
+import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
 import type { Int8 } from "./rows.ts";
 
@@ -38,7 +39,7 @@ interface Rows {
  * drops a webhook disabled since it was read. pg_notify is sent once per transaction however
  * many rows call it, and delivered at commit (the caller's, if any).
  */
-export function createEnqueue(db: Db, now: () => number) {
+export function createEnqueue(db: Db, clock: StoreClock) {
   async function enqueueMany(
     changes: readonly ChangeEvent[],
     options: { webhookId?: number } = {},
@@ -78,13 +79,15 @@ export function createEnqueue(db: Db, now: () => number) {
         push(rows, change, planned);
       }
     }
-    const t = now();
+    const t = clock.param();
     const ids: number[] = [];
     for (let start = 0; start < rows.webhook.length; start += ROWS_PER_STATEMENT) {
       const end = start + ROWS_PER_STATEMENT;
       const slice = <T>(column: T[]) => column.slice(start, end);
       const inserted = await db.sql<Array<{ id: Int8 }>>`
-        WITH inserted AS (
+        WITH clock AS (
+          SELECT coalesce(${t}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
+        ), inserted AS (
           INSERT INTO deliveries (webhook_id, message_id, event, payload, url, headers, context,
             template_failed, state, attempts, last_error, next_attempt_at, created_at,
             updated_at, completed_at)
@@ -92,8 +95,8 @@ export function createEnqueue(db: Db, now: () => number) {
             target.url, target.headers::jsonb, target.context, target.failed,
             CASE WHEN target.failed THEN 'failed' ELSE 'queued' END,
             CASE WHEN target.failed THEN 1 ELSE 0 END, target.error,
-            ${t}::bigint, ${t}::bigint, ${t}::bigint,
-            CASE WHEN target.failed THEN ${t}::bigint END
+            (SELECT t FROM clock), (SELECT t FROM clock), (SELECT t FROM clock),
+            CASE WHEN target.failed THEN (SELECT t FROM clock) END
           FROM unnest(${slice(rows.webhook)}::bigint[], ${slice(rows.message)}::text[],
                       ${slice(rows.event)}::text[], ${slice(rows.payload)}::text[],
                       ${slice(rows.url)}::text[], ${slice(rows.headers)}::text[],
@@ -108,7 +111,7 @@ export function createEnqueue(db: Db, now: () => number) {
           -- A template that cannot render is attempt 1, recorded at once: nothing is sent.
           INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
             outcome, error)
-          SELECT id, 1, NULL, ${t}::bigint, 0, 'template_error', last_error
+          SELECT id, 1, NULL, (SELECT t FROM clock), 0, 'template_error', last_error
           FROM inserted WHERE template_failed
         )
         SELECT id, pg_notify(${CHANGE_CHANNEL}, '') AS notified FROM inserted`;

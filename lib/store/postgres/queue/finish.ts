@@ -2,6 +2,7 @@ import type { SQL } from "bun";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
 import { createBatcher } from "../batch.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
+import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
 import { persistently } from "./persist.ts";
 import type { Int8 } from "./rows.ts";
@@ -29,19 +30,22 @@ function notify(sql: SQL) {
  * claims given back unattempted. Both apply only while the lease stands (fencing) and retry
  * through a lost connection for `reconnectWaitMs`.
  */
-export function createFinish(db: Db, options: { now: () => number; reconnectWaitMs: number }) {
-  const { now, reconnectWaitMs } = options;
+export function createFinish(db: Db, options: { clock: StoreClock; reconnectWaitMs: number }) {
+  const { clock, reconnectWaitMs } = options;
 
   /**
    * Records the attempts and applies the outcomes of several claims in one statement; each
    * applies only while its lease stands (fencing), independently of the others.
    */
   async function finishGroup(items: FinishItem[]): Promise<boolean[]> {
+    // A retry's time goes as a distance from now, measured on the clock that chose it, and is
+    // placed on the database's clock in the statement.
+    const decidedAt = clock.callerNow();
     const input = items.map(({ claim, record, outcome }) => ({
       id: claim.delivery.id,
       attempt: claim.attempt,
       state: outcome.state,
-      next_at: outcome.state === "queued" ? outcome.nextAttemptAt : null,
+      next_in: outcome.state === "queued" ? outcome.nextAttemptAt - decidedAt : null,
       status: record.statusCode,
       error: storableText(record.error),
       worker_id: claim.workerId,
@@ -52,20 +56,23 @@ export function createFinish(db: Db, options: { now: () => number; reconnectWait
       response_body: storableText(record.responseBody),
     }));
     return persistently(db, reconnectWaitMs, async (retrying) => {
-      const at = now();
+      // A test clock is read at the decision too, so the distance is kept exactly.
+      const at = clock.param(decidedAt);
       // A NOTIFY for each delivery queued for a retry, so idle workers recompute their wait.
       const rows = await db.sql<Array<{ id: Int8 }>>`
-      WITH input AS (
+      WITH clock AS (
+        SELECT coalesce(${at}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
+      ), input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::text::jsonb) AS f(
-          id bigint, attempt int, state text, next_at bigint, status int, error text,
+          id bigint, attempt int, state text, next_in bigint, status int, error text,
           worker_id text, started_at bigint, duration_ms float8, outcome text,
           response_headers text, response_body text)
       ), updated AS (
         UPDATE deliveries d SET state = f.state,
-          next_attempt_at = coalesce(f.next_at, d.next_attempt_at),
+          next_attempt_at = coalesce((SELECT t FROM clock) + f.next_in, d.next_attempt_at),
           lease_owner = NULL, lease_expires_at = NULL,
-          last_status = f.status, last_error = f.error, updated_at = ${at}::bigint,
-          completed_at = CASE WHEN f.state = 'queued' THEN NULL ELSE ${at}::bigint END
+          last_status = f.status, last_error = f.error, updated_at = (SELECT t FROM clock),
+          completed_at = CASE WHEN f.state = 'queued' THEN NULL ELSE (SELECT t FROM clock) END
         FROM input f
         WHERE d.id = f.id AND d.state = 'delivering' AND d.attempts = f.attempt
         RETURNING d.id
@@ -112,10 +119,10 @@ export function createFinish(db: Db, options: { now: () => number; reconnectWait
     if (claims.length === 0) return;
     await persistently(db, reconnectWaitMs, () =>
       db.atomic(async (sql) => {
-        const at = now();
         const result = await sql`
           UPDATE deliveries d SET state = 'queued', attempts = d.attempts - 1,
-            lease_owner = NULL, lease_expires_at = NULL, updated_at = ${at}
+            lease_owner = NULL, lease_expires_at = NULL,
+            updated_at = coalesce(${clock.param()}::bigint, (extract(epoch from now()) * 1000)::bigint)
           FROM unnest(${claims.map((c) => c.delivery.id)}::bigint[],
                       ${claims.map((c) => c.attempt)}::int[]) AS c(id, attempt)
           WHERE d.id = c.id AND d.state = 'delivering' AND d.attempts = c.attempt`;

@@ -1,4 +1,5 @@
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
+import { storeClock } from "../clock.ts";
 import type { Db } from "../db.ts";
 import { createClaim } from "./claim.ts";
 import { createDue } from "./due.ts";
@@ -9,6 +10,7 @@ import { createMaintenance } from "./maintenance.ts";
 import { createRenew } from "./renew.ts";
 
 export interface PostgresQueueOptions {
+  /** A test clock; absent, the database's clock is used (see clock.ts). */
   now?: () => number;
   /** Called when a claim starts (see ChangeListener.markSeen). */
   markSeen?: () => void;
@@ -25,19 +27,19 @@ export interface PostgresQueueOptions {
  * rolled back.
  */
 export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}): DeliveryQueue {
-  const now = options.now ?? Date.now;
+  const clock = storeClock(options.now);
   const reconnectWaitMs = options.reconnectWaitMs ?? 30_000;
   const markSeen = options.markSeen ?? (() => {});
-  const { finish, release } = createFinish(db, { now, reconnectWaitMs });
+  const { finish, release } = createFinish(db, { clock, reconnectWaitMs });
   const listing = createListing(db);
-  const maintenance = createMaintenance(db);
-  const due = createDue(db);
-  const { enqueue, enqueueMany } = createEnqueue(db, now);
+  const maintenance = createMaintenance(db, clock);
+  const due = createDue(db, clock);
+  const { enqueue, enqueueMany } = createEnqueue(db, clock);
   return {
     enqueue,
     enqueueMany,
-    claim: createClaim(db, { markSeen, reconnectWaitMs }),
-    renew: createRenew(db),
+    claim: createClaim(db, { markSeen, reconnectWaitMs, clock }),
+    renew: createRenew(db, clock),
     finish,
     release,
     nextDueAt: due.nextDueAt,

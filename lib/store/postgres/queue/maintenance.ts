@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import { purgeInBatches } from "../../../webhooks/purge.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
+import type { StoreClock } from "../clock.ts";
 import type { Db } from "../db.ts";
 
 /** Retention, one batch: $1 = older than, $2 = batch size. */
@@ -14,15 +15,19 @@ function notify(sql: SQL) {
   return sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
 }
 
-/** Operators' writes (failed deliveries queued again) and retention, each its own statement. */
-export function createMaintenance(db: Db) {
+/**
+ * Operators' writes (failed deliveries queued again, due at the database's now) and retention,
+ * each its own statement.
+ */
+export function createMaintenance(db: Db, clock: StoreClock) {
   async function retry(ids: number[], at: number): Promise<number> {
     const valid = ids.filter((id) => Number.isSafeInteger(id));
     if (valid.length === 0) return 0;
     return db.atomic(async (sql) => {
       const result = await sql`
-          UPDATE deliveries SET state = 'queued', next_attempt_at = ${at}, completed_at = NULL,
-            updated_at = ${at}
+          UPDATE deliveries SET state = 'queued', completed_at = NULL,
+            next_attempt_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint),
+            updated_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)
           WHERE id = ANY(${valid}::bigint[]) AND state = 'failed' AND NOT template_failed`;
       if (result.count > 0) await notify(sql);
       return result.count;
@@ -32,8 +37,9 @@ export function createMaintenance(db: Db) {
   async function retryAllFailed(at: number): Promise<number> {
     return db.atomic(async (sql) => {
       const result = await sql`
-          UPDATE deliveries SET state = 'queued', next_attempt_at = ${at}, completed_at = NULL,
-            updated_at = ${at}
+          UPDATE deliveries SET state = 'queued', completed_at = NULL,
+            next_attempt_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint),
+            updated_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)
           WHERE state = 'failed' AND NOT template_failed`;
       if (result.count > 0) await notify(sql);
       return result.count;
