@@ -52,22 +52,103 @@ export async function sendAttempt(claim: Claim, options: SendOptions): Promise<S
   const now = options.now ?? Date.now;
   const startedAt = now();
   const started = performance.now();
-  const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
   const timeout = timeoutOf(claim, options);
-  const deadline = startDeadline(timeout.ms, options.signal);
+  // One controller and one timer per attempt, cleared when it ends (AbortSignal.timeout would
+  // live on for the whole timeout); the worker's signal reaches it through abortOnParent.
+  const controller = new AbortController();
+  const signal = controller.signal;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException("The attempt timed out", "TimeoutError"));
+  }, timeout.ms);
+  const unlink = options.signal ? abortOnParent(options.signal, controller) : undefined;
   try {
-    return await attemptWithin(claim, options, deadline, startedAt, elapsed);
+    const unrendered = unrenderedTemplate(claim);
+    if (unrendered !== null) {
+      return result(startedAt, started, { outcome: "template_error", error: unrendered });
+    }
+    // Rendered at enqueue when the webhook's URL is a template; checked here like any other.
+    const url = claim.delivery.url ?? claim.webhook.url;
+    const cached = options.literalChecks?.get(url);
+    const destination = cached ?? (await raceAbort(checkAndRemember(url, options), signal));
+    if (!destination.ok) {
+      return result(startedAt, started, { outcome: "blocked", error: destination.reason });
+    }
+
+    let request: OutgoingRequest;
+    try {
+      request = buildRequest(claim.webhook, claim.delivery, Math.floor(startedAt / 1000), {
+        userAgent: options.userAgent,
+      });
+    } catch (error) {
+      return result(startedAt, started, {
+        outcome: "network_error",
+        error: `Could not build the request: ${messageOf(error)}`,
+      });
+    }
+    const target = cached ? { url } : pinned(url, destination.addresses, request.headers);
+    // Only a webhook with a CA file waits for anything here (the file, read once a minute).
+    let ca: string | undefined;
+    if (claim.webhook.caFile != null) {
+      try {
+        ca = await raceAbort(
+          caFileText(claim.webhook.caFile, options.caFiles ?? createCaFiles()),
+          signal,
+        );
+      } catch (error) {
+        if (timedOut || options.signal?.aborted) throw error;
+        return result(startedAt, started, { outcome: "network_error", error: messageOf(error) });
+      }
+    }
+    const tls = tlsOptionsFor(claim.webhook, target.tls, ca);
+
+    let response: Response;
+    try {
+      response = await (options.fetch ?? fetch)(target.url, {
+        ...(tls ? { tls } : {}),
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        redirect: "manual",
+        signal,
+        // No Accept-Encoding: the body is only recorded (its first 4 KiB), so it is asked for as
+        // is rather than compressed by the receiver and decompressed here.
+        decompress: false,
+      });
+    } catch (error) {
+      if (timedOut || options.signal?.aborted) throw error;
+      // Named by address and host: Bun's own message names neither.
+      return result(startedAt, started, {
+        outcome: "network_error",
+        error: describeNetworkError(error, target.url, hostOf(url)),
+      });
+    }
+    const responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES);
+    const status = response.status;
+    const success = isSuccess(status);
+    return result(startedAt, started, {
+      outcome: success ? "success" : "http_error",
+      statusCode: status,
+      error: success ? null : httpError(response),
+      responseHeaders: headerLines(response.headers, RESPONSE_LIMIT_BYTES),
+      responseBody,
+      retryAfterMs: success
+        ? undefined
+        : parseRetryAfter(response.headers.get("retry-after"), (options.now ?? Date.now)()),
+    });
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason ?? error;
-    if (deadline.timedOut) {
-      return result(startedAt, elapsed(), {
+    if (timedOut) {
+      return result(startedAt, started, {
         outcome: "timeout",
         error: `Timed out after ${timeout.ms} ms (${timeout.source})`,
       });
     }
-    return result(startedAt, elapsed(), { outcome: "network_error", error: messageOf(error) });
+    return result(startedAt, started, { outcome: "network_error", error: messageOf(error) });
   } finally {
-    deadline.clear();
+    clearTimeout(timer);
+    unlink?.();
   }
 }
 
@@ -86,7 +167,10 @@ function unrenderedTemplate({ webhook, delivery }: Claim): string | null {
 }
 
 /** The webhook's own timeout, capped below the lease, or WEBHOOK_TIMEOUT_MS. */
-function timeoutOf(claim: Claim, options: SendOptions): { ms: number; source: string } {
+export function timeoutOf(
+  claim: Claim,
+  options: Pick<SendOptions, "timeoutMs" | "maxTimeoutMs">,
+): { ms: number; source: string } {
   const own = claim.webhook.timeoutMs;
   if (own === null || own === undefined) {
     return { ms: options.timeoutMs, source: "WEBHOOK_TIMEOUT_MS" };
@@ -95,87 +179,6 @@ function timeoutOf(claim: Claim, options: SendOptions): { ms: number; source: st
   return own <= max
     ? { ms: own, source: "the webhook's timeout" }
     : { ms: max, source: `the webhook's timeout ${own} ms, capped below the lease` };
-}
-
-async function attemptWithin(
-  claim: Claim,
-  options: SendOptions,
-  deadline: Deadline,
-  startedAt: number,
-  elapsed: () => number,
-): Promise<SendResult> {
-  const unrendered = unrenderedTemplate(claim);
-  if (unrendered !== null) {
-    return result(startedAt, elapsed(), { outcome: "template_error", error: unrendered });
-  }
-  // Rendered at enqueue when the webhook's URL is a template; checked here like any other.
-  const url = claim.delivery.url ?? claim.webhook.url;
-  const cached = options.literalChecks?.get(url);
-  const destination = cached ?? (await deadline.race(checkAndRemember(url, options)));
-  if (!destination.ok) {
-    return result(startedAt, elapsed(), { outcome: "blocked", error: destination.reason });
-  }
-
-  let request: OutgoingRequest;
-  try {
-    request = buildRequest(claim.webhook, claim.delivery, Math.floor(startedAt / 1000), {
-      userAgent: options.userAgent,
-    });
-  } catch (error) {
-    return result(startedAt, elapsed(), {
-      outcome: "network_error",
-      error: `Could not build the request: ${messageOf(error)}`,
-    });
-  }
-  const target = cached ? { url } : pinned(url, destination.addresses, request.headers);
-  // Only a webhook with a CA file waits for anything here (the file, read once a minute).
-  let ca: string | undefined;
-  if (claim.webhook.caFile != null) {
-    try {
-      ca = await deadline.race(
-        caFileText(claim.webhook.caFile, options.caFiles ?? createCaFiles()),
-      );
-    } catch (error) {
-      if (deadline.timedOut || options.signal?.aborted) throw error;
-      return result(startedAt, elapsed(), { outcome: "network_error", error: messageOf(error) });
-    }
-  }
-  const tls = tlsOptionsFor(claim.webhook, target.tls, ca);
-
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(target.url, {
-      ...(tls ? { tls } : {}),
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      redirect: "manual",
-      signal: deadline.signal,
-      // No Accept-Encoding: the body is only recorded (its first 4 KiB), so it is asked for as
-      // is rather than compressed by the receiver and decompressed here.
-      decompress: false,
-    });
-  } catch (error) {
-    if (deadline.timedOut || options.signal?.aborted) throw error;
-    // Named by address and host: Bun's own message names neither.
-    return result(startedAt, elapsed(), {
-      outcome: "network_error",
-      error: describeNetworkError(error, target.url, hostOf(url)),
-    });
-  }
-  const responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES);
-  const status = response.status;
-  const success = isSuccess(status);
-  return result(startedAt, elapsed(), {
-    outcome: success ? "success" : "http_error",
-    statusCode: status,
-    error: success ? null : httpError(response),
-    responseHeaders: headerLines(response.headers, RESPONSE_LIMIT_BYTES),
-    responseBody,
-    retryAfterMs: success
-      ? undefined
-      : parseRetryAfter(response.headers.get("retry-after"), (options.now ?? Date.now)()),
-  });
 }
 
 async function checkAndRemember(url: string, options: SendOptions): Promise<DestinationCheck> {
@@ -218,86 +221,59 @@ function pinned(
     : { url: parsed.href };
 }
 
-interface Deadline {
-  /** Aborted by the timeout or by the worker's signal. */
-  signal: AbortSignal;
-  readonly timedOut: boolean;
-  /** `promise`, or a rejection as soon as the deadline passes (a DNS lookup cannot be cancelled). */
-  race<T>(promise: Promise<T>): Promise<T>;
-  clear(): void;
-}
-
 const abortables = new WeakMap<AbortSignal, Set<AbortController>>();
 
 /**
- * One controller per attempt, aborted by its own timer or by the worker's signal. Cheaper than
- * AbortSignal.any([AbortSignal.timeout(ms), signal]) at thousands of attempts a second: the
- * timer is cleared when the attempt ends instead of living on for the whole timeout, and the
- * worker's signal has one listener for all attempts instead of one each.
+ * Aborts `controller` when `parent` (the worker's hard-shutdown signal) aborts, through one
+ * listener per parent for all attempts instead of one each. Returns the unlinking function.
  */
-function startDeadline(timeoutMs: number, parent: AbortSignal | undefined): Deadline {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new DOMException("The attempt timed out", "TimeoutError"));
-  }, timeoutMs);
-  let siblings: Set<AbortController> | undefined;
-  if (parent) {
-    if (parent.aborted) controller.abort(parent.reason);
-    siblings = abortables.get(parent);
-    if (!siblings) {
-      const set = new Set<AbortController>();
-      abortables.set(parent, set);
-      parent.addEventListener(
-        "abort",
-        () => {
-          for (const each of set) each.abort(parent.reason);
-        },
-        { once: true },
-      );
-      siblings = set;
-    }
-    siblings.add(controller);
+function abortOnParent(parent: AbortSignal, controller: AbortController): () => void {
+  if (parent.aborted) controller.abort(parent.reason);
+  let siblings = abortables.get(parent);
+  if (!siblings) {
+    const set = new Set<AbortController>();
+    abortables.set(parent, set);
+    parent.addEventListener(
+      "abort",
+      () => {
+        for (const each of set) each.abort(parent.reason);
+      },
+      { once: true },
+    );
+    siblings = set;
   }
-  const signal = controller.signal;
-  return {
-    signal,
-    get timedOut() {
-      return timedOut;
-    },
-    race<T>(promise: Promise<T>): Promise<T> {
-      if (signal.aborted) return Promise.reject(signal.reason);
-      return new Promise<T>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener("abort", onAbort, { once: true });
-        promise.then(
-          (value) => {
-            signal.removeEventListener("abort", onAbort);
-            resolve(value);
-          },
-          (error: unknown) => {
-            signal.removeEventListener("abort", onAbort);
-            reject(error);
-          },
-        );
-      });
-    },
-    clear() {
-      clearTimeout(timer);
-      siblings?.delete(controller);
-    },
-  };
+  siblings.add(controller);
+  const linked = siblings;
+  return () => linked.delete(controller);
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (a DNS lookup cannot be cancelled). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function result(
   startedAt: number,
-  durationMs: number,
+  started: number,
   fields: Partial<AttemptRecord> & Pick<AttemptRecord, "outcome"> & { retryAfterMs?: number },
 ): SendResult {
   const record: AttemptRecord = {
     startedAt,
-    durationMs,
+    durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     statusCode: fields.statusCode ?? null,
     outcome: fields.outcome,
     error: fields.error ?? null,

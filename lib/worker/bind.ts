@@ -11,7 +11,7 @@ import {
 } from "../webhooks/policy/endpoint-health.ts";
 import { DEFAULT_RETRY_POLICY, decideOutcome, type RetryPolicy } from "../webhooks/policy/retry.ts";
 import type { Store } from "../webhooks/ports.ts";
-import { sendAttempt } from "../webhooks/send.ts";
+import { sendAttempt, timeoutOf } from "../webhooks/send.ts";
 import type { DestinationCheck, Resolver } from "../webhooks/ssrf.ts";
 import { createCaFiles } from "../webhooks/tls-options.ts";
 import { createAfterAttempt } from "./after-attempt.ts";
@@ -117,7 +117,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
   // What must be left of a lease when a request is started: the timeout and the margin to
   // write the result; right before sending, at least the timeout (a last check for a process
   // that was paused). Capped for a lease shorter than the configuration allows (tests).
-  const startNeed = Math.min(config.timeoutMs + START_MARGIN_MS, config.leaseMs);
+  const startNeed = (claim: Claim) => {
+    const limits = { timeoutMs: config.timeoutMs, maxTimeoutMs: config.leaseMs - START_MARGIN_MS };
+    return Math.min(timeoutOf(claim, limits).ms + START_MARGIN_MS, config.leaseMs);
+  };
   const sendNeed = Math.min(config.timeoutMs, config.leaseMs / 2);
   /** Whether the lease still outlasts a request started now (after the claim's send slot). */
   function leaseOutlasts(claim: Claim, t: number, need: number): boolean {
@@ -145,7 +148,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
         const known = webhooks.get(claim.webhook.id);
         if (!known || t - known.readAt > WEBHOOK_FRESH_MS) return false;
         claim.webhook = known.webhook;
-        return known.webhook.enabled && leaseOutlasts(claim, t, startNeed);
+        return known.webhook.enabled && leaseOutlasts(claim, t, startNeed(claim));
       },
       async recheck(claims) {
         const t = now();
@@ -185,10 +188,17 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
         });
         return { record: sent.record, outcome };
       },
-      async finish(claim, delivered) {
-        const applied = await store.queue.finish(claim, delivered.record, delivered.outcome);
-        if (applied) await afterAttempt(claim, delivered);
-        return applied;
+      finish(claim, delivered) {
+        const written = store.queue.finish(claim, delivered.record, delivered.outcome);
+        // The usual case, a success to a webhook with no failure streak, needs nothing more:
+        // no health write, no pause.
+        if (delivered.record.outcome === "success" && claim.webhook.failingSince === null) {
+          return written;
+        }
+        return written.then(async (applied) => {
+          if (applied) await afterAttempt(claim, delivered);
+          return applied;
+        });
       },
       release: (claims) => store.queue.release(claims),
       isUnreachable: (error) => store.isUnreachable(error),
@@ -259,6 +269,7 @@ export function loggingHooks(
 /** Observers run in order; absent ones are skipped. */
 export function combineHooks(...all: Array<WorkerHooks | undefined>): WorkerHooks {
   const list = all.filter((hooks): hooks is WorkerHooks => hooks !== undefined);
+  if (list.length === 1 && list[0]) return list[0];
   return {
     onClaimed: (claims) => {
       for (const hooks of list) hooks.onClaimed?.(claims);
