@@ -152,19 +152,20 @@ function describeGuarantees(name: string, open: OpenStores): void {
 
     test("a request lasting almost the whole timeout leaves no buffered claim to run out", async () => {
       // WEBHOOK_TIMEOUT_MS=20000 with its default lease, an endpoint answering in 19 s.
+      const written = resultsWritten();
       const env = await setup({
-        respond: () => {
-          env.clock.t += 19_000;
+        respond: async (_request, index) => {
+          const arrived = env.clock.t;
+          await written.atLeast(index - 1); // two in flight
+          env.clock.t = Math.max(env.clock.t, arrived + 19_000);
           return new Response("ok");
         },
       });
       await env.enqueue(12);
-      const worker = env.worker({
-        timeoutMs: 20_000,
-        leaseMs: 50_000,
-        concurrency: 2,
-        prefetch: 4,
-      });
+      const worker = env.worker(
+        { timeoutMs: 20_000, leaseMs: 50_000, concurrency: 2, prefetch: 4 },
+        { hooks: written.hooks },
+      );
       await worker.runOnce();
       expect(sendsPerMessage(env.main)).toEqual(Array.from({ length: 12 }, () => 1));
       expect(worker.counts.discarded).toBe(0);
