@@ -140,7 +140,13 @@ function checkCondition(node: unknown, path: string): void {
  * operator needs) does not match, negated or not: a misconfigured condition queues nothing.
  */
 export function conditionsMatch(set: ConditionSet, data: unknown): boolean {
-  return evalNode(set, data);
+  try {
+    return evalNode(set, data);
+  } catch {
+    // A set stored without the checks above (not through the CLI or the admin) can be
+    // malformed; the change it guards is still written, with nothing queued for this webhook.
+    return false;
+  }
 }
 
 function evalNode(node: ConditionNode, data: unknown): boolean {

@@ -109,6 +109,13 @@ describe("conditionsMatch()", () => {
     expect(conditionsMatch(set, { ...item, codes: [] })).toBe(false);
   });
 
+  test("a malformed set stored without checks matches nothing instead of throwing", () => {
+    const bad = { and: "quantity" } as unknown as ConditionSet;
+    expect(conditionsMatch(bad, item)).toBe(false);
+    const badRegex = all({ attr: "sku", value: "(", op: "regex" });
+    expect(conditionsMatch(badRegex, item)).toBe(false);
+  });
+
   test("empty and matches, empty or does not (Python's all/any)", () => {
     expect(conditionsMatch({ and: [] }, item)).toBe(true);
     expect(conditionsMatch({ or: [] }, item)).toBe(false);
