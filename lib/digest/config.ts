@@ -1,8 +1,9 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
-import { type Env, httpUrl, intInRange, parseEnv, withoutEmpty } from "../config/env.ts";
-import { ConfigError } from "../config/errors.ts";
+import { type Env, httpUrl, intInRange, withoutEmpty } from "../config/env.ts";
+import { type Field, type Flags, loadFields } from "../config/fields.ts";
+import { type AllowList, parseAllowList } from "../webhooks/ssrf.ts";
 
 export const DEFAULT_MODEL = "llama3.2";
 export const DEFAULT_NUM_CTX = 8192;
@@ -25,20 +26,13 @@ export interface DigestConfig {
   articleMaxBytes: number;
   format: Format;
   out: string | undefined;
+  /** Story hosts and addresses on loopback or private networks the digest may fetch anyway. */
+  allowedHosts: AllowList;
   /** SQLite file of the summary cache, or undefined with --no-cache. */
   cacheFile: string | undefined;
 }
 
-interface Field {
-  key: Exclude<keyof DigestConfig, "cacheFile">;
-  env?: string;
-  flag: string;
-  schema: z.ZodType;
-  default?: unknown;
-  /** Shown in --help as `--flag=<hint>`. */
-  hint: string;
-  description: string;
-}
+type DigestKey = Exclude<keyof DigestConfig, "cacheFile">;
 
 const modelName = z
   .string()
@@ -48,14 +42,30 @@ const outPath = z.string().min(1, "expected a file path");
 
 const format = z.enum(FORMATS, { error: `expected one of ${FORMATS.join(", ")}` });
 
+/** WEBHOOK_ALLOWED_HOSTS's form (the same guard), with the message naming the entry. */
+const allowList = z.string().transform((value, context) => {
+  try {
+    return parseAllowList(value);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    context.addIssue({
+      code: "custom",
+      message: message.replace(/^\S+ entry (.*) is invalid: /, "entry $1: "),
+    });
+    return z.NEVER;
+  }
+});
+
 /**
- * Every setting, with its env var (if any), its flag, its form and its default. The citty
- * arguments and the README table are written from the same facts, so keep them in step.
+ * Every setting, with its env var and/or flag, its form and its default. Parsing, the citty
+ * arguments and --help are written from this table (lib/config/fields.ts); docs/digest.md lists
+ * the same facts, so keep it in step.
  */
-export const FIELDS: readonly Field[] = [
+export const FIELDS: readonly Field<DigestKey>[] = [
   {
     key: "limit",
     flag: "limit",
+    alias: "n",
     hint: "n",
     schema: intInRange(1, 1000),
     default: 10,
@@ -64,6 +74,7 @@ export const FIELDS: readonly Field[] = [
   {
     key: "format",
     flag: "format",
+    alias: "f",
     hint: "markdown|json|html",
     schema: format,
     default: "markdown",
@@ -72,6 +83,7 @@ export const FIELDS: readonly Field[] = [
   {
     key: "out",
     flag: "out",
+    alias: "o",
     hint: "file",
     schema: outPath,
     description: "write the digest to this file instead of stdout",
@@ -176,41 +188,29 @@ export const FIELDS: readonly Field[] = [
     default: 300_000,
     description: "timeout of one Ollama call (ms)",
   },
+  {
+    key: "allowedHosts",
+    env: "DIGEST_ALLOWED_HOSTS",
+    schema: allowList,
+    default: () => [],
+    defaultText: "none",
+    description:
+      "story hosts on loopback or private networks that may be fetched anyway: host, host:port or CIDR, comma-separated (same form as WEBHOOK_ALLOWED_HOSTS)",
+  },
 ];
 
 /** Flags as citty hands them over: strings for valued flags, `cache` as a boolean. */
-export type DigestFlags = Record<string, string | boolean | undefined>;
+export type DigestFlags = Flags;
 
 /**
  * Parses env and flags into the digest's settings, once. Flags override env; empty env values
  * count as unset. A bad value throws a one-line ConfigError naming the variable or flag.
  */
 export function loadDigestConfig(env: Env, flags: DigestFlags = {}): DigestConfig {
-  const envShape: Record<string, z.ZodType> = {};
-  const flagShape: Record<string, z.ZodType> = {};
-  const flagValues: Env = {};
-  for (const field of FIELDS) {
-    if (field.env) envShape[field.env] = field.schema.optional();
-    flagShape[`--${field.flag}`] = field.schema.optional();
-    const value = flags[field.flag];
-    if (value === undefined) continue;
-    if (typeof value !== "string" || value.trim() === "") {
-      throw new ConfigError(`--${field.flag} needs a value: ${expectedForm(field)}`);
-    }
-    flagValues[`--${field.flag}`] = value;
-  }
-  const fromEnv = parseEnv(z.object(envShape), env) as Record<string, unknown>;
-  const fromFlags = parseEnv(z.object(flagShape), flagValues) as Record<string, unknown>;
-
-  const values: Record<string, unknown> = {};
-  for (const field of FIELDS) {
-    values[field.key] =
-      fromFlags[`--${field.flag}`] ?? (field.env ? fromEnv[field.env] : undefined) ?? field.default;
-  }
-  const useCache = flags.cache !== false;
+  const { values } = loadFields(FIELDS, env, flags);
   return {
     ...(values as Omit<DigestConfig, "cacheFile">),
-    cacheFile: useCache ? cacheFilePath(env) : undefined,
+    cacheFile: flags.cache !== false ? cacheFilePath(env) : undefined,
   };
 }
 
@@ -220,11 +220,4 @@ export function cacheFilePath(env: Env): string {
   const xdg = cleaned.XDG_CACHE_HOME;
   const base = xdg && isAbsolute(xdg) ? xdg : join(cleaned.HOME ?? homedir(), ".cache");
   return join(base, "hn-digest", "summaries.sqlite");
-}
-
-function expectedForm(field: Field): string {
-  const result = field.schema.safeParse("");
-  return result.success
-    ? "expected a value"
-    : (result.error.issues[0]?.message ?? "expected a value");
 }

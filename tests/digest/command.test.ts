@@ -2,7 +2,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { renderUsage, runCommand } from "citty";
+import { runCommand } from "citty";
+import { renderHelp } from "../../lib/cli/help.ts";
 import { exitCodeFor } from "../../lib/cli/run.ts";
 import { ConfigError, UsageError } from "../../lib/config/errors.ts";
 import { createDigestCommand } from "../../lib/digest/command.ts";
@@ -563,20 +564,24 @@ describe("bun run digest: bad flags and env", () => {
   test("an unknown option or a stray argument exits 2", async () => {
     const unknown = await digest(undefined, ["--formt", "json"]);
     expect(unknown.error).toBeInstanceOf(UsageError);
-    expect((unknown.error as Error).message).toBe("Unknown option --formt (see --help)");
+    expect((unknown.error as Error).message).toBe(
+      "Unknown option --formt: did you mean --format? (see --help)",
+    );
     const stray = await digest(undefined, ["today"]);
     expect(stray.error).toBeInstanceOf(UsageError);
   });
 
   test("--help documents every flag, its env var and its default", async () => {
-    const usage = await renderUsage(
+    const usage = await renderHelp(
       createDigestCommand({ env: {}, stdout: { write() {} }, stderr: { write() {} } }),
     );
     for (const field of FIELDS) {
-      expect(usage).toContain(`--${field.flag}=<${field.hint}>`);
+      if (field.flag) expect(usage).toContain(`--${field.flag}=<${field.hint}>`);
       if (field.env) expect(usage).toContain(field.env);
-      if (field.default !== undefined) expect(usage).toContain(`default ${field.default}`);
+      const shown = field.defaultText ?? field.default;
+      if (shown !== undefined) expect(usage).toContain(`default ${shown}`);
     }
+    expect(usage).toContain("DIGEST_ALLOWED_HOSTS");
     expect(usage).toContain("--no-cache");
     expect(usage).toContain("XDG_CACHE_HOME");
     expect(usage).toContain("ollama pull llama3.2");

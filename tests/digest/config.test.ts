@@ -31,6 +31,7 @@ describe("loadDigestConfig()", () => {
       articleMaxBytes: 2_000_000,
       format: "markdown",
       out: undefined,
+      allowedHosts: [],
       cacheFile: "/home/ada/.cache/hn-digest/summaries.sqlite",
     });
   });
@@ -135,6 +136,20 @@ describe("loadDigestConfig()", () => {
     expect(loadDigestConfig(HOME, { "num-ctx": "32768" }).numCtx).toBe(32768);
     expect(errorOf(() => loadDigestConfig(HOME, { "num-ctx": "1024" })).message).toBe(
       '--num-ctx="1024" is invalid: expected a whole number from 2048 to 1048576',
+    );
+  });
+
+  test("reads DIGEST_ALLOWED_HOSTS in the form of WEBHOOK_ALLOWED_HOSTS", () => {
+    const config = loadDigestConfig({
+      ...HOME,
+      DIGEST_ALLOWED_HOSTS: "localhost:8080, 10.0.0.0/8",
+    });
+    expect(config.allowedHosts).toHaveLength(2);
+    expect(config.allowedHosts[0]).toEqual({ kind: "host", host: "localhost", port: 8080 });
+    const error = errorOf(() => loadDigestConfig({ ...HOME, DIGEST_ALLOWED_HOSTS: "a b" }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      'DIGEST_ALLOWED_HOSTS="a b" is invalid: entry "a b": expected a host, host:port or CIDR, e.g. localhost:9000 or 10.0.0.0/8',
     );
   });
 
