@@ -73,6 +73,7 @@ async function naiveDigest(config: DigestConfig): Promise<void> {
       const article = await fetchArticle(story.url, {
         timeoutMs: config.articleTimeoutMs,
         maxBytes: config.articleMaxBytes,
+        allow: config.allowedHosts,
       });
       if (article.ok) {
         await ask(articlePrompt(story, article.text, budget).prompt);

@@ -7,5 +7,10 @@ await runScript(
     env: process.env,
     stdout: streamSink(process.stdout),
     stderr: process.stderr,
+    // 128 + SIGINT, as a shell reports a command stopped by Ctrl-C.
+    onInterrupted: () => {
+      process.exitCode = 130;
+    },
   }),
+  { env: process.env },
 );

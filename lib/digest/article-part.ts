@@ -26,6 +26,9 @@ export async function articlePart(
         fetch: context.fetch,
         timeoutMs: config.articleTimeoutMs,
         maxBytes: config.articleMaxBytes,
+        allow: config.allowedHosts,
+        resolve: context.resolve,
+        signal: context.signal,
       });
     }, index);
     if (!result.ok) context.logger.info(`Story ${story.id}: no article: ${result.reason}`);

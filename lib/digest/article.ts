@@ -1,7 +1,9 @@
 import { USER_AGENT } from "../version.ts";
+import type { AllowList, Resolver } from "../webhooks/ssrf.ts";
 import { type Extraction, readArticle } from "./article-extract.ts";
 import { BodyTooLargeError, readBodyCapped } from "./body.ts";
 import { decodeHtml } from "./charset.ts";
+import { fetchGuarded } from "./guarded-fetch.ts";
 
 /**
  * An article, or why there is none. `description` is the page's own description, when the page
@@ -14,6 +16,12 @@ export interface ArticleOptions {
   timeoutMs: number;
   maxBytes: number;
   userAgent?: string;
+  /** Loopback and private hosts the link and its redirects may go to (DIGEST_ALLOWED_HOSTS). */
+  allow: AllowList;
+  /** DNS for the SSRF check; tests pass one. */
+  resolve?: Resolver;
+  /** Aborts the download (Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
@@ -23,17 +31,22 @@ const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
  * throws: a failure (HTTP error, timeout, not HTML, too big, nothing readable) is a reason.
  */
 export async function fetchArticle(url: string, options: ArticleOptions): Promise<ArticleResult> {
-  const { fetch: doFetch = globalThis.fetch, timeoutMs, maxBytes } = options;
-  const signal = AbortSignal.timeout(timeoutMs);
+  const { timeoutMs, maxBytes } = options;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
   try {
-    const response = await doFetch(url, {
+    const fetched = await fetchGuarded(url, {
+      allow: options.allow,
+      resolve: options.resolve,
+      fetch: options.fetch,
       signal,
-      redirect: "follow",
       headers: {
         "user-agent": options.userAgent ?? USER_AGENT,
         accept: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
       },
     });
+    if (!fetched.ok) return failed(fetched.reason);
+    const response = fetched.response;
     if (!response.ok) {
       await response.body?.cancel();
       return failed(`the site answered HTTP ${response.status}`);
@@ -56,9 +69,10 @@ export async function fetchArticle(url: string, options: ArticleOptions): Promis
       return failed(`it is too big (more than ${maxBytes} bytes)`);
     }
     const html = decodeHtml(bytes, response.headers.get("content-type"));
-    return readArticle(html, response.url || url);
+    return readArticle(html, fetched.url);
   } catch (error) {
-    if (signal.aborted) return failed(`no answer within ${timeoutMs} ms`);
+    if (options.signal?.aborted) return failed("the digest was interrupted");
+    if (timeout.aborted) return failed(`no answer within ${timeoutMs} ms`);
     return failed(
       `the download failed (${error instanceof Error ? error.message : String(error)})`,
     );

@@ -1,11 +1,12 @@
 import { type ArgsDef, type CommandDef, defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { helpMeta } from "../cli/help.ts";
+import { type StopSignalsOptions, stopSignals } from "../cli/signals.ts";
 import type { Env } from "../config/env.ts";
 import { fieldArgs, fieldEnvironment } from "../config/fields.ts";
 import { VERSION } from "../version.ts";
 import { DEFAULT_MODEL, type DigestFlags, FIELDS, loadDigestConfig } from "./config.ts";
-import { type DigestDeps, type DigestResult, runDigest } from "./digest.ts";
+import { type DigestDeps, DigestInterruptedError, type DigestResult, runDigest } from "./digest.ts";
 
 /** The citty arguments, written from the config fields so help and parsing cannot drift. */
 export function digestArgs(): ArgsDef {
@@ -29,10 +30,14 @@ const NOTES = [
   "Exit codes: 0 done, 1 failed (Ollama unusable, front page unreadable, every summary failed), 2 bad flag or variable, 130 interrupted (Ctrl-C).",
 ];
 
-export interface DigestCommandDeps extends DigestDeps {
+export interface DigestCommandDeps extends Omit<DigestDeps, "signal"> {
   env: Env;
   /** Called with the result, for tests and embedding. */
   onResult?: (result: DigestResult) => void;
+  /** SIGINT/SIGTERM come from here (default: the process); see lib/cli/signals.ts. */
+  signals?: StopSignalsOptions;
+  /** Told when Ctrl-C stopped the digest (the script exits 130 then). */
+  onInterrupted?: () => void;
 }
 
 /** `bun run digest`: parses flags and env, then runs the digest. */
@@ -56,8 +61,17 @@ export function createDigestCommand(deps: DigestCommandDeps): CommandDef {
     async run({ args: parsed, rawArgs }) {
       rejectUnknown(rawArgs, args);
       const config = loadDigestConfig(deps.env, parsed as DigestFlags);
-      const result = await runDigest(config, deps);
-      deps.onResult?.(result);
+      // A digest has nothing worth finishing after Ctrl-C: the first signal stops everything.
+      const signals = stopSignals(deps.signals);
+      try {
+        const result = await runDigest(config, { ...deps, signal: signals.stop });
+        deps.onResult?.(result);
+      } catch (error) {
+        if (!(error instanceof DigestInterruptedError)) throw error;
+        deps.onInterrupted?.();
+      } finally {
+        signals.dispose();
+      }
     },
   });
 }

@@ -1,5 +1,6 @@
 import { createLogger, type Logger } from "../log.ts";
 import { USER_AGENT } from "../version.ts";
+import type { Resolver } from "../webhooks/ssrf.ts";
 import { openSummaryCache, type SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
 import { fetchFrontPage } from "./hn-client.ts";
@@ -23,11 +24,20 @@ export interface DigestDeps {
   sleep?: (ms: number) => Promise<void>;
   retryPolicy?: RetryPolicy;
   openCache?: (path: string) => SummaryCache;
+  /** DNS for the SSRF check of story links; tests pass one. */
+  resolve?: Resolver;
+  /** Aborted by Ctrl-C: downloads and Ollama calls stop, a --out temp file is removed. */
+  signal?: AbortSignal;
 }
 
 export interface DigestResult {
   stories: StoryDigest[];
   stats: PipelineStats;
+}
+
+/** The digest was stopped (Ctrl-C) before it was complete; --out was left as it was. */
+export class DigestInterruptedError extends Error {
+  override name = "DigestInterruptedError";
 }
 
 /** Every summary the digest tried failed: the output was written, but it is of no use. */
@@ -52,6 +62,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     const facts = await preflight(config.ollamaUrl, config.model, {
       fetch,
       timeoutMs: Math.min(10_000, config.ollamaTimeoutMs),
+      signal: deps.signal,
     });
     const numCtx = contextWindow(config.numCtx, facts.contextLength, config.model, baseLogger);
     cache = openCache(config.cacheFile, deps.openCache, baseLogger);
@@ -63,6 +74,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       policy: deps.retryPolicy,
       now,
       logger: baseLogger,
+      signal: deps.signal,
     });
     progress = createProgress(deps.stderr, {
       total: stories.length,
@@ -89,11 +101,16 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       stats,
       sleep: deps.sleep,
       retryPolicy: deps.retryPolicy,
+      resolve: deps.resolve,
+      signal: deps.signal,
     });
     for await (const digest of digests) {
+      // After Ctrl-C the stories still coming hold only "interrupted" notes: write none.
+      if (deps.signal?.aborted) throw interrupted(config);
       await output.write(renderer.story(digest, results.length));
       results.push(digest);
     }
+    if (deps.signal?.aborted) throw interrupted(config);
     await output.write(renderer.end());
     progress.stop();
     progress = undefined;
@@ -110,11 +127,25 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     return { stories: results, stats };
   } catch (error) {
     await output.abort();
+    if (deps.signal?.aborted) {
+      const stopped = error instanceof DigestInterruptedError ? error : interrupted(config);
+      progress?.stop();
+      baseLogger.warn(stopped.message);
+      throw stopped;
+    }
     throw error;
   } finally {
     progress?.stop();
     cache?.close();
   }
+}
+
+function interrupted(config: DigestConfig): DigestInterruptedError {
+  return new DigestInterruptedError(
+    config.out === undefined
+      ? "Interrupted: the digest above is incomplete"
+      : `Interrupted: ${config.out} was left as it was`,
+  );
 }
 
 /** The window asked for, capped by the model's own context length when /api/show gives one. */

@@ -28,6 +28,7 @@ export async function discussionPart(
         sleep: context.sleep,
         policy: context.retryPolicy,
         logger: context.logger,
+        signal: context.signal,
       });
     }, index);
   } catch (error) {

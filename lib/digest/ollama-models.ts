@@ -8,6 +8,7 @@ import {
   OLLAMA_MAX_BYTES,
   type OllamaOptions,
   safeJson,
+  withTimeout,
 } from "./ollama.ts";
 
 /** Ollama is not usable for this digest; the message says what to do about it. */
@@ -44,7 +45,7 @@ export async function preflight(
   let response: Response;
   let text: string;
   try {
-    response = await doFetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    response = await doFetch(url, { signal: withTimeout(timeoutMs, options.signal) });
     text = await readTextCapped(response, maxBytes);
   } catch (error) {
     if (error instanceof BodyTooLargeError) {
@@ -102,7 +103,7 @@ export async function showContextLength(
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model }),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: withTimeout(timeoutMs, options.signal),
     });
     const body = safeJson(await readTextCapped(response, maxBytes));
     return response.ok ? contextLengthOf(body) : null;

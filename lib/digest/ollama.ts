@@ -12,6 +12,8 @@ export interface OllamaOptions {
   timeoutMs?: number;
   /** Answers larger than this fail; default OLLAMA_MAX_BYTES. */
   maxBytes?: number;
+  /** Stops the call (Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 /** One generation failed; the digest records it as a note and goes on. */
@@ -95,7 +97,7 @@ export async function generate(
   let response: Response;
   let text: string;
   try {
-    response = await doFetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    response = await doFetch(url, { ...init, signal: withTimeout(timeoutMs, options.signal) });
     text = await readTextCapped(response, maxBytes);
   } catch (error) {
     if (error instanceof BodyTooLargeError) {
@@ -128,6 +130,12 @@ export async function generate(
     doneReason: typeof fields.done_reason === "string" ? fields.done_reason : null,
     promptTokens: typeof fields.prompt_eval_count === "number" ? fields.prompt_eval_count : null,
   };
+}
+
+/** A timeout signal, also aborted by `signal` when one is given. */
+export function withTimeout(timeoutMs: number, signal: AbortSignal | undefined): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  return signal ? AbortSignal.any([timeout, signal]) : timeout;
 }
 
 export function safeJson(text: string): unknown {

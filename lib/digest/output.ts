@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { UsageError } from "../config/errors.ts";
 
 /** Where text goes: process.stdout in the script, an array in tests. */
@@ -25,11 +27,18 @@ export function streamSink(stream: NodeJS.WritableStream): TextSink {
 }
 
 /**
- * Opens the digest's destination. With `--out FILE` the text goes to a temporary file next
- * to FILE that replaces it only when the digest is complete; opening happens before any
- * network call so a bad path fails at once (UsageError).
+ * Opens the digest's destination. With `--out FILE` the text goes to a temporary file created
+ * beside FILE (so the final rename stays on one file system) that replaces FILE only when the
+ * digest is complete, and is removed if it is not (an error, Ctrl-C). The temporary file is
+ * created exclusively under an unpredictable name: a file or symlink already there (planted
+ * to redirect the write) makes the open fail instead of being followed. Opening happens before
+ * any network call so a bad path fails at once (UsageError).
  */
-export async function openOutput(path: string | undefined, stdout: TextSink): Promise<Output> {
+export async function openOutput(
+  path: string | undefined,
+  stdout: TextSink,
+  options: { temporaryPath?: (path: string) => string } = {},
+): Promise<Output> {
   if (path === undefined) {
     return {
       write: async (text) => {
@@ -39,26 +48,37 @@ export async function openOutput(path: string | undefined, stdout: TextSink): Pr
       abort: async () => {},
     };
   }
-  const temporary = `${path}.${process.pid}.tmp`;
-  let handle: FileHandle;
-  try {
-    handle = await open(temporary, "w");
-  } catch (error) {
-    throw new UsageError(
-      `--out ${path} cannot be written: ${error instanceof Error ? error.message : error}`,
-    );
+  let temporary = "";
+  let handle: FileHandle | undefined;
+  for (let attempt = 0; handle === undefined; attempt++) {
+    temporary = (options.temporaryPath ?? temporaryPath)(path);
+    try {
+      // "wx": O_CREAT | O_EXCL, which never follows a symlink at the path.
+      handle = await open(temporary, "wx", 0o644);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST" && attempt < 5) continue;
+      throw new UsageError(
+        `--out ${path} cannot be written: ${error instanceof Error ? error.message : error}`,
+      );
+    }
   }
+  const file = handle;
   return {
     write: async (text) => {
-      if (text !== "") await handle.write(text);
+      if (text !== "") await file.write(text);
     },
     commit: async () => {
-      await handle.close();
+      await file.close();
       await rename(temporary, path);
     },
     abort: async () => {
-      await handle.close().catch(() => {});
+      await file.close().catch(() => {});
       await unlink(temporary).catch(() => {});
     },
   };
+}
+
+/** `.digest.md.3f9c2a71b0e4.tmp` beside `digest.md`: hidden, and not guessable in advance. */
+export function temporaryPath(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
 }

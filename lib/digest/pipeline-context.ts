@@ -1,4 +1,5 @@
 import type { Logger } from "../log.ts";
+import type { Resolver } from "../webhooks/ssrf.ts";
 import type { SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
 import type { Limiter } from "./limiter.ts";
@@ -19,6 +20,7 @@ export type PipelineConfig = Pick<
   | "articleTimeoutMs"
   | "articleMaxBytes"
   | "ollamaTimeoutMs"
+  | "allowedHosts"
 >;
 
 export interface PipelineStats {
@@ -39,6 +41,10 @@ export interface PipelineDeps {
   stats?: PipelineStats;
   sleep?: (ms: number) => Promise<void>;
   retryPolicy?: RetryPolicy;
+  /** DNS for the SSRF check of story links; tests pass one. */
+  resolve?: Resolver;
+  /** Aborted by Ctrl-C: every download and Ollama call stops. */
+  signal?: AbortSignal;
 }
 
 /** One half of a story's digest: a summary (or null) and why something is missing. */

@@ -1,3 +1,4 @@
+import { abortableSleep } from "../async/sleep.ts";
 import { backoffDelay, parseRetryAfter } from "../http/backoff.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "./body.ts";
 
@@ -38,6 +39,8 @@ export interface SearchFetchOptions {
   timeoutMs?: number;
   /** Bodies larger than this fail the request (not retried); default SEARCH_MAX_BYTES. */
   maxBytes?: number;
+  /** Stops the request and its retries (Ctrl-C). */
+  signal?: AbortSignal;
   userAgent?: string;
   policy?: RetryPolicy;
   /** Injected so tests never wait; defaults to Bun.sleep. */
@@ -97,7 +100,8 @@ export async function fetchSearchJson(
     fetch: doFetch = globalThis.fetch,
     timeoutMs = 10_000,
     policy = DEFAULT_RETRY_POLICY,
-    sleep = (ms: number) => Bun.sleep(ms),
+    signal,
+    sleep = (ms: number) => (signal ? abortableSleep(ms, signal) : Bun.sleep(ms)),
     now = Date.now,
     random,
     logger,
@@ -107,10 +111,16 @@ export async function fetchSearchJson(
   if (options.userAgent) headers["user-agent"] = options.userAgent;
 
   for (let attempt = 1; ; attempt++) {
+    if (signal?.aborted)
+      throw new SearchApiError(`Search API request stopped: interrupted: ${url}`);
     let outcome: { status?: number; retryAfter?: string | null };
     let problem: string;
     try {
-      const response = await doFetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const response = await doFetch(url, {
+        headers,
+        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+      });
       if (response.ok) {
         const text = await readTextCapped(response, maxBytes);
         try {

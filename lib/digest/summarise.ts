@@ -33,7 +33,7 @@ export async function summarise(
       return generate(
         config.ollamaUrl,
         { model: config.model, prompt, numCtx: config.numCtx, numPredict },
-        { fetch: context.fetch, timeoutMs: config.ollamaTimeoutMs },
+        { fetch: context.fetch, timeoutMs: config.ollamaTimeoutMs, signal: context.signal },
       );
     }, priority);
     let summary = cleanSummary(answer.text);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { fetchArticle } from "../../lib/digest/article.ts";
 import { junkReason, readArticle, wordCount } from "../../lib/digest/article-extract.ts";
 import { USER_AGENT } from "../../lib/version.ts";
+import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
 import {
   articleHtml,
   javascriptWallHtml,
@@ -18,7 +19,14 @@ const PARAGRAPHS = Array.from(
   (_, i) =>
     `Paragraph ${i + 1} explains how the new allocator cuts latency, with numbers from a week of production traffic &amp; a few caveats.`,
 );
-const options = { timeoutMs: 2_000, maxBytes: 100_000 };
+// The fake sites are on 127.0.0.1, which the SSRF guard refuses unless allowed; names resolve
+// to a public address without asking DNS.
+const options = {
+  timeoutMs: 2_000,
+  maxBytes: 100_000,
+  allow: parseAllowList("127.0.0.1"),
+  resolve: async () => ["93.184.215.14"],
+};
 
 describe("fetchArticle()", () => {
   test("extracts the readable text of an HTML article, without the navigation", async () => {
@@ -288,5 +296,75 @@ describe("junkReason()", () => {
   test("counts words of Chinese and Japanese, which have no spaces", () => {
     expect(wordCount("日本語のぶんしょう")).toBe(4);
     expect(wordCount("two words")).toBe(2);
+  });
+});
+
+describe("fetchArticle(): the SSRF guard", () => {
+  const page = { body: articleHtml("Post", PARAGRAPHS) };
+
+  test("refuses a link to a loopback address that is not allowed, before connecting", async () => {
+    using site = startFakeArticleSite({ "/post": page });
+    const port = new URL(site.url).port;
+    const result = await fetchArticle(`${site.url}/post`, { ...options, allow: [] });
+    expect(result).toEqual({
+      ok: false,
+      reason: `the link was not followed (refused 127.0.0.1 (loopback): set DIGEST_ALLOWED_HOSTS=127.0.0.1:${port} to allow it)`,
+      description: null,
+    });
+    expect(site.requests).toEqual([]);
+  });
+
+  test("refuses a name that resolves to the cloud metadata address", async () => {
+    let fetched = 0;
+    const countingFetch = (async () => {
+      fetched++;
+      return new Response("secret");
+    }) as unknown as typeof fetch;
+    const result = await fetchArticle("http://metadata.example/latest/meta-data/", {
+      ...options,
+      fetch: countingFetch,
+      resolve: async () => ["169.254.169.254"],
+    });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.reason).toStartWith(
+      "the link was not followed (refused metadata.example, which resolves to 169.254.169.254 (linkLocal)",
+    );
+    expect(fetched).toBe(0);
+  });
+
+  test("refuses a redirect to a private address, without following it", async () => {
+    using inside = startFakeArticleSite({ "/admin": page });
+    using outside = startFakeArticleSite({ "/go": { redirect: `${inside.url}/admin` } });
+    const allow = parseAllowList(`127.0.0.1:${new URL(outside.url).port}`);
+    const result = await fetchArticle(`${outside.url}/go`, { ...options, allow });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.reason).toStartWith(
+      `it redirects to ${inside.url}/admin, which was not followed (refused 127.0.0.1 (loopback)`,
+    );
+    expect(outside.requests).toEqual(["/go"]);
+    expect(inside.requests).toEqual([]);
+  });
+
+  test("follows an allowed redirect and connects to the checked address, keeping the host name", async () => {
+    using site = startFakeArticleSite({ "/old": { redirect: "/post" }, "/post": page });
+    const port = new URL(site.url).port;
+    const result = await fetchArticle(`http://blog.example:${port}/old`, {
+      ...options,
+      allow: parseAllowList(`blog.example:${port}`),
+      // The only answer the name has: no real DNS is asked, and the request must go here.
+      resolve: async () => ["127.0.0.1"],
+    });
+    expect(result.ok).toBe(true);
+    expect(site.requests).toEqual(["/old", "/post"]);
+    expect(site.hosts).toEqual([`blog.example:${port}`, `blog.example:${port}`]);
+  });
+
+  test("gives up after five redirects", async () => {
+    using site = startFakeArticleSite({ "/loop": { redirect: "/loop" } });
+    expect(await fetchArticle(`${site.url}/loop`, options)).toMatchObject({
+      ok: false,
+      reason: "it redirects more than 5 times",
+    });
+    expect(site.requests).toHaveLength(6);
   });
 });

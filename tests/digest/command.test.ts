@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { EventEmitter } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -71,6 +72,7 @@ async function digest(
     stderrTTY?: boolean;
     fetch?: typeof fetch;
     onWrite?: (text: string) => void;
+    signals?: EventEmitter;
   } = {},
 ) {
   const stdout: string[] = [];
@@ -78,6 +80,7 @@ async function digest(
   const logger = createMemoryLogger();
   const env = { XDG_CACHE_HOME: tempDir(), ...world?.env, ...options.env };
   let error: unknown;
+  let interrupted = false;
   try {
     await runCommand(
       createDigestCommand({
@@ -97,13 +100,25 @@ async function digest(
         logger,
         sleep: async () => {},
         now: () => Date.parse("2025-08-03T18:54:41Z"),
+        signals: { source: options.signals ?? new EventEmitter() },
+        onInterrupted: () => {
+          interrupted = true;
+        },
       }),
       { rawArgs },
     );
   } catch (caught) {
     error = caught;
   }
-  return { stdout: stdout.join(""), chunks: stdout, stderr: stderr.join(""), logger, error, env };
+  return {
+    stdout: stdout.join(""),
+    chunks: stdout,
+    stderr: stderr.join(""),
+    logger,
+    error,
+    env,
+    interrupted,
+  };
 }
 
 describe("bun run digest", () => {
@@ -346,6 +361,44 @@ describe("bun run digest", () => {
       expect(summary).not.toContain("\u001b");
       expect(summary).not.toMatch(/Here is|\]8;;|\[31m/);
     });
+  });
+
+  test("refuses a story link to a private address, with a note naming DIGEST_ALLOWED_HOSTS", async () => {
+    using world = startDigestWorld({
+      stories: [storyHit({ title: "Inside", url: "http://10.1.2.3:8080/admin", num_comments: 0 })],
+    });
+    const { stdout } = await digest(world);
+    expect(stdout).toContain(
+      "- No article summary: the link was not followed (refused 10.1.2.3 (private): set DIGEST_ALLOWED_HOSTS=10.1.2.3:8080 to allow it).",
+    );
+    expect(world.ollama.generateCalls).toEqual([]);
+  });
+
+  test("Ctrl-C stops the digest at once: no more stories, nothing left of --out", async () => {
+    const signals = new EventEmitter();
+    const held = gate();
+    using world = startDigestWorld({
+      ...twoStories(),
+      ollama: {
+        generate: async (body) => {
+          if (!held.opened) {
+            held.open();
+            signals.emit("SIGINT");
+          }
+          return echoTitle(body);
+        },
+      },
+    });
+    const dir = tempDir();
+    const { error, interrupted, logger } = await digest(world, ["--out", join(dir, "digest.md")], {
+      signals,
+    });
+    expect(error).toBeUndefined();
+    expect(interrupted).toBe(true);
+    expect(readdirSync(dir)).toEqual([]);
+    expect(logger.lines).toContain(
+      `warn Interrupted: ${join(dir, "digest.md")} was left as it was`,
+    );
   });
 
   test("a re-run over unchanged stories answers from the cache with no Ollama call", async () => {

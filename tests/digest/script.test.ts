@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { articleHtml } from "../fakes/article-site.ts";
-import { startDigestWorld } from "../fakes/digest-world.ts";
+import { gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { storyHit } from "../fakes/hn-search.ts";
 
 // A few checks of the real entry script in a child process: exit codes and what reaches
@@ -83,4 +83,54 @@ describe("scripts/digest.ts", () => {
     expect(stderr).not.toContain("# Hacker News digest");
     expect(stderr).toContain("Digest of 1 story in");
   });
+});
+
+describe("scripts/digest.ts and Ctrl-C", () => {
+  test("a real SIGINT during --out removes the temporary file, keeps the old one and exits 130", async () => {
+    const first = gate();
+    const never = gate();
+    using world = startDigestWorld({
+      stories: [
+        storyHit({ title: "Slow story", url: undefined, story_text: "Text", num_comments: 0 }),
+      ],
+      ollama: {
+        // The first summary never finishes: the digest is mid-way when the signal comes.
+        generate: async () => {
+          first.open();
+          await never.promise;
+          return "unreachable";
+        },
+      },
+    });
+    const dir = mkdtempSync(join(tmpdir(), "digest-sigint-"));
+    dirs.push(dir);
+    const target = join(dir, "digest.md");
+    writeFileSync(target, "yesterday's digest");
+    const child = Bun.spawn([process.execPath, "scripts/digest.ts", "--out", target], {
+      cwd: ROOT,
+      env: {
+        ...world.env,
+        PATH: process.env.PATH ?? "",
+        HOME: dir,
+        XDG_CACHE_HOME: dir,
+        NO_COLOR: "1",
+      },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      await first.promise;
+      const during = readdirSync(dir).filter((name) => name.endsWith(".tmp"));
+      expect(during).toHaveLength(1);
+      child.kill("SIGINT");
+      const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+      expect(code).toBe(130);
+      expect(stderr).toContain(`Interrupted: ${target} was left as it was`);
+      expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+      expect(readFileSync(target, "utf8")).toBe("yesterday's digest");
+    } finally {
+      never.open();
+      child.kill("SIGKILL");
+    }
+  }, 20_000);
 });

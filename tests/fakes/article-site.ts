@@ -13,6 +13,8 @@ export interface Page {
   hang?: boolean;
   /** Stream this many bytes of HTML without a Content-Length. */
   streamBytes?: number;
+  /** Answer 302 with this Location. */
+  redirect?: string;
 }
 
 /** A readable article page with navigation around it, as Readability expects to meet it. */
@@ -108,6 +110,8 @@ export interface FakeArticleSite {
   url: string;
   /** Paths requested, in arrival order. */
   requests: string[];
+  /** The Host header of each request. */
+  hosts: (string | null)[];
   userAgents: (string | null)[];
   stop(): void;
   [Symbol.dispose](): void;
@@ -118,6 +122,7 @@ export function startFakeArticleSite(
   options: { latencyMs?: number; onRequest?: (path: string) => void } = {},
 ): FakeArticleSite {
   const requests: string[] = [];
+  const hosts: (string | null)[] = [];
   const userAgents: (string | null)[] = [];
   const server = Bun.serve({
     port: 0,
@@ -125,11 +130,15 @@ export function startFakeArticleSite(
     async fetch(request) {
       const path = new URL(request.url).pathname;
       requests.push(path);
+      hosts.push(request.headers.get("host"));
       userAgents.push(request.headers.get("user-agent"));
       options.onRequest?.(path);
       if (options.latencyMs) await Bun.sleep(options.latencyMs);
       const page = pages[path];
       if (!page) return new Response("Not found", { status: 404 });
+      if (page.redirect) {
+        return new Response(null, { status: 302, headers: { location: page.redirect } });
+      }
       if (page.hang) {
         return new Promise<Response>((resolve) => {
           request.signal.addEventListener("abort", () => resolve(new Response(null)));
@@ -157,6 +166,7 @@ export function startFakeArticleSite(
   return {
     url: `http://127.0.0.1:${server.port}`,
     requests,
+    hosts,
     userAgents,
     stop: () => server.stop(true),
     [Symbol.dispose]: () => server.stop(true),

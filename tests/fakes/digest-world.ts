@@ -48,7 +48,13 @@ export function startDigestWorld(options: DigestWorldOptions) {
     site,
     ollama,
     /** Env pointing the digest at the fakes. */
-    env: { HN_SEARCH_URL: search.url, OLLAMA_ENDPOINT_URL: ollama.url, HOME: "/nonexistent" },
+    env: {
+      HN_SEARCH_URL: search.url,
+      OLLAMA_ENDPOINT_URL: ollama.url,
+      // The fake article site is on loopback, which the digest refuses unless allowed.
+      DIGEST_ALLOWED_HOSTS: `127.0.0.1:${new URL(site.url).port}`,
+      HOME: "/nonexistent",
+    },
     stop,
     [Symbol.dispose]: stop,
   };
