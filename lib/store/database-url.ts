@@ -58,6 +58,11 @@ function parseBudget(value: string, name: string): number {
 
 function invalid(raw: string): ConfigError {
   return new ConfigError(
-    `DATABASE_URL=${JSON.stringify(raw)} is invalid: expected a file path, sqlite:PATH or postgres://user@host/db`,
+    `DATABASE_URL=${JSON.stringify(withoutPassword(raw))} is invalid: expected a file path, sqlite:PATH or postgres://user@host/db`,
   );
+}
+
+/** `scheme://user:secret@host` shown as `scheme://user:***@host`: a message never carries a password. */
+export function withoutPassword(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
 }

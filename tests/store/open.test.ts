@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../../lib/config/errors.ts";
+import { parseDatabaseUrl } from "../../lib/store/database-url.ts";
 import { openStore } from "../../lib/store/open.ts";
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
@@ -48,4 +49,12 @@ describe("openStore() at start-up", () => {
     );
     expect(error.message).not.toContain("s3cret");
   });
+});
+
+test("parseDatabaseUrl() names an unsupported URL without its password", () => {
+  expect(() => parseDatabaseUrl("mysql://app:hunter2@db.internal/inventory")).toThrow(
+    new ConfigError(
+      'DATABASE_URL="mysql://app:***@db.internal/inventory" is invalid: expected a file path, sqlite:PATH or postgres://user@host/db',
+    ),
+  );
 });
