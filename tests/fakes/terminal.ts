@@ -20,25 +20,19 @@ export interface Terminal {
 export function startInTerminal(command: string, cwd: string): Terminal {
   const dir = mkdtempSync(join(tmpdir(), "terminal-"));
   const fifo = join(dir, "pane.fifo");
-  const session = `test-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  // A tmux server of its own (-S): test runs side by side never share or stop each other's.
+  const socket = join(dir, "tmux.sock");
+  const tmux = (...args: string[]) => {
+    const result = Bun.spawnSync(["tmux", "-S", socket, ...args], { stderr: "pipe" });
+    if (result.exitCode !== 0) {
+      throw new Error(`tmux ${args[0]} failed: ${result.stderr.toString().trim()}`);
+    }
+  };
   Bun.spawnSync(["mkfifo", fifo]);
-  Bun.spawnSync([
-    "tmux",
-    "new-session",
-    "-d",
-    "-s",
-    session,
-    "-x",
-    "200",
-    "-y",
-    "50",
-    "-c",
-    cwd,
-    `read _; ${command}`,
-  ]);
+  tmux("new-session", "-d", "-s", "test", "-x", "200", "-y", "50", "-c", cwd, `read _; ${command}`);
   const reader = Bun.spawn(["cat", fifo], { stdout: "pipe" });
-  Bun.spawnSync(["tmux", "pipe-pane", "-t", session, "-o", `cat > ${fifo}`]);
-  Bun.spawnSync(["tmux", "send-keys", "-t", session, "Enter"]);
+  tmux("pipe-pane", "-t", "test", "-o", `cat > ${fifo}`);
+  tmux("send-keys", "-t", "test", "Enter");
   const stream = reader.stdout.getReader();
   const decoder = new TextDecoder();
   let text = "";
@@ -52,10 +46,10 @@ export function startInTerminal(command: string, cwd: string): Terminal {
       return text;
     },
     press(key) {
-      Bun.spawnSync(["tmux", "send-keys", "-t", session, key]);
+      tmux("send-keys", "-t", "test", key);
     },
     close() {
-      Bun.spawnSync(["tmux", "kill-session", "-t", session]);
+      Bun.spawnSync(["tmux", "-S", socket, "kill-server"]);
       reader.kill();
       rmSync(dir, { recursive: true, force: true });
     },
