@@ -1,10 +1,10 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
+import { clientKey, type LoginThrottle } from "../http/token-throttle.ts";
 import type { Logger } from "../log.ts";
 import { safeEqual } from "../secrets.ts";
 import type { SessionRevocations } from "../webhooks/ports.ts";
 import type { AppEnv } from "./context.ts";
-import { clientKey, type LoginThrottle } from "./login-throttle.ts";
 import { SESSION_COOKIE, type SessionSigner } from "./session.ts";
 
 export const LOGIN_PATH = "/admin/login";

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { secureHeaders } from "hono/secure-headers";
+import { createLoginThrottle, type LoginThrottle } from "../http/token-throttle.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { hmac, randomToken } from "../secrets.ts";
 import { createMetrics } from "../webhooks/observe/metrics.ts";
@@ -16,7 +17,6 @@ import { csrfMiddleware } from "./csrf.ts";
 import { type AllowedHosts, hostCheckMiddleware } from "./host-check.ts";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items-api.ts";
 import { loginRoutes } from "./login.tsx";
-import { createLoginThrottle, type LoginThrottle } from "./login-throttle.ts";
 import { requestIdMiddleware } from "./request-id.ts";
 import { createSessionSigner } from "./session.ts";
 

@@ -1,23 +1,53 @@
 import { type Context, Hono } from "hono";
+import { clientKey, createLoginThrottle, type LoginThrottle } from "../../http/token-throttle.ts";
 import type { Logger } from "../../log.ts";
 import { safeEqual } from "../../secrets.ts";
 import type { Metrics } from "./metrics.ts";
 
+/** What Bun.serve passes as the env: its Server, whose requestIP gives the peer's address. */
+type MetricsEnv = { Bindings: { requestIP?: (request: Request) => { address: string } | null } };
+
 /**
  * `GET /metrics` for a worker's --metrics-port (the app mounts metricsHandler behind its own
  * authMiddleware instead). With an admin token, a request needs `Authorization: Bearer <token>`,
- * as the app's API does. The script serves it: `Bun.serve({ hostname, port, fetch: app.fetch })`.
+ * as the app's API does, and wrong tokens are throttled per client as on the app.
+ * The script serves it: `Bun.serve({ hostname, port, fetch: app.fetch })`.
  */
 export function createMetricsApp(
   metrics: Metrics,
-  options: { adminToken?: string | null; logger?: Pick<Logger, "warn"> } = {},
-): Hono {
+  options: {
+    adminToken?: string | null;
+    logger?: Pick<Logger, "warn">;
+    throttle?: LoginThrottle;
+    now?: () => number;
+  } = {},
+): Hono<MetricsEnv> {
   const { adminToken } = options;
-  const app = new Hono();
+  const app = new Hono<MetricsEnv>();
   if (adminToken) {
+    const throttle = options.throttle ?? createLoginThrottle();
+    const now = options.now ?? Date.now;
     app.use("/metrics", async (c, next) => {
+      const client = clientKey(c.env?.requestIP?.(c.req.raw)?.address);
+      const wait = throttle.waitMs(client, now());
+      if (wait > 0) {
+        const seconds = Math.ceil(wait / 1000);
+        c.header("Retry-After", String(seconds));
+        return c.text(`Too many wrong tokens from this address: try again in ${seconds} s\n`, 429);
+      }
       const match = c.req.header("authorization")?.match(/^Bearer\s+(\S+)\s*$/i);
-      if (match?.[1] !== undefined && safeEqual(match[1], adminToken)) return next();
+      if (match?.[1] !== undefined && safeEqual(match[1], adminToken)) {
+        throttle.succeeded(client);
+        return next();
+      }
+      if (match?.[1] !== undefined) {
+        const { failures, lockedMs } = throttle.failed(client, now());
+        const lock =
+          lockedMs > 0 ? `; further tries refused for ${Math.ceil(lockedMs / 1000)} s` : "";
+        options.logger?.warn(
+          `Wrong admin bearer token on the metrics port from ${client} (${failures} in a row${lock})`,
+        );
+      }
       c.header("WWW-Authenticate", 'Bearer realm="metrics"');
       return c.text("Authentication required: send Authorization: Bearer <ADMIN_TOKEN>\n", 401);
     });
