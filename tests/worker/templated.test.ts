@@ -1,0 +1,72 @@
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
+import { createDeliveryWorker } from "../../lib/worker/bind.ts";
+import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { change } from "../store/contract.ts";
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+test("a worker sends what the templates rendered at enqueue, and a retry resends the same bytes", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "templated-"));
+  // Real time: receivers refuse a webhook-timestamp more than 5 minutes off.
+  const clock = { t: Date.now() };
+  const store = openSqliteStore(join(dir, "app.db"), { now: () => clock.t });
+  // The first attempt gets a 500, the second a 200.
+  const endpoint = startFakeEndpoint(
+    (_request, index) => new Response("", { status: index === 0 ? 500 : 200 }),
+  );
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => store.close());
+  cleanups.push(() => endpoint.stop());
+  const hook = await store.webhooks.create({
+    name: "chat",
+    url: `${endpoint.url}/{{ model }}/{{ data.sku }}`,
+    headers: [["X-Quantity", "{{ data.quantity }}"]],
+    bodyTemplate: '{"text": {{ (data.name ~ " x" ~ data.quantity) | tojson }}}',
+    conditions: { and: [{ attr: "quantity", op: "gte", value: 1 }] },
+    secret: SECRET,
+  });
+  await store.queue.enqueue(change({ data: { sku: "A-1", name: "Bolt", quantity: 0 } }));
+  await store.queue.enqueue(change({ data: { sku: "A-1", name: 'Bolt "M6"', quantity: 3 } }));
+  const worker = createDeliveryWorker({
+    store,
+    now: () => clock.t,
+    random: () => 0.5,
+    config: {
+      timeoutMs: 5000,
+      maxAttempts: 3,
+      allowList: parseAllowList("127.0.0.1"),
+      leaseMs: 30_000,
+      concurrency: 1,
+      retryBaseMs: 1000,
+      retryMaxMs: 1000,
+    },
+  });
+  await worker.runOnce();
+  // The template changes before the retry: the queued delivery keeps what was rendered.
+  await store.webhooks.update(hook.id, { bodyTemplate: '{"text": "changed"}' });
+  clock.t += 60_000;
+  await worker.runOnce();
+
+  expect(endpoint.requests).toHaveLength(2);
+  const [first, second] = endpoint.requests;
+  for (const received of [first, second]) {
+    expect(received?.path).toBe("/item/A-1");
+    expect(received?.headers["x-quantity"]).toBe("3");
+    expect(received?.body).toBe('{"text": "Bolt \\"M6\\" x3"}');
+    expect(
+      new StandardWebhook(SECRET).verify(received?.body ?? "", received?.headers ?? {}),
+    ).toEqual({ text: 'Bolt "M6" x3' });
+  }
+  expect(second?.headers["webhook-id"]).toBe(first?.headers["webhook-id"]);
+  expect(await store.queue.stats()).toMatchObject({ successful: 1, queued: 0, failed: 0 });
+});
