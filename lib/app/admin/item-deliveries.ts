@@ -15,9 +15,10 @@ export interface ItemDeliveries {
 }
 
 /**
- * The deliveries an item's changes queued, newest first: those whose payload is the default
- * body of a change to that item (`model` "item", `data.id` the item's id). Deliveries carry no
- * item column, so the payloads are read, in batches, at most `scanLimit` of them per call.
+ * The deliveries an item's changes queued, newest first: those whose default body (the payload,
+ * or a templated payload's context) is a change to that item (`model` "item", `data.id` the
+ * item's id). Deliveries carry no item column, so the bodies are read, in batches, at most
+ * `scanLimit` of them per call.
  */
 export async function findItemDeliveries(
   list: (filter: DeliveryFilter) => Promise<Delivery[]>,
@@ -44,13 +45,13 @@ export async function findItemDeliveries(
 }
 
 function isForItem(delivery: Delivery, itemId: number): boolean {
-  // Cheap test first: most payloads are not this item's.
-  if (!delivery.event.startsWith("item.") || !delivery.payload.includes(`"id":${itemId}`)) {
-    return false;
-  }
+  // A payload rendered from a body template keeps the default body as its context.
+  const body = delivery.context ?? delivery.payload;
+  // Cheap test first: most deliveries are not this item's.
+  if (!delivery.event.startsWith("item.") || !body.includes(`"id":${itemId}`)) return false;
   try {
-    const body = JSON.parse(delivery.payload) as { model?: unknown; data?: { id?: unknown } };
-    return body.model === "item" && body.data?.id === itemId;
+    const parsed = JSON.parse(body) as { model?: unknown; data?: { id?: unknown } };
+    return parsed.model === "item" && parsed.data?.id === itemId;
   } catch {
     return false;
   }

@@ -156,6 +156,7 @@ describe("an item's deliveries", () => {
         id,
         event: "item.updated",
         payload: JSON.stringify({ model: "item", data: { id: itemId } }),
+        context: null,
       } as Delivery;
     });
     const reads: DeliveryFilter[] = [];
@@ -172,10 +173,16 @@ describe("an item's deliveries", () => {
     expect(capped.stoppedBelow).toBe(16);
     const next = await findItemDeliveries(list, 7, { want: 10, beforeId: 16, scanLimit: 15 });
     expect(next.deliveries.map((d) => d.id)).toEqual([10]);
-    // A payload that is not JSON (a body template) is skipped, not an error.
-    rows[0] = { ...rows[0], payload: 'not json "id":7' } as Delivery;
+    // A payload that is not JSON is skipped, not an error; one rendered from a body template is
+    // found through its context (the default body).
+    rows[0] = { ...rows[0], payload: 'not json "id":7', context: null } as Delivery;
+    rows[1] = {
+      ...rows[1],
+      payload: "<xml/>",
+      context: JSON.stringify({ model: "item", data: { id: 7 } }),
+    } as Delivery;
     expect((await findItemDeliveries(list, 7, { want: 10 })).deliveries.map((d) => d.id)).toEqual([
-      20, 10,
+      29, 20, 10,
     ]);
   });
 });
