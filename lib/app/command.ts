@@ -10,6 +10,7 @@ import { createOpsLogger } from "../log-format.ts";
 import { openStore } from "../store/open.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
+import { prepareTemplateEngine } from "../webhooks/template.ts";
 import { APP_FIELDS, loadAppConfig } from "./config.ts";
 import { serveApp } from "./serve.ts";
 
@@ -50,6 +51,7 @@ export function createAppCommand(options: AppCommandOptions): CommandDef {
       const ops = loadOpsConfig(options.env);
       const logger = options.logger ?? createOpsLogger(ops.log);
       const store = await openStore(config.database, { logger, role: "app" });
+      prepareTemplateEngine();
       const signals = stopSignals(options.signals);
       try {
         const serving = serveApp({

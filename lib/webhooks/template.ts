@@ -89,6 +89,14 @@ export function renderTemplate(source: string, context: Record<string, unknown>)
 
 let current: Engine | null = null;
 
+/**
+ * Loads the engine now: compiling its WebAssembly takes about 160 ms here, which the app spends
+ * at start rather than inside the transaction of the first change to a templated webhook.
+ */
+export function prepareTemplateEngine(): void {
+  withEngine(() => undefined);
+}
+
 function load(): Engine {
   const require = createRequire(import.meta.url);
   const id = require.resolve("minijinja-js");
