@@ -6,13 +6,17 @@
  * One function per section, each taking the shared context: later work adds sections (PATCH
  * latency, PostgreSQL, metrics overhead) to SECTIONS without touching the others.
  *
- * The receiver is this same file started with `--receiver`: a minimal Bun.serve answering 200
- * that prints `ARRIVED <webhook-id> <epoch ms>` for each request when asked to (`--report`).
+ * The endpoint is bench/sink.ts, a process of its own.
  */
+import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { defineCommand } from "citty";
+import { z } from "zod";
+import { runScript } from "../lib/cli/run.ts";
+import { intInRange, parseEnv } from "../lib/config/env.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/webhooks/ports.ts";
 import { OPS_OVERHEAD_TITLE, opsOverheadSection } from "./ops-overhead.ts";
@@ -22,86 +26,29 @@ import {
   PATCH_LATENCY_TITLE,
   patchLatencySection,
 } from "./patch-latency.ts";
+import { PEERS_TITLE, peersSection } from "./peers.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./postgres.ts";
-import { benchChange as change, readLines } from "./shared.ts";
+import { benchChange as change } from "./shared.ts";
+import { preciseNow, type Sink, startSink } from "./sink.ts";
 import { TEMPLATES_SECTION_TITLE, templatesSection } from "./templates.ts";
 
 const ROOT = join(import.meta.dir, "..");
-const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 20_000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
-const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
 
-/** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
-function preciseNow(): number {
-  return performance.timeOrigin + performance.now();
-}
-
-function runReceiver(report: boolean): void {
-  let count = 0;
-  let first = 0;
-  let last = 0;
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    async fetch(request) {
-      const path = new URL(request.url).pathname;
-      if (path === "/__stats") return Response.json({ count, first, last });
-      if (path === "/__reset") {
-        count = first = last = 0;
-        return new Response("reset");
-      }
-      await request.arrayBuffer();
-      const at = preciseNow();
-      count++;
-      if (first === 0) first = at;
-      last = at;
-      if (report) process.stdout.write(`ARRIVED ${request.headers.get("webhook-id")} ${at}\n`);
-      return new Response("ok");
-    },
-  });
-  process.stdout.write(`PORT ${server.port}\n`);
-  process.on("SIGTERM", () => {
-    server.stop(true);
-    process.exit(0);
-  });
-}
-
-interface Receiver {
-  url: string;
-  process: Subprocess<"ignore", "pipe", "inherit">;
-  /** Lines the receiver prints after PORT. */
-  lines: AsyncIterator<string>;
-  /** Requests since the last reset, and the arrival times of the first and last (epoch ms). */
-  stats(): Promise<{ count: number; first: number; last: number }>;
-  reset(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-async function startReceiver(report: boolean): Promise<Receiver> {
-  const child = Bun.spawn(
-    ["bun", import.meta.path, "--receiver", ...(report ? ["--report"] : [])],
-    { stdout: "pipe", stderr: "inherit", stdin: "ignore" },
-  );
-  const lines = readLines(child.stdout);
-  const first = await lines.next();
-  const port = /^PORT (\d+)$/.exec(first.value ?? "")?.[1];
-  if (!port) throw new Error(`receiver did not start: ${first.value}`);
-  const url = `http://127.0.0.1:${port}`;
-  return {
-    url,
-    process: child,
-    lines,
-    stats: async () => (await fetch(`${url}/__stats`)).json(),
-    reset: async () => {
-      await (await fetch(`${url}/__reset`)).text();
-    },
-    async stop() {
-      child.kill("SIGTERM");
-      await child.exited;
-    },
-  };
-}
+/** BENCH_* settings, parsed once in main(); a bad value is one line and exit 2. */
+const settingsSchema = z.object({
+  BENCH_DELIVERIES: intInRange(100, 1_000_000).default(20_000),
+  BENCH_CONCURRENCY: intInRange(1, 1024).default(16),
+  BENCH_PEER_CONCURRENCY: intInRange(1, 1024).default(64),
+  BENCH_LATENCY_SAMPLES: intInRange(1, 100_000).default(200),
+  BENCH_IDLE_SECONDS: intInRange(1, 3600).default(10),
+  /** e.g. BENCH_SECTIONS=throughput,idle runs only those. */
+  BENCH_SECTIONS: z.string().optional(),
+});
+let DELIVERIES = 20_000;
+let CONCURRENCY = 16;
+let PEER_CONCURRENCY = 64;
+let LATENCY_SAMPLES = 200;
+let IDLE_SECONDS = 10;
 
 /**
  * The worker as deployed: its defaults, the SSRF check on, and the allow-list the README's
@@ -147,6 +94,22 @@ const SECTIONS: Array<[string, string, Section]> = [
     (context) => concurrentPatchSection({ report: context.report }).then(() => {}),
   ],
   [
+    "blocked",
+    "A blocked backlog: 100,000 deliveries waiting for a disabled webhook",
+    blockedBacklog,
+  ],
+  [
+    "peers",
+    PEERS_TITLE,
+    (context) =>
+      peersSection({
+        jobs: DELIVERIES,
+        concurrency: PEER_CONCURRENCY,
+        report: context.report,
+        print: (line) => console.log(line),
+      }),
+  ],
+  [
     "ops",
     OPS_OVERHEAD_TITLE,
     (context) =>
@@ -169,10 +132,14 @@ const SECTIONS: Array<[string, string, Section]> = [
       }).then(() => {}),
   ],
 ];
-/** e.g. BENCH_SECTIONS=throughput,idle runs only those. */
-const ONLY = process.env.BENCH_SECTIONS?.split(",").map((key) => key.trim());
-
-async function main(): Promise<void> {
+async function main(env: Record<string, string | undefined>): Promise<void> {
+  const settings = parseEnv(settingsSchema, env);
+  DELIVERIES = settings.BENCH_DELIVERIES;
+  CONCURRENCY = settings.BENCH_CONCURRENCY;
+  PEER_CONCURRENCY = settings.BENCH_PEER_CONCURRENCY;
+  LATENCY_SAMPLES = settings.BENCH_LATENCY_SAMPLES;
+  IDLE_SECONDS = settings.BENCH_IDLE_SECONDS;
+  const only = settings.BENCH_SECTIONS?.split(",").map((key) => key.trim());
   const dir = mkdtempSync(join(tmpdir(), "bench-webhooks-"));
   let databases = 0;
   const context: Context = {
@@ -197,7 +164,7 @@ async function main(): Promise<void> {
   console.log("(the machine is shared: figures vary from run to run)\n");
   try {
     for (const [key, title, section] of SECTIONS) {
-      if (ONLY && !ONLY.includes(key)) continue;
+      if (only && !only.includes(key)) continue;
       console.log(title);
       await section(context);
       console.log("");
@@ -237,7 +204,7 @@ async function enqueueThroughput(context: Context): Promise<void> {
 }
 
 async function deliveryThroughput(context: Context): Promise<void> {
-  const receiver = await startReceiver(false);
+  const receiver = await startSink();
   try {
     // The ceiling is measured again after each worker run and each run is compared with the
     // two ceilings around it: the machine is shared, and its load drifts within a run.
@@ -246,6 +213,11 @@ async function deliveryThroughput(context: Context): Promise<void> {
       `raw fetch ceiling (${CONCURRENCY} in flight)`,
       perSecond(ceilings[0] ?? 0),
       "requests/s, plain fetch loop in this process",
+    );
+    context.report(
+      "  … raw fetch loop CPU per request",
+      `${Math.round(lastRawCpuMicros)} µs`,
+      "this process, user + system",
     );
     const startup = await workerCpuMs(await context.freshStore(`${receiver.url}/hook`), receiver);
     const variants: Array<[string, string[]]> = [
@@ -258,6 +230,7 @@ async function deliveryThroughput(context: Context): Promise<void> {
         for (let i = 0; i < DELIVERIES; i++) await tx.queue.enqueue(change(i));
       });
       await receiver.reset();
+      const sinkCpuBefore = receiver.cpuMs();
       const started = performance.now();
       const worker = startWorker(path, receiver.url, ["--once", ...args]);
       const code = await worker.exited;
@@ -284,6 +257,11 @@ async function deliveryThroughput(context: Context): Promise<void> {
         `user + system, start-up (${Math.round(startup)} ms) left out`,
       );
       context.report(
+        "  … sink CPU per delivery",
+        `${Math.round(((receiver.cpuMs() - sinkCpuBefore) * 1000) / Math.max(1, arrived.count))} µs`,
+        "the receiving process, user + system (10 ms ticks)",
+      );
+      context.report(
         "  … counting process start-up",
         perSecond((arrived.count / total) * 1000),
         `${stats.successful} successful, ${DELIVERIES - stats.successful} not`,
@@ -299,6 +277,67 @@ async function deliveryThroughput(context: Context): Promise<void> {
   }
 }
 
+/**
+ * The delivery rate of a healthy webhook with and without 100,000 due deliveries waiting for a
+ * disabled one (an auto-disabled endpoint with a backlog): the claim reads per sendable webhook,
+ * so the backlog should cost nothing.
+ */
+async function blockedBacklog(context: Context): Promise<void> {
+  const receiver = await startSink();
+  try {
+    const rates: number[] = [];
+    for (const backlog of [0, 100_000]) {
+      const { store, path } = await context.freshStore(`${receiver.url}/hook`);
+      const blocked = await store.webhooks.create({
+        name: "blocked",
+        url: "http://127.0.0.1:9/",
+        enabled: false,
+      });
+      await store.transaction(async (tx) => {
+        for (let done = 0; done < DELIVERIES; done += 1000) {
+          const batch = Array.from({ length: Math.min(1000, DELIVERIES - done) }, (_, i) =>
+            change(done + i),
+          );
+          await tx.queue.enqueueMany(batch);
+        }
+      });
+      await store.close();
+      if (backlog > 0) {
+        const db = new Database(path);
+        db.run(
+          `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+           INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
+             next_attempt_at, created_at, updated_at)
+           SELECT ?2, 'blocked_' || i, 'item.updated', '{}', 'queued', 0, i, i, i FROM n`,
+          [backlog, blocked.id],
+        );
+        db.close();
+      }
+      await receiver.reset();
+      const worker = startWorker(path, receiver.url, ["--once"]);
+      const code = await worker.exited;
+      if (code !== 0) {
+        throw new Error(`worker exited ${code}: ${await new Response(worker.stderr).text()}`);
+      }
+      const arrived = await receiver.stats();
+      const delivered = (arrived.count / (arrived.last - arrived.first)) * 1000;
+      rates.push(delivered);
+      context.report(
+        backlog === 0 ? "healthy webhook alone" : "next to 100,000 blocked deliveries",
+        perSecond(delivered),
+        `deliveries/s, ${arrived.count} delivered`,
+      );
+    }
+    context.report(
+      "blocked / alone",
+      `${((rates[1] ?? 0) / (rates[0] ?? 1)).toFixed(2)}×`,
+      "1.00× = the backlog costs nothing",
+    );
+  } finally {
+    await receiver.stop();
+  }
+}
+
 const perSecond = (value: number) => `${Math.round(value).toLocaleString("en")}/s`;
 
 /** CPU time (user + system) a finished child process used, in ms. */
@@ -308,7 +347,7 @@ function cpuOf(child: Subprocess): number {
 }
 
 /** CPU a worker spends starting and stopping, from `--once` on a database with nothing due. */
-async function workerCpuMs(fresh: { store: Store; path: string }, receiver: Receiver) {
+async function workerCpuMs(fresh: { store: Store; path: string }, receiver: Sink) {
   await fresh.store.close();
   const worker = startWorker(fresh.path, receiver.url, ["--once"]);
   await worker.exited;
@@ -322,6 +361,7 @@ async function workerCpuMs(fresh: { store: Store; path: string }, receiver: Rece
 async function rawFetchCeiling(url: string, count: number): Promise<number> {
   const body = JSON.stringify({ event: "updated", data: change(0).data });
   let next = 0;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -336,11 +376,17 @@ async function rawFetchCeiling(url: string, count: number): Promise<number> {
       }
     }),
   );
-  return (count / (performance.now() - started)) * 1000;
+  const rate = (count / (performance.now() - started)) * 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  lastRawCpuMicros = (cpu.user + cpu.system) / count;
+  return rate;
 }
 
+/** CPU per request of the last raw fetch loop (this process), in µs. */
+let lastRawCpuMicros = 0;
+
 async function idleWorker(context: Context): Promise<void> {
-  const receiver = await startReceiver(true);
+  const receiver = await startSink({ report: true });
   const { store, path } = await context.freshStore(`${receiver.url}/hook`);
   const worker = startWorker(path, receiver.url, []);
   try {
@@ -403,9 +449,13 @@ async function cpuShare(pid: number, ms: number): Promise<number> {
   return (read() - before) / ticksPerSecond / elapsed;
 }
 
-// Last, so that every const above is initialised before the run starts.
-if (process.argv.includes("--receiver")) {
-  runReceiver(process.argv.includes("--report"));
-} else {
-  await main();
-}
+await runScript(
+  defineCommand({
+    meta: {
+      name: "bench:webhooks",
+      description:
+        "Benchmark webhook delivery. Env: BENCH_DELIVERIES (20000), BENCH_CONCURRENCY (16), BENCH_PEER_CONCURRENCY (64), BENCH_LATENCY_SAMPLES (200), BENCH_IDLE_SECONDS (10), BENCH_SECTIONS (all).",
+    },
+    run: () => main(process.env),
+  }),
+);

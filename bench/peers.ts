@@ -1,0 +1,338 @@
+/**
+ * bench:webhooks section: this project's worker side by side with other job queues doing the
+ * same work on the same endpoint in one run: N jobs, each one POST of the same JSON body to a
+ * sink process on loopback, 64 in flight. BullMQ on Redis (Debian's redis-server, started
+ * here), pg-boss and graphile-worker on the same throwaway PostgreSQL as our PostgreSQL worker.
+ * A peer whose server is missing is skipped with a notice. The peers run in this process (their
+ * workers are libraries); ours is a worker process. A raw fetch loop in this process is the
+ * ceiling. Figures are deliveries per second from the first request to the last.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { openPostgresStore } from "../lib/store/postgres/store.ts";
+import { openSqliteStore } from "../lib/store/sqlite/store.ts";
+import type { Store } from "../lib/webhooks/ports.ts";
+import {
+  postgresUnavailableReason,
+  startPostgresCluster,
+} from "../tests/fakes/postgres-cluster.ts";
+import { benchChange } from "./shared.ts";
+import { startSink } from "./sink.ts";
+
+export const PEERS_TITLE =
+  "Side by side on one endpoint: worker (SQLite, PostgreSQL), raw fetch, BullMQ, pg-boss, graphile-worker";
+
+type Report = (label: string, value: string, note?: string) => void;
+
+const WORKER_SCRIPT = join(import.meta.dir, "..", "scripts", "worker.ts");
+const BODY = JSON.stringify({ event: "updated", data: benchChange(0).data });
+
+export async function peersSection(options: {
+  jobs: number;
+  concurrency: number;
+  report: Report;
+  print: (line: string) => void;
+}): Promise<void> {
+  const { jobs, concurrency, report, print } = options;
+  const sink = await startSink();
+  const scratch = mkdtempSync(join(tmpdir(), "bench-peers-"));
+  const pgReason = postgresUnavailableReason();
+  const cluster = pgReason ? null : await startPostgresCluster({ settings: PG_SETTINGS });
+  const redisReason = Bun.which("redis-server") ? null : "redis-server is not installed";
+  const redis = redisReason ? null : await startRedis();
+  const figures = new Map<string, number>();
+  const run = async (label: string, skipped: string | null, fn: () => Promise<number>) => {
+    if (skipped) {
+      print(`  ${label}: skipped (${skipped})`);
+      return;
+    }
+    await sink.reset();
+    const rate = await fn();
+    figures.set(label, rate);
+    report(
+      label,
+      `${Math.round(rate).toLocaleString("en")}/s`,
+      `${jobs} POSTs, ${concurrency} in flight`,
+    );
+  };
+  try {
+    print(`  sink: ${sink.url} (a process of its own), body ${BODY.length} bytes`);
+    await run("raw fetch loop", null, () => rawFetch(sink.url, jobs, concurrency));
+    await run("worker, SQLite", null, async () => {
+      const path = join(scratch, "peers.db");
+      return ourWorker(openSqliteStore(path), path, sink, jobs, concurrency);
+    });
+    await run("BullMQ (Redis)", redisReason, () =>
+      bullmq(redis?.port ?? 0, sink, jobs, concurrency),
+    );
+    await run("worker, PostgreSQL", pgReason, async () => {
+      const url = (await cluster?.createDatabase()) ?? "";
+      return ourWorker(await openPostgresStore(url), url, sink, jobs, concurrency);
+    });
+    await run("graphile-worker (PostgreSQL)", pgReason, async () =>
+      graphile((await cluster?.createDatabase()) ?? "", sink, jobs, concurrency),
+    );
+    await run("pg-boss (PostgreSQL)", pgReason, async () =>
+      pgBoss((await cluster?.createDatabase()) ?? "", sink, jobs, concurrency),
+    );
+    const raw = figures.get("raw fetch loop") ?? 0;
+    const sqlite = figures.get("worker, SQLite") ?? 0;
+    const bull = figures.get("BullMQ (Redis)");
+    report("worker (SQLite) / raw fetch", (sqlite / raw).toFixed(2), "target ≥ 0.55");
+    if (bull) report("worker (SQLite) / BullMQ", (sqlite / bull).toFixed(2), "target ≥ 2.5");
+    const pg = figures.get("worker, PostgreSQL");
+    const graphileRate = figures.get("graphile-worker (PostgreSQL)");
+    const boss = figures.get("pg-boss (PostgreSQL)");
+    if (pg && graphileRate)
+      report("worker (PostgreSQL) / graphile-worker", (pg / graphileRate).toFixed(2));
+    if (pg && boss) report("worker (PostgreSQL) / pg-boss", (pg / boss).toFixed(2));
+  } finally {
+    await sink.stop();
+    redis?.process.kill("SIGTERM");
+    await redis?.process.exited;
+    await cluster?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Closest to SQLite's WAL + synchronous=NORMAL: durable on disk, commits not waiting for fsync. */
+const PG_SETTINGS = { fsync: "on", full_page_writes: "on", synchronous_commit: "off" };
+
+type Sink = Awaited<ReturnType<typeof startSink>>;
+
+/** Requests per second from the sink's first to its last arrival. */
+async function rateOf(sink: Sink, jobs: number): Promise<number> {
+  const stats = await sink.stats();
+  if (stats.count < jobs) throw new Error(`only ${stats.count} of ${jobs} requests arrived`);
+  return (stats.count / (stats.last - stats.first)) * 1000;
+}
+
+async function rawFetch(url: string, jobs: number, concurrency: number): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < jobs) {
+        next++;
+        const response = await fetch(`${url}/raw`, {
+          method: "POST",
+          body: BODY,
+          headers: { "content-type": "application/json" },
+        });
+        await response.arrayBuffer();
+      }
+    }),
+  );
+  return (jobs / (performance.now() - started)) * 1000;
+}
+
+/** Our worker process with --once on a store holding `jobs` deliveries for the sink. */
+async function ourWorker(
+  store: Store,
+  database: string,
+  sink: Sink,
+  jobs: number,
+  concurrency: number,
+): Promise<number> {
+  try {
+    await store.webhooks.create({ name: "sink", url: `${sink.url}/hook` });
+    await store.transaction(async (tx) => {
+      for (let done = 0; done < jobs; done += 1000) {
+        const batch = Array.from({ length: Math.min(1000, jobs - done) }, (_, i) =>
+          benchChange(done + i),
+        );
+        await tx.queue.enqueueMany(batch);
+      }
+    });
+  } finally {
+    await store.close();
+  }
+  const worker = Bun.spawn(["bun", WORKER_SCRIPT, "--once"], {
+    env: {
+      ...process.env,
+      DATABASE_URL: database,
+      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+      WEBHOOK_CONCURRENCY: String(concurrency),
+      WEBHOOK_MAX_ATTEMPTS: "1",
+    },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const code = await worker.exited;
+  if (code !== 0)
+    throw new Error(`worker exited ${code}: ${await new Response(worker.stderr).text()}`);
+  return rateOf(sink, jobs);
+}
+
+async function bullmq(port: number, sink: Sink, jobs: number, concurrency: number) {
+  const { Queue, Worker } = await import("bullmq");
+  const connection = { host: "127.0.0.1", port };
+  const queue = new Queue("bench", { connection });
+  for (let done = 0; done < jobs; done += 1000) {
+    const size = Math.min(1000, jobs - done);
+    await queue.addBulk(
+      Array.from({ length: size }, (_, i) => ({
+        name: "post",
+        data: { n: done + i, body: BODY },
+        opts: { removeOnComplete: true, removeOnFail: true },
+      })),
+    );
+  }
+  let finished = 0;
+  const allDone = Promise.withResolvers<void>();
+  const worker = new Worker(
+    "bench",
+    async (job) => {
+      const response = await fetch(`${sink.url}/bullmq`, {
+        method: "POST",
+        body: job.data.body,
+        headers: { "content-type": "application/json" },
+      });
+      await response.arrayBuffer();
+    },
+    { connection, concurrency },
+  );
+  worker.on("completed", () => {
+    if (++finished === jobs) allDone.resolve();
+  });
+  try {
+    await allDone.promise;
+    return await rateOf(sink, jobs);
+  } finally {
+    await worker.close();
+    await queue.obliterate({ force: true }).catch(() => {});
+    await queue.close();
+  }
+}
+
+async function graphile(url: string, sink: Sink, jobs: number, concurrency: number) {
+  const { makeWorkerUtils, run } = await import("graphile-worker");
+  const utils = await makeWorkerUtils({ connectionString: url });
+  await utils.migrate();
+  for (let done = 0; done < jobs; done += 1000) {
+    const size = Math.min(1000, jobs - done);
+    await utils.addJobs(
+      Array.from({ length: size }, (_, i) => ({ identifier: "post", payload: { n: done + i } })),
+    );
+  }
+  await utils.release();
+  let finished = 0;
+  const allDone = Promise.withResolvers<void>();
+  const runner = await run({
+    connectionString: url,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: quietGraphileLogger(await import("graphile-worker")),
+    taskList: {
+      post: async () => {
+        const response = await fetch(`${sink.url}/graphile`, {
+          method: "POST",
+          body: BODY,
+          headers: { "content-type": "application/json" },
+        });
+        await response.arrayBuffer();
+      },
+    },
+  });
+  runner.events.on("job:success", () => {
+    if (++finished === jobs) allDone.resolve();
+  });
+  try {
+    await allDone.promise;
+    return await rateOf(sink, jobs);
+  } finally {
+    await runner.stop();
+  }
+}
+
+function quietGraphileLogger(graphile: typeof import("graphile-worker")) {
+  return new graphile.Logger(() => () => {});
+}
+
+/** pg-boss's best configuration here: batches of 64 per fetch, fetching again while full. */
+async function pgBoss(url: string, sink: Sink, jobs: number, concurrency: number) {
+  const { PgBoss } = (await import("pg-boss")) as unknown as {
+    PgBoss: new (url: string) => PgBossLike;
+  };
+  const boss = new PgBoss(url);
+  boss.on("error", () => {});
+  await boss.start();
+  await boss.createQueue("bench");
+  for (let done = 0; done < jobs; done += 1000) {
+    const size = Math.min(1000, jobs - done);
+    await boss.insert(
+      "bench",
+      Array.from({ length: size }, (_, i) => ({ data: { n: done + i } })),
+    );
+  }
+  let finished = 0;
+  const allDone = Promise.withResolvers<void>();
+  await boss.work(
+    "bench",
+    { batchSize: concurrency, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true },
+    async (batch: unknown[]) => {
+      await Promise.all(
+        batch.map(async () => {
+          const response = await fetch(`${sink.url}/pgboss`, {
+            method: "POST",
+            body: BODY,
+            headers: { "content-type": "application/json" },
+          });
+          await response.arrayBuffer();
+        }),
+      );
+      finished += batch.length;
+      if (finished >= jobs) allDone.resolve();
+    },
+  );
+  try {
+    await allDone.promise;
+    return await rateOf(sink, jobs);
+  } finally {
+    await boss.stop({ graceful: false, wait: false }).catch(() => {});
+  }
+}
+
+interface PgBossLike {
+  on(event: "error", fn: (error: unknown) => void): void;
+  start(): Promise<unknown>;
+  stop(options: { graceful: boolean; wait: boolean }): Promise<void>;
+  createQueue(name: string): Promise<void>;
+  insert(name: string, jobs: Array<{ data: unknown }>): Promise<unknown>;
+  work(name: string, options: object, handler: (jobs: unknown[]) => Promise<void>): Promise<string>;
+}
+
+/** redis-server on a free loopback port, nothing saved to disk. */
+async function startRedis(): Promise<{ port: number; process: Subprocess }> {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  const child = Bun.spawn(
+    [
+      "redis-server",
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+    ],
+    { stdout: "pipe", stderr: "inherit" },
+  );
+  const reader = child.stdout.getReader();
+  let text = "";
+  while (!text.includes("Ready to accept connections")) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`redis-server exited: ${text}`);
+    text += new TextDecoder().decode(value);
+  }
+  void (async () => {
+    while (!(await reader.read()).done) {}
+  })();
+  return { port, process: child };
+}
