@@ -1,8 +1,9 @@
 import { createLogger, type Logger } from "../log.ts";
 import { USER_AGENT } from "../version.ts";
 import type { Resolver } from "../webhooks/ssrf.ts";
-import { openSummaryCache, type SummaryCache } from "./cache.ts";
+import { openSummaryCache, type RunRecord, type SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
+import { compareWithLastRun } from "./freshness.ts";
 import { fetchFrontPage } from "./hn-client.ts";
 import { preflight } from "./ollama-models.ts";
 import { openOutput, type TextSink } from "./output.ts";
@@ -10,7 +11,7 @@ import { digestStories, type PipelineStats } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
 import { createRenderer } from "./render/renderer.ts";
 import type { RetryPolicy } from "./search-fetch.ts";
-import type { StoryDigest } from "./types.ts";
+import type { Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
   /** Where the digest goes when there is no --out. */
@@ -85,11 +86,14 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     const renderer = createRenderer(config.format);
     const stats: PipelineStats = { generated: 0, cached: 0, failed: 0 };
     const results: StoryDigest[] = [];
+    const freshness = compareWithLastRun(stories, readLastRun(cache, baseLogger));
     await output.write(
       renderer.begin({
         generatedAt: new Date(started).toISOString(),
         model: config.model,
         total: stories.length,
+        newCount: freshness.newCount,
+        lastRunAt: freshness.lastRunAt,
       }),
     );
     const digests = digestStories(stories, {
@@ -107,14 +111,19 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     for await (const digest of digests) {
       // After Ctrl-C the stories still coming hold only "interrupted" notes: write none.
       if (deps.signal?.aborted) throw interrupted(config);
-      await output.write(renderer.story(digest, results.length));
-      results.push(digest);
+      const marked = freshness.mark(digest);
+      // stdout and stderr may be the same terminal: no progress text in front of a story.
+      progress.clear();
+      await output.write(renderer.story(marked, results.length));
+      progress.redraw();
+      results.push(marked);
     }
     if (deps.signal?.aborted) throw interrupted(config);
     await output.write(renderer.end());
     progress.stop();
     progress = undefined;
     await output.commit();
+    recordRun(cache, started, stories, baseLogger);
     baseLogger.info(
       `Digest of ${stories.length} ${stories.length === 1 ? "story" : "stories"} in ${((now() - started) / 1000).toFixed(1)}s: ` +
         `${stats.generated} summaries written, ${stats.cached} from the cache, ${stats.failed} failed`,
@@ -160,6 +169,33 @@ export function contextWindow(
     `${model} has a context length of ${modelLength} tokens; using that instead of ${wanted} (OLLAMA_NUM_CTX / --num-ctx)`,
   );
   return modelLength;
+}
+
+/** The previous run, for the "new" marks; without it they are left out. */
+function readLastRun(cache: SummaryCache | undefined, logger: Logger): RunRecord | null {
+  try {
+    return cache?.lastRun() ?? null;
+  } catch (error) {
+    logger.warn(
+      `Previous run could not be read: ${error instanceof Error ? error.message : error}`,
+    );
+    return null;
+  }
+}
+
+function recordRun(
+  cache: SummaryCache | undefined,
+  at: number,
+  stories: readonly Story[],
+  logger: Logger,
+): void {
+  try {
+    cache?.recordRun(at, stories);
+  } catch (error) {
+    logger.warn(
+      `This run could not be remembered: ${error instanceof Error ? error.message : error}`,
+    );
+  }
 }
 
 /** The cache is an optimisation: if it cannot be opened the digest runs without it. */

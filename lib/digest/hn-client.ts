@@ -7,7 +7,7 @@ import {
   type SearchFetchOptions,
   type WarnLogger,
 } from "./search-fetch.ts";
-import type { Comment, Story } from "./types.ts";
+import type { Comment, Story, StoryType } from "./types.ts";
 
 /** `GET {base}/search?tags=front_page&hitsPerPage=<limit>`: the front page, in the API's order. */
 export function frontPageUrl(base: string, limit: number): string {
@@ -35,6 +35,8 @@ const storyHitSchema = z.object({
   author: z.string().nullish(),
   points: z.number().nullish(),
   num_comments: z.number().nullish(),
+  created_at_i: z.number().nullish(),
+  _tags: z.array(z.string()).nullish(),
 });
 
 const commentHitSchema = z.object({
@@ -51,16 +53,23 @@ export interface HnClientOptions extends SearchFetchOptions {
   logger?: WarnLogger;
 }
 
-/** Reads the front page. A malformed hit is skipped with a warning; a bad response throws. */
+/** Hits asked for beyond --limit, so a few malformed ones do not leave the digest short. */
+export const SPARE_HITS = 5;
+
+/**
+ * Reads the first `limit` stories of the front page, in the API's order. A malformed hit is
+ * skipped with a warning and the next one taken in its place; a bad response throws.
+ */
 export async function fetchFrontPage(
   base: string,
   limit: number,
   options: HnClientOptions = {},
 ): Promise<Story[]> {
-  const url = frontPageUrl(base, limit);
+  const url = frontPageUrl(base, Math.min(1000, limit + SPARE_HITS));
   const hits = parseHits(await fetchSearchJson(url, options), url);
   const stories: Story[] = [];
   for (const [index, hit] of hits.entries()) {
+    if (stories.length >= limit) break;
     const parsed = storyHitSchema.safeParse(hit);
     if (!parsed.success) {
       options.logger?.warn(
@@ -120,15 +129,36 @@ function toStory(hit: z.infer<typeof storyHitSchema>, logger?: WarnLogger): Stor
     url = null;
   }
   const storyText = hit.story_text ? htmlToText(hit.story_text) : "";
+  const title = stripControl(hit.title).replace(/\s+/g, " ").trim();
   return {
     id,
-    title: stripControl(hit.title).replace(/\s+/g, " ").trim(),
+    title,
     url,
     storyText: storyText === "" ? null : storyText,
     author: hit.author ? stripControl(hit.author) : null,
+    type: storyType(hit._tags ?? [], title, url),
+    site: url === null ? null : siteOf(url),
+    createdAt: hit.created_at_i ?? null,
     points: hit.points ?? 0,
     numComments: hit.num_comments ?? 0,
   };
+}
+
+/** Show HN, Ask HN (and other text posts such as Tell HN), job ads, or a linked article. */
+export function storyType(tags: readonly string[], title: string, url: string | null): StoryType {
+  if (tags.includes("show_hn") || /^show hn\b/i.test(title)) return "show";
+  if (tags.includes("ask_hn") || /^ask hn\b/i.test(title)) return "ask";
+  if (tags.includes("job")) return "job";
+  return url === null ? "text" : "article";
+}
+
+/** The site a link is on, as HN shows it beside the title: the host name without `www.`. */
+export function siteOf(url: string): string | null {
+  try {
+    return new URL(url).hostname.replace(/^www\./, "") || null;
+  } catch {
+    return null;
+  }
 }
 
 export function isHttpUrl(value: string): boolean {

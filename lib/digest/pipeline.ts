@@ -49,6 +49,8 @@ async function digestStory(
     articleSource: article.summary === null ? null : (article.source ?? "article"),
     discussionSummary: discussion.summary,
     notes: [...article.notes, ...discussion.notes],
+    isNew: null,
+    pointsSinceLastRun: null,
   };
 }
 

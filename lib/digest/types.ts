@@ -1,3 +1,6 @@
+/** What kind of post a story is. `text` is a post without a link that is not Ask HN (Tell HN…). */
+export type StoryType = "article" | "ask" | "show" | "job" | "text";
+
 /** A front-page story, validated and with its text already cleaned. */
 export interface Story {
   id: number;
@@ -9,6 +12,11 @@ export interface Story {
   author: string | null;
   points: number;
   numComments: number;
+  type: StoryType;
+  /** The link's host without `www.`; null for text posts. */
+  site: string | null;
+  /** When it was posted (unix seconds), when the API says. */
+  createdAt: number | null;
 }
 
 /** One comment as the search API gives it (a flat list); `text` is plain text. */
@@ -47,10 +55,18 @@ export interface StoryDigest {
   discussionSummary: string | null;
   /** Why something is missing, in plain sentences. */
   notes: string[];
+  /** Not shown by the previous run; null when there is no previous run to compare with. */
+  isNew: boolean | null;
+  /** Points gained since the previous run showed it; null when it did not (or none is known). */
+  pointsSinceLastRun: number | null;
 }
 
 export interface DigestMeta {
   generatedAt: string;
   model: string;
   total: number;
+  /** Stories not shown by the previous run; null when there is none to compare with. */
+  newCount: number | null;
+  /** When the previous run was (ISO), or null. */
+  lastRunAt: string | null;
 }

@@ -1,8 +1,9 @@
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { openSummaryCache, promptHash } from "../../lib/digest/cache.ts";
+import { dirname, join } from "node:path";
+import { openSummaryCache, promptHash, RUNS_KEPT } from "../../lib/digest/cache.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -63,5 +64,27 @@ describe("openSummaryCache()", () => {
     cache.set("m", "p", "new");
     expect(cache.get("m", "p")).toBe("new");
     cache.close();
+  });
+});
+
+describe("openSummaryCache() run history", () => {
+  test("remembers each run's stories and points, the latest first, and forgets old runs", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "digest-runs-")), "summaries.sqlite");
+    const cache = openSummaryCache(file);
+    expect(cache.lastRun()).toBeNull();
+    cache.recordRun(1000, [
+      { id: 1, points: 10 },
+      { id: 2, points: 20 },
+    ]);
+    cache.recordRun(2000, [{ id: 2, points: 25 }]);
+    expect(cache.lastRun()).toEqual({ at: 2000, points: new Map([[2, 25]]) });
+    for (let i = 0; i < RUNS_KEPT + 5; i++) cache.recordRun(3000 + i, [{ id: i, points: i }]);
+    expect(cache.lastRun()?.at).toBe(3000 + RUNS_KEPT + 4);
+    cache.close();
+    const db = new Database(file, { readonly: true });
+    expect(db.query("SELECT count(*) AS n FROM runs").get()).toEqual({ n: RUNS_KEPT });
+    expect(db.query("SELECT count(*) AS n FROM run_stories").get()).toEqual({ n: RUNS_KEPT });
+    db.close();
+    rmSync(dirname(file), { recursive: true, force: true });
   });
 });

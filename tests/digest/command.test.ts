@@ -73,6 +73,8 @@ async function digest(
     fetch?: typeof fetch;
     onWrite?: (text: string) => void;
     signals?: EventEmitter;
+    /** Everything written to stdout and stderr, in order, as one terminal shows it. */
+    terminal?: string[];
   } = {},
 ) {
   const stdout: string[] = [];
@@ -89,13 +91,17 @@ async function digest(
         stdout: {
           write: (text: string) => {
             stdout.push(text);
+            options.terminal?.push(text);
             options.onWrite?.(text);
           },
         },
         stderr: {
           isTTY: options.stderrTTY ?? false,
           columns: 120,
-          write: (t) => void stderr.push(t),
+          write: (t) => {
+            stderr.push(t);
+            options.terminal?.push(t);
+          },
         },
         logger,
         sleep: async () => {},
@@ -121,6 +127,30 @@ async function digest(
   };
 }
 
+/** The lines a terminal shows after these writes: `\r` goes to the line start, ESC [K clears to its end. */
+function screen(writes: readonly string[]): string[] {
+  const lines = [""];
+  let column = 0;
+  const text = writes.join("");
+  for (let i = 0; i < text.length; i++) {
+    const last = lines.length - 1;
+    const line = lines[last] ?? "";
+    if (text.startsWith("\u001b[K", i)) {
+      lines[last] = line.slice(0, column);
+      i += 2;
+    } else if (text[i] === "\r") {
+      column = 0;
+    } else if (text[i] === "\n") {
+      lines.push("");
+      column = 0;
+    } else {
+      lines[last] = line.slice(0, column) + text[i] + line.slice(column + 1);
+      column++;
+    }
+  }
+  return lines;
+}
+
 describe("bun run digest", () => {
   test("prints the Markdown digest on stdout and logs only on stderr", async () => {
     const news = twoStories();
@@ -136,7 +166,7 @@ describe("bun run digest", () => {
         "",
         `## 1. [Show HN: A tiny database](${world.site.url}/db)`,
         "",
-        `[HN discussion](https://news.ycombinator.com/item?id=${first?.objectID}) · 300 points · 2 comments · by pg`,
+        `Show HN · 127.0.0.1 · just now · by pg · 300 points · 2 comments · [HN discussion](https://news.ycombinator.com/item?id=${first?.objectID})`,
         "",
         "**Article.** Summary of the article of Show HN: A tiny database.",
         "",
@@ -144,7 +174,7 @@ describe("bun run digest", () => {
         "",
         "## 2. Ask HN: What are you reading?",
         "",
-        `[HN discussion](https://news.ycombinator.com/item?id=${ask?.objectID}) · 42 points · 1 comment · by pg`,
+        `Ask HN · just now · by pg · 42 points · 1 comment · [HN discussion](https://news.ycombinator.com/item?id=${ask?.objectID})`,
         "",
         "**Post.** Summary of the article of Ask HN: What are you reading?.",
         "",
@@ -160,7 +190,8 @@ describe("bun run digest", () => {
   test("--limit sets hitsPerPage and --max-comments the comments asked for", async () => {
     using world = startDigestWorld(twoStories());
     await digest(world, ["--limit", "1", "--max-comments=7"]);
-    expect(world.search.requests[0]).toBe("/api/v1/search?tags=front_page&hitsPerPage=1");
+    // Five spare hits, so malformed ones do not leave the digest short.
+    expect(world.search.requests[0]).toBe("/api/v1/search?tags=front_page&hitsPerPage=6");
     expect(world.search.requests[1]).toMatch(
       /^\/api\/v1\/search\?tags=comment,story_\d+&hitsPerPage=7$/,
     );
@@ -210,7 +241,13 @@ describe("bun run digest", () => {
     const { stdout, chunks } = await digest(world, ["--format", "json"]);
     expect(chunks).toHaveLength(1);
     const doc = JSON.parse(stdout);
-    expect(Object.keys(doc)).toEqual(["generatedAt", "model", "stories"]);
+    expect(Object.keys(doc)).toEqual([
+      "generatedAt",
+      "model",
+      "newSinceLastRun",
+      "lastRunAt",
+      "stories",
+    ]);
     expect(doc.generatedAt).toBe("2025-08-03T18:54:41.000Z");
     expect(doc.model).toBe("llama3.2");
     expect(doc.stories[0]).toEqual({
@@ -218,8 +255,15 @@ describe("bun run digest", () => {
       title: "Show HN: A tiny database",
       url: `${world.site.url}/db`,
       hnUrl: `https://news.ycombinator.com/item?id=${news.stories[0]?.objectID}`,
+      type: "show",
+      site: "127.0.0.1",
+      author: "pg",
+      createdAt: "2025-08-03T18:54:41.000Z",
+      age: "just now",
       points: 300,
+      pointsSinceLastRun: null,
       numComments: 2,
+      isNew: null,
       articleSummary: "Summary of the article of Show HN: A tiny database.",
       articleSource: "article",
       discussionSummary: "Summary of the discussion of Show HN: A tiny database.",
@@ -409,8 +453,41 @@ describe("bun run digest", () => {
     expect(existsSync(join(cacheHome, "hn-digest", "summaries.sqlite"))).toBe(true);
     const second = await digest(world, [], { env: { XDG_CACHE_HOME: cacheHome } });
     expect(world.ollama.generateCalls).toHaveLength(4);
-    expect(second.stdout).toBe(first.stdout);
+    expect(second.stdout).toBe(
+      first.stdout.replace("· 2 stories\n", "· 2 stories · 0 new since the last run\n"),
+    );
     expect(second.logger.lines.at(-1)).toContain("0 summaries written, 4 from the cache");
+  });
+
+  test("marks the stories new since the previous run, with a count, and the points gained", async () => {
+    const [a, b, c] = [1, 2, 3].map((i) =>
+      storyHit({ title: `Story ${i}`, url: undefined, story_text: "x", num_comments: 0 }),
+    );
+    const cacheHome = tempDir();
+    const env = { XDG_CACHE_HOME: cacheHome };
+    {
+      using world = startDigestWorld({ stories: [a, b] });
+      const first = await digest(world, [], { env });
+      expect(first.stdout).not.toContain("new since the last run");
+      expect(first.stdout).not.toContain("**New**");
+    }
+    using world = startDigestWorld({ stories: [{ ...b, points: 150 }, c] });
+    const { stdout } = await digest(world, ["--format", "json"], { env });
+    const doc = JSON.parse(stdout);
+    expect(doc.newSinceLastRun).toBe(1);
+    expect(doc.lastRunAt).toBe("2025-08-03T18:54:41.000Z");
+    expect(
+      doc.stories.map((s: { title: string; isNew: boolean; pointsSinceLastRun: number }) => [
+        s.title,
+        s.isNew,
+        s.pointsSinceLastRun,
+      ]),
+    ).toEqual([
+      ["Story 2", false, 30],
+      ["Story 3", true, null],
+    ]);
+    const markdown = await digest(world, [], { env });
+    expect(markdown.stdout).toContain("· 2 stories · 0 new since the last run\n");
   });
 
   test("--no-cache bypasses the cache", async () => {
@@ -429,6 +506,17 @@ describe("bun run digest", () => {
     expect(onTerminal.stdout).not.toContain("story 1/2");
     const inPipe = await digest(world, ["--no-cache"], { stderrTTY: false });
     expect(inPipe.stderr).toBe("");
+  });
+
+  test("clears the progress line before each story when stdout and stderr share a terminal", async () => {
+    using world = startDigestWorld(twoStories());
+    const terminal: string[] = [];
+    await digest(world, [], { stderrTTY: true, terminal });
+    expect(terminal.join("")).toContain("story 1/2 · ");
+    const shown = screen(terminal);
+    expect(shown.filter((line) => line.includes("story "))).toEqual([]);
+    expect(shown).toContain(`## 1. [Show HN: A tiny database](${world.site.url}/db)`);
+    expect(shown).toContain("## 2. Ask HN: What are you reading?");
   });
 
   test("retries a 429 on the front page, then succeeds", async () => {

@@ -47,8 +47,11 @@ describe("fetchFrontPage()", () => {
       author: "pg",
       points: 5,
       numComments: 2,
+      type: "article",
+      site: "example.com",
+      createdAt: 1754247281,
     });
-    expect(search.requests).toEqual(["/api/v1/search?tags=front_page&hitsPerPage=2"]);
+    expect(search.requests).toEqual(["/api/v1/search?tags=front_page&hitsPerPage=7"]);
   });
 
   test("skips a malformed hit with a warning and keeps the rest", async () => {
@@ -81,6 +84,44 @@ describe("fetchFrontPage()", () => {
     expect(stories).toHaveLength(2);
     expect(stories[0]).toMatchObject({ url: null, points: 0 });
     expect(stories[1]).toMatchObject({ url: null, storyText: null, numComments: 0, author: null });
+  });
+
+  test("gives --limit stories when some hits are malformed, taking the next ones", async () => {
+    const good = Array.from({ length: 12 }, (_, i) => storyHit({ title: `S${i}` }));
+    using search = startFakeHnSearch({
+      stories: [good[0], { objectID: "x" }, good[1], { title: 7 }, ...good.slice(2)],
+    });
+    const logger = { warn: () => {} };
+    const stories = await fetchFrontPage(search.url, 10, { ...noWait, logger });
+    expect(stories.map((story) => story.title)).toEqual(
+      good.slice(0, 10).map((hit) => String(hit.title)),
+    );
+    expect(search.requests).toEqual(["/api/v1/search?tags=front_page&hitsPerPage=15"]);
+  });
+
+  test("tells the story's type, site and age", async () => {
+    using search = startFakeHnSearch({
+      stories: [
+        storyHit({ title: "Show HN: X", url: "https://www.x.dev/", _tags: ["story", "show_hn"] }),
+        storyHit({ title: "Ask HN: Y?", url: undefined, _tags: ["story", "ask_hn"] }),
+        storyHit({
+          title: "Acme (YC W25) is hiring",
+          url: "https://acme.com/jobs",
+          _tags: ["job"],
+        }),
+        storyHit({ title: "Tell HN: Z", url: undefined, _tags: ["story"] }),
+        storyHit({ title: "A paper", url: "https://arxiv.org/abs/1", created_at_i: 1754000000 }),
+      ],
+    });
+    const stories = await fetchFrontPage(search.url, 5, noWait);
+    expect(stories.map((s) => [s.type, s.site])).toEqual([
+      ["show", "x.dev"],
+      ["ask", null],
+      ["job", "acme.com"],
+      ["text", null],
+      ["article", "arxiv.org"],
+    ]);
+    expect(stories[4]?.createdAt).toBe(1754000000);
   });
 
   test("turns an Ask HN story_text into plain text", async () => {

@@ -19,6 +19,9 @@ const story: Story = {
   author: "ada",
   points: 10,
   numComments: 3,
+  type: "article",
+  site: "example.com",
+  createdAt: null,
 };
 
 describe("answerReserve() and promptLimit()", () => {

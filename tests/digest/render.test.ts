@@ -5,7 +5,13 @@ import { escapeMarkdown, markdownRenderer, markdownUrl } from "../../lib/digest/
 import type { Renderer } from "../../lib/digest/render/types.ts";
 import type { DigestMeta, StoryDigest } from "../../lib/digest/types.ts";
 
-const meta: DigestMeta = { generatedAt: "2025-08-03T18:54:41.000Z", model: "llama3.2", total: 2 };
+const meta: DigestMeta = {
+  generatedAt: "2025-08-03T18:54:41.000Z",
+  model: "llama3.2",
+  total: 2,
+  newCount: 1,
+  lastRunAt: "2025-08-02T18:00:00.000Z",
+};
 
 const linked: StoryDigest = {
   story: {
@@ -16,12 +22,17 @@ const linked: StoryDigest = {
     author: "ada",
     points: 512,
     numComments: 230,
+    type: "article",
+    site: "example.com",
+    createdAt: 1754236481,
   },
   hnUrl: "https://news.ycombinator.com/item?id=101",
   articleSummary: "The allocator is faster.\n\nIt uses per-thread caches.",
   articleSource: "article",
   discussionSummary: "Commenters agree it is faster.",
   notes: [],
+  isNew: false,
+  pointsSinceLastRun: 40,
 };
 
 const askHn: StoryDigest = {
@@ -33,12 +44,17 @@ const askHn: StoryDigest = {
     author: null,
     points: 1,
     numComments: 1,
+    type: "ask",
+    site: null,
+    createdAt: 1754243681,
   },
   hnUrl: "https://news.ycombinator.com/item?id=102",
   articleSummary: "The poster asks about indentation.",
   articleSource: "post",
   discussionSummary: null,
   notes: ["Discussion summary failed: Ollama answered HTTP 500: boom."],
+  isNew: true,
+  pointsSinceLastRun: null,
 };
 
 function renderAll(renderer: Renderer, stories: StoryDigest[]): string {
@@ -55,11 +71,11 @@ describe("markdownRenderer()", () => {
       [
         "# Hacker News digest",
         "",
-        "Generated 2025-08-03T18:54:41.000Z by llama3.2 · 2 stories",
+        "Generated 2025-08-03T18:54:41.000Z by llama3.2 · 2 stories · 1 new since the last run",
         "",
         "## 1. [A faster allocator](https://example.com/malloc)",
         "",
-        "[HN discussion](https://news.ycombinator.com/item?id=101) · 512 points · 230 comments · by ada",
+        "Article · example.com · 3 hours ago · by ada · 512 points (+40 since the last run) · 230 comments · [HN discussion](https://news.ycombinator.com/item?id=101)",
         "",
         "**Article.** The allocator is faster.",
         "",
@@ -69,7 +85,7 @@ describe("markdownRenderer()", () => {
         "",
         "## 2. Ask HN: Tabs or spaces?",
         "",
-        "[HN discussion](https://news.ycombinator.com/item?id=102) · 1 point · 1 comment",
+        "**New** · Ask HN · 1 hour ago · 1 point · 1 comment · [HN discussion](https://news.ycombinator.com/item?id=102)",
         "",
         "**Post.** The poster asks about indentation.",
         "",
@@ -122,14 +138,23 @@ describe("jsonRenderer()", () => {
     expect(JSON.parse(text)).toEqual({
       generatedAt: "2025-08-03T18:54:41.000Z",
       model: "llama3.2",
+      newSinceLastRun: 1,
+      lastRunAt: "2025-08-02T18:00:00.000Z",
       stories: [
         {
           id: 101,
           title: "A faster allocator",
           url: "https://example.com/malloc",
           hnUrl: "https://news.ycombinator.com/item?id=101",
+          type: "article",
+          site: "example.com",
+          author: "ada",
+          createdAt: "2025-08-03T15:54:41.000Z",
+          age: "3 hours ago",
           points: 512,
+          pointsSinceLastRun: 40,
           numComments: 230,
+          isNew: false,
           articleSummary: "The allocator is faster.\n\nIt uses per-thread caches.",
           articleSource: "article",
           discussionSummary: "Commenters agree it is faster.",
@@ -140,8 +165,15 @@ describe("jsonRenderer()", () => {
           title: "Ask HN: Tabs or spaces?",
           url: null,
           hnUrl: "https://news.ycombinator.com/item?id=102",
+          type: "ask",
+          site: null,
+          author: null,
+          createdAt: "2025-08-03T17:54:41.000Z",
+          age: "1 hour ago",
           points: 1,
+          pointsSinceLastRun: null,
           numComments: 1,
+          isNew: true,
           articleSummary: "The poster asks about indentation.",
           articleSource: "post",
           discussionSummary: null,

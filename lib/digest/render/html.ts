@@ -1,6 +1,7 @@
 import { stripControl } from "../../text/control.ts";
 import { isHttpUrl } from "../hn-client.ts";
 import type { StoryDigest } from "../types.ts";
+import { ageText, newCountText, pointsText, typeLabel } from "./facts.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToHtml } from "./model-markdown.ts";
 import type { Renderer } from "./types.ts";
@@ -36,12 +37,15 @@ const STYLE = `
   pre { overflow-x: auto; } code { font-size: .9em; }
   a { color: inherit; }
   .missing { color: var(--muted); font-style: italic; }
-  .notes { font-size: .9rem; color: var(--muted); }`;
+  .notes { font-size: .9rem; color: var(--muted); }
+  .new { color: var(--accent); }`;
 
 /** A self-contained page (inline CSS, no scripts, no external resources); everything escaped. */
 export function htmlRenderer(): Renderer {
+  let now = 0;
   return {
     begin(meta) {
+      now = Date.parse(meta.generatedAt);
       return [
         "<!doctype html>",
         '<html lang="en">',
@@ -54,7 +58,7 @@ export function htmlRenderer(): Renderer {
         "<body>",
         "<header>",
         "<h1>Hacker News digest</h1>",
-        `<p>Generated ${escapeHtml(meta.generatedAt)} by ${escapeHtml(meta.model)} · ${meta.total} ${meta.total === 1 ? "story" : "stories"}</p>`,
+        `<p>Generated ${escapeHtml(meta.generatedAt)} by ${escapeHtml(meta.model)} · ${meta.total} ${meta.total === 1 ? "story" : "stories"}${escapeHtml(newCountText(meta.newCount))}</p>`,
         "</header>",
         "<main>",
         "",
@@ -63,11 +67,15 @@ export function htmlRenderer(): Renderer {
     story(digest: StoryDigest, index: number) {
       const { story } = digest;
       const facts = [
+        digest.isNew ? '<strong class="new">New</strong>' : undefined,
+        typeLabel(story.type),
+        story.site ? escapeHtml(story.site) : undefined,
+        ageText(story.createdAt, now) ?? undefined,
+        story.author ? `by ${escapeHtml(story.author)}` : undefined,
+        escapeHtml(pointsText(story.points, digest.pointsSinceLastRun)),
+        `${story.numComments} ${story.numComments === 1 ? "comment" : "comments"}`,
         link(digest.hnUrl, "HN discussion"),
-        `${story.points} points`,
-        `${story.numComments} comments`,
-      ];
-      if (story.author) facts.push(`by ${escapeHtml(story.author)}`);
+      ].filter((fact) => fact !== undefined);
       const notes =
         digest.notes.length > 0
           ? `<ul class="notes">\n${digest.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("\n")}\n</ul>\n`

@@ -1,4 +1,5 @@
-import type { ArticleSource, DigestMeta, StoryDigest } from "../types.ts";
+import type { ArticleSource, DigestMeta, StoryDigest, StoryType } from "../types.ts";
+import { ageText } from "./facts.ts";
 import type { Renderer } from "./types.ts";
 
 /** The JSON document's story entries, with the field names users script against. */
@@ -7,8 +8,20 @@ export interface JsonStory {
   title: string;
   url: string | null;
   hnUrl: string;
+  /** "article", "ask", "show", "job" or "text". */
+  type: StoryType;
+  site: string | null;
+  author: string | null;
+  /** When it was posted (ISO), or null. */
+  createdAt: string | null;
+  /** "5 hours ago" at the time of the digest, or null. */
+  age: string | null;
   points: number;
+  /** Points gained since the previous run, or null when it did not show the story. */
+  pointsSinceLastRun: number | null;
   numComments: number;
+  /** Not shown by the previous run; null when there is no previous run (or no cache). */
+  isNew: boolean | null;
   articleSummary: string | null;
   /** "article", "post", "article and post", "description", or null with no summary. */
   articleSource: ArticleSource | null;
@@ -16,14 +29,22 @@ export interface JsonStory {
   notes: string[];
 }
 
-export function toJsonStory(digest: StoryDigest): JsonStory {
+export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
+  const { story } = digest;
   return {
-    id: digest.story.id,
-    title: digest.story.title,
-    url: digest.story.url,
+    id: story.id,
+    title: story.title,
+    url: story.url,
     hnUrl: digest.hnUrl,
-    points: digest.story.points,
-    numComments: digest.story.numComments,
+    type: story.type,
+    site: story.site,
+    author: story.author,
+    createdAt: story.createdAt === null ? null : new Date(story.createdAt * 1000).toISOString(),
+    age: ageText(story.createdAt, now),
+    points: story.points,
+    pointsSinceLastRun: digest.pointsSinceLastRun,
+    numComments: story.numComments,
+    isNew: digest.isNew,
     articleSummary: digest.articleSummary,
     articleSource: digest.articleSource,
     discussionSummary: digest.discussionSummary,
@@ -31,7 +52,10 @@ export function toJsonStory(digest: StoryDigest): JsonStory {
   };
 }
 
-/** Exactly one JSON document, written at the end: `{generatedAt, model, stories}`. */
+/**
+ * Exactly one JSON document, written at the end:
+ * `{generatedAt, model, newSinceLastRun, lastRunAt, stories}`.
+ */
 export function jsonRenderer(): Renderer {
   let meta: DigestMeta | undefined;
   const stories: JsonStory[] = [];
@@ -41,12 +65,19 @@ export function jsonRenderer(): Renderer {
       return "";
     },
     story(digest) {
-      stories.push(toJsonStory(digest));
+      stories.push(toJsonStory(digest, Date.parse(meta?.generatedAt ?? "")));
       return "";
     },
     end() {
       // JSON.stringify escapes control characters (\u001b), so the document is terminal-safe.
-      return `${JSON.stringify({ generatedAt: meta?.generatedAt, model: meta?.model, stories }, null, 2)}\n`;
+      const document = {
+        generatedAt: meta?.generatedAt,
+        model: meta?.model,
+        newSinceLastRun: meta?.newCount ?? null,
+        lastRunAt: meta?.lastRunAt ?? null,
+        stories,
+      };
+      return `${JSON.stringify(document, null, 2)}\n`;
     },
   };
 }

@@ -1,4 +1,5 @@
 import { stripControl } from "../../text/control.ts";
+import { ageText, newCountText, pointsText, typeLabel } from "./facts.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToMarkdown, startsWithBlock } from "./model-markdown.ts";
 import type { Renderer } from "./types.ts";
@@ -30,20 +31,26 @@ function plural(count: number, one: string, many = `${one}s`): string {
 
 /** Markdown, one story at a time, so `bun run digest | less` shows the first story early. */
 export function markdownRenderer(): Renderer {
+  let now = 0;
   return {
     begin(meta) {
-      return `# Hacker News digest\n\nGenerated ${meta.generatedAt} by ${escapeMarkdown(meta.model)} · ${plural(meta.total, "story", "stories")}\n`;
+      now = Date.parse(meta.generatedAt);
+      return `# Hacker News digest\n\nGenerated ${meta.generatedAt} by ${escapeMarkdown(meta.model)} · ${plural(meta.total, "story", "stories")}${newCountText(meta.newCount)}\n`;
     },
     story(digest, index) {
       const { story } = digest;
       const title = escapeMarkdown(story.title);
       const heading = story.url ? `[${title}](${markdownUrl(story.url)})` : title;
       const facts = [
-        `[HN discussion](${digest.hnUrl})`,
-        plural(story.points, "point"),
+        digest.isNew ? "**New**" : undefined,
+        typeLabel(story.type),
+        story.site ? escapeMarkdown(story.site) : undefined,
+        ageText(story.createdAt, now) ?? undefined,
+        story.author ? `by ${escapeMarkdown(story.author)}` : undefined,
+        pointsText(story.points, digest.pointsSinceLastRun),
         plural(story.numComments, "comment"),
-      ];
-      if (story.author) facts.push(`by ${escapeMarkdown(story.author)}`);
+        `[HN discussion](${digest.hnUrl})`,
+      ].filter((fact) => fact !== undefined);
       const lines = [
         "",
         `## ${index + 1}. ${heading}`,
