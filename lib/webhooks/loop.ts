@@ -1,3 +1,4 @@
+import { createSendGate, recordThroughOutage } from "./loop-outage.ts";
 import { pauseAfterFailure, untilAborted } from "./loop-waits.ts";
 import type { AttemptRecord, Claim, Outcome } from "./model.ts";
 
@@ -41,6 +42,8 @@ export interface WorkerCollaborators {
   isUnreachable?(error: unknown): boolean;
   /** Resolves when the database answers again after an outage, or on abort. */
   untilReachable?(signal: AbortSignal): Promise<void>;
+  /** False while the database is known to be unreachable: no request starts then. */
+  reachable?(): boolean;
 }
 
 /** Observers (logging now; metrics and heartbeats later). They must not throw. */
@@ -170,6 +173,15 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     wake();
   }
 
+  // While the database cannot be reached no request starts; the slots fill when it answers.
+  const sendGate = createSendGate(collaborators, {
+    signal: () => deliverSignal,
+    onOpen: () => {
+      startReady();
+      wake();
+    },
+  });
+
   async function handle(claim: Claim, signal: AbortSignal): Promise<void> {
     let delivered: Delivered | null;
     try {
@@ -187,20 +199,17 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       counts.withdrawn++;
       return release([claim]);
     }
-    try {
-      const applied = await collaborators.finish(claim, delivered);
-      if (!applied) counts.discarded++;
-      else if (delivered.outcome.state === "successful") counts.successful++;
-      else if (delivered.outcome.state === "failed") counts.failed++;
-      else counts.retried++;
-      hooks.onFinished?.(claim, delivered, applied);
-    } catch (error) {
-      hooks.onError?.(error, { phase: "finish", claim });
-    }
+    const applied = await recordThroughOutage(collaborators, { claim, delivered, signal, hooks });
+    if (applied === null) return;
+    if (!applied) counts.discarded++;
+    else if (delivered.outcome.state === "successful") counts.successful++;
+    else if (delivered.outcome.state === "failed") counts.failed++;
+    else counts.retried++;
+    hooks.onFinished?.(claim, delivered, applied);
   }
 
   function startReady(): void {
-    while (accepting && busy < concurrency && ready.length > 0) {
+    while (accepting && busy < concurrency && ready.length > 0 && !sendGate.closed()) {
       const claim = ready.shift() as Claim;
       if (checked.has(claim)) checked.delete(claim);
       else if (collaborators.sendable && !collaborators.sendable(claim)) {

@@ -156,6 +156,8 @@ export interface Store extends Repos {
    * as it answers again (a query, or the LISTEN connection back), or on abort.
    */
   untilReachable(options: { signal: AbortSignal }): Promise<void>;
+  /** False from a lost connection until the database answers again (SQLite: always true). */
+  readonly reachable: boolean;
   /** Whether `error` means the database could not be reached, rather than a statement failing. */
   isUnreachable(error: unknown): boolean;
   /**

@@ -203,6 +203,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
       release: (claims) => store.queue.release(claims),
       isUnreachable: (error) => store.isUnreachable(error),
       untilReachable: (signal) => store.untilReachable({ signal }),
+      reachable: () => store.reachable,
       async waitForWork(signal) {
         const due = await store.queue.nextDueAt();
         const timeoutMs = due === null ? MAX_IDLE_MS : Math.min(MAX_IDLE_MS, due - now());

@@ -282,4 +282,78 @@ describePostgres("workers through PostgreSQL faults", () => {
     );
     expect(lines.lines.filter((line) => /Worker (claim|wait) failed/.test(line))).toEqual([]);
   }, 20_000);
+
+  test("an outage longer than the result retry: nothing new is sent, results are written when it is back", async () => {
+    const held: Array<() => void> = [];
+    let holding = true;
+    const endpoint = startFakeEndpoint(async () => {
+      if (holding) await new Promise<void>((resolve) => held.push(resolve));
+      return new Response("ok");
+    });
+    cleanups.push(() => endpoint.stop());
+    const url = await cluster.createDatabase();
+    // finish() itself retries a lost connection for 0.2 s only: the outage outlasts it.
+    const store = await openPostgresStore(url, { reconnectWaitMs: 200 });
+    cleanups.push(() => store.close());
+    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+    for (let i = 0; i < 12; i++) await store.queue.enqueue(change());
+
+    let finishFailures = 0;
+    let allFailed = () => {};
+    const failed = new Promise<void>((resolve) => {
+      allFailed = resolve;
+    });
+    let recorded = 0;
+    let allRecorded = () => {};
+    const done = new Promise<void>((resolve) => {
+      allRecorded = resolve;
+    });
+    const worker = createDeliveryWorker({
+      store,
+      config: {
+        ...loadWorkerConfig({ DATABASE_URL: url, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" }),
+        concurrency: 4,
+        prefetch: 8,
+      },
+      hooks: {
+        onError: (_error, { phase }) => {
+          if (phase === "finish" && ++finishFailures === 4) allFailed();
+        },
+        onFinished: () => {
+          if (++recorded === 12) allRecorded();
+        },
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    cleanups.push(async () => {
+      stop.abort();
+      await running;
+    });
+    await endpoint.waitForRequests(4); // 4 in flight, 8 held
+
+    await cluster.stopServer();
+    try {
+      // The worker has seen the database go (any call of its store tells it so).
+      await store.queue.stats().catch(() => {});
+      expect(store.reachable).toBe(false);
+      holding = false;
+      for (const release of held.splice(0)) release();
+      await failed;
+      // Four results wait in memory; none of the eight held claims was sent.
+      expect(endpoint.requests).toHaveLength(4);
+    } finally {
+      await cluster.startServer();
+    }
+
+    // Back: the four results are written, then the held claims go out, each once.
+    await done;
+    stop.abort();
+    await running;
+    expect(worker.counts.successful).toBe(12);
+    expect(worker.counts.discarded).toBe(0);
+    expect(endpoint.requests).toHaveLength(12);
+    expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(12);
+    expect(await store.queue.stats()).toMatchObject({ successful: 12, delivering: 0 });
+  }, 20_000);
 });

@@ -16,11 +16,13 @@ export interface Db {
    * SQLite, instead of aborting it.
    */
   isolated<T>(fn: (sql: SQL) => Promise<T>): Promise<T>;
+  /** Told of a connection error a repository retries through (the database may be down). */
+  connectionLost?(error: unknown): void;
 }
 
-export function poolDb(sql: SQL): Db {
+export function poolDb(sql: SQL, connectionLost?: (error: unknown) => void): Db {
   const atomic = <T>(fn: (sql: SQL) => Promise<T>) => sql.begin((tx) => fn(tx)) as Promise<T>;
-  return { sql, inTransaction: false, atomic, isolated: atomic };
+  return { sql, inTransaction: false, atomic, isolated: atomic, connectionLost };
 }
 
 export function transactionDb(tx: TransactionSQL): Db {

@@ -117,7 +117,7 @@ export function createPostgresStore(
     };
   }
 
-  const pool = reposFor(poolDb(sql));
+  const pool = reposFor(poolDb(sql, reachability.failed));
 
   function joining<K extends keyof Repos>(key: K): Repos[K] {
     const wrapped: Record<string, unknown> = {};
@@ -155,6 +155,9 @@ export function createPostgresStore(
     waitForChange(waitOptions) {
       if (closed) return Promise.resolve();
       return changes.wait(waitOptions);
+    },
+    get reachable() {
+      return reachability.reachable;
     },
     untilReachable: ({ signal }) => reachability.untilReachable(signal),
     isUnreachable: isConnectionError,

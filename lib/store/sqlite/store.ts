@@ -186,6 +186,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     transaction,
     waitForChange: monitor.waitForChange,
     // A file on this machine: there is no connection to lose.
+    reachable: true,
     untilReachable: async () => {},
     isUnreachable: () => false,
     async close() {

@@ -17,9 +17,10 @@ export async function persistently<T>(
     try {
       return await fn(retrying);
     } catch (error) {
-      if (db.inTransaction || !isConnectionError(error) || Date.now() + delay > deadline) {
-        throw error;
-      }
+      if (db.inTransaction || !isConnectionError(error)) throw error;
+      // Known at once, so a worker stops starting requests it could not record.
+      db.connectionLost?.(error);
+      if (Date.now() + delay > deadline) throw error;
       await Bun.sleep(delay);
       delay = Math.min(delay * 2, 1000);
     }
