@@ -53,6 +53,11 @@ export function planDeliveries(
   const wanted = new Set(receivers(candidates, change.event, options));
   if (wanted.size === 0) return [];
   const body = buildPayload(change);
+  let context: Record<string, unknown> | undefined;
+  const parsed = () => {
+    context ??= JSON.parse(body) as Record<string, unknown>;
+    return context;
+  };
   const planned: PlannedDelivery[] = [];
   for (const candidate of [...candidates].sort((a, b) => a.id - b.id)) {
     if (!wanted.has(candidate.id)) continue;
@@ -63,7 +68,7 @@ export function planDeliveries(
     ) {
       continue;
     }
-    planned.push({ webhookId: candidate.id, ...renderDelivery(candidate, body) });
+    planned.push({ webhookId: candidate.id, ...renderDelivery(candidate, body, parsed) });
   }
   return planned;
 }

@@ -33,13 +33,19 @@ export function usesTemplates(webhook: Templates): boolean {
  * Renders `webhook`'s templates for a change. `defaultBody` is NetBox's default JSON body of the
  * change (buildPayload): sent as it is when there is no body template, and, parsed, the context
  * every template is given (`event`, `timestamp`, `model`, `username`, `request_id`, `data`,
- * `snapshots`), as NetBox does. Never throws: a failing template is reported in templateError.
+ * `snapshots`), as NetBox does; `parsed` gives that context already parsed, the same object for
+ * every webhook of a change (the engine then converts it once). Never throws: a failing template
+ * is reported in templateError.
  */
-export function renderDelivery(webhook: Templates, defaultBody: string): RenderedDelivery {
+export function renderDelivery(
+  webhook: Templates,
+  defaultBody: string,
+  parsed?: () => Record<string, unknown>,
+): RenderedDelivery {
   if (!usesTemplates(webhook)) {
     return { payload: defaultBody, url: null, headers: null, context: null, templateError: null };
   }
-  const context = JSON.parse(defaultBody) as Record<string, unknown>;
+  const context = parsed?.() ?? (JSON.parse(defaultBody) as Record<string, unknown>);
   try {
     const url = isTemplated(webhook.url) ? renderUrl(webhook.url, context) : null;
     const headers = webhook.headers.some(([, value]) => isTemplated(value))

@@ -174,6 +174,14 @@ describe("renderTemplate() limits", () => {
   });
 });
 
+test("renderTemplate() never sees a value of an earlier context", () => {
+  const first = { data: { sku: "A" }, event: "created" };
+  expect(renderTemplate("{{ data.sku }} {{ event }}", first)).toBe("A created");
+  expect(renderTemplate("{{ event }}", first)).toBe("created");
+  expect(renderTemplate("[{{ data }}] {{ x }}", { x: 1 })).toBe("[] 1");
+  expect(renderTemplate("{{ data.sku }}", { data: { sku: "B" } })).toBe("B");
+});
+
 test("isTemplated() finds expressions, statements and comments", () => {
   expect(isTemplated("https://x/{{ data.id }}")).toBe(true);
   expect(isTemplated("{% if x %}")).toBe(true);
