@@ -26,7 +26,10 @@ export async function runScript(
   quietWhenClosed(process.stderr);
   try {
     const flags = rawArgs.includes("--") ? rawArgs.slice(0, rawArgs.indexOf("--")) : rawArgs;
-    const subCommands = await command.subCommands;
+    const subCommands =
+      typeof command.subCommands === "function"
+        ? await command.subCommands()
+        : await command.subCommands;
     const asksHelp =
       flags.includes("--help") ||
       flags.includes("-h") ||
