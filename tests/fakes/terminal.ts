@@ -15,7 +15,8 @@ export interface Terminal {
 /**
  * Runs `command` (a shell line) in a real terminal: a detached tmux session, 200 × 50. What the
  * pane shows is read as it comes through a FIFO (pipe-pane), so tests await text, never poll.
- * The command starts only once the pipe is attached, so no output is missed.
+ * The command starts only once the pipe is attached, and the pane stays open after it (until
+ * close()), so no output is missed at either end.
  */
 export function startInTerminal(command: string, cwd: string): Terminal {
   const dir = mkdtempSync(join(tmpdir(), "terminal-"));
@@ -29,7 +30,19 @@ export function startInTerminal(command: string, cwd: string): Terminal {
     }
   };
   Bun.spawnSync(["mkfifo", fifo]);
-  tmux("new-session", "-d", "-s", "test", "-x", "200", "-y", "50", "-c", cwd, `read _; ${command}`);
+  tmux(
+    "new-session",
+    "-d",
+    "-s",
+    "test",
+    "-x",
+    "200",
+    "-y",
+    "50",
+    "-c",
+    cwd,
+    `read _; ${command}; read _`,
+  );
   const reader = Bun.spawn(["cat", fifo], { stdout: "pipe" });
   tmux("pipe-pane", "-t", "test", "-o", `cat > ${fifo}`);
   tmux("send-keys", "-t", "test", "Enter");
