@@ -75,7 +75,8 @@ export function planDeliveries(
 
 /**
  * Sent as NetBox's default body to the webhook's own URL and headers (no template involved):
- * stores insert these in bulk, one payload bound for all. */
+ * stores insert these in bulk, one payload bound for all.
+ */
 export function isPlain(delivery: PlannedDelivery): boolean {
   return (
     delivery.context === null &&
