@@ -670,6 +670,59 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     });
 
     describe("finish and release", () => {
+      test("renew() extends a held lease and returns the webhook as it is now", async () => {
+        const hook = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.queue.enqueue(change());
+        const c = await oneClaim();
+        clock.t = T0 + 10_000;
+        await store.webhooks.update(hook.id, { url: "https://e.example/2" });
+        const [renewed] = await store.queue.renew([c], { leaseMs: 30_000, now: clock.t });
+        expect(renewed?.webhook.url).toBe("https://e.example/2");
+        expect(renewed?.delivery.leaseExpiresAt).toBe(T0 + 40_000);
+        // Not expired at the old lease's end: nobody else can take it over then.
+        clock.t = T0 + 35_000;
+        expect(await claim({ workerId: "w2" })).toEqual([]);
+        expect(await store.queue.finish(c, record(), { state: "successful" })).toBe(true);
+      });
+
+      test("renew() gives back a claim whose lease ran out or whose webhook was disabled", async () => {
+        const hook = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [first, second] = [
+          ...(await store.queue.enqueue(change())),
+          ...(await store.queue.enqueue(change())),
+        ];
+        const [a, b] = await claim({ limit: 2 });
+        if (!a || !b) throw new Error("expected two claims");
+        clock.t = T0 + 30_000; // a's and b's leases end now
+        expect(await store.queue.renew([a], { leaseMs: 30_000, now: clock.t })).toEqual([null]);
+        expect((await store.queue.get(first ?? 0))?.delivery).toMatchObject({
+          state: "queued",
+          attempts: 0,
+        });
+        clock.t = T0;
+        await store.webhooks.update(hook.id, { enabled: false });
+        expect(await store.queue.renew([b], { leaseMs: 30_000, now: clock.t })).toEqual([null]);
+        expect((await store.queue.get(second ?? 0))?.delivery).toMatchObject({
+          state: "queued",
+          attempts: 0,
+        });
+      });
+
+      test("renew() of a claim taken over or finished is null and changes nothing", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        const c = await oneClaim();
+        clock.t = T0 + 30_000;
+        const [taken] = await claim({ workerId: "w2" });
+        expect(taken?.attempt).toBe(2);
+        expect(await store.queue.renew([c], { leaseMs: 30_000, now: clock.t })).toEqual([null]);
+        expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+          state: "delivering",
+          attempts: 2,
+          leaseOwner: "w2",
+        });
+      });
+
       test("finish() success: successful, completedAt, lease cleared, attempt row written", async () => {
         await store.webhooks.create({ name: "a", url: "https://e.example/1" });
         const [id] = await store.queue.enqueue(change());
