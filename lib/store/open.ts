@@ -46,6 +46,7 @@ async function openTarget(target: DatabaseTarget, options: OpenStoreOptions): Pr
       pollMs: options.pollMs,
       warn: options.logger ? (message) => options.logger?.warn(message) : undefined,
       backgroundCheckpoints: options.role === "app",
+      yieldWhenBusy: options.role === "app",
     });
   }
   const role = options.role ?? "command";

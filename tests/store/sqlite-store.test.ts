@@ -8,7 +8,7 @@ import { openSqlite } from "../../lib/store/sqlite/connection.ts";
 import { MIGRATIONS } from "../../lib/store/sqlite/migrations.ts";
 import { DUE_SUMMARY_SQLITE } from "../../lib/store/sqlite/queue/due.ts";
 import { CLAIM_SQL, LIST_SQL } from "../../lib/store/sqlite/queue/index.ts";
-import { createSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { createSqliteStore, openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { change, record } from "./contract.ts";
 
 const dirs: string[] = [];
@@ -246,4 +246,28 @@ test("close() writes results still waiting for their group commit", async () => 
   const again = createSqliteStore(openSqlite(path));
   expect((await again.queue.get(id ?? 0))?.delivery.state).toBe("successful");
   await again.close();
+});
+
+describe("SQLite store that yields when busy (the app)", () => {
+  test("a write waiting for another process's lock leaves the thread free, then succeeds", async () => {
+    const path = join(tempDir(), "app.db");
+    const store = openSqliteStore(path, { yieldWhenBusy: true });
+    const holder = openSqlite(path);
+    try {
+      holder.run("BEGIN IMMEDIATE"); // another process writing
+      let settled = false;
+      const write = store.webhooks.create({ name: "a", url: "https://e.example/" });
+      void write.then(() => {
+        settled = true;
+      });
+      // Timers still run while it waits: the thread is not stuck in SQLite's busy handler.
+      for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(settled).toBe(false);
+      holder.run("COMMIT");
+      expect((await write).name).toBe("a");
+    } finally {
+      holder.close();
+      await store.close();
+    }
+  });
 });
