@@ -1,4 +1,4 @@
-import type { Database, SQLQueryBindings } from "bun:sqlite";
+import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
 import type { Params } from "./rows.ts";
 
@@ -56,6 +56,74 @@ export function createFinish(db: Database) {
     return true;
   }
 
+  // The attempt rows of a batch, up to 16 per INSERT: one statement run instead of sixteen.
+  const ATTEMPTS_PER_INSERT = 16;
+  const insertAttemptsStmts = new Map<number, Statement<unknown, SQLQueryBindings[]>>();
+  function insertAttemptsStmt(count: number) {
+    let stmt = insertAttemptsStmts.get(count);
+    if (!stmt) {
+      const rows = Array.from({ length: count }, (_, i) => {
+        const n = i * 10;
+        return `(?${n + 1}, ?${n + 2}, ?${n + 3}, ?${n + 4}, ?${n + 5}, ?${n + 6}, ?${n + 7}, ?${n + 8}, ?${n + 9}, ?${n + 10})`;
+      });
+      stmt = db.prepare(
+        `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
+           status_code, outcome, error, response_headers, response_body)
+         VALUES ${rows.join(", ")}`,
+      );
+      insertAttemptsStmts.set(count, stmt);
+    }
+    return stmt;
+  }
+
+  /**
+   * finishRow for a whole batch, in the caller's transaction: the fenced UPDATE per delivery,
+   * then the attempts of those that applied, 16 per INSERT. Per item: whether it applied.
+   */
+  function finishRows(
+    items: ReadonlyArray<{ claim: Claim; record: AttemptRecord; outcome: Outcome }>,
+    at: number,
+  ): boolean[] {
+    const values: SQLQueryBindings[] = [];
+    let pending = 0;
+    const flush = () => {
+      if (pending === 0) return;
+      insertAttemptsStmt(pending).run(...values);
+      values.length = 0;
+      pending = 0;
+    };
+    const applied = items.map(({ claim, record, outcome }) => {
+      const queued = outcome.state === "queued";
+      const updated = finishStmt.run(
+        claim.delivery.id,
+        claim.attempt,
+        outcome.state,
+        queued ? outcome.nextAttemptAt : null,
+        record.statusCode,
+        record.error,
+        at,
+        queued ? null : at,
+      );
+      if (updated.changes === 0) return false;
+      values.push(
+        claim.delivery.id,
+        claim.attempt,
+        claim.workerId,
+        record.startedAt,
+        record.durationMs,
+        record.statusCode,
+        record.outcome,
+        record.error,
+        record.responseHeaders,
+        record.responseBody,
+      );
+      if (++pending === ATTEMPTS_PER_INSERT) flush();
+      return true;
+    });
+    flush();
+    return applied;
+  }
+
   /** Gives claims back: queued again, attempt number not consumed. Returns how many. */
   function releaseRows(claims: Claim[], at: number): number {
     let released = 0;
@@ -69,5 +137,5 @@ export function createFinish(db: Database) {
     return released;
   }
 
-  return { finishRow, releaseRows };
+  return { finishRow, finishRows, releaseRows };
 }

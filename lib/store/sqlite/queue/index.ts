@@ -64,7 +64,7 @@ export function createSqliteQueue(
       changes.flatMap((change) => enqueueTx(change, webhookId)),
   );
   const { claimRows, claimable } = createClaim(db, changes);
-  const { finishRow, releaseRows } = createFinish(db);
+  const { finishRow, finishRows, releaseRows } = createFinish(db);
   const renewTx = db.transaction(createRenew(db));
   const listing = createListing(db);
   const maintenance = createMaintenance(db);
@@ -80,9 +80,7 @@ export function createSqliteQueue(
   const writeBatchFastTx = db.transaction((finishes: FinishItem[], claims: ClaimOptions[]) => {
     const at = now();
     return {
-      finished: finishes.map((item): boolean | Error =>
-        finishRow(item.claim, item.record, item.outcome, at),
-      ),
+      finished: finishRows(finishes, at) as Array<boolean | Error>,
       claimed: claims.map((c): Claim[] | Error => (c.limit > 0 ? claimRows(c) : [])),
     };
   });
