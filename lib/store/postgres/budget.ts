@@ -67,7 +67,8 @@ export async function retryStartup<T>(
   options: StartupRetryOptions = {},
 ): Promise<T> {
   const minMs = options.minMs ?? 250;
-  const maxMs = options.maxMs ?? 10_000;
+  // Short enough that a process waiting at start-up follows the database back within 2 s.
+  const maxMs = options.maxMs ?? 2000;
   const sleep = options.sleep ?? abortableSleep;
   const signal = options.signal ?? new AbortController().signal;
   const started = performance.now();
