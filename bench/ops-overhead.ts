@@ -77,7 +77,7 @@ export async function opsOverheadSection(
 ): Promise<OpsOverheadFigures> {
   const deliveries = options.deliveries ?? 20_000;
   const concurrency = options.concurrency ?? 16;
-  const rounds = options.rounds ?? Number(process.env.BENCH_OPS_ROUNDS ?? 5);
+  const rounds = options.rounds ?? 5;
   const scrapeEveryMs = options.scrapeEveryMs ?? 1000;
   const report =
     options.report ??

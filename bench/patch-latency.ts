@@ -37,7 +37,7 @@ export const PATCH_LATENCY_TITLE =
 export async function patchLatencySection(
   options: PatchLatencyOptions = {},
 ): Promise<{ none: LatencyFigures; hanging: LatencyFigures; ratio: number }> {
-  const requests = options.requests ?? Number(process.env.BENCH_PATCH_REQUESTS ?? 2000);
+  const requests = options.requests ?? 2000;
   const warmup = options.warmup ?? 200;
   const report =
     options.report ??
@@ -101,7 +101,7 @@ export const CONCURRENT_PATCH_TITLE =
 export async function concurrentPatchSection(
   options: PatchLatencyOptions & { clients?: number } = {},
 ): Promise<Array<{ webhooks: number } & LatencyFigures>> {
-  const requests = options.requests ?? Number(process.env.BENCH_PATCH_REQUESTS ?? 2000) * 2;
+  const requests = options.requests ?? 4000;
   const warmup = options.warmup ?? 400;
   const clients = options.clients ?? 16;
   const report =

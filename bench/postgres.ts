@@ -61,10 +61,10 @@ const BENCH_SETTINGS = { fsync: "on", full_page_writes: "on", synchronous_commit
 
 /**
  * A 200-answering endpoint in a process of its own, so the workers' requests cost this process
- * nothing. With SINK_REPORT=1 it prints `hit <epoch ms>` for each request (latency runs).
+ * nothing. With --report it prints `hit <epoch ms>` for each request (latency runs).
  */
 const SINK_SOURCE = `
-const report = process.env.SINK_REPORT === "1";
+const report = process.argv.includes("--report");
 const server = Bun.serve({
   hostname: "127.0.0.1", port: 0,
   async fetch(request) {
@@ -345,8 +345,7 @@ interface Sink {
 }
 
 async function startSink(report: boolean): Promise<Sink> {
-  const child = Bun.spawn([process.execPath, "-e", SINK_SOURCE], {
-    env: { ...process.env, SINK_REPORT: report ? "1" : "0" },
+  const child = Bun.spawn([process.execPath, "-e", SINK_SOURCE, ...(report ? ["--report"] : [])], {
     stdin: "ignore",
     stdout: "pipe",
     stderr: "inherit",

@@ -41,6 +41,8 @@ const settingsSchema = z.object({
   BENCH_PEER_CONCURRENCY: intInRange(1, 1024).default(64),
   BENCH_LATENCY_SAMPLES: intInRange(1, 100_000).default(200),
   BENCH_IDLE_SECONDS: intInRange(1, 3600).default(10),
+  BENCH_OPS_ROUNDS: intInRange(1, 100).default(5),
+  BENCH_PATCH_REQUESTS: intInRange(10, 1_000_000).default(2000),
   /** e.g. BENCH_SECTIONS=throughput,idle runs only those. */
   BENCH_SECTIONS: z.string().optional(),
 });
@@ -49,6 +51,8 @@ let CONCURRENCY = 16;
 let PEER_CONCURRENCY = 64;
 let LATENCY_SAMPLES = 200;
 let IDLE_SECONDS = 10;
+let OPS_ROUNDS = 5;
+let PATCH_REQUESTS = 2000;
 
 /**
  * The worker as deployed: its defaults, the SSRF check on, and the allow-list the README's
@@ -86,12 +90,16 @@ const SECTIONS: Array<[string, string, Section]> = [
   [
     "patch",
     PATCH_LATENCY_TITLE,
-    (context) => patchLatencySection({ report: context.report }).then(() => {}),
+    (context) =>
+      patchLatencySection({ report: context.report, requests: PATCH_REQUESTS }).then(() => {}),
   ],
   [
     "patch16",
     CONCURRENT_PATCH_TITLE,
-    (context) => concurrentPatchSection({ report: context.report }).then(() => {}),
+    (context) =>
+      concurrentPatchSection({ report: context.report, requests: 2 * PATCH_REQUESTS }).then(
+        () => {},
+      ),
   ],
   [
     "blocked",
@@ -117,6 +125,7 @@ const SECTIONS: Array<[string, string, Section]> = [
         report: context.report,
         deliveries: DELIVERIES,
         concurrency: CONCURRENCY,
+        rounds: OPS_ROUNDS,
       }).then(() => {}),
   ],
   [
@@ -139,6 +148,8 @@ async function main(env: Record<string, string | undefined>): Promise<void> {
   PEER_CONCURRENCY = settings.BENCH_PEER_CONCURRENCY;
   LATENCY_SAMPLES = settings.BENCH_LATENCY_SAMPLES;
   IDLE_SECONDS = settings.BENCH_IDLE_SECONDS;
+  OPS_ROUNDS = settings.BENCH_OPS_ROUNDS;
+  PATCH_REQUESTS = settings.BENCH_PATCH_REQUESTS;
   const only = settings.BENCH_SECTIONS?.split(",").map((key) => key.trim());
   const dir = mkdtempSync(join(tmpdir(), "bench-webhooks-"));
   let databases = 0;

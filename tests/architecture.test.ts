@@ -1,0 +1,111 @@
+/**
+ * The layout's rules, checked on the source text (ARCHITECTURE.md explains them): the layers only
+ * import downwards, there are no import cycles (type-only imports count), SQL lives in the
+ * storage layer, lib files stay small, only entry points read process.env, and lib never exits.
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import {
+  findCycles,
+  importsOf,
+  layerOf,
+  readsEnvironment,
+  sqlStatementsIn,
+} from "./architecture/rules.ts";
+
+const ROOT = join(import.meta.dir, "..");
+
+function sourceFiles(folder: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(join(ROOT, folder))) {
+    const path = join(folder, name);
+    if (statSync(join(ROOT, path)).isDirectory()) out.push(...sourceFiles(path));
+    else if (/\.tsx?$/.test(name)) out.push(path);
+  }
+  return out;
+}
+
+const libFiles = sourceFiles("lib");
+const text = new Map(libFiles.map((file) => [file, readFileSync(join(ROOT, file), "utf8")]));
+
+/** lib file → the lib files it imports (relative specifiers resolved). */
+const graph = new Map(
+  libFiles.map((file) => [
+    file,
+    importsOf(text.get(file) ?? "")
+      .filter((specifier) => specifier.startsWith("."))
+      .map((specifier) => relative(ROOT, resolve(ROOT, dirname(file), specifier))),
+  ]),
+);
+
+describe("architecture", () => {
+  test("lib has no import cycles, type-only imports included", () => {
+    expect(findCycles(graph)).toEqual([]);
+  });
+
+  test("every lib file belongs to a layer", () => {
+    expect(libFiles.filter((file) => layerOf(file) === null)).toEqual([]);
+  });
+
+  test("no lib file imports from a layer above its own", () => {
+    const upward: string[] = [];
+    for (const [file, targets] of graph) {
+      for (const target of targets) {
+        const from = layerOf(file);
+        const to = layerOf(target);
+        if (from !== null && to !== null && to.rank > from.rank) {
+          upward.push(`${file} (${from.name}) imports ${target} (${to.name})`);
+        }
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  test("SQL appears only in the storage layer and the digest's cache", () => {
+    const outside = libFiles
+      .filter((file) => !file.startsWith("lib/store/") && file !== "lib/digest/cache.ts")
+      .flatMap((file) => sqlStatementsIn(text.get(file) ?? "").map((sql) => `${file}: ${sql}`));
+    expect(outside).toEqual([]);
+  });
+
+  test("no lib file is over 400 lines", () => {
+    const long = libFiles
+      .map((file) => ({ file, lines: (text.get(file) ?? "").split("\n").length }))
+      .filter(({ lines }) => lines > 400)
+      .map(({ file, lines }) => `${file}: ${lines} lines`);
+    expect(long).toEqual([]);
+  });
+
+  test("only entry points read process.env", () => {
+    const readers = [...libFiles, ...sourceFiles("bench")].filter(
+      (file) =>
+        !BENCH_ENTRIES.has(file) && readsEnvironment(readFileSync(join(ROOT, file), "utf8")),
+    );
+    expect(readers).toEqual([]);
+  });
+
+  test("lib never calls process.exit", () => {
+    expect(libFiles.filter((file) => /process\.exit\s*\(/.test(text.get(file) ?? ""))).toEqual([]);
+  });
+
+  test("entry scripts are wiring: at most 30 lines each", () => {
+    const long = sourceFiles("scripts")
+      .map((file) => ({
+        file,
+        lines: readFileSync(join(ROOT, file), "utf8").trimEnd().split("\n").length,
+      }))
+      .filter(({ lines }) => lines > 30)
+      .map(({ file, lines }) => `${file}: ${lines} lines`);
+    expect(long).toEqual([]);
+  });
+});
+
+/** The benchmarks' entry points (package.json's bench:* scripts) parse BENCH_* once. */
+const BENCH_ENTRIES = new Set(
+  Object.entries(
+    (await Bun.file(join(ROOT, "package.json")).json()).scripts as Record<string, string>,
+  )
+    .filter(([name]) => name.startsWith("bench:"))
+    .map(([, command]) => command.replace(/^bun\s+/, "")),
+);

@@ -1,0 +1,73 @@
+import { describe, expect, test } from "bun:test";
+import { findCycles, importsOf, layerOf, readsEnvironment, sqlStatementsIn } from "./rules.ts";
+
+describe("findCycles()", () => {
+  test("finds a three-file cycle and a self-import, not a diamond", () => {
+    const graph = new Map([
+      ["a", ["b"]],
+      ["b", ["c"]],
+      ["c", ["a"]],
+      ["d", ["d"]],
+      ["top", ["left", "right"]],
+      ["left", ["bottom"]],
+      ["right", ["bottom"]],
+      ["bottom", []],
+    ]);
+    expect(findCycles(graph)).toEqual([["a", "b", "c"], ["d"]]);
+  });
+});
+
+describe("importsOf()", () => {
+  test("reads value, type-only, side-effect, re-export and dynamic imports", () => {
+    const source = [
+      'import { a } from "./a.ts";',
+      'import type {\n  B,\n} from "../b.ts";',
+      'import "./side.ts";',
+      'export { c } from "./c.ts";',
+      'const d = await import("./d.ts");',
+    ].join("\n");
+    expect(importsOf(source).sort()).toEqual([
+      "../b.ts",
+      "./a.ts",
+      "./c.ts",
+      "./d.ts",
+      "./side.ts",
+    ]);
+  });
+});
+
+describe("layerOf()", () => {
+  test("ranks shared below domain below storage below processes", () => {
+    const ranks = [
+      "lib/config/env.ts",
+      "lib/webhooks/model.ts",
+      "lib/store/open.ts",
+      "lib/worker/bind.ts",
+    ].map((path) => layerOf(path)?.rank);
+    expect(ranks).toEqual([0, 1, 2, 3]);
+    expect(layerOf("lib/somewhere-new/x.ts")).toBeNull();
+  });
+});
+
+describe("sqlStatementsIn()", () => {
+  test("finds statements in code and ignores them in comments", () => {
+    const source = [
+      "// SELECT * FROM deliveries is how it used to be done",
+      "/** UPDATE deliveries SET state = 'x' in prose */",
+      'const stmt = db.prepare("SELECT id FROM deliveries WHERE state = ?");',
+      "const sql = `DELETE FROM attempts WHERE id = 1`;",
+      'const url = "http://example.com/select";',
+    ].join("\n");
+    expect(sqlStatementsIn(source)).toEqual(["SELECT i", "DELETE FROM"]);
+  });
+});
+
+describe("readsEnvironment()", () => {
+  test("counts property reads and hand-offs, not a spread into a child's environment", () => {
+    expect(readsEnvironment("const n = process.env.BENCH_N;")).toBe(true);
+    expect(readsEnvironment("await main(process.env);")).toBe(true);
+    expect(readsEnvironment('const x = process.env["A"];')).toBe(true);
+    expect(readsEnvironment("Bun.spawn(cmd, { env: { ...process.env, A: '1' } });")).toBe(false);
+    expect(readsEnvironment("// process.env.X is read by the script")).toBe(false);
+  });
+});
