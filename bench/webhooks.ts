@@ -55,7 +55,7 @@ let OPS_ROUNDS = 5;
 let PATCH_REQUESTS = 2000;
 
 /**
- * The worker as deployed: its defaults, the SSRF check on, and the allow-list the README's
+ * The worker as deployed: its defaults, the SSRF check on, and the allow-list the docs'
  * walkthrough sets for a local receiver (its host:port).
  */
 function startWorker(path: string, receiverUrl: string, args: string[]) {

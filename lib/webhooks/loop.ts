@@ -1,16 +1,10 @@
 import { createSendGate, recordThroughOutage } from "./loop-outage.ts";
 import { pauseAfterFailure, untilAborted } from "./loop-waits.ts";
-import type { AttemptRecord, Claim, Outcome } from "./model.ts";
-
-/** One attempt's result and the state it leads to. */
-export interface Delivered {
-  record: AttemptRecord;
-  outcome: Outcome;
-}
+import type { Claim, Delivered } from "./model.ts";
 
 /**
  * What the loop needs, and nothing about SQL or HTTP (cf. pg-boss and graphile-worker): the
- * composition in deliveries.ts binds these to a store, the sender and the retry policy.
+ * worker process (lib/worker/bind.ts) binds these to a store, the sender and the retry policy.
  */
 export interface WorkerCollaborators {
   /** Leases up to `limit` due deliveries. */

@@ -164,6 +164,12 @@ export type ConditionOp = (typeof CONDITION_OPS)[number];
 export type ConditionSet = { and: ConditionNode[] } | { or: ConditionNode[] };
 export type ConditionNode = Condition | ConditionSet;
 
+/** One attempt's result and the state it leads to. */
+export interface Delivered {
+  record: AttemptRecord;
+  outcome: Outcome;
+}
+
 /** An application change, turned into NetBox's payload shape at enqueue. */
 export interface ChangeEvent {
   event: EventName;

@@ -102,7 +102,7 @@ export interface HealthStore {
   disable(webhookId: number, options: { reason: string; now: number }): Promise<boolean>;
 }
 
-/** Worker heartbeats, so people can see which workers run (issue: operability). */
+/** Worker heartbeats, so people can see which workers run. */
 export interface WorkerRegistry {
   heartbeat(info: WorkerInfo): Promise<void>;
   remove(id: string): Promise<void>;

@@ -1,5 +1,6 @@
 import { parseRetryAfter } from "../http/backoff.ts";
 import { describeNetworkError } from "../http/network-error.ts";
+import { errorMessage } from "../text/error-message.ts";
 import type { AttemptRecord, Claim } from "./model.ts";
 import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
@@ -84,7 +85,7 @@ export async function sendAttempt(claim: Claim, options: SendOptions): Promise<S
     } catch (error) {
       return result(startedAt, started, {
         outcome: "network_error",
-        error: `Could not build the request: ${messageOf(error)}`,
+        error: `Could not build the request: ${firstLineOf(error)}`,
       });
     }
     const target = cached ? { url } : pinned(url, destination.addresses, request.headers);
@@ -98,7 +99,7 @@ export async function sendAttempt(claim: Claim, options: SendOptions): Promise<S
         );
       } catch (error) {
         if (timedOut || options.signal?.aborted) throw error;
-        return result(startedAt, started, { outcome: "network_error", error: messageOf(error) });
+        return result(startedAt, started, { outcome: "network_error", error: firstLineOf(error) });
       }
     }
     const tls = tlsOptionsFor(claim.webhook, target.tls, ca);
@@ -145,7 +146,7 @@ export async function sendAttempt(claim: Claim, options: SendOptions): Promise<S
         error: `Timed out after ${timeout.ms} ms (${timeout.source})`,
       });
     }
-    return result(startedAt, started, { outcome: "network_error", error: messageOf(error) });
+    return result(startedAt, started, { outcome: "network_error", error: firstLineOf(error) });
   } finally {
     clearTimeout(timer);
     unlink?.();
@@ -362,7 +363,8 @@ function decodeCut(bytes: Uint8Array): string {
   return new TextDecoder().decode(bytes, { stream: true });
 }
 
-function messageOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+/** The first line of a thrown message: attempt records and logs hold one line. */
+function firstLineOf(error: unknown): string {
+  const message = errorMessage(error);
   return message.split("\n")[0] ?? message;
 }

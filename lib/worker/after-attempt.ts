@@ -1,6 +1,7 @@
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
-import type { AttemptRecord, Claim, Outcome } from "../webhooks/model.ts";
+import { errorMessage } from "../text/error-message.ts";
+import type { Claim, Delivered } from "../webhooks/model.ts";
 import type { Metrics } from "../webhooks/observe/metrics.ts";
 import type { EndpointHealth } from "../webhooks/policy/endpoint-health.ts";
 import {
@@ -11,14 +12,9 @@ import {
   slowDownUntil,
 } from "../webhooks/policy/rate-limit.ts";
 
-interface Delivered {
-  record: AttemptRecord;
-  outcome: Outcome;
-}
-
 /**
  * Worker observers that count every attempt this process made in `metrics` (a discarded late
- * result was still a request to the receiver) and every failed store call. Shaped as lib/webhooks/worker.ts's WorkerHooks.
+ * result was still a request to the receiver) and every failed store call. Shaped as the loop's WorkerHooks (lib/webhooks/loop.ts).
  */
 export function metricsHooks(metrics: Pick<Metrics, "observeAttempt" | "observeStoreError">): {
   onFinished(claim: Claim, delivered: Delivered, applied: boolean): void;
@@ -60,7 +56,9 @@ export function createAfterAttempt(
     try {
       await health?.afterAttempt({ webhook: claim.webhook, record, outcome: delivered.outcome });
     } catch (error) {
-      logger?.warn(`Could not record the health of webhook ${name()}: ${messageOf(error)}`);
+      logger?.warn(
+        `Could not record the health of webhook ${name()}: ${escapeControl(errorMessage(error))}`,
+      );
     }
     if (!pause || record.statusCode === null || !SLOW_DOWN_STATUSES.has(record.statusCode)) return;
     const t = now();
@@ -74,11 +72,7 @@ export function createAfterAttempt(
         );
       }
     } catch (error) {
-      logger?.warn(`Could not pause webhook ${name()}: ${messageOf(error)}`);
+      logger?.warn(`Could not pause webhook ${name()}: ${escapeControl(errorMessage(error))}`);
     }
   };
-}
-
-function messageOf(error: unknown): string {
-  return escapeControl(error instanceof Error ? error.message : String(error));
 }

@@ -2,8 +2,8 @@ import { hostname } from "node:os";
 import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
-import { createWorker, type Delivered, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
-import type { Claim, Webhook } from "../webhooks/model.ts";
+import { createWorker, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
+import type { Claim, Delivered, Webhook } from "../webhooks/model.ts";
 import {
   type AutoDisableSettings,
   createEndpointHealth,
@@ -229,7 +229,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
 }
 
 /**
- * One line per attempt (lib/ops/attempt-log.ts): failures at warn, successes at debug, with
+ * One line per attempt (attempt-log.ts): failures at warn, successes at debug, with
  * delivery id, webhook, attempt, status and duration; JSON fields with LOG_FORMAT=json.
  */
 export function loggingHooks(

@@ -1,5 +1,6 @@
 import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { Logger } from "../log.ts";
+import { errorMessage } from "../text/error-message.ts";
 import type { WorkerInfo } from "../webhooks/model.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
 import type { WorkerRegistry } from "../webhooks/ports.ts";
@@ -60,7 +61,7 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
       await registry.heartbeat({ ...info(), lastSeenAt: now() });
     } catch (error) {
       if (options.isUnreachable?.(error)) return;
-      logger?.warn(`Could not record the worker heartbeat: ${messageOf(error)}`);
+      logger?.warn(`Could not record the worker heartbeat: ${errorMessage(error)}`);
     }
   }
 
@@ -82,7 +83,7 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
     try {
       await registry.remove(id);
     } catch (error) {
-      logger?.warn(`Could not remove the worker heartbeat: ${messageOf(error)}`);
+      logger?.warn(`Could not remove the worker heartbeat: ${errorMessage(error)}`);
     }
   }
 
@@ -95,8 +96,4 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
       return stopped;
     },
   };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -29,7 +29,7 @@ export interface RunWorkerOptions {
   hooks?: DeliveryWorkerOptions["hooks"];
   /** Log successful attempts too (--verbose, LOG_LEVEL=debug). */
   verbose?: boolean;
-  /** Retention, auto-disable and heartbeat settings (lib/ops/config.ts); defaults when absent. */
+  /** Retention, auto-disable and heartbeat settings (lib/config/ops.ts); defaults when absent. */
   ops?: Pick<OpsConfig, "retentionDays" | "autoDisable" | "heartbeatIntervalMs">;
   /**
    * Record a heartbeat so that `webhooks workers` and the admin show this worker (default

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createWorker, type Delivered, type WorkerCollaborators } from "../../lib/webhooks/loop.ts";
-import type { Claim } from "../../lib/webhooks/model.ts";
+import { createWorker, type WorkerCollaborators } from "../../lib/webhooks/loop.ts";
+import type { Claim, Delivered } from "../../lib/webhooks/model.ts";
 import { gate } from "../fakes/webhook-endpoint.ts";
 
 /** An in-memory queue of `count` claims whose deliveries finish when the test says so. */
