@@ -1,5 +1,5 @@
+import type { AllowList, Resolver } from "../http/ssrf.ts";
 import { USER_AGENT } from "../version.ts";
-import type { AllowList, Resolver } from "../webhooks/ssrf.ts";
 import { type Extraction, readArticle } from "./article-extract.ts";
 import { BodyTooLargeError, readBodyCapped } from "./body.ts";
 import { decodeHtml } from "./charset.ts";

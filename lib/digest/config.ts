@@ -3,7 +3,7 @@ import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { type Env, httpUrl, intInRange, withoutEmpty } from "../config/env.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
-import { type AllowList, parseAllowList } from "../webhooks/ssrf.ts";
+import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 
 export const DEFAULT_MODEL = "llama3.2";
 export const DEFAULT_NUM_CTX = 8192;

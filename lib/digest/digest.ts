@@ -1,6 +1,6 @@
+import type { Resolver } from "../http/ssrf.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { USER_AGENT } from "../version.ts";
-import type { Resolver } from "../webhooks/ssrf.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
 import { compareWithLastRun } from "./freshness.ts";

@@ -1,4 +1,4 @@
-import { type AllowList, checkDestination, type Resolver } from "../webhooks/ssrf.ts";
+import { type AllowList, checkDestination, pinnedTarget, type Resolver } from "../http/ssrf.ts";
 
 /** Redirects followed before giving up, as browsers stop at about twenty; articles need few. */
 export const MAX_REDIRECTS = 5;
@@ -30,11 +30,15 @@ export async function fetchGuarded(
   let current = url;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     const check = await untilAborted(
-      checkDestination(current, { allow: options.allow, resolve: options.resolve }),
+      checkDestination(current, {
+        allow: options.allow,
+        resolve: options.resolve,
+        variable: "DIGEST_ALLOWED_HOSTS",
+      }),
       options.signal,
     );
     if (!check.ok) {
-      const reason = check.reason.replaceAll("WEBHOOK_ALLOWED_HOSTS", "DIGEST_ALLOWED_HOSTS");
+      const reason = check.reason;
       return {
         ok: false,
         reason:
@@ -43,7 +47,7 @@ export async function fetchGuarded(
             : `it redirects to ${clip(current)}, which was not followed (${reason})`,
       };
     }
-    const target = pinned(current, check.addresses);
+    const target = pinnedTarget(current, check.addresses);
     const response = await doFetch(target.url, {
       ...(target.tls ? { tls: target.tls } : {}),
       signal: options.signal,
@@ -63,27 +67,6 @@ export async function fetchGuarded(
     return { ok: true, response, url: current };
   }
   return { ok: false, reason: `it redirects more than ${MAX_REDIRECTS} times` };
-}
-
-/**
- * The URL with its host replaced by the checked address and the name kept for the Host header
- * and, over https, for the TLS server name (SNI and the certificate check).
- */
-function pinned(
-  url: string,
-  addresses: readonly string[],
-): { url: string; host?: string; tls?: { serverName: string } } {
-  const address = addresses[0];
-  if (address === undefined) return { url };
-  const parsed = new URL(url);
-  const literal = address.includes(":") ? `[${address}]` : address;
-  if (parsed.hostname === literal) return { url };
-  const name = parsed.hostname;
-  const host = parsed.host;
-  parsed.hostname = literal;
-  return parsed.protocol === "https:"
-    ? { url: parsed.href, host, tls: { serverName: name } }
-    : { url: parsed.href, host };
 }
 
 /** A DNS lookup cannot be cancelled: stop waiting for it when the download's time is up. */

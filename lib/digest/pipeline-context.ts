@@ -1,5 +1,5 @@
+import type { Resolver } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
-import type { Resolver } from "../webhooks/ssrf.ts";
 import type { SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
 import type { Limiter } from "./limiter.ts";

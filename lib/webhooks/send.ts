@@ -1,10 +1,16 @@
 import { parseRetryAfter } from "../http/backoff.ts";
 import { describeNetworkError } from "../http/network-error.ts";
+import {
+  type AllowList,
+  checkDestination,
+  type DestinationCheck,
+  pinnedTarget,
+  type Resolver,
+} from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
 import type { AttemptRecord, Claim } from "./model.ts";
 import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
-import { type AllowList, checkDestination, type DestinationCheck, type Resolver } from "./ssrf.ts";
 import { isTemplated } from "./template.ts";
 import { type CaFiles, caFileText, createCaFiles, tlsOptionsFor } from "./tls-options.ts";
 
@@ -88,7 +94,8 @@ export async function sendAttempt(claim: Claim, options: SendOptions): Promise<S
         error: `Could not build the request: ${firstLineOf(error)}`,
       });
     }
-    const target = cached ? { url } : pinned(url, destination.addresses, request.headers);
+    const target = cached ? { url } : pinnedTarget(url, destination.addresses);
+    if ("host" in target && target.host !== undefined) request.headers.push(["Host", target.host]);
     // Only a webhook with a CA file waits for anything here (the file, read once a minute).
     let ca: string | undefined;
     if (claim.webhook.caFile != null) {
@@ -195,31 +202,6 @@ function hostOf(url: string): string {
   } catch {
     return "";
   }
-}
-
-/**
- * The URL with its host name replaced by the address the SSRF check approved, and a Host header
- * naming the original host: fetch then connects where the check looked, and a DNS answer that
- * changes in between (rebinding) cannot send the request elsewhere. For https the TLS server
- * name stays the URL's host, so SNI and the certificate check are made against the name (Bun
- * verifies the certificate against tls.serverName; a test checks a mismatch is refused).
- */
-function pinned(
-  url: string,
-  addresses: string[],
-  headers: Array<[string, string]>,
-): { url: string; tls?: { serverName: string } } {
-  const address = addresses[0];
-  if (address === undefined) return { url };
-  const parsed = new URL(url);
-  const literal = address.includes(":") ? `[${address}]` : address;
-  if (parsed.hostname === literal) return { url };
-  const name = parsed.hostname;
-  headers.push(["Host", parsed.host]);
-  parsed.hostname = literal;
-  return parsed.protocol === "https:"
-    ? { url: parsed.href, tls: { serverName: name } }
-    : { url: parsed.href };
 }
 
 const abortables = new WeakMap<AbortSignal, Set<AbortController>>();

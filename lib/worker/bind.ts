@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { abortableSleep, type Sleep } from "../async/sleep.ts";
+import type { DestinationCheck, Resolver } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
 import { createWorker, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
@@ -12,7 +13,6 @@ import {
 import { DEFAULT_RETRY_POLICY, decideOutcome, type RetryPolicy } from "../webhooks/policy/retry.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { sendAttempt, timeoutOf } from "../webhooks/send.ts";
-import type { DestinationCheck, Resolver } from "../webhooks/ssrf.ts";
 import { createCaFiles } from "../webhooks/tls-options.ts";
 import { createAfterAttempt } from "./after-attempt.ts";
 import { attemptLogEntry, logAttempt } from "./attempt-log.ts";

@@ -3,8 +3,8 @@ import { type Env, intInRange, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { parsePort } from "../http/listen.ts";
+import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
-import { type AllowList, parseAllowList } from "../webhooks/ssrf.ts";
 import { assertMetricsBinding } from "./metrics-binding.ts";
 
 export interface WorkerConfig {

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import { createApp } from "../../lib/app/create-app.ts";
+import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
-import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 
 const CHROMIUM = "/usr/bin/chromium";

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { fetchArticle } from "../../lib/digest/article.ts";
 import { junkReason, readArticle, wordCount } from "../../lib/digest/article-extract.ts";
+import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { USER_AGENT } from "../../lib/version.ts";
-import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
 import {
   articleHtml,
   javascriptWallHtml,

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Webhook as StandardWebhook } from "standardwebhooks";
+import { parseAllowList } from "../../lib/http/ssrf.ts";
 import type { Claim, Delivery, Webhook } from "../../lib/webhooks/model.ts";
 import { sendAttempt } from "../../lib/webhooks/send.ts";
-import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
 import { webhookFixture } from "../fakes/webhook.ts";
 import {
   type FakeEndpoint,

@@ -2,10 +2,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
-import { parseAllowList } from "../../lib/webhooks/ssrf.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "../../lib/worker/bind.ts";
 import {
   describePostgres,

@@ -13,7 +13,8 @@ import { escapeControl } from "../text/control.ts";
  * ipaddr.js.
  */
 
-const VARIABLE = "WEBHOOK_ALLOWED_HOSTS";
+/** The variable named in messages unless the caller names its own (the digest: DIGEST_ALLOWED_HOSTS). */
+const DEFAULT_VARIABLE = "WEBHOOK_ALLOWED_HOSTS";
 const EXPECTED = "expected a host, host:port or CIDR, e.g. localhost:9000 or 10.0.0.0/8";
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
@@ -41,7 +42,7 @@ export type DestinationCheck = { ok: true; addresses: string[] } | { ok: false; 
  * (same as /32 or /128) or a CIDR. IPv4 must be in plain dotted decimal here. Throws a one-line
  * ConfigError naming the variable for a bad entry.
  */
-export function parseAllowList(value: string | undefined): AllowList {
+export function parseAllowList(value: string | undefined, variable = DEFAULT_VARIABLE): AllowList {
   if (value === undefined) return [];
   return value
     .split(",")
@@ -51,7 +52,7 @@ export function parseAllowList(value: string | undefined): AllowList {
       const parsed = parseEntry(entry);
       if (parsed === null) {
         throw new ConfigError(
-          `${VARIABLE} entry ${escapeControl(JSON.stringify(entry))} is invalid: ${EXPECTED}`,
+          `${variable} entry ${escapeControl(JSON.stringify(entry))} is invalid: ${EXPECTED}`,
         );
       }
       return parsed;
@@ -66,7 +67,13 @@ export function parseAllowList(value: string | undefined): AllowList {
  */
 export async function checkDestination(
   url: string | URL,
-  options: { allow: AllowList; resolve?: Resolver; interfaces?: InterfaceSource },
+  options: {
+    allow: AllowList;
+    resolve?: Resolver;
+    interfaces?: InterfaceSource;
+    /** The allow-list's variable, named in refusals. */
+    variable?: string;
+  },
 ): Promise<DestinationCheck> {
   let parsed: URL;
   try {
@@ -121,7 +128,7 @@ export async function checkDestination(
       const what = literal === null ? `${host}, which resolves to ${address}` : `${address}`;
       return {
         ok: false,
-        reason: `refused ${what} (${label}): set ${VARIABLE}=${suggestion} to allow it`,
+        reason: `refused ${what} (${label}): set ${options.variable ?? DEFAULT_VARIABLE}=${suggestion} to allow it`,
       };
     }
     addresses.push(address.toString());
@@ -306,4 +313,28 @@ function fullRange(address: Address): [Address, number] {
 function oneLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return escapeControl(message.replace(/\s+/g, " ").trim());
+}
+
+/**
+ * The URL with its host name replaced by the address the check approved, and the original host
+ * for the Host header: fetch then connects where the check looked, so a DNS answer that changes
+ * in between (rebinding) cannot send the request elsewhere. Over https the TLS server name stays
+ * the URL's host, so SNI and the certificate check are made against the name (Bun verifies the
+ * certificate against tls.serverName). No `host` when the URL already names the address.
+ */
+export function pinnedTarget(
+  url: string,
+  addresses: readonly string[],
+): { url: string; host?: string; tls?: { serverName: string } } {
+  const address = addresses[0];
+  if (address === undefined) return { url };
+  const parsed = new URL(url);
+  const literal = address.includes(":") ? `[${address}]` : address;
+  if (parsed.hostname === literal) return { url };
+  const name = parsed.hostname;
+  const host = parsed.host;
+  parsed.hostname = literal;
+  return parsed.protocol === "https:"
+    ? { url: parsed.href, host, tls: { serverName: name } }
+    : { url: parsed.href, host };
 }

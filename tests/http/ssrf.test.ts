@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../lib/config/errors.ts";
-import { type AllowList, checkDestination, parseAllowList } from "../../lib/webhooks/ssrf.ts";
+import { type AllowList, checkDestination, parseAllowList } from "../../lib/http/ssrf.ts";
 
 const NONE: AllowList = [];
 
