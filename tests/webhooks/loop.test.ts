@@ -101,6 +101,13 @@ function fakeQueue(count: number) {
     async untilClaimed(n: number) {
       while (claimed < n) await new Promise<void>((resolve) => progress.push(resolve));
     },
+    get started() {
+      return started;
+    },
+    /** Resolves once `n` results have been recorded. */
+    async untilFinished(n: number) {
+      while (finished.length < n) await new Promise<void>((resolve) => progress.push(resolve));
+    },
     /** Resolves once `n` deliveries have been started in all. */
     async untilStarted(n: number) {
       while (started < n) await new Promise<void>((resolve) => progress.push(resolve));
@@ -341,5 +348,63 @@ describe("createWorker", () => {
     await running;
     expect(claims).toBe(1);
     expect(queue.finished).toEqual([]);
+  });
+
+  test("run() starts no request while the store is unreachable and records held results when it is back", async () => {
+    const queue = fakeQueue(6);
+    let reachable = true;
+    let back = () => {};
+    let isBack = new Promise<void>((resolve) => {
+      back = resolve;
+    });
+    const outage = Object.assign(new Error("connection refused"), { unreachable: true });
+    let finishFailures = 0;
+    let failedTwice = () => {};
+    const twice = new Promise<void>((resolve) => {
+      failedTwice = resolve;
+    });
+    const collaborators: WorkerCollaborators = {
+      ...queue.collaborators,
+      async finish(claim, delivered) {
+        if (!reachable) {
+          if (++finishFailures === 2) failedTwice();
+          throw outage;
+        }
+        return queue.collaborators.finish(claim, delivered);
+      },
+      isUnreachable: (error) => error === outage,
+      reachable: () => reachable,
+      untilReachable: (signal) =>
+        reachable
+          ? Promise.resolve()
+          : Promise.race([
+              isBack,
+              new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve())),
+            ]),
+    };
+    const worker = createWorker(collaborators, { concurrency: 2, prefetch: 4 });
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    await queue.untilInFlight(2);
+
+    // The database goes; the two requests in flight end.
+    reachable = false;
+    queue.finishOne(1);
+    queue.finishOne(2);
+    await twice;
+    expect(queue.finished).toEqual([]);
+    expect(queue.started).toBe(2); // the four held claims wait unsent
+
+    // It is back: the two results are written, then the held claims go out.
+    reachable = true;
+    back();
+    isBack = Promise.resolve();
+    queue.autoFinish();
+    await queue.untilFinished(6);
+    stop.abort();
+    await running;
+    expect(queue.finished.slice(0, 2).sort()).toEqual([1, 2]);
+    expect(queue.started).toBe(6);
+    expect(worker.counts.successful).toBe(6);
   });
 });
