@@ -1,9 +1,12 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { change } from "../store/contract.ts";
+
+// Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const ROOT = join(import.meta.dir, "..", "..");
 

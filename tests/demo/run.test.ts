@@ -1,6 +1,9 @@
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+
+// Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 /** Reads a child's stdout as it comes, so a test can await a line instead of sleeping. */
 function outputReader(stream: ReadableStream<Uint8Array>) {

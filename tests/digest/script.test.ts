@@ -1,10 +1,13 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { articleHtml } from "../fakes/article-site.ts";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { storyHit } from "../fakes/hn-search.ts";
+
+// Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 // A few checks of the real entry script in a child process: exit codes and what reaches
 // stdout and stderr. Everything else is tested in-process through the command.

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,9 @@ import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { change, record } from "../store/contract.ts";
+
+// Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const ROOT = join(import.meta.dir, "..", "..");
 const T0 = Date.UTC(2030, 0, 1);

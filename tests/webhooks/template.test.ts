@@ -157,7 +157,8 @@ describe("renderTemplate() limits", () => {
       /^the template engine failed: capacity overflow$/,
     );
     expect(renderTemplate("{{ 1 + 1 }}", {})).toBe("2");
-  });
+    // A fresh engine is a new WebAssembly instance: ~0.1 s alone, seconds on a loaded machine.
+  }, 30_000);
 
   test("a template that crashes the engine when parsed is refused when saved", () => {
     expect(templateProblem("{{ 'xxxx' * 1073741824 }}")?.message).toStartWith(

@@ -303,11 +303,11 @@ describe("rate limit", () => {
     expect(attempts).toHaveLength(total);
     expect(new Set(attempts.map((a) => a.workerId))).toEqual(new Set(["a", "b"]));
     const starts = attempts.map((a) => a.startedAt).sort((x, y) => x - y);
-    const gaps = starts.slice(1).map((t, i) => t - (starts[i] ?? 0));
-    // Send slots are 1/20 s apart; a start can run a little late when the event loop is busy,
-    // which shortens the gap after it, so allow half a slot of lateness per start.
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(25);
-    expect((starts.at(-1) ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual((total - 1) * 50 - 25);
+    // Send slots are 1/20 s apart and no request starts before its slot, but on a busy machine
+    // any start can run late, which shortens the gap after it: so the check is on the span. A
+    // limit ignored by either worker sends the twelve within a few milliseconds; honoured, the
+    // last starts no earlier than eleven slots after the first slot (the first may be one late).
+    expect((starts.at(-1) ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual((total - 2) * 50);
   });
 });
 

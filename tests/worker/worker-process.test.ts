@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,9 @@ import {
   startFakeEndpoint,
 } from "../fakes/webhook-endpoint.ts";
 import { change } from "../store/contract.ts";
+
+// Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const ROOT = join(import.meta.dir, "..", "..");
 const cleanups: Array<() => Promise<void> | void> = [];
