@@ -113,7 +113,7 @@ export function createPostgresStore(
       }),
       items: createPostgresItemRepo(db),
       workers: createPostgresWorkerRegistry(db, clock),
-      health: createPostgresHealthRepo(db),
+      health: createPostgresHealthRepo(db, clock),
     };
   }
 
