@@ -4,7 +4,7 @@
  * storage layer, lib files stay small, only entry points read process.env, and lib never exits.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import {
   findCycles,
@@ -89,6 +89,16 @@ describe("architecture", () => {
     expect(libFiles.filter((file) => /process\.exit\s*\(/.test(text.get(file) ?? ""))).toEqual([]);
   });
 
+  test("ARCHITECTURE.md names every lib file", () => {
+    const named = architecturePaths();
+    expect(libFiles.filter((file) => !named.has(file))).toEqual([]);
+  });
+
+  test("every path ARCHITECTURE.md names exists", () => {
+    const missing = [...architecturePaths()].filter((path) => !existsSync(join(ROOT, path)));
+    expect(missing).toEqual([]);
+  });
+
   test("entry scripts are wiring: at most 30 lines each", () => {
     const long = sourceFiles("scripts")
       .map((file) => ({
@@ -100,6 +110,17 @@ describe("architecture", () => {
     expect(long).toEqual([]);
   });
 });
+
+/**
+ * Every repository path ARCHITECTURE.md names under lib/, scripts/, bench/ or tests/ (files and
+ * folders), as written: `lib/webhooks/loop.ts`, `lib/store/`. A placeholder such as
+ * `lib/store/<backend>/items.ts` names only the folder before it.
+ */
+function architecturePaths(): Set<string> {
+  const doc = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
+  const paths = doc.match(/(?<![\w./-])(?:lib|scripts|bench|tests)\/[\w./-]*/g) ?? [];
+  return new Set(paths.map((path) => path.replace(/\.+$/, "")));
+}
 
 /** The benchmarks' entry points (package.json's bench:* scripts) parse BENCH_* once. */
 const BENCH_ENTRIES = new Set(
