@@ -148,7 +148,15 @@ describe("bun scripts/receiver.ts", () => {
     try {
       const port = Number((await stdout.until(LISTENING))[1]);
       await stdout.close();
-      await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "x" }).catch(() => null);
+      // As under `| head -1`, requests keep coming: a write can still land in the pipe's buffer
+      // before the close reaches the child, so one request may not be enough to meet EPIPE.
+      let exited = false;
+      void child.exited.then(() => {
+        exited = true;
+      });
+      for (let i = 0; i < 100 && !exited; i++) {
+        await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "x" }).catch(() => null);
+      }
       expect(await child.exited).toBe(0);
       expect(await new Response(child.stderr).text()).toBe("");
     } finally {
