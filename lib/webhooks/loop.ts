@@ -23,7 +23,7 @@ export interface WorkerCollaborators {
   /**
    * Re-checks with the store the claims that were not sendable as held: resolves with those to
    * send now (lease renewed, webhook as it is now); the others must not be sent (given back,
-   * or no longer ours). On a rejection none are sent; their leases run out.
+   * or no longer ours). On a rejection none are sent and all are given back (release).
    */
   recheck?(claims: Claim[]): Promise<Claim[]>;
   /** Records the attempt; false when the lease was lost and the result discarded. */
@@ -249,6 +249,10 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
         startReady();
       } catch (error) {
         hooks.onError?.(error, { phase: "recheck", claim: batch[0] });
+        // Given back, not left to their leases: a passing failure (a deadlock, a dropped
+        // connection) would otherwise hold them a whole lease. If the store is down, the
+        // release fails too and the leases run out as before.
+        await release(batch);
       }
     })().finally(() => {
       rechecking = 0;

@@ -408,3 +408,45 @@ describe("createWorker", () => {
     expect(worker.counts.successful).toBe(6);
   });
 });
+
+describe("createWorker rechecks", () => {
+  test("runOnce() gives back the claims of a failed recheck, and sends each once when claimed again", async () => {
+    const pending = [fakeClaim(1), fakeClaim(2)];
+    const sent: number[] = [];
+    const released: number[] = [];
+    let rechecks = 0;
+    const freshlyClaimed = new Set<Claim>();
+    const worker = createWorker(
+      {
+        async claim(limit) {
+          const taken = pending.splice(0, limit).map((c) => ({ ...c }));
+          for (const claim of taken) freshlyClaimed.add(claim);
+          return taken;
+        },
+        // The first claims look stale (say, a lease too short for the request); later ones not.
+        sendable: (claim) => rechecks > 0 && freshlyClaimed.has(claim),
+        async recheck() {
+          rechecks++;
+          throw new Error("deadlock detected");
+        },
+        async deliver(claim) {
+          sent.push(claim.delivery.id);
+          return success;
+        },
+        async finish() {
+          return true;
+        },
+        async release(claims) {
+          released.push(...claims.map((c) => c.delivery.id));
+          pending.push(...claims.map((c) => fakeClaim(c.delivery.id)));
+        },
+        async waitForWork() {},
+      },
+      { concurrency: 1, prefetch: 2 },
+    );
+    await worker.runOnce();
+    expect(rechecks).toBe(1);
+    expect(released.sort()).toEqual([1, 2]);
+    expect(sent.sort()).toEqual([1, 2]);
+  });
+});
