@@ -1,3 +1,4 @@
+import { describeNetworkError } from "../http/network-error.ts";
 import type { AllowList, Resolver } from "../http/ssrf.ts";
 import { USER_AGENT } from "../version.ts";
 import { type Extraction, readArticle } from "./article-extract.ts";
@@ -73,9 +74,7 @@ export async function fetchArticle(url: string, options: ArticleOptions): Promis
   } catch (error) {
     if (options.signal?.aborted) return failed("the digest was interrupted");
     if (timeout.aborted) return failed(`no answer within ${timeoutMs} ms`);
-    return failed(
-      `the download failed (${error instanceof Error ? error.message : String(error)})`,
-    );
+    return failed(`the download failed (${describeNetworkError(error, url)})`);
   }
 }
 

@@ -54,7 +54,7 @@ export async function preflight(
       );
     }
     throw new PreflightError(
-      `Ollama does not answer at ${url} (${describeError(error, timeoutMs)}). ${start}`,
+      `Ollama does not answer at ${url} (${describeError(error, timeoutMs, url)}). ${start}`,
     );
   }
   if (!response.ok) {

@@ -1,3 +1,4 @@
+import { describeNetworkError } from "../http/network-error.ts";
 import { stripControl } from "../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "./body.ts";
 
@@ -105,7 +106,9 @@ export async function generate(
         `Ollama's answer is larger than ${formatBytes(maxBytes)}; stopped reading it`,
       );
     }
-    throw new OllamaError(`Ollama did not answer at ${url} (${describeError(error, timeoutMs)})`);
+    throw new OllamaError(
+      `Ollama did not answer at ${url} (${describeError(error, timeoutMs, url)})`,
+    );
   }
   const body = safeJson(text);
   const error = errorField(body);
@@ -159,9 +162,10 @@ export function oneLine(text: string): string {
   return stripControl(text).replace(/\s+/g, " ").trim().slice(0, 300);
 }
 
-export function describeError(error: unknown, timeoutMs: number): string {
+/** Why a request got no answer: a timeout, or the network error naming where it went. */
+export function describeError(error: unknown, timeoutMs: number, url: string): string {
   if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) {
     return `no answer within ${timeoutMs} ms`;
   }
-  return oneLine(error instanceof Error ? error.message : String(error));
+  return oneLine(describeNetworkError(error, url));
 }

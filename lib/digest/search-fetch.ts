@@ -1,5 +1,6 @@
 import { abortableSleep } from "../async/sleep.ts";
 import { backoffDelay, parseRetryAfter } from "../http/backoff.ts";
+import { describeNetworkError } from "../http/network-error.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "./body.ts";
 
 /** Statuses worth another try: rate limiting and server trouble. Others fail at once. */
@@ -140,7 +141,7 @@ export async function fetchSearchJson(
         );
       }
       outcome = {};
-      problem = networkProblem(error, timeoutMs);
+      problem = networkProblem(error, timeoutMs, url);
     }
     const decision = retryDecision(attempt, outcome, { policy, now: now(), random });
     if (!decision.retry) {
@@ -155,9 +156,9 @@ export async function fetchSearchJson(
   }
 }
 
-function networkProblem(error: unknown, timeoutMs: number): string {
+function networkProblem(error: unknown, timeoutMs: number, url: string): string {
   if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) {
     return `no answer within ${timeoutMs} ms`;
   }
-  return `network error: ${error instanceof Error ? error.message : String(error)}`;
+  return `network error: ${describeNetworkError(error, url)}`;
 }

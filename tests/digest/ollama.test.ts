@@ -86,6 +86,7 @@ describe("preflight()", () => {
     const failure = preflight(url, "llama3.2");
     await expect(failure).rejects.toBeInstanceOf(PreflightError);
     await expect(failure).rejects.toThrow(`Ollama does not answer at ${url}/api/tags`);
+    await expect(failure).rejects.toThrow(`(connection refused by ${new URL(url).host})`);
     await expect(failure).rejects.toThrow("Start it with `ollama serve`");
     await expect(failure).rejects.toThrow("`ollama pull llama3.2`");
   });
@@ -219,7 +220,7 @@ describe("generate()", () => {
   test("fails when Ollama is unreachable", async () => {
     const url = await closedPortUrl();
     await expect(generate(url, request)).rejects.toThrow(
-      `Ollama did not answer at ${url}/api/generate`,
+      `Ollama did not answer at ${url}/api/generate (connection refused by ${new URL(url).host})`,
     );
   });
 
