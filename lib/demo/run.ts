@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serveApp } from "../app/serve.ts";
 import { listenUrl } from "../http/listen.ts";
@@ -12,7 +12,7 @@ import { generateSecret } from "../webhooks/signing.ts";
 import { attemptLogEntry, describeAttempt } from "../worker/attempt-log.ts";
 import { createDeliveryWorker, loggingHooks } from "../worker/bind.ts";
 import { loadWorkerConfig, type WorkerConfig } from "../worker/config.ts";
-import { startHeartbeat } from "../worker/heartbeat.ts";
+import { startHeartbeat, workerSnapshot } from "../worker/heartbeat.ts";
 
 const HOST = "127.0.0.1";
 
@@ -83,14 +83,10 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     const startedAt = Date.now();
     const heartbeat = startHeartbeat({
       registry: workerStore.workers,
-      info: () => ({
-        id: worker.id,
-        host: hostname(),
-        pid: process.pid,
-        version: VERSION,
-        startedAt,
-        inFlight: worker.inFlight,
+      info: workerSnapshot(worker, {
         concurrency: config.concurrency,
+        startedAt,
+        version: VERSION,
       }),
       logger,
     });

@@ -1,3 +1,4 @@
+import { raceAbort } from "../async/race-abort.ts";
 import { type AllowList, checkDestination, pinnedTarget, type Resolver } from "../http/ssrf.ts";
 
 /** Redirects followed before giving up, as browsers stop at about twenty; articles need few. */
@@ -29,7 +30,7 @@ export async function fetchGuarded(
   const doFetch = options.fetch ?? globalThis.fetch;
   let current = url;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    const check = await untilAborted(
+    const check = await raceAbort(
       checkDestination(current, {
         allow: options.allow,
         resolve: options.resolve,
@@ -67,25 +68,6 @@ export async function fetchGuarded(
     return { ok: true, response, url: current };
   }
   return { ok: false, reason: `it redirects more than ${MAX_REDIRECTS} times` };
-}
-
-/** A DNS lookup cannot be cancelled: stop waiting for it when the download's time is up. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function clip(url: string): string {

@@ -1,3 +1,4 @@
+import { raceAbort } from "../async/race-abort.ts";
 import { parseRetryAfter } from "../http/backoff.ts";
 import { describeNetworkError } from "../http/network-error.ts";
 import {
@@ -228,25 +229,6 @@ function abortOnParent(parent: AbortSignal, controller: AbortController): () => 
   siblings.add(controller);
   const linked = siblings;
   return () => linked.delete(controller);
-}
-
-/** `promise`, or a rejection as soon as `signal` aborts (a DNS lookup cannot be cancelled). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function result(

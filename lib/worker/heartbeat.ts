@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
@@ -7,6 +8,22 @@ import type { WorkerRegistry } from "../webhooks/ports.ts";
 
 /** What a worker reports about itself; `lastSeenAt` is stamped at each beat. */
 export type WorkerSnapshot = Omit<WorkerInfo, "lastSeenAt">;
+
+/** What a worker process reports in each beat: who it is, where it runs, how busy it is. */
+export function workerSnapshot(
+  worker: { readonly id: string; readonly inFlight: number },
+  options: { concurrency: number; startedAt: number; version: string },
+): () => WorkerSnapshot {
+  return () => ({
+    id: worker.id,
+    host: hostname(),
+    pid: process.pid,
+    version: options.version,
+    startedAt: options.startedAt,
+    inFlight: worker.inFlight,
+    concurrency: options.concurrency,
+  });
+}
 
 export interface HeartbeatOptions {
   registry: WorkerRegistry;

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import type { Sleep } from "../async/sleep.ts";
 import type { OpsConfig } from "../config/ops.ts";
 import { listenUrl, serveOn } from "../http/listen.ts";
@@ -12,7 +11,7 @@ import { metricsHooks } from "./after-attempt.ts";
 import { combineHooks, createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
 import type { MetricsListen, WorkerConfig } from "./config.ts";
 import { databaseFileError, watchDatabaseFile } from "./database-file.ts";
-import { type Heartbeat, startHeartbeat } from "./heartbeat.ts";
+import { type Heartbeat, startHeartbeat, workerSnapshot } from "./heartbeat.ts";
 import { createRetention } from "./retention.ts";
 
 export interface RunWorkerOptions {
@@ -106,14 +105,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       ? null
       : startHeartbeat({
           registry: store.workers,
-          info: () => ({
-            id: worker.id,
-            host: hostname(),
-            pid: process.pid,
-            version: VERSION,
-            startedAt,
-            inFlight: worker.inFlight,
+          info: workerSnapshot(worker, {
             concurrency: config.concurrency,
+            startedAt,
+            version: VERSION,
           }),
           intervalMs: ops.heartbeatIntervalMs,
           now,
