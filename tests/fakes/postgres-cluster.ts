@@ -4,7 +4,7 @@
  * PostgreSQL refuses to run as root, so as root the binaries run as the `postgres` user
  * (`runuser -u postgres --`) on a directory that user owns.
  */
-import { describe, setDefaultTimeout, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, setDefaultTimeout, test } from "bun:test";
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -213,4 +213,32 @@ function readLog(path: string): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * For a describePostgres suite: one cluster for the whole suite (stopped after it), and
+ * `cleanups` run after each test, last registered first.
+ */
+export function usePostgresCluster(settings?: ClusterOptions): {
+  readonly cluster: PostgresCluster;
+  readonly cleanups: Array<() => unknown>;
+} {
+  let cluster: PostgresCluster | undefined;
+  const cleanups: Array<() => unknown> = [];
+  beforeAll(async () => {
+    cluster = await startPostgresCluster(settings);
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return {
+    get cluster() {
+      if (!cluster) throw new Error("The PostgreSQL cluster has not started yet");
+      return cluster;
+    },
+    cleanups,
+  };
 }

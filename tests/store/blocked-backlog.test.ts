@@ -1,15 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { transactionDb } from "../../lib/store/postgres/db.ts";
 import { createPostgresQueue } from "../../lib/store/postgres/queue/index.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { change, T0 } from "./contract.ts";
 
 const BACKLOG = 20_000;
@@ -48,17 +44,8 @@ describe("a blocked backlog on SQLite", () => {
 });
 
 describePostgres("a blocked backlog on PostgreSQL", () => {
-  let cluster: PostgresCluster;
-  const cleanups: Array<() => Promise<unknown>> = [];
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const pg = usePostgresCluster();
+  const { cleanups } = pg;
 
   /** Rows of deliveries the claim read, from its transaction's own statistics (rolled back). */
   async function tuplesReadByClaim(sql: SQL): Promise<{ read: number; claimed: number[] }> {
@@ -82,7 +69,7 @@ describePostgres("a blocked backlog on PostgreSQL", () => {
   }
 
   async function readByClaim(backlog: number): Promise<{ read: number; claimed: number[] }> {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url, { now: () => T0 });
     cleanups.push(() => store.close());
     const sql = new SQL(url, { max: 1 });

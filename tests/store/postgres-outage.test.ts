@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { SQL } from "bun";
 import { createMemoryLogger } from "../../lib/log.ts";
 import {
@@ -7,27 +7,13 @@ import {
   createChangeListener,
 } from "../../lib/store/postgres/changes.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { change, record } from "./contract.ts";
 
 /** The database going away under a running store. A cluster of its own: these tests stop it. */
 describePostgres("PostgreSQL store through a database outage", () => {
-  let cluster: PostgresCluster;
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const pg = usePostgresCluster();
+  const { cleanups } = pg;
 
   function listener(url: string, options: Parameters<typeof createChangeListener>[1]) {
     const changes = createChangeListener(url, options);
@@ -50,10 +36,10 @@ describePostgres("PostgreSQL store through a database outage", () => {
   }
 
   test("waitForChange() polls while the database is down instead of waiting out its timeout", async () => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const changes = listener(url, { pollIntervalMs: 20, reconnect: { minMs: 10, maxMs: 50 } });
     await untilListening(changes);
-    await cluster.stopServer();
+    await pg.cluster.stopServer();
     try {
       await untilListening(changes, false);
       // Each of these would take ten minutes were the wait not cut to the polling interval.
@@ -63,12 +49,12 @@ describePostgres("PostgreSQL store through a database outage", () => {
       }
       expect(changes.listening).toBe(false);
     } finally {
-      await cluster.startServer();
+      await pg.cluster.startServer();
     }
   });
 
   test("the LISTEN connection reconnects after a restart and hears NOTIFY again", async () => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const logger = createMemoryLogger();
     // No polling: only a notification or a (re)connection can end these waits.
     const changes = listener(url, {
@@ -77,7 +63,7 @@ describePostgres("PostgreSQL store through a database outage", () => {
       logger,
     });
     await untilListening(changes);
-    await cluster.restart();
+    await pg.cluster.restart();
     // It may be listening again before pg_ctl returns: follow the log, not the flag alone.
     const reconnected = () => logger.lines.some((line) => line.includes("connection established"));
     for (let i = 0; i < 50 && !reconnected(); i++) await changes.wait({ timeoutMs: 600_000 });
@@ -94,7 +80,7 @@ describePostgres("PostgreSQL store through a database outage", () => {
   });
 
   test("finish() made while the database is down is recorded once it is back", async () => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url);
     cleanups.push(() => store.close());
     await store.webhooks.create({ name: "a", url: "https://e.example/1" });
@@ -107,9 +93,9 @@ describePostgres("PostgreSQL store through a database outage", () => {
     });
     if (!claim || id === undefined) throw new Error("expected a claim");
 
-    await cluster.stopServer();
+    await pg.cluster.stopServer();
     const finishing = store.queue.finish(claim, record(), { state: "successful" });
-    await cluster.startServer();
+    await pg.cluster.startServer();
     expect(await finishing).toBe(true);
     const shown = await store.queue.get(id);
     expect(shown?.delivery.state).toBe("successful");
@@ -117,11 +103,11 @@ describePostgres("PostgreSQL store through a database outage", () => {
   });
 
   test("the store's pool serves queries again after a restart", async () => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url);
     cleanups.push(() => store.close());
     await store.webhooks.create({ name: "a", url: "https://e.example/1" });
-    await cluster.restart();
+    await pg.cluster.restart();
     expect(await store.queue.enqueue(change())).toHaveLength(1);
     expect((await store.queue.stats()).queued).toBe(1);
   });

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { SQL } from "bun";
 import { createItem, updateItem } from "../../lib/inventory/changes.ts";
 import { DuplicateSkuError } from "../../lib/inventory/model.ts";
@@ -6,27 +6,13 @@ import { CHANGE_CHANNEL } from "../../lib/store/postgres/changes.ts";
 import { MIGRATIONS, migrate } from "../../lib/store/postgres/migrations.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { change, record } from "./contract.ts";
 
 /** Behaviour only PostgreSQL has (locks, NOTIFY, concurrent migrations); the rest is contract.ts. */
 describePostgres("PostgreSQL store specifics", () => {
-  let cluster: PostgresCluster;
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const pg = usePostgresCluster();
+  const { cleanups } = pg;
 
   function client(url: string, max = 2): SQL {
     const sql = new SQL(url, { max });
@@ -35,14 +21,14 @@ describePostgres("PostgreSQL store specifics", () => {
   }
 
   async function openStore(url?: string): Promise<{ store: Store; url: string }> {
-    const target = url ?? (await cluster.createDatabase());
+    const target = url ?? (await pg.cluster.createDatabase());
     const store = await openPostgresStore(target);
     cleanups.push(() => store.close());
     return { store, url: target };
   }
 
   test("migrate() from five connections at once applies each migration exactly once", async () => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const withExtra = [...MIGRATIONS, "CREATE TABLE extra (id BIGSERIAL PRIMARY KEY);"];
     const versions = await Promise.all(
       Array.from({ length: 5 }, () => migrate(client(url, 1), withExtra)),
@@ -58,7 +44,7 @@ describePostgres("PostgreSQL store specifics", () => {
   });
 
   test("migrate() on an up-to-date database applies only what is new", async () => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const sql = client(url);
     await migrate(sql);
     await sql`INSERT INTO items (sku, name, quantity, updated_at) VALUES ('A', 'a', 1, 'x')`;
@@ -159,7 +145,7 @@ describePostgres("PostgreSQL store specifics", () => {
   });
 
   test("the store and its LISTEN connection use the URL's database even when PGDATABASE is set", async () => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const saved = process.env.PGDATABASE;
     process.env.PGDATABASE = "postgres";
     try {

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { SQL, type Subprocess } from "bun";
 import { createMemoryLogger, type Logger } from "../../lib/log.ts";
@@ -6,11 +6,7 @@ import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { loadWorkerConfig } from "../../lib/worker/config.ts";
 import { skewedClockEnv } from "../fakes/faketime.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { change } from "../store/contract.ts";
 
@@ -26,19 +22,9 @@ interface WorkerProcess {
 
 /** Workers and the database failing under them. A cluster of its own: these tests kill it. */
 describePostgres("workers through PostgreSQL faults", () => {
-  let cluster: PostgresCluster;
+  const pg = usePostgresCluster();
+  const { cleanups } = pg;
   let admin: SQL;
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
 
   function adminOn(url: string): SQL {
     admin = new SQL(url, { max: 1 });
@@ -108,7 +94,7 @@ describePostgres("workers through PostgreSQL faults", () => {
   test("a storm of terminated backends against idle workers: none dies, all deliver after", async () => {
     const endpoint = startFakeEndpoint();
     cleanups.push(() => endpoint.stop());
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url);
     cleanups.push(() => store.close());
     await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
@@ -160,7 +146,7 @@ describePostgres("workers through PostgreSQL faults", () => {
       return new Response("ok");
     });
     cleanups.push(() => endpoint.stop());
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url);
     cleanups.push(() => store.close());
     await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
@@ -199,7 +185,7 @@ describePostgres("workers through PostgreSQL faults", () => {
   }, 60_000);
 
   test("deliveries queued by a command whose clock is 30 s ahead are due at once", async () => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url);
     cleanups.push(() => store.close());
     await store.webhooks.create({ name: "hook", url: "http://127.0.0.1:9/hook" });
@@ -222,7 +208,7 @@ describePostgres("workers through PostgreSQL faults", () => {
   test("after a stopped database, delivery resumes when it is back, not when the backoff ends", async () => {
     const endpoint = startFakeEndpoint();
     cleanups.push(() => endpoint.stop());
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const lines = createMemoryLogger();
     let unreachable = () => {};
     const reported = new Promise<void>((resolve) => {
@@ -264,12 +250,12 @@ describePostgres("workers through PostgreSQL faults", () => {
       await running;
     });
 
-    await cluster.stopServer();
+    await pg.cluster.stopServer();
     try {
       await reported;
       await failedClaim;
     } finally {
-      await cluster.startServer();
+      await pg.cluster.startServer();
     }
     await store.queue.enqueue(change());
     await endpoint.waitForRequests(1);
@@ -291,7 +277,7 @@ describePostgres("workers through PostgreSQL faults", () => {
       return new Response("ok");
     });
     cleanups.push(() => endpoint.stop());
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     // finish() itself retries a lost connection for 0.2 s only: the outage outlasts it.
     const store = await openPostgresStore(url, { reconnectWaitMs: 200 });
     cleanups.push(() => store.close());
@@ -332,7 +318,7 @@ describePostgres("workers through PostgreSQL faults", () => {
     });
     await endpoint.waitForRequests(4); // 4 in flight, 8 held
 
-    await cluster.stopServer();
+    await pg.cluster.stopServer();
     try {
       // The worker has seen the database go (any call of its store tells it so).
       await store.queue.stats().catch(() => {});
@@ -343,7 +329,7 @@ describePostgres("workers through PostgreSQL faults", () => {
       // Four results wait in memory; none of the eight held claims was sent.
       expect(endpoint.requests).toHaveLength(4);
     } finally {
-      await cluster.startServer();
+      await pg.cluster.startServer();
     }
 
     // Back: the four results are written, then the held claims go out, each once.

@@ -1,13 +1,9 @@
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { change } from "../store/contract.ts";
 
 const WORKER_SCRIPT = join(import.meta.dir, "../../scripts/worker.ts");
@@ -68,21 +64,11 @@ function startCountingEndpoint() {
 }
 
 describePostgres("worker processes on PostgreSQL", () => {
-  let cluster: PostgresCluster;
-  const cleanups: Array<() => Promise<unknown>> = [];
-
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const pg = usePostgresCluster();
+  const { cleanups } = pg;
 
   async function setUp(endpointUrl: string, webhooks: number) {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url);
     cleanups.push(() => store.close());
     for (let i = 0; i < webhooks; i++) {
@@ -235,7 +221,7 @@ describePostgres("worker processes on PostgreSQL", () => {
     const release = endpoint.holdResponses();
     const worker = startWorker(url, { WEBHOOK_TIMEOUT_MS: "5000", WEBHOOK_LEASE_MS: "6000" });
     await endpoint.until(() => endpoint.total === 16);
-    await cluster.restart();
+    await pg.cluster.restart();
     release();
     // Work queued after the restart reaches the worker too (LISTEN re-established, or polling).
     await enqueue(store, 200);
