@@ -108,6 +108,8 @@ export function exitCodeFor(error: unknown): number {
 export function errorLine(error: unknown): string {
   // citty colours flag names in its messages; strip the escapes so the line stays plain text.
   const message = error instanceof Error ? error.message : String(error);
+  // Then any control or BiDi character left (a value the user typed, a name a peer sent) is
+  // shown escaped, so an error line cannot drive the terminal.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing ANSI colour escapes.
-  return `error: ${message.replace(/\u001b\[[0-9;]*m/g, "")}`;
+  return `error: ${escapeControl(message.replace(/\u001b\[[0-9;]*m/g, ""))}`;
 }

@@ -15,7 +15,8 @@ export function digestArgs(): ArgsDef {
     cache: {
       type: "boolean",
       default: true,
-      description: "reuse summaries cached in $XDG_CACHE_HOME/hn-digest (default ~/.cache)",
+      description:
+        "reuse summaries cached in $XDG_CACHE_HOME/hn-digest (default ~/.cache) [default on]",
       negativeDescription: "neither read nor write the summary cache",
     },
   };

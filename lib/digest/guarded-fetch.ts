@@ -1,5 +1,6 @@
 import { raceAbort } from "../async/race-abort.ts";
 import { type AllowList, checkDestination, pinnedTarget, type Resolver } from "../http/ssrf.ts";
+import { escapeControl } from "../text/control.ts";
 
 /** Redirects followed before giving up, as browsers stop at about twenty; articles need few. */
 export const MAX_REDIRECTS = 5;
@@ -61,7 +62,10 @@ export async function fetchGuarded(
       try {
         current = new URL(location, current).href;
       } catch {
-        return { ok: false, reason: `it redirects to an invalid address (${clip(location)})` };
+        return {
+          ok: false,
+          reason: `it redirects to an invalid address (${clip(escapeControl(location))})`,
+        };
       }
       continue;
     }

@@ -51,6 +51,11 @@ export function serveOn(
         `${options.hostFlag ?? "--host"}=${options.host} is not an address of this machine: cannot listen on ${where}`,
       );
     }
+    if (code === "EINVAL" || code === "ENOENT") {
+      throw new ConfigError(
+        `${options.hostFlag ?? "--host"}=${options.host} is not an address this machine can listen on: cannot listen on ${where}`,
+      );
+    }
     if (code === "EACCES") {
       throw new ConfigError(
         `${options.flag}=${options.port} needs privileges on ${options.host} (${where}): pick a port above 1023`,

@@ -77,6 +77,7 @@ export function addCommand(deps: CliDeps) {
   const args = {
     name: { type: "string", description: "unique name", required: true },
     ...fieldArgs,
+    url: { ...fieldArgs.url, required: true },
     disabled: { type: "boolean", description: "create it disabled" },
     ...commonArgs,
   } as const;

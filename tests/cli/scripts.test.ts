@@ -120,6 +120,14 @@ describe("start-up failures", () => {
     );
   });
 
+  test("a host name that cannot be listened on is exit 2 naming --host, not a stray errno", async () => {
+    const { code, stderr } = await run("receiver", ["--host", "nosuch.invalid", "--port", "0"]);
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      "error: --host=nosuch.invalid is not an address this machine can listen on: cannot listen on http://nosuch.invalid:0\n",
+    );
+  });
+
   test("an invalid ADMIN_TOKEN says what is wrong with it without echoing it", async () => {
     const { code, stderr } = await run("app", [], { ADMIN_TOKEN: "hunter2 hunter2 hunter2" });
     expect(code).toBe(2);

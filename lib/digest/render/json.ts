@@ -1,3 +1,4 @@
+import { stripControl } from "../../text/control.ts";
 import type { ArticleSource, DigestMeta, StoryDigest, StoryType } from "../types.ts";
 import { ageText } from "./facts.ts";
 import type { Renderer } from "./types.ts";
@@ -48,7 +49,7 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
     articleSummary: digest.articleSummary,
     articleSource: digest.articleSource,
     discussionSummary: digest.discussionSummary,
-    notes: digest.notes,
+    notes: digest.notes.map(stripControl),
   };
 }
 
@@ -69,7 +70,8 @@ export function jsonRenderer(): Renderer {
       return "";
     },
     end() {
-      // JSON.stringify escapes control characters (\u001b), so the document is terminal-safe.
+      // JSON.stringify escapes C0 controls (\u001b); C1 and BiDi characters are stripped from the
+      // text that can carry them (notes quote remote sites; summaries and titles are cleaned earlier).
       const document = {
         generatedAt: meta?.generatedAt,
         model: meta?.model,
