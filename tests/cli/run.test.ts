@@ -21,7 +21,7 @@ describe("errorLine()", () => {
   });
 
   test("shows any other control or BiDi character escaped, so a typed value cannot drive the terminal", () => {
-    expect(errorLine(new Error("--port=\"1\u202e\u009b2J\u001b]0;x\u0007\" is invalid"))).toBe(
+    expect(errorLine(new Error('--port="1\u202e\u009b2J\u001b]0;x\u0007" is invalid'))).toBe(
       'error: --port="1\\u202e\\x9b2J\\x1b]0;x\\x07" is invalid',
     );
   });

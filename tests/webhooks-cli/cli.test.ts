@@ -145,7 +145,7 @@ describe("webhooks add", () => {
   test.each([
     [["--name", "a", "--url", "ftp://x.example/"], 'Invalid URL "ftp://x.example/"'],
     [["--name", "a", "--url", "not a url"], "Invalid URL"],
-    [["--name", "a"], "--url is required"],
+    [["--name", "a"], "Missing required argument: --url"],
     [["--url", "http://x.example/"], "Missing required argument: --name"],
     [
       ["--name", "a", "--url", "http://x.example/", "--events", "item.moved"],
