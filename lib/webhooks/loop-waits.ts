@@ -1,20 +1,29 @@
 import { abortableSleep } from "../async/sleep.ts";
 
 /**
- * The pause after a failed store call: `delayMs` (the caller doubles it with each failure in a
- * row), ended early by `untilReachable` (the database answering again after an outage), so
+ * The pause after a failed store call: `baseDelayMs` doubled with each failure in a row, up to
+ * 30 s, and after an outage ended early by `untilReachable` (the database answering again), so
  * delivery resumes when the database is back rather than when the backoff runs out.
  */
 export async function pauseAfterFailure(options: {
-  delayMs: number;
+  error: unknown;
+  failures: number;
+  baseDelayMs: number;
   signal: AbortSignal;
-  untilReachable?: (signal: AbortSignal) => Promise<void>;
+  store: {
+    isUnreachable?(error: unknown): boolean;
+    untilReachable?(signal: AbortSignal): Promise<void>;
+  };
 }): Promise<void> {
+  const { store } = options;
   const pause = new AbortController();
   const stop = () => pause.abort();
   options.signal.addEventListener("abort", stop, { once: true });
-  const waits = [abortableSleep(options.delayMs, pause.signal)];
-  if (options.untilReachable) waits.push(options.untilReachable(pause.signal).catch(() => {}));
+  const delayMs = Math.min(30_000, options.baseDelayMs * 2 ** options.failures);
+  const waits = [abortableSleep(delayMs, pause.signal)];
+  if (store.untilReachable && store.isUnreachable?.(options.error) === true) {
+    waits.push(store.untilReachable(pause.signal).catch(() => {}));
+  }
   await Promise.race(waits);
   options.signal.removeEventListener("abort", stop);
   pause.abort();

@@ -40,7 +40,7 @@ export interface WorkerCollaborators {
   reachable?(): boolean;
 }
 
-/** Observers (logging now; metrics and heartbeats later). They must not throw. */
+/** Observers (logging, metrics). They must not throw. */
 export interface WorkerHooks {
   onClaimed?(claims: Claim[]): void;
   onFinished?(claim: Claim, delivered: Delivered, applied: boolean): void;
@@ -301,14 +301,10 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     await release(ready.splice(0));
   }
 
-  /** After a failed store call on the idle path: see pauseAfterFailure. */
+  /** After a failed store call on the idle path. */
   function pauseAfter(error: unknown, failures: number, signal: AbortSignal): Promise<void> {
-    const outage = collaborators.isUnreachable?.(error) === true;
-    return pauseAfterFailure({
-      delayMs: Math.min(30_000, claimErrorDelayMs * 2 ** failures),
-      signal,
-      untilReachable: outage ? collaborators.untilReachable : undefined,
-    });
+    const baseDelayMs = claimErrorDelayMs;
+    return pauseAfterFailure({ error, failures, baseDelayMs, signal, store: collaborators });
   }
 
   /** Sleeps until new work, its due time, or progress; a failed look is returned, not thrown. */
@@ -321,7 +317,14 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       () => null,
       (error: unknown) => error ?? new Error("waitForWork failed"),
     );
-    const result = await Promise.race([looked, progress().then(() => null)]);
+    let progressed: () => void = () => {};
+    const progress = new Promise<null>((resolve) => {
+      progressed = () => resolve(null);
+      waiters.push(progressed);
+    });
+    const result = await Promise.race([looked, progress]);
+    // Dropped when the look won: an idle worker would gather one per look otherwise.
+    waiters = waiters.filter((waiter) => waiter !== progressed);
     signal.removeEventListener("abort", stop);
     wait.abort();
     return result;
@@ -364,22 +367,25 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
   ): Promise<void> {
     const signal = runOptions.signal ?? new AbortController().signal;
     begin(runOptions);
-    while (!signal.aborted) {
-      const more = await topUp();
-      if (more) {
-        if (!wantsClaims()) await untilAborted(progress(), signal);
-        continue;
+    try {
+      while (!signal.aborted) {
+        const more = await topUp();
+        if (more) {
+          if (!wantsClaims()) await untilAborted(progress(), signal);
+          continue;
+        }
+        if (busy === 0 && waiting() === 0) {
+          // Nothing more was due: wait for the results being written, then look once more (a
+          // result written meanwhile may not have been visible to the claim).
+          if (running.size === 0) break;
+          await Promise.all(running);
+          continue;
+        }
+        await untilAborted(progress(), signal);
       }
-      if (busy === 0 && waiting() === 0) {
-        // Nothing more was due: wait for the results being written, then look once more (a
-        // result written meanwhile may not have been visible to the claim).
-        if (running.size === 0) break;
-        await Promise.all(running);
-        continue;
-      }
-      await untilAborted(progress(), signal);
+    } finally {
+      await end();
     }
-    await end();
   }
 
   return {

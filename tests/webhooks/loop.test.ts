@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createWorker, type WorkerCollaborators } from "../../lib/webhooks/loop.ts";
+import { createSendGate, recordThroughOutage } from "../../lib/webhooks/loop-outage.ts";
 import type { Claim, Delivered } from "../../lib/webhooks/model.ts";
 import { gate } from "../fakes/webhook-endpoint.ts";
 
@@ -448,5 +449,76 @@ describe("createWorker rechecks", () => {
     expect(rechecks).toBe(1);
     expect(released.sort()).toEqual([1, 2]);
     expect(sent.sort()).toEqual([1, 2]);
+  });
+});
+
+describe("outages and failed writes", () => {
+  test("createSendGate() starts no reopening wait after a hard stop, so it cannot spin while the database is down", () => {
+    const stopped = AbortSignal.abort();
+    let waits = 0;
+    let opened = 0;
+    const gate = createSendGate(
+      {
+        reachable: () => false,
+        // As the store's: returns at once on an aborted signal, the database still down.
+        untilReachable: async () => {
+          waits++;
+        },
+      },
+      {
+        signal: () => stopped,
+        onOpen: () => {
+          // The loop's onOpen asks the gate again (startReady); bounded here for the old code.
+          if (++opened < 1000) gate.closed();
+        },
+      },
+    );
+    expect(gate.closed()).toBe(true);
+    expect(waits).toBe(0);
+    expect(opened).toBe(0);
+  });
+
+  test("recordThroughOutage() retries a write that failed for another reason than an outage, until it is recorded", async () => {
+    const claim = fakeClaim(1);
+    let tries = 0;
+    const slept: number[] = [];
+    const errors: string[] = [];
+    const recorded = await recordThroughOutage(
+      {
+        async finish() {
+          tries++;
+          if (tries < 3) throw new Error("database is locked");
+          return true;
+        },
+        isUnreachable: () => false,
+      },
+      {
+        claim,
+        delivered: success,
+        signal: new AbortController().signal,
+        hooks: { onError: (error) => errors.push((error as Error).message) },
+        sleep: async (ms) => {
+          slept.push(ms);
+        },
+      },
+    );
+    expect(recorded).toBe(true);
+    expect(tries).toBe(3);
+    expect(slept).toEqual([100, 200]);
+    expect(errors).toEqual(["database is locked", "database is locked"]);
+  });
+
+  test("recordThroughOutage() gives up only on a hard stop", async () => {
+    const stop = new AbortController();
+    const recorded = await recordThroughOutage(
+      {
+        async finish() {
+          stop.abort();
+          throw new Error("deadlock detected");
+        },
+      },
+      { claim: fakeClaim(1), delivered: success, signal: stop.signal, hooks: {} },
+    );
+    expect(recorded).toBeNull();
   });
 });
