@@ -54,6 +54,12 @@ describe("modelTextToMarkdown()", () => {
     );
   });
 
+  test("defuses reference-style link definitions that do not point at the web", () => {
+    expect(
+      modelTextToMarkdown("See [this][1].\n\n[1]: javascript:alert(1)\n[2]: https://ok.example/"),
+    ).toBe("See [this][1].\n\n\\[1]: javascript:alert(1)\n[2]: https://ok.example/");
+  });
+
   test("turns setext and top-level headings into level 3 or lower", () => {
     expect(modelTextToMarkdown("# Big\nTitle\n===\nSub\n---\ntext")).toBe(
       "### Big\n### Title\n#### Sub\ntext",

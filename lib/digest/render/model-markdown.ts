@@ -80,12 +80,16 @@ export function modelTextToMarkdown(text: string): string {
   return out.join("\n");
 }
 
-/** Escapes what would become HTML, an image or a non-web link outside code. */
+/**
+ * Escapes what would become HTML, an image or a non-web link outside code: inline links, and
+ * reference definitions (`[1]: javascript:…`) whose target is not a web address.
+ */
 function defuse(text: string): string {
   return text
     .replace(/</g, "&lt;")
     .replace(/!\[/g, "!\\[")
-    .replace(/\]\((?!\s*<?https?:)/gi, "]\\(");
+    .replace(/\]\((?!\s*<?https?:)/gi, "]\\(")
+    .replace(/^(\s{0,3})\[([^\]]*)\]:(?!\s*<?https?:)/i, "$1\\[$2]:");
 }
 
 function outsideCodeSpans(line: string, map: (text: string) => string): string {
