@@ -8,7 +8,7 @@ import { isTemplated, templateProblem } from "./template.ts";
 
 /**
  * Checks of webhook fields typed by a person (CLI flags), each throwing a one-line UsageError.
- * The rules match the admin form's (lib/admin/webhook-form.ts).
+ * The rules match the admin form's (lib/app/admin/webhook-form.ts).
  */
 
 export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH", "DELETE", "GET"] as const;
