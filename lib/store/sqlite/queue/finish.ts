@@ -27,7 +27,13 @@ export function createFinish(db: Database) {
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
   );
 
-  function finishRow(claim: Claim, record: AttemptRecord, outcome: Outcome, at: number): boolean {
+  /** The fenced UPDATE: false when another worker took the delivery over (or it was released). */
+  function applyOutcome(
+    claim: Claim,
+    record: AttemptRecord,
+    outcome: Outcome,
+    at: number,
+  ): boolean {
     const queued = outcome.state === "queued";
     const updated = finishStmt.run(
       claim.delivery.id,
@@ -39,9 +45,12 @@ export function createFinish(db: Database) {
       at,
       queued ? null : at,
     );
-    // Fencing: another worker took the delivery over (or it was released); write nothing.
-    if (updated.changes === 0) return false;
-    insertAttemptStmt.run(
+    return updated.changes > 0;
+  }
+
+  /** An attempts row's values, in the column order of both INSERTs. */
+  function attemptValues(claim: Claim, record: AttemptRecord): SQLQueryBindings[] {
+    return [
       claim.delivery.id,
       claim.attempt,
       claim.workerId,
@@ -52,7 +61,13 @@ export function createFinish(db: Database) {
       record.error,
       record.responseHeaders,
       record.responseBody,
-    );
+    ];
+  }
+
+  function finishRow(claim: Claim, record: AttemptRecord, outcome: Outcome, at: number): boolean {
+    // Fencing: a result whose lease was lost writes nothing.
+    if (!applyOutcome(claim, record, outcome, at)) return false;
+    insertAttemptStmt.run(...attemptValues(claim, record));
     return true;
   }
 
@@ -93,30 +108,8 @@ export function createFinish(db: Database) {
       pending = 0;
     };
     const applied = items.map(({ claim, record, outcome }) => {
-      const queued = outcome.state === "queued";
-      const updated = finishStmt.run(
-        claim.delivery.id,
-        claim.attempt,
-        outcome.state,
-        queued ? outcome.nextAttemptAt : null,
-        record.statusCode,
-        record.error,
-        at,
-        queued ? null : at,
-      );
-      if (updated.changes === 0) return false;
-      values.push(
-        claim.delivery.id,
-        claim.attempt,
-        claim.workerId,
-        record.startedAt,
-        record.durationMs,
-        record.statusCode,
-        record.outcome,
-        record.error,
-        record.responseHeaders,
-        record.responseBody,
-      );
+      if (!applyOutcome(claim, record, outcome, at)) return false;
+      values.push(...attemptValues(claim, record));
       if (++pending === ATTEMPTS_PER_INSERT) flush();
       return true;
     });
