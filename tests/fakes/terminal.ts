@@ -45,7 +45,9 @@ export function startInTerminal(command: string, cwd: string): Terminal {
     "50",
     "-c",
     cwd,
-    `read _; ${command}; read _`,
+    // Ctrl-C signals the whole foreground process group, this shell too: with a trap (reset to
+    // the default in the command it starts) the shell outlives the key and prints what follows.
+    `trap true INT; read _; ${command}; read _`,
   );
   const reader = Bun.spawn(["cat", fifo], { stdout: "pipe" });
   tmux("pipe-pane", "-t", "test", "-o", `cat > ${fifo}`);
