@@ -33,13 +33,21 @@ const SET_NEXT_SEND_SQL = "UPDATE webhooks SET next_send_at = $2 WHERE id = $1";
 /**
  * The claim on PostgreSQL: one statement that takes over expired leases (their lost attempt
  * recorded) and leases due deliveries, locking with FOR UPDATE SKIP LOCKED so workers never
- * wait for each other nor take the same row; then send slots for rate-limited webhooks.
+ * wait for each other nor take the same row; then send slots for rate-limited webhooks, in a
+ * transaction of its own (one transaction for both would add BEGIN/COMMIT round trips to every
+ * claim); when that step fails, the rows just leased are given back unattempted.
  */
 export function createClaim(
   db: Db,
-  options: { markSeen: () => void; reconnectWaitMs: number; clock: StoreClock },
+  options: {
+    markSeen: () => void;
+    reconnectWaitMs: number;
+    clock: StoreClock;
+    /** Gives claims back unattempted (queued again, attempt number not consumed). */
+    release: DeliveryQueue["release"];
+  },
 ) {
-  const { markSeen, reconnectWaitMs, clock } = options;
+  const { markSeen, reconnectWaitMs, clock, release } = options;
 
   /**
    * Send slots for freshly leased deliveries: delivery id → not before (null: refused, given
@@ -187,17 +195,11 @@ export function createClaim(
         ORDER BY u.action DESC, u.next_attempt_at, u.id`;
     if (rows.length === 0) return [];
     const at = toNumber(rows[0]?.clock_now ?? 0);
-    const notBefore = await admit(
-      rows.filter((row) => row.action === "lease"),
-      at,
-    );
     // Lease ends and send slots as the caller's clock reads them.
     const local = (t: number) => clock.toCaller(t, at, callerNow);
     const webhooks = new Map<number, Webhook>();
-    const claims: Claim[] = [];
+    const leased: Claim[] = [];
     for (const row of rows) {
-      const slot = notBefore.get(toNumber(row.id));
-      if (slot === null) continue; // over its webhook's rate: given back
       const webhookId = toNumber(row.webhook_id);
       let webhook = webhooks.get(webhookId);
       if (!webhook) {
@@ -207,13 +209,26 @@ export function createClaim(
       const delivery = deliveryFromRow(row, webhook.name);
       if (delivery.leaseExpiresAt !== null)
         delivery.leaseExpiresAt = local(delivery.leaseExpiresAt);
-      claims.push({
-        delivery,
-        webhook,
-        attempt: row.attempts,
-        workerId,
-        ...(slot !== undefined && slot > at ? { notBefore: local(slot) } : {}),
-      });
+      leased.push({ delivery, webhook, attempt: row.attempts, workerId });
+    }
+    let notBefore: Map<number, number | null>;
+    try {
+      notBefore = await admit(
+        rows.filter((row) => row.action === "lease"),
+        at,
+      );
+    } catch (error) {
+      // The leases are committed but the caller gets no claims: give them back now, or they
+      // would wait out the lease and come back with a lost attempt that was never made. Should
+      // that fail too, they are taken over when the lease ends, as after a crash.
+      await release(leased).catch(() => {});
+      throw error;
+    }
+    const claims: Claim[] = [];
+    for (const claim of leased) {
+      const slot = notBefore.get(claim.delivery.id);
+      if (slot === null) continue; // over its webhook's rate: given back
+      claims.push(slot !== undefined && slot > at ? { ...claim, notBefore: local(slot) } : claim);
     }
     return claims;
   }

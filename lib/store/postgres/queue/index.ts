@@ -38,7 +38,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   return {
     enqueue,
     enqueueMany,
-    claim: createClaim(db, { markSeen, reconnectWaitMs, clock }),
+    claim: createClaim(db, { markSeen, reconnectWaitMs, clock, release }),
     renew: createRenew(db, clock),
     finish,
     release,
