@@ -16,12 +16,18 @@ export interface OpenStoreOptions {
   role?: ProcessRole;
   /** PostgreSQL start-up: stop retrying a full or unreachable server when this aborts. */
   signal?: AbortSignal;
+  /**
+   * A run that ends by itself (a CLI command, `worker --once`): waits at most 15 s for a full or
+   * unreachable PostgreSQL, then fails. Default: only the "command" role; servers wait until
+   * stopped.
+   */
+  oneShot?: boolean;
   /** What named the database, for a start-up error: `DATABASE_URL` (default) or `--database-url`. */
   source?: string;
 }
 
-/** How long a one-shot command waits for a full or unreachable server before it fails. */
-const COMMAND_STARTUP_WAIT_MS = 15_000;
+/** How long a one-shot run waits for a full or unreachable server before it fails. */
+const ONE_SHOT_STARTUP_WAIT_MS = 15_000;
 
 /**
  * Opens the store DATABASE_URL names (see parseDatabaseUrl), migrating it on open. A database
@@ -55,10 +61,10 @@ async function openTarget(target: DatabaseTarget, options: OpenStoreOptions): Pr
     logger: options.logger,
     connections: target.poolMax ?? DEFAULT_CONNECTIONS[role],
     waitsForWork: role === "worker",
-    // Servers wait for the database as long as it takes; a command gives up and says why.
+    // Servers wait for the database as long as it takes; a one-shot run gives up and says why.
     startup: {
       signal: options.signal,
-      giveUpAfterMs: role === "command" ? COMMAND_STARTUP_WAIT_MS : undefined,
+      giveUpAfterMs: (options.oneShot ?? role === "command") ? ONE_SHOT_STARTUP_WAIT_MS : undefined,
     },
   });
 }

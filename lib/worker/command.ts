@@ -106,11 +106,13 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
       let store: Store;
       try {
         // The logger also tells when a PostgreSQL LISTEN connection is lost and back; a stop
-        // signal ends the wait for a full or unreachable server at start-up.
+        // signal ends the wait for a full or unreachable server at start-up, and so does its
+        // end with --once (a cron run must not hang there).
         store = await openStore(config.database, {
           pollMs: config.pollMs,
           logger,
           role: "worker",
+          oneShot: flags.once === true,
           signal: signals.stop,
           source: databaseSource(flags),
         });

@@ -6,6 +6,7 @@ import { runCommand } from "citty";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
+import { skewedClockEnv } from "../fakes/faketime.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import {
   type FakeEndpoint,
@@ -194,6 +195,29 @@ describe("worker process", () => {
     expect(await child.exited).toBe(0);
     expect(endpoint.requests).toHaveLength(5);
     expect((await store.queue.stats()).successful).toBe(5);
+  });
+
+  test("--once against a PostgreSQL nothing answers gives up after the 15 s start-up wait: exit 2 and one line naming the server", async () => {
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const port = server.port;
+    await server.stop(true);
+    // The worker's clock runs ten times fast (libfaketime): its 15 s wait takes about 1.5 s.
+    const child = startWorker(
+      `postgres://hooks@127.0.0.1:${port}/inventory`,
+      skewedClockEnv("+0 x10"),
+      ["--once"],
+    );
+    // Bounded: a worker that waits for the database until stopped fails here instead of hanging.
+    const bound = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const code = await child.exited;
+    clearTimeout(bound);
+    expect(child.signalCode).toBeNull();
+    expect(code).toBe(2);
+    const lines = (await new Response(child.stderr).text()).trimEnd().split("\n");
+    expect(lines.filter((line) => line.startsWith("error:"))).toEqual([
+      `error: DATABASE_URL: cannot use PostgreSQL at 127.0.0.1:${port}/inventory as hooks: connection refused or host not reachable`,
+    ]);
+    expect(lines.at(-1)).toStartWith("error:");
   });
 
   test("a running worker shows in `webhooks workers`, logs each attempt as a JSON line, serves --metrics-port, and is gone after SIGTERM", async () => {
