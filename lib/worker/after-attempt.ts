@@ -2,7 +2,6 @@ import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
 import type { Claim, Delivered } from "../webhooks/model.ts";
-import type { Metrics } from "../webhooks/observe/metrics.ts";
 import type { EndpointHealth } from "../webhooks/policy/endpoint-health.ts";
 import {
   DEFAULT_SLOW_DOWN,
@@ -11,24 +10,6 @@ import {
   type SlowDownSettings,
   slowDownUntil,
 } from "../webhooks/policy/rate-limit.ts";
-
-/**
- * Worker observers that count every attempt this process made in `metrics` (a discarded late
- * result was still a request to the receiver) and every failed store call. Shaped as the loop's WorkerHooks (lib/webhooks/loop.ts).
- */
-export function metricsHooks(metrics: Pick<Metrics, "observeAttempt" | "observeStoreError">): {
-  onFinished(claim: Claim, delivered: Delivered, applied: boolean): void;
-  onError(error: unknown, context: { phase: string }): void;
-} {
-  return {
-    onFinished(_claim, delivered) {
-      metrics.observeAttempt(delivered.record);
-    },
-    onError(_error, context) {
-      if (context.phase !== "deliver") metrics.observeStoreError(context.phase);
-    },
-  };
-}
 
 export interface AfterAttemptOptions {
   /** Failure streaks and auto-disable; omitted: not tracked. */

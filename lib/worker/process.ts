@@ -7,11 +7,11 @@ import type { Metrics } from "../webhooks/observe/metrics.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
 import { DEFAULT_AUTO_DISABLE } from "../webhooks/policy/endpoint-health.ts";
 import type { Store } from "../webhooks/ports.ts";
-import { metricsHooks } from "./after-attempt.ts";
 import { combineHooks, createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
 import type { MetricsListen, WorkerConfig } from "./config.ts";
 import { databaseFileError, watchDatabaseFile } from "./database-file.ts";
 import { type Heartbeat, startHeartbeat, workerSnapshot } from "./heartbeat.ts";
+import { metricsHooks } from "./metrics-hooks.ts";
 import { createRetention } from "./retention.ts";
 
 export interface RunWorkerOptions {

@@ -3,14 +3,12 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import { createSqliteHealthStore, pauseWebhook } from "../../lib/store/sqlite/health.ts";
 import { nextQueuedDueAt } from "../../lib/store/sqlite/queue/due.ts";
 import type { Outcome } from "../../lib/webhooks/model.ts";
-import { createMetrics } from "../../lib/webhooks/observe/metrics.ts";
 import { createEndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";
 import type { HealthStore, Store } from "../../lib/webhooks/ports.ts";
-import { createAfterAttempt, metricsHooks } from "../../lib/worker/after-attempt.ts";
+import { createAfterAttempt } from "../../lib/worker/after-attempt.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
 import { openOpsDb } from "../fakes/ops-db.ts";
 import { attemptRecord, itemChange } from "../fakes/ops-world.ts";
-import { parsePrometheusText } from "../fakes/prometheus-text.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 const stores: Store[] = [];
@@ -94,24 +92,5 @@ describe("createAfterAttempt()", () => {
     expect(logger.lines).toEqual([
       'warn Could not record the health of webhook "busy": database is locked',
     ]);
-  });
-});
-
-describe("metricsHooks()", () => {
-  test("counts each attempt the worker made, applied or discarded", async () => {
-    const { store, claim } = await setup();
-    const metrics = createMetrics({
-      source: {
-        stats: () => store.queue.stats(),
-        dueSummary: async () => ({ count: 0, oldestDueAt: null }),
-        workers: () => store.workers.list(),
-      },
-    });
-    const hooks = metricsHooks(metrics);
-    hooks.onFinished(claim, { record: attemptRecord(200), outcome: { state: "successful" } }, true);
-    hooks.onFinished(claim, { record: attemptRecord(null), outcome: retry }, false);
-    const samples = parsePrometheusText(await metrics.render());
-    expect(samples.get('webhook_attempts_total{outcome="2xx"}')).toBe(1);
-    expect(samples.get('webhook_attempts_total{outcome="timeout"}')).toBe(1);
   });
 });
