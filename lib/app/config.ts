@@ -3,13 +3,13 @@ import { adminTokenSchema } from "../config/admin-token.ts";
 import { type Env, intInRange, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
+import { type AllowedHosts, parseAllowedHosts } from "../http/host-check.ts";
 import { isLoopbackHost } from "../http/listen.ts";
 import {
   type DatabaseTarget,
   DEFAULT_DATABASE_URL,
   parseDatabaseUrl,
 } from "../store/database-url.ts";
-import { type AllowedHosts, parseAllowedHosts } from "./host-check.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8000;
@@ -59,7 +59,7 @@ export const APP_FIELDS: readonly Field<AppKey>[] = [
   {
     key: "allowedHosts",
     env: "APP_ALLOWED_HOSTS",
-    schema: z.string().transform(parseAllowedHosts),
+    schema: z.string().transform((value) => parseAllowedHosts(value, "APP_ALLOWED_HOSTS")),
     defaultText: "none",
     description:
       "comma list of host names a reverse proxy forwards with (`.example.com` for subdomains too); localhost, IP addresses and --host always pass",

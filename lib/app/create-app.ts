@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { secureHeaders } from "hono/secure-headers";
+import { type AllowedHosts, hostCheckMiddleware } from "../http/host-check.ts";
 import { createLoginThrottle, type LoginThrottle } from "../http/token-throttle.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { hmac, randomToken } from "../secrets.ts";
@@ -14,7 +15,6 @@ import { adminNotFound, createAdmin } from "./admin/admin.tsx";
 import { type AdminAuth, authMiddleware } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
 import { csrfMiddleware } from "./csrf.ts";
-import { type AllowedHosts, hostCheckMiddleware } from "./host-check.ts";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items-api.ts";
 import { loginRoutes } from "./login.tsx";
 import { requestIdMiddleware } from "./request-id.ts";
@@ -61,7 +61,12 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   const csrfKey = adminToken === null ? randomToken(32) : hmac(adminToken, "admin-csrf-key");
 
   const app = new Hono<AppEnv>();
-  app.use(hostCheckMiddleware(options.config?.allowedHosts ?? []));
+  app.use(
+    hostCheckMiddleware({
+      allowed: options.config?.allowedHosts ?? [],
+      variable: "APP_ALLOWED_HOSTS",
+    }),
+  );
   app.use(requestIdMiddleware(options.randomUUID));
   app.use(
     secureHeaders({

@@ -8,21 +8,6 @@ export function isLoopbackHost(host: string): boolean {
   return ipaddr.process(bare).range() === "loopback";
 }
 
-/** A port flag: a whole number from 0 (any free port) to 65535. */
-export function parsePort(
-  value: string | number | undefined,
-  flag: string,
-  fallback: number,
-): number {
-  if (value === undefined || value === "") return fallback;
-  const text = String(value).trim();
-  const port = Number(text);
-  if (!/^\d{1,5}$/.test(text) || port > 65535) {
-    throw new ConfigError(`${flag}=${text} is invalid: expected a whole number from 0 to 65535`);
-  }
-  return port;
-}
-
 /** The address in start messages: `http://127.0.0.1:9000`, `http://[::1]:9000`. */
 export function listenUrl(host: string, port: number): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;

@@ -13,11 +13,11 @@ import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
 import type { Store } from "../webhooks/ports.ts";
 import {
-  DEFAULT_METRICS_HOST,
   databaseSource,
   loadWorkerConfig,
   loadWorkerMetrics,
   WORKER_FIELDS,
+  WORKER_METRICS_FIELDS,
 } from "./config.ts";
 import { runWorker } from "./process.ts";
 
@@ -30,16 +30,7 @@ export function workerArgs(): ArgsDef {
       valueHint: "url",
     },
     ...fieldArgs(WORKER_FIELDS),
-    "metrics-port": {
-      type: "string",
-      description: "serve GET /metrics (Prometheus) on this port; 0 picks a free one",
-      valueHint: "port",
-    },
-    "metrics-host": {
-      type: "string",
-      description: `address for --metrics-port; others than loopback need ADMIN_TOKEN [default ${DEFAULT_METRICS_HOST}]`,
-      valueHint: "host",
-    },
+    ...fieldArgs(WORKER_METRICS_FIELDS),
     verbose: {
       type: "boolean",
       description: "log every attempt, successes included (as LOG_LEVEL=debug)",
@@ -60,6 +51,7 @@ export const WORKER_ENVIRONMENT: readonly EnvVarHelp[] = [
     name: "ADMIN_TOKEN",
     description: "bearer token a scrape of --metrics-port on a non-loopback address must carry",
   },
+  ...fieldEnvironment(WORKER_METRICS_FIELDS),
   ...fieldEnvironment(OPS_FIELDS),
 ];
 

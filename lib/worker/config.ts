@@ -1,8 +1,9 @@
+import { z } from "zod";
 import { loadAdminToken } from "../config/admin-token.ts";
 import { type Env, intInRange, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
-import { parsePort } from "../http/listen.ts";
+import { type AllowedHosts, parseAllowedHosts } from "../http/host-check.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
 import { assertMetricsBinding } from "./metrics-binding.ts";
@@ -179,32 +180,66 @@ export interface MetricsListen {
   port: number;
   /** With a token, a scrape needs `Authorization: Bearer <ADMIN_TOKEN>`. */
   adminToken?: string | null;
+  /** Names a scrape's Host may carry besides IP addresses, localhost and `host`; default none. */
+  allowedHosts?: AllowedHosts;
 }
 
-export const DEFAULT_METRICS_HOST = "127.0.0.1";
+const DEFAULT_METRICS_HOST = "127.0.0.1";
+export const METRICS_ALLOWED_HOSTS_VARIABLE = "WORKER_METRICS_ALLOWED_HOSTS";
+
+type MetricsKey = "port" | "host" | "allowedHosts";
+
+/** The metrics listener's flags and variable, read by the same field engine as the rest. */
+export const WORKER_METRICS_FIELDS: readonly Field<MetricsKey>[] = [
+  {
+    key: "port",
+    flag: "metrics-port",
+    schema: intInRange(0, 65535),
+    hint: "port",
+    description: "serve GET /metrics (Prometheus) on this port; 0 picks a free one",
+  },
+  {
+    key: "host",
+    flag: "metrics-host",
+    schema: z
+      .string()
+      .regex(/^[\w.:[\]-]+$/, "expected an address such as 127.0.0.1 or ::1")
+      .transform((value) => value.replace(/^\[(.*)\]$/, "$1")),
+    default: DEFAULT_METRICS_HOST,
+    hint: "address",
+    description: "address for --metrics-port; other than loopback needs ADMIN_TOKEN",
+  },
+  {
+    key: "allowedHosts",
+    env: METRICS_ALLOWED_HOSTS_VARIABLE,
+    schema: z
+      .string()
+      .transform((value) => parseAllowedHosts(value, METRICS_ALLOWED_HOSTS_VARIABLE)),
+    defaultText: "none",
+    description:
+      "comma list of host names a scraper reaches --metrics-port by (`.example.com` for subdomains too); IP addresses, localhost and --metrics-host always pass",
+  },
+];
 
 /**
  * `--metrics-port N [--metrics-host H]`, or null when the worker serves no metrics. The app's
  * ADMIN_TOKEN rule applies: loopback is open, any other address needs the token.
  */
 export function loadWorkerMetrics(env: Env, flags: Flags = {}): MetricsListen | null {
-  const portFlag = flags["metrics-port"];
-  const hostFlag = flags["metrics-host"];
-  if (portFlag === undefined) {
-    if (hostFlag !== undefined) {
+  const { values, given } = loadFields(WORKER_METRICS_FIELDS, env, flags);
+  if (!given.has("port")) {
+    if (given.has("host")) {
       throw new ConfigError("--metrics-host needs --metrics-port too, e.g. --metrics-port 9464");
     }
     return null;
   }
-  if (typeof portFlag !== "string" || portFlag.trim() === "") {
-    throw new ConfigError("--metrics-port needs a value: expected a whole number from 0 to 65535");
-  }
-  const port = parsePort(portFlag, "--metrics-port", 0);
-  if (hostFlag !== undefined && (typeof hostFlag !== "string" || hostFlag.trim() === "")) {
-    throw new ConfigError("--metrics-host needs a value: an address such as 127.0.0.1");
-  }
-  const host = typeof hostFlag === "string" ? hostFlag.trim() : DEFAULT_METRICS_HOST;
+  const host = values.host as string;
   const adminToken = loadAdminToken(env);
   assertMetricsBinding(host, adminToken);
-  return { host, port, adminToken };
+  return {
+    host,
+    port: values.port as number,
+    adminToken,
+    allowedHosts: (values.allowedHosts as AllowedHosts | undefined) ?? [],
+  };
 }

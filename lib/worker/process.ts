@@ -8,7 +8,7 @@ import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
 import { DEFAULT_AUTO_DISABLE } from "../webhooks/policy/endpoint-health.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { combineHooks, createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
-import type { MetricsListen, WorkerConfig } from "./config.ts";
+import { METRICS_ALLOWED_HOSTS_VARIABLE, type MetricsListen, type WorkerConfig } from "./config.ts";
 import { databaseFileError, watchDatabaseFile } from "./database-file.ts";
 import { type Heartbeat, startHeartbeat, workerSnapshot } from "./heartbeat.ts";
 import { metricsHooks } from "./metrics-hooks.ts";
@@ -185,7 +185,15 @@ async function serveMetrics(
   logger: Logger,
 ): Promise<{ url: string; stop(): Promise<void> }> {
   const { createMetricsApp } = await import("../webhooks/observe/metrics-app.ts");
-  const app = createMetricsApp(metrics, { adminToken: listen.adminToken, logger });
+  const app = createMetricsApp(metrics, {
+    // As the app: its own address as a name passes too (serveApp does the same).
+    hostNames: {
+      allowed: [listen.host.toLowerCase(), ...(listen.allowedHosts ?? [])],
+      variable: METRICS_ALLOWED_HOSTS_VARIABLE,
+    },
+    adminToken: listen.adminToken,
+    logger,
+  });
   const server = serveOn(
     { host: listen.host, port: listen.port, flag: "--metrics-port", hostFlag: "--metrics-host" },
     app.fetch,

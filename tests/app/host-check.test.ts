@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { isAllowedHost, parseAllowedHosts } from "../../lib/app/host-check.ts";
 import { type ServingApp, serveApp } from "../../lib/app/serve.ts";
+import { isAllowedHost, parseAllowedHosts } from "../../lib/http/host-check.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
@@ -91,7 +91,7 @@ describe("the Host check (DNS rebinding)", () => {
   });
 
   test("isAllowedHost() tells a name from something that is no host at all", () => {
-    const allowed = parseAllowedHosts(".example.com");
+    const allowed = parseAllowedHosts(".example.com", "APP_ALLOWED_HOSTS");
     expect(isAllowedHost("a.b.example.com:80", allowed)).toBe(true);
     expect(isAllowedHost("example.org", allowed)).toBe(false);
     for (const bad of ["", "a b", "evil.example/x", "[::1", "[zz::1]", "é.example"]) {

@@ -29,6 +29,16 @@ describe("every command", () => {
   test.each([
     ["worker", ["--onec"], "Unknown option --onec: did you mean --once?"],
     ["worker", ["now"], 'Unexpected argument "now"'],
+    [
+      "worker",
+      ["--metrics-port", "http"],
+      '--metrics-port="http" is invalid: expected a whole number from 0 to 65535',
+    ],
+    [
+      "worker",
+      ["--metrics-port", "0", "--metrics-host", "a b"],
+      '--metrics-host="a b" is invalid: expected an address such as 127.0.0.1 or ::1',
+    ],
     ["app", ["--prot", "8001"], "Unknown option --prot: did you mean --port?"],
     ["receiver", ["--secert", "x"], "Unknown option --secert: did you mean --secret?"],
     [
@@ -90,6 +100,8 @@ describe("help", () => {
     expect(stdout).toMatch(/\n {2}WEBHOOK_ALLOWED_HOSTS +/);
     expect(stdout).toMatch(/\n {2}WEBHOOK_RETRY_BASE_MS +.*\[default 10000\]/);
     expect(stdout).toMatch(/\n {2}LOG_FORMAT +/);
+    expect(stdout).toMatch(/--metrics-host=<address> +.*\[default 127\.0\.0\.1\]/);
+    expect(stdout).toMatch(/\n {2}WORKER_METRICS_ALLOWED_HOSTS +/);
   });
 
   test("the app's help names ADMIN_TOKEN and DATABASE_URL", async () => {

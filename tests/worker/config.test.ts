@@ -163,16 +163,31 @@ describe("loadWorkerMetrics", () => {
       host: "127.0.0.1",
       port: 9464,
       adminToken: null,
+      allowedHosts: [],
     });
     expect(
-      loadWorkerMetrics({ ADMIN_TOKEN: TOKEN }, { "metrics-port": "0", "metrics-host": "0.0.0.0" }),
-    ).toEqual({ host: "0.0.0.0", port: 0, adminToken: TOKEN });
+      loadWorkerMetrics(
+        { ADMIN_TOKEN: TOKEN, WORKER_METRICS_ALLOWED_HOSTS: "Worker1.example, .corp.example" },
+        { "metrics-port": "0", "metrics-host": "[::]" },
+      ),
+    ).toEqual({
+      host: "::",
+      port: 0,
+      adminToken: TOKEN,
+      allowedHosts: ["worker1.example", ".corp.example"],
+    });
   });
 
   test.each([
     [{}, { "metrics-port": "9464", "metrics-host": "0.0.0.0" }, "ADMIN_TOKEN is required"],
     [{}, { "metrics-host": "127.0.0.1" }, "--metrics-host needs --metrics-port"],
-    [{}, { "metrics-port": "http" }, "--metrics-port=http is invalid"],
+    [{}, { "metrics-port": "http" }, '--metrics-port="http" is invalid'],
+    [{}, { "metrics-port": "70000" }, "expected a whole number from 0 to 65535"],
+    [
+      { WORKER_METRICS_ALLOWED_HOSTS: "w1.example:9464" },
+      { "metrics-port": "1" },
+      'WORKER_METRICS_ALLOWED_HOSTS entry "w1.example:9464" is invalid',
+    ],
     [{}, { "metrics-port": "" }, "--metrics-port needs a value"],
     [{ ADMIN_TOKEN: "short" }, { "metrics-port": "1" }, "ADMIN_TOKEN"],
   ])("loadWorkerMetrics(%j, %j) is refused in one line: %s", (env, flags, message) => {

@@ -8,6 +8,7 @@ import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { skewedClockEnv } from "../fakes/faketime.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
+import { rawHttp, statusOf } from "../fakes/raw-http.ts";
 import {
   type FakeEndpoint,
   gate,
@@ -249,6 +250,13 @@ describe("worker process", () => {
 
     const response = await fetch(metricsUrl ?? "");
     expect(response.status).toBe(200);
+    // A name rebound to 127.0.0.1 by someone else's DNS is refused (421).
+    const metricsPort = Number(new URL(metricsUrl ?? "").port);
+    const rebound = await rawHttp(
+      metricsPort,
+      "GET /metrics HTTP/1.1\r\nHost: rebound.example\r\nConnection: close\r\n\r\n",
+    );
+    expect(statusOf(rebound)).toBe(421);
     const samples = parsePrometheusText(await response.text());
     expect(samples.get('webhook_attempts_total{outcome="2xx"}')).toBe(3);
     expect(samples.get('webhook_deliveries{state="successful"}')).toBe(3);

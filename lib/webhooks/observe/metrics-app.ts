@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { type HostNames, hostCheckMiddleware } from "../../http/host-check.ts";
 import { clientKey, createLoginThrottle, type LoginThrottle } from "../../http/token-throttle.ts";
 import type { Logger } from "../../log.ts";
 import { safeEqual } from "../../secrets.ts";
@@ -9,13 +10,16 @@ type MetricsEnv = { Bindings: { requestIP?: (request: Request) => { address: str
 
 /**
  * `GET /metrics` for a worker's --metrics-port (the app mounts metricsHandler behind its own
- * authMiddleware instead). With an admin token, a request needs `Authorization: Bearer <token>`,
- * as the app's API does, and wrong tokens are throttled per client as on the app.
- * The script serves it: `Bun.serve({ hostname, port, fetch: app.fetch })`.
+ * authMiddleware instead). As on the app, a Host that is none of its names gets 421 first (a
+ * name rebound to 127.0.0.1 cannot read it); with an admin token, a request needs
+ * `Authorization: Bearer <token>`, and wrong tokens are throttled per client.
+ * The worker serves it: `Bun.serve({ hostname, port, fetch: app.fetch })`.
  */
 export function createMetricsApp(
   metrics: Metrics,
   options: {
+    /** Names besides IP addresses and localhost; default none. */
+    hostNames?: HostNames;
     adminToken?: string | null;
     logger?: Pick<Logger, "warn">;
     throttle?: LoginThrottle;
@@ -24,6 +28,7 @@ export function createMetricsApp(
 ): Hono<MetricsEnv> {
   const { adminToken } = options;
   const app = new Hono<MetricsEnv>();
+  app.use(hostCheckMiddleware(options.hostNames ?? { allowed: [] }));
   if (adminToken) {
     const throttle = options.throttle ?? createLoginThrottle();
     const now = options.now ?? Date.now;

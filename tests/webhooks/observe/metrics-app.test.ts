@@ -47,4 +47,29 @@ describe("createMetricsApp()", () => {
     expect(await response.text()).toBe("Metrics unavailable\n");
     expect(logger.lines).toEqual(["warn Metrics unavailable: database is locked"]);
   });
+
+  test("answers 421 to a Host that is none of its names, before the token is looked at", async () => {
+    const app = createMetricsApp(createMetrics({ source }), {
+      adminToken: "s3cret-token",
+      hostNames: { allowed: ["worker1.example", "127.0.0.1"], variable: "SOME_HOSTS" },
+    });
+    const right = { authorization: "Bearer s3cret-token" };
+    const get = (host: string) => app.request("/metrics", { headers: { host, ...right } });
+    for (const host of [
+      "127.0.0.1:9464",
+      "[::1]:9464",
+      "10.1.2.3",
+      "localhost",
+      "worker1.example",
+    ]) {
+      expect((await get(host)).status, host).toBe(200);
+    }
+    const refused = await get("rebound.example:9464");
+    expect(refused.status).toBe(421);
+    expect(await refused.text()).toBe(
+      'This server does not answer to the name "rebound.example": if it is yours, add it to SOME_HOSTS.\n',
+    );
+    const unauthenticated = await app.request("/metrics", { headers: { host: "rebound.example" } });
+    expect(unauthenticated.status).toBe(421);
+  });
 });

@@ -2,23 +2,28 @@ import type { MiddlewareHandler } from "hono";
 import ipaddr from "ipaddr.js";
 import { ConfigError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
-import type { AppEnv } from "./context.ts";
 
-const VARIABLE = "APP_ALLOWED_HOSTS";
 const NAME =
   /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
 /**
- * The names the app answers to besides IP addresses and localhost: exact names, or `.example.com`
- * for that name and every name under it.
+ * The names a server answers to besides IP addresses and localhost: exact names, or
+ * `.example.com` for that name and every name under it.
  */
 export type AllowedHosts = readonly string[];
 
+/** A server's names, and the variable that lists them (named in the 421 answer). */
+export interface HostNames {
+  allowed: AllowedHosts;
+  variable?: string;
+}
+
 /**
- * Parses APP_ALLOWED_HOSTS: a comma list of host names (no ports), `.name` meaning the name and
- * its subdomains. A bad entry is a one-line ConfigError naming the variable.
+ * Parses a list of names such as APP_ALLOWED_HOSTS (`variable`): a comma list of host names (no
+ * ports), `.name` meaning the name and its subdomains. A bad entry is a one-line ConfigError
+ * naming the variable.
  */
-export function parseAllowedHosts(value: string | undefined): AllowedHosts {
+export function parseAllowedHosts(value: string | undefined, variable: string): AllowedHosts {
   if (value === undefined) return [];
   return value
     .split(",")
@@ -28,7 +33,7 @@ export function parseAllowedHosts(value: string | undefined): AllowedHosts {
       const name = entry.startsWith(".") ? entry.slice(1) : entry;
       if (!NAME.test(name)) {
         throw new ConfigError(
-          `${VARIABLE} entry ${escapeControl(JSON.stringify(entry))} is invalid: expected host names without ports, e.g. admin.example.com or .example.com`,
+          `${variable} entry ${escapeControl(JSON.stringify(entry))} is invalid: expected host names without ports, e.g. admin.example.com or .example.com`,
         );
       }
       return entry;
@@ -37,7 +42,7 @@ export function parseAllowedHosts(value: string | undefined): AllowedHosts {
 
 /**
  * Whether a request for `host` (a Host header: name or address, optional port) is meant for this
- * app. IP addresses always are: a browser that sends one connected to that address itself, and
+ * server. IP addresses always are: a browser that sends one connected to that address itself, and
  * no other site's pages can read the answer. Names must be localhost (or under .localhost, which
  * browsers resolve to loopback without DNS) or allowed: DNS rebinding points a name the attacker
  * owns at 127.0.0.1, and that name then arrives here in Host. The same rule as Vite's
@@ -54,19 +59,20 @@ export function isAllowedHost(host: string, allowed: AllowedHosts): boolean | nu
 }
 
 /**
- * Refuses, before anything else runs, requests whose Host is not one of the app's names (421
+ * Refuses, before anything else runs, requests whose Host is not one of the server's names (421
  * Misdirected Request) and requests without a usable Host at all (400, e.g. HTTP/1.0).
  */
-export function hostCheckMiddleware(allowed: AllowedHosts): MiddlewareHandler<AppEnv> {
+export function hostCheckMiddleware(names: HostNames): MiddlewareHandler {
   return async function hostCheck(c, next) {
     const host = c.req.header("host") ?? urlHost(c.req.url);
-    const verdict = host === null ? null : isAllowedHost(host, allowed);
+    const verdict = host === null ? null : isAllowedHost(host, names.allowed);
     if (verdict === null) {
       return c.text("Bad request: a valid Host header is required.\n", 400);
     }
     if (!verdict) {
+      const hint = names.variable ? `: if it is yours, add it to ${names.variable}` : "";
       return c.text(
-        `This server does not answer to the name ${JSON.stringify(hostName(host ?? ""))}: if it is yours, add it to ${VARIABLE}.\n`,
+        `This server does not answer to the name ${JSON.stringify(hostName(host ?? ""))}${hint}.\n`,
         421,
       );
     }
