@@ -269,10 +269,10 @@ function httpError(response: Response): string {
 async function readLimited(response: Response, limit: number): Promise<string | null> {
   const announced = Number(response.headers.get("content-length") ?? Number.NaN);
   if (announced > 0 && announced <= limit) {
-    // Small and announced (the usual answer): one read, no stream (even response.body, a
-    // getter that makes one, is left alone).
+    // Small and announced (the usual answer): one read as text, no stream (even
+    // response.body, a getter that makes one, is left alone), nothing to cut.
     try {
-      return decodeCut((await response.bytes()).subarray(0, limit));
+      return await response.text();
     } catch {
       return "";
     }
