@@ -41,3 +41,43 @@ export function untilAborted(promise: Promise<void>, signal: AbortSignal): Promi
     promise.then(done);
   });
 }
+
+/**
+ * The loop's wake-ups. `progress()` resolves at the next `wake()` (a request ended, a result
+ * was written); `room()` only at a wake-up that finds `wantsClaims()` true, so a full worker
+ * waits once per claim rather than once per request that ends.
+ */
+export function createWakeups(wantsClaims: () => boolean) {
+  let waiters: Array<() => void> = [];
+  let roomWaiters: Array<() => void> = [];
+  return {
+    progress(): Promise<void> {
+      return new Promise((resolve) => waiters.push(resolve));
+    },
+    room(): Promise<void> {
+      return new Promise((resolve) => roomWaiters.push(resolve));
+    },
+    /** progress(), with `drop()` to forget it unresolved (the race it was in is over). */
+    progressUnlessDropped(): { promise: Promise<void>; drop(): void } {
+      let waiter: () => void = () => {};
+      const promise = new Promise<void>((resolve) => {
+        waiter = resolve;
+        waiters.push(waiter);
+      });
+      const drop = () => {
+        waiters = waiters.filter((each) => each !== waiter);
+      };
+      return { promise, drop };
+    },
+    wake(): void {
+      const woken = waiters;
+      waiters = [];
+      for (const resolve of woken) resolve();
+      if (roomWaiters.length > 0 && wantsClaims()) {
+        const roomy = roomWaiters;
+        roomWaiters = [];
+        for (const resolve of roomy) resolve();
+      }
+    },
+  };
+}

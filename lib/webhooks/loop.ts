@@ -1,5 +1,5 @@
 import { createSendGate, recordThroughOutage } from "./loop-outage.ts";
-import { pauseAfterFailure, untilAborted } from "./loop-waits.ts";
+import { createWakeups, pauseAfterFailure, untilAborted } from "./loop-waits.ts";
 import type { Claim, Delivered } from "./model.ts";
 
 /**
@@ -120,7 +120,6 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
   let busy = 0;
   let accepting = false;
   let deliverSignal: AbortSignal = new AbortController().signal;
-  let waiters: Array<() => void> = [];
   const counts: WorkerCounts = {
     claimed: 0,
     successful: 0,
@@ -137,16 +136,7 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
   /** Claims just back from a recheck, started at once without asking `sendable` again. */
   const checked = new Set<Claim>();
 
-  /** Resolves when a request ends or a result has been written. */
-  function progress(): Promise<void> {
-    return new Promise((resolve) => waiters.push(resolve));
-  }
-
-  function wake(): void {
-    const woken = waiters;
-    waiters = [];
-    for (const resolve of woken) resolve();
-  }
+  const { progress, room, wake, progressUnlessDropped } = createWakeups(() => wantsClaims());
 
   async function release(claims: Claim[]): Promise<void> {
     if (claims.length === 0) return;
@@ -317,14 +307,10 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       () => null,
       (error: unknown) => error ?? new Error("waitForWork failed"),
     );
-    let progressed: () => void = () => {};
-    const progress = new Promise<null>((resolve) => {
-      progressed = () => resolve(null);
-      waiters.push(progressed);
-    });
-    const result = await Promise.race([looked, progress]);
+    const progressed = progressUnlessDropped();
+    const result = await Promise.race([looked, progressed.promise.then(() => null)]);
     // Dropped when the look won: an idle worker would gather one per look otherwise.
-    waiters = waiters.filter((waiter) => waiter !== progressed);
+    progressed.drop();
     signal.removeEventListener("abort", stop);
     wait.abort();
     return result;
@@ -348,7 +334,7 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       if (signal.aborted) break;
       if (more) {
         // Full: wait for room (a request ending).
-        if (!wantsClaims()) await untilAborted(progress(), signal);
+        if (!wantsClaims()) await untilAborted(room(), signal);
         continue;
       }
       // Fewer due than room: sleep until new work, its due time, or progress (a finished
@@ -371,7 +357,7 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
       while (!signal.aborted) {
         const more = await topUp();
         if (more) {
-          if (!wantsClaims()) await untilAborted(progress(), signal);
+          if (!wantsClaims()) await untilAborted(room(), signal);
           continue;
         }
         if (busy === 0 && waiting() === 0) {
