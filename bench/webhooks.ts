@@ -317,9 +317,9 @@ async function blockedBacklog(context: Context): Promise<void> {
         const db = new Database(path);
         db.run(
           `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-           INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
+           INSERT INTO deliveries (webhook_id, message_id, event, state, attempts,
              next_attempt_at, created_at, updated_at)
-           SELECT ?2, 'blocked_' || i, 'item.updated', '{}', 'queued', 0, i, i, i FROM n`,
+           SELECT ?2, 'blocked_' || i, 'item.updated', 'queued', 0, i, i, i FROM n`,
           [backlog, blocked.id],
         );
         db.close();

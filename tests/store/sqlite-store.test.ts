@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,9 +32,9 @@ function largeQueue(options: { analyze: boolean }): Database {
     "INSERT INTO webhooks (name, url, created_at, updated_at) VALUES ('a', 'https://e.example/', 0, 0)",
   );
   const insert = db.prepare(
-    `INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
+    `INSERT INTO deliveries (webhook_id, message_id, event, state, attempts,
        next_attempt_at, lease_expires_at, created_at, updated_at, completed_at)
-     VALUES (1, $m, 'item.created', '{}', $state, 1, $next, $lease, 0, 0, $done)`,
+     VALUES (1, $m, 'item.created', $state, 1, $next, $lease, 0, 0, $done)`,
   );
   const states = ["successful", "successful", "successful", "failed", "queued", "delivering"];
   db.transaction(() => {
@@ -138,6 +138,47 @@ describe("openSqlite", () => {
     const again = openSqlite(path);
     expect(again.query("PRAGMA user_version").get()).toEqual({ user_version: MIGRATIONS.length });
     again.close();
+  });
+});
+
+describe("migration 6: payloads in a table of their own", () => {
+  test("a database queued before it keeps every payload, and its deliveries are claimed with them", async () => {
+    const path = join(tempDir(), "v5.db");
+    const old = new Database(path, { create: true, strict: true });
+    for (const migration of MIGRATIONS.slice(0, 5)) old.run(migration);
+    old.run("PRAGMA user_version = 5");
+    old.run(
+      "INSERT INTO webhooks (name, url, created_at, updated_at) VALUES ('a', 'https://e.example/', 0, 0)",
+    );
+    old.run(
+      `INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
+         next_attempt_at, created_at, updated_at)
+       VALUES (1, 'msg_old', 'item.updated', '{"old":true}', 'queued', 0, 0, 0, 0)`,
+    );
+    old.close();
+
+    const store = openSqliteStore(path);
+    const [listed] = await store.queue.list();
+    expect(listed?.payload).toBe('{"old":true}');
+    const claims = await store.queue.claim({ workerId: "w", limit: 5, leaseMs: 60_000, now: 1 });
+    expect(claims.map((claim) => claim.delivery.payload)).toEqual(['{"old":true}']);
+    await store.close();
+    const db = new Database(path);
+    const columns = db.query<{ name: string }, []>("PRAGMA table_info(deliveries)").all();
+    expect(columns.map((column) => column.name)).not.toContain("payload");
+    db.close();
+  });
+
+  test("deleting a delivery (retention, a removed webhook) deletes its payload", async () => {
+    const path = join(tempDir(), "cascade.db");
+    const store = openSqliteStore(path);
+    const webhook = await store.webhooks.create({ name: "a", url: "https://e.example/" });
+    await store.queue.enqueue(change());
+    await store.webhooks.remove(webhook.id);
+    await store.close();
+    const db = new Database(path);
+    expect(db.query("SELECT count(*) AS n FROM delivery_payloads").get()).toEqual({ n: 0 });
+    db.close();
   });
 });
 

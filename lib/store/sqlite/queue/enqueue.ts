@@ -36,10 +36,10 @@ export function createEnqueue(db: Database, now: () => number) {
     if (!stmt) {
       const rows = Array.from(
         { length: count },
-        (_, i) => `(?${4 + 2 * i}, ?${5 + 2 * i}, ?1, ?2, 'queued', 0, ?3, ?3, ?3)`,
+        (_, i) => `(?${3 + 2 * i}, ?${4 + 2 * i}, ?1, 'queued', 0, ?2, ?2, ?2)`,
       );
       stmt = db.prepare(
-        `INSERT INTO deliveries (webhook_id, message_id, event, payload, state, attempts,
+        `INSERT INTO deliveries (webhook_id, message_id, event, state, attempts,
            next_attempt_at, created_at, updated_at)
          VALUES ${rows.join(", ")}
          RETURNING id`,
@@ -48,11 +48,24 @@ export function createEnqueue(db: Database, now: () => number) {
     }
     return stmt;
   }
+  // The payload of each delivery in its own table (migration 6); one body bound once per chunk.
+  const payloadStmts = new Map<number, Statement<unknown, SQLQueryBindings[]>>();
+  function insertPayloadsStmt(count: number) {
+    let stmt = payloadStmts.get(count);
+    if (!stmt) {
+      const rows = Array.from({ length: count }, (_, i) => `(?${2 + i}, ?1)`);
+      stmt = db.prepare(
+        `INSERT INTO delivery_payloads (delivery_id, payload) VALUES ${rows.join(", ")}`,
+      );
+      payloadStmts.set(count, stmt);
+    }
+    return stmt;
+  }
   const insertRenderedStmt = db.prepare<{ id: number }, SQLQueryBindings[]>(
-    `INSERT INTO deliveries (webhook_id, message_id, event, payload, url, headers, context,
+    `INSERT INTO deliveries (webhook_id, message_id, event, url, headers, context,
        template_failed, state, attempts, last_error, next_attempt_at, created_at, updated_at,
        completed_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?12, ?13)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11, ?12)
      RETURNING id`,
   );
   // A template that cannot render is attempt 1, recorded at once: nothing is ever sent for it.
@@ -79,7 +92,6 @@ export function createEnqueue(db: Database, now: () => number) {
       delivery.webhookId,
       newMessageId(undefined, t),
       change.event,
-      delivery.payload,
       delivery.url,
       delivery.headers === null ? null : JSON.stringify(delivery.headers),
       delivery.context,
@@ -91,6 +103,7 @@ export function createEnqueue(db: Database, now: () => number) {
       failed ? t : null,
     );
     if (!row) throw new Error("Inserting a delivery returned no id");
+    insertPayloadsStmt(1).run(delivery.payload, row.id);
     if (failed) insertTemplateErrorStmt.run(row.id, t, delivery.templateError);
     return row.id;
   }
@@ -122,11 +135,13 @@ export function createEnqueue(db: Database, now: () => number) {
     const payload = plain[0]?.payload ?? "";
     for (let start = 0; start < plain.length; start += MAX_ROWS_PER_INSERT) {
       const chunk = plain.slice(start, start + MAX_ROWS_PER_INSERT);
-      const values: SQLQueryBindings[] = [change.event, payload, t];
+      const values: SQLQueryBindings[] = [change.event, t];
       for (const delivery of chunk) values.push(delivery.webhookId, newMessageId(undefined, t));
       const inserted = insertDeliveriesStmt(chunk.length).all(...values);
       if (inserted.length !== chunk.length) throw new Error("Inserting deliveries returned no ids");
-      for (const row of inserted) ids.push(row.id);
+      const chunkIds = inserted.map((row) => row.id);
+      insertPayloadsStmt(chunkIds.length).run(payload, ...chunkIds);
+      ids.push(...chunkIds);
     }
     return ids.sort((a, b) => a - b);
   });

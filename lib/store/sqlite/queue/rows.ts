@@ -1,12 +1,20 @@
 import type { Attempt, AttemptOutcome, Delivery, DeliveryState } from "../../../webhooks/model.ts";
 
-/** A deliveries row as bun:sqlite returns it. */
+/**
+ * A delivery's payload, kept in a table of its own (migration 6: a row rewritten at every state
+ * change stays small), as a column of a query over `deliveries d`.
+ */
+export const PAYLOAD_OF_D =
+  "(SELECT p.payload FROM delivery_payloads p WHERE p.delivery_id = d.id)";
+
+/** A deliveries row as bun:sqlite returns it, with its payload (PAYLOAD_OF_D). */
 export interface DeliveryRow {
   id: number;
   webhook_id: number;
   message_id: string;
   event: string;
-  payload: string;
+  /** Null only for a row written by hand without its payload row. */
+  payload: string | null;
   url: string | null;
   headers: string | null;
   context: string | null;
@@ -49,7 +57,7 @@ export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery
     webhookName,
     messageId: row.message_id,
     event: row.event,
-    payload: row.payload,
+    payload: row.payload ?? "",
     url: row.url,
     headers: row.headers === null ? null : (JSON.parse(row.headers) as Array<[string, string]>),
     context: row.context,
