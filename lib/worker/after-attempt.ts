@@ -6,7 +6,7 @@ import type { EndpointHealth } from "../webhooks/policy/endpoint-health.ts";
 import {
   DEFAULT_SLOW_DOWN,
   headerValue,
-  SLOW_DOWN_STATUSES,
+  PAUSE_WEBHOOK_STATUSES,
   type SlowDownSettings,
   slowDownUntil,
 } from "../webhooks/policy/rate-limit.ts";
@@ -41,7 +41,8 @@ export function createAfterAttempt(
         `Could not record the health of webhook ${name()}: ${escapeControl(errorMessage(error))}`,
       );
     }
-    if (!pause || record.statusCode === null || !SLOW_DOWN_STATUSES.has(record.statusCode)) return;
+    if (!pause || record.statusCode === null || !PAUSE_WEBHOOK_STATUSES.has(record.statusCode))
+      return;
     const t = now();
     const retryAfter = headerValue(record.responseHeaders, "retry-after");
     const until = slowDownUntil({ statusCode: record.statusCode, retryAfter, now: t }, slowDown);

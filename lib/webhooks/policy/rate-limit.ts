@@ -60,7 +60,7 @@ export interface Admission<T> {
  * locked) in the claim's transaction. Candidates keep their order; each webhook's first
  * candidates get its earliest slots.
  */
-export function admitBySendRate<T extends { webhookId: number }>(
+export function admitByGates<T extends { webhookId: number }>(
   candidates: readonly T[],
   gates: ReadonlyMap<number, SendGate>,
   options: { now: number; horizonMs?: number },
@@ -98,7 +98,7 @@ export function admitBySendRate<T extends { webhookId: number }>(
 }
 
 /** Answers that mean "slow down": the whole webhook pauses, not only the delivery that got it. */
-export const SLOW_DOWN_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+export const PAUSE_WEBHOOK_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
 export interface SlowDownSettings {
   /** Pause when the answer has no usable Retry-After. */
@@ -120,7 +120,7 @@ export function slowDownUntil(
   answer: { statusCode: number | null; retryAfter: string | null | undefined; now: number },
   settings: SlowDownSettings = DEFAULT_SLOW_DOWN,
 ): number | null {
-  if (answer.statusCode === null || !SLOW_DOWN_STATUSES.has(answer.statusCode)) return null;
+  if (answer.statusCode === null || !PAUSE_WEBHOOK_STATUSES.has(answer.statusCode)) return null;
   const delay = parseRetryAfter(answer.retryAfter, answer.now) ?? settings.defaultPauseMs;
   return answer.now + Math.min(settings.maxPauseMs, delay);
 }

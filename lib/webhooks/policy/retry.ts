@@ -31,8 +31,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 
 /** Never retried: the receiver said the endpoint is gone for good. */
 export const GONE_STATUSES: ReadonlySet<number> = new Set([410]);
-/** The receiver is overloaded or rate limiting: wait at least `slowDownMs`. */
-export const SLOW_DOWN_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+/** The receiver is overloaded or rate limiting: the next retry waits at least `slowDownMs`. */
+export const SLOW_RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
 export interface AttemptResult {
   outcome: AttemptOutcome;
@@ -82,7 +82,7 @@ export function retryDelay(
   });
   const slowDown =
     result.outcome === "timeout" ||
-    (result.statusCode !== null && SLOW_DOWN_STATUSES.has(result.statusCode));
+    (result.statusCode !== null && SLOW_RETRY_STATUSES.has(result.statusCode));
   if (slowDown) delay = Math.max(delay, policy.slowDownMs);
   if (result.retryAfterMs !== undefined) {
     delay = Math.max(delay, Math.min(result.retryAfterMs, policy.maxRetryAfterMs));

@@ -1,7 +1,7 @@
 import { LEASE_EXPIRED_TEXT } from "../../../webhooks/lease.ts";
 import type { Claim, Webhook } from "../../../webhooks/model.ts";
 import {
-  admitBySendRate,
+  admitByGates,
   RATE_HORIZON_MS,
   type SendGate,
 } from "../../../webhooks/policy/rate-limit.ts";
@@ -85,7 +85,7 @@ export function createClaim(
           });
         }
         // A webhook deleted meanwhile has no gate row: its deliveries are refused (and gone).
-        const admission = admitBySendRate(limited, gates, { now: at });
+        const admission = admitByGates(limited, gates, { now: at });
         for (const { candidate, notBefore } of admission.admitted) {
           result.set(toNumber(candidate.row.id), notBefore);
         }

@@ -3,7 +3,7 @@ import { leaseExpiredMessage } from "../../../webhooks/lease.ts";
 import type { Claim, Webhook } from "../../../webhooks/model.ts";
 import {
   type Admission,
-  admitBySendRate as admitByGate,
+  admitByGates,
   RATE_HORIZON_MS,
   type SendGate,
 } from "../../../webhooks/policy/rate-limit.ts";
@@ -106,7 +106,7 @@ export function admitBySendRate<T extends { webhookId: number }>(
       });
     }
   }
-  const admission = admitByGate(candidates, gates, options);
+  const admission = admitByGates(candidates, gates, options);
   const setNextSendStmt = db.query(SET_NEXT_SEND_SQL);
   for (const [webhookId, nextSendAt] of admission.nextSendAt) {
     setNextSendStmt.run(nextSendAt, webhookId);
