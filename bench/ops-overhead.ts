@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadOpsConfig } from "../lib/config/ops.ts";
+import { loadOperabilityConfig } from "../lib/config/operability.ts";
 import { createLogger } from "../lib/log.ts";
 import { openStore } from "../lib/store/open.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
@@ -133,7 +133,7 @@ export async function opsOverheadSection(
           once: true,
           stop: new AbortController().signal,
           abortInFlight: new AbortController().signal,
-          ops: loadOpsConfig(env), // heartbeat every 5 s, retention, auto-disable
+          operability: loadOperabilityConfig(env), // heartbeat every 5 s, retention, auto-disable
           heartbeat: on,
           metrics: on ? { host: "127.0.0.1", port: 0 } : undefined,
           onMetricsListening: scraper?.target,

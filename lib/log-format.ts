@@ -1,5 +1,5 @@
 import { type ConsolaReporter, createConsola, type LogObject } from "consola";
-import type { LogFormat } from "./config/ops.ts";
+import type { LogFormat } from "./config/operability.ts";
 import { createLogger, type Logger } from "./log.ts";
 
 export interface LineStream {
@@ -10,7 +10,7 @@ export interface LineStream {
  * The project logger in the format LOG_FORMAT asks for: `pretty` is lib/log.ts's consola logger
  * (colours only on a TTY), `json` writes one JSON object per line. Both go to stderr by default.
  */
-export function createOpsLogger(
+export function createFormattedLogger(
   config: { format: LogFormat; level: number },
   options: { stream?: NodeJS.WriteStream } = {},
 ): Logger {

@@ -4,9 +4,9 @@ import { helpMeta } from "../cli/help.ts";
 import { type StopSignalsOptions, stopSignals } from "../cli/signals.ts";
 import type { Env } from "../config/env.ts";
 import { type EnvVarHelp, fieldArgs, fieldEnvironment } from "../config/fields.ts";
-import { loadOpsConfig, OPS_FIELDS } from "../config/ops.ts";
+import { loadOperabilityConfig, OPERABILITY_FIELDS } from "../config/operability.ts";
 import type { Logger } from "../log.ts";
-import { createOpsLogger } from "../log-format.ts";
+import { createFormattedLogger } from "../log-format.ts";
 import { openStore } from "../store/open.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
@@ -20,7 +20,7 @@ const appArgs: ArgsDef = fieldArgs(APP_FIELDS);
 export const APP_ENVIRONMENT: readonly EnvVarHelp[] = [
   ...fieldEnvironment(APP_FIELDS),
   poolMaxHelp("app"),
-  ...fieldEnvironment(OPS_FIELDS).filter(
+  ...fieldEnvironment(OPERABILITY_FIELDS).filter(
     (v) => v.name.startsWith("LOG_") || v.name === "WORKER_HEARTBEAT_MS",
   ),
 ];
@@ -48,8 +48,8 @@ export function createAppCommand(options: AppCommandOptions): CommandDef {
     async run({ args, rawArgs }) {
       rejectUnknown(rawArgs, appArgs);
       const config = loadAppConfig(options.env, args);
-      const ops = loadOpsConfig(options.env);
-      const logger = options.logger ?? createOpsLogger(ops.log);
+      const operability = loadOperabilityConfig(options.env);
+      const logger = options.logger ?? createFormattedLogger(operability.log);
       const store = await openStore(config.database, { logger, role: "app" });
       prepareTemplateEngine();
       const signals = stopSignals(options.signals);
@@ -58,7 +58,7 @@ export function createAppCommand(options: AppCommandOptions): CommandDef {
           ...config,
           store,
           logger,
-          heartbeatIntervalMs: ops.heartbeatIntervalMs,
+          heartbeatIntervalMs: operability.heartbeatIntervalMs,
         });
         logger.info(
           `Inventory app on ${serving.url}; admin: ${serving.url}/admin; metrics: ${serving.url}/metrics`,

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
-import { loadOpsConfig } from "../config/ops.ts";
+import { loadOperabilityConfig } from "../config/operability.ts";
 import { classifyWorkers, noLiveWorkerWarning } from "../webhooks/observe/staleness.ts";
 import { formatWorkerTable } from "../webhooks/observe/workers-view.ts";
 import { commonArgs } from "./args.ts";
@@ -19,7 +19,7 @@ export function workersCommand(deps: CliDeps) {
     args,
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
-      const { heartbeatIntervalMs } = loadOpsConfig(deps.env);
+      const { heartbeatIntervalMs } = loadOperabilityConfig(deps.env);
       await withStore(deps, flags, async ({ store, out, now }) => {
         const t = now();
         const [registered, due] = await Promise.all([

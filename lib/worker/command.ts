@@ -4,9 +4,9 @@ import { helpMeta } from "../cli/help.ts";
 import { SAME_KEYPRESS_MS, type StopSignalsOptions, stopSignals } from "../cli/signals.ts";
 import type { Env } from "../config/env.ts";
 import { type EnvVarHelp, fieldArgs, fieldEnvironment } from "../config/fields.ts";
-import { loadOpsConfig, OPS_FIELDS } from "../config/ops.ts";
+import { loadOperabilityConfig, OPERABILITY_FIELDS } from "../config/operability.ts";
 import type { Logger } from "../log.ts";
-import { createOpsLogger } from "../log-format.ts";
+import { createFormattedLogger } from "../log-format.ts";
 import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
 import { openStore } from "../store/open.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
@@ -52,7 +52,7 @@ export const WORKER_ENVIRONMENT: readonly EnvVarHelp[] = [
     description: "bearer token a scrape of --metrics-port on a non-loopback address must carry",
   },
   ...fieldEnvironment(WORKER_METRICS_FIELDS),
-  ...fieldEnvironment(OPS_FIELDS),
+  ...fieldEnvironment(OPERABILITY_FIELDS),
 ];
 
 export interface WorkerCommandOptions {
@@ -81,12 +81,15 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
       const config = loadWorkerConfig(options.env, flags);
-      const ops = loadOpsConfig(options.env);
+      const operability = loadOperabilityConfig(options.env);
       const metrics = loadWorkerMetrics(options.env, flags);
-      const verbose = flags.verbose === true || ops.log.level >= 4;
+      const verbose = flags.verbose === true || operability.log.level >= 4;
       const logger =
         options.logger?.(verbose) ??
-        createOpsLogger({ format: ops.log.format, level: verbose ? 4 : ops.log.level });
+        createFormattedLogger({
+          format: operability.log.format,
+          level: verbose ? 4 : operability.log.level,
+        });
       // First signal: stop claiming; a later one: abort the requests in flight.
       const signals = stopSignals({
         ...options.signals,
@@ -123,7 +126,7 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
           abortInFlight: signals.abort,
           fetch: options.fetch,
           verbose,
-          ops,
+          operability,
           metrics: metrics ?? undefined,
         });
       } finally {

@@ -1,5 +1,5 @@
 import type { Sleep } from "../async/sleep.ts";
-import type { OpsConfig } from "../config/ops.ts";
+import type { OperabilityConfig } from "../config/operability.ts";
 import { listenUrl, serveOn } from "../http/listen.ts";
 import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
@@ -28,8 +28,8 @@ export interface RunWorkerOptions {
   hooks?: DeliveryWorkerOptions["hooks"];
   /** Log successful attempts too (--verbose, LOG_LEVEL=debug). */
   verbose?: boolean;
-  /** Retention, auto-disable and heartbeat settings (lib/config/ops.ts); defaults when absent. */
-  ops?: Pick<OpsConfig, "retentionDays" | "autoDisable" | "heartbeatIntervalMs">;
+  /** Retention, auto-disable and heartbeat settings (lib/config/operability.ts); defaults when absent. */
+  operability?: Pick<OperabilityConfig, "retentionDays" | "autoDisable" | "heartbeatIntervalMs">;
   /**
    * Record a heartbeat so that `webhooks workers` and the admin show this worker (default
    * true). Off only to measure what heartbeats cost (bench:webhooks).
@@ -47,7 +47,7 @@ export interface RunWorkerOptions {
   fileCheckMs?: number;
 }
 
-const DEFAULT_OPS: NonNullable<RunWorkerOptions["ops"]> = {
+const DEFAULT_OPERABILITY: NonNullable<RunWorkerOptions["operability"]> = {
   retentionDays: 30,
   autoDisable: DEFAULT_AUTO_DISABLE,
   heartbeatIntervalMs: DEFAULT_HEARTBEAT_MS,
@@ -60,7 +60,7 @@ const DEFAULT_OPS: NonNullable<RunWorkerOptions["ops"]> = {
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, logger, store } = options;
-  const ops = options.ops ?? DEFAULT_OPS;
+  const operability = options.operability ?? DEFAULT_OPERABILITY;
   const now = options.now ?? Date.now;
 
   // Loaded only when asked for: prom-client alone adds about 50 ms of CPU to every start.
@@ -73,12 +73,12 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
           workers: () => store.workers.list(),
         },
         now,
-        heartbeatIntervalMs: ops.heartbeatIntervalMs,
+        heartbeatIntervalMs: operability.heartbeatIntervalMs,
       })
     : null;
   const retention = createRetention({
     purge: (olderThan, { batchSize }) => store.queue.purgeBatch(olderThan, batchSize),
-    retentionDays: ops.retentionDays,
+    retentionDays: operability.retentionDays,
     now,
     signal: options.stop,
     logger,
@@ -92,7 +92,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     hooks: metrics ? combineHooks(metricsHooks(metrics), options.hooks) : options.hooks,
     verbose: options.verbose,
     workerId: options.workerId,
-    autoDisable: ops.autoDisable,
+    autoDisable: operability.autoDisable,
     now,
     sleep: options.sleep,
     onTurn: () => void retention.maybeRun(),
@@ -110,7 +110,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
             startedAt,
             version: VERSION,
           }),
-          intervalMs: ops.heartbeatIntervalMs,
+          intervalMs: operability.heartbeatIntervalMs,
           now,
           sleep: options.sleep,
           logger,

@@ -6,9 +6,9 @@ import type { Outcome } from "../../lib/webhooks/model.ts";
 import { createEndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";
 import type { HealthStore, Store } from "../../lib/webhooks/ports.ts";
 import { createAfterAttempt } from "../../lib/worker/after-attempt.ts";
+import { attemptRecord, itemChange } from "../fakes/delivery.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
-import { openOpsDb } from "../fakes/ops-db.ts";
-import { attemptRecord, itemChange } from "../fakes/ops-world.ts";
+import { openSqliteDb } from "../fakes/sqlite-db.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 const stores: Store[] = [];
@@ -18,7 +18,7 @@ afterEach(async () => {
 
 async function setup() {
   const clock = createFakeClock(T0);
-  const { db, store } = openOpsDb({ now: clock.now });
+  const { db, store } = openSqliteDb({ now: clock.now });
   stores.push(store);
   const hook = await store.webhooks.create({ name: "busy", url: "https://example.com/b" });
   for (let n = 0; n < 3; n++) await store.queue.enqueue(itemChange(n));

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { loadOpsConfig } from "../../lib/config/ops.ts";
+import { loadOperabilityConfig } from "../../lib/config/operability.ts";
 import { createLogger, createMemoryLogger } from "../../lib/log.ts";
-import { createJsonLogger, createOpsLogger } from "../../lib/log-format.ts";
+import { createFormattedLogger, createJsonLogger } from "../../lib/log-format.ts";
 import { stripControl } from "../../lib/text/control.ts";
 import type { Claim } from "../../lib/webhooks/model.ts";
 import { attemptLogEntry, describeAttempt, logAttempt } from "../../lib/worker/attempt-log.ts";
@@ -180,16 +180,16 @@ describe("createJsonLogger()", () => {
   });
 });
 
-describe("createOpsLogger()", () => {
+describe("createFormattedLogger()", () => {
   test("writes JSON lines with LOG_FORMAT=json and readable text by default", () => {
     const json = collect();
-    createOpsLogger(loadOpsConfig({ LOG_FORMAT: "json" }).log, {
+    createFormattedLogger(loadOperabilityConfig({ LOG_FORMAT: "json" }).log, {
       stream: json.stream as unknown as NodeJS.WriteStream,
     }).warn("Slow receiver");
     expect(JSON.parse(json.lines[0] ?? "")).toMatchObject({ level: "warn", msg: "Slow receiver" });
 
     const pretty = collect();
-    createOpsLogger(loadOpsConfig({}).log, {
+    createFormattedLogger(loadOperabilityConfig({}).log, {
       stream: pretty.stream as unknown as NodeJS.WriteStream,
     }).warn("Slow receiver");
     expect(pretty.lines.join("")).toContain("Slow receiver");

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, renameSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadOpsConfig } from "../../lib/config/ops.ts";
+import { loadOperabilityConfig } from "../../lib/config/operability.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { loadWorkerConfig } from "../../lib/worker/config.ts";
@@ -28,7 +28,7 @@ function startWorker() {
   const running = runWorker({
     store,
     config: loadWorkerConfig(env),
-    ops: loadOpsConfig(env),
+    operability: loadOperabilityConfig(env),
     logger,
     stop: stop.signal,
     abortInFlight: new AbortController().signal,
@@ -85,7 +85,7 @@ describe("the worker and its database file", () => {
         },
       },
       config: loadWorkerConfig(env),
-      ops: loadOpsConfig(env),
+      operability: loadOperabilityConfig(env),
       logger: createMemoryLogger(),
       stop: stop.signal,
       abortInFlight: new AbortController().signal,

@@ -4,7 +4,7 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import type { Store, WorkerRegistry } from "../../lib/webhooks/ports.ts";
 import { startHeartbeat, type WorkerSnapshot } from "../../lib/worker/heartbeat.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
-import { openOpsDb } from "../fakes/ops-db.ts";
+import { openSqliteDb } from "../fakes/sqlite-db.ts";
 
 const INTERVAL = 5_000;
 const stores: Store[] = [];
@@ -14,7 +14,7 @@ afterEach(async () => {
 
 function setup() {
   const clock = createFakeClock();
-  const { store } = openOpsDb({ now: clock.now });
+  const { store } = openSqliteDb({ now: clock.now });
   stores.push(store);
   let inFlight = 0;
   const snapshot = (): WorkerSnapshot => ({

@@ -3,9 +3,9 @@ import type { Outcome } from "../../lib/webhooks/model.ts";
 import { createMetrics } from "../../lib/webhooks/observe/metrics.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { metricsHooks } from "../../lib/worker/metrics-hooks.ts";
-import { openOpsDb } from "../fakes/ops-db.ts";
-import { attemptRecord, itemChange } from "../fakes/ops-world.ts";
+import { attemptRecord, itemChange } from "../fakes/delivery.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
+import { openSqliteDb } from "../fakes/sqlite-db.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 const stores: Store[] = [];
@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 test("metricsHooks() counts each attempt the worker made, applied or discarded, and each failed store call", async () => {
-  const { store } = openOpsDb({ now: () => T0 });
+  const { store } = openSqliteDb({ now: () => T0 });
   stores.push(store);
   await store.webhooks.create({ name: "busy", url: "https://example.com/b" });
   await store.queue.enqueue(itemChange(1));

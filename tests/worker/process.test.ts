@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { runCommand } from "citty";
 import { createApp } from "../../lib/app/create-app.ts";
 import type { Env } from "../../lib/config/env.ts";
-import { loadOpsConfig } from "../../lib/config/ops.ts";
+import { loadOperabilityConfig } from "../../lib/config/operability.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { NewWebhook } from "../../lib/webhooks/model.ts";
@@ -40,13 +40,13 @@ function setup(respond?: Responder, env: Env = {}) {
   cleanups.push(() => endpoint.stop());
   const fullEnv = { DATABASE_URL: path, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", ...env };
   const config = loadWorkerConfig(fullEnv);
-  const ops = loadOpsConfig(fullEnv);
+  const operability = loadOperabilityConfig(fullEnv);
   const logger = createMemoryLogger();
   function run(options: Partial<RunWorkerOptions> = {}) {
     return runWorker({
       store,
       config,
-      ops,
+      operability,
       logger,
       once: true,
       stop: new AbortController().signal,
@@ -87,7 +87,7 @@ describe("heartbeats", () => {
       stop: stop.signal,
       now: clock.now,
       sleep: clock.sleep,
-      ops: { ...loadOpsConfig({}), heartbeatIntervalMs: 5000 },
+      operability: { ...loadOperabilityConfig({}), heartbeatIntervalMs: 5000 },
     });
     await endpoint.waitForRequests(1);
     await clock.sleeping();

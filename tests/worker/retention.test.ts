@@ -4,9 +4,9 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import { purgeBatch } from "../../lib/store/sqlite/queue/maintenance.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createRetention } from "../../lib/worker/retention.ts";
+import { attemptRecord, completeClaim, itemChange } from "../fakes/delivery.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
-import { openOpsDb } from "../fakes/ops-db.ts";
-import { attemptRecord, completeClaim, itemChange } from "../fakes/ops-world.ts";
+import { openSqliteDb } from "../fakes/sqlite-db.ts";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -20,7 +20,7 @@ afterEach(async () => {
 /** 25 deliveries finished at T0, 5 finished 20 days later, 2 still queued; one attempt each. */
 async function history() {
   const clock = createFakeClock(T0);
-  const { db, store } = openOpsDb({ now: clock.now });
+  const { db, store } = openSqliteDb({ now: clock.now });
   stores.push(store);
   await store.webhooks.create({ name: "a", url: "https://example.com/a" });
   for (let n = 0; n < 30; n++) await store.queue.enqueue(itemChange(n));

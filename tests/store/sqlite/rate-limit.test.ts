@@ -18,9 +18,9 @@ import {
   slowDownUntil,
 } from "../../../lib/webhooks/policy/rate-limit.ts";
 import type { Store } from "../../../lib/webhooks/ports.ts";
+import { itemChange } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
-import { openOpsDb } from "../../fakes/ops-db.ts";
-import { itemChange } from "../../fakes/ops-world.ts";
+import { openSqliteDb } from "../../fakes/sqlite-db.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 
@@ -64,11 +64,11 @@ afterEach(async () => {
 
 /** Two worker connections on one database file, as two worker processes have. */
 function twoWorkers() {
-  const dir = mkdtempSync(join(tmpdir(), "ops-rate-"));
+  const dir = mkdtempSync(join(tmpdir(), "rate-limit-"));
   dirs.push(dir);
   const path = join(dir, "app.db");
   const clock = createFakeClock(T0);
-  const { db, store } = openOpsDb({ path, now: clock.now });
+  const { db, store } = openSqliteDb({ path, now: clock.now });
   stores.push(store);
   const other = openSqlite(path);
   dbs.push(other);
@@ -169,7 +169,7 @@ describe("the rate limit in the claim, on SQLite", () => {
 describe("nextQueuedDueAt()", () => {
   test("is null on an empty queue and the earliest due time otherwise", async () => {
     const clock = createFakeClock(T0);
-    const { db, store } = openOpsDb({ now: clock.now });
+    const { db, store } = openSqliteDb({ now: clock.now });
     stores.push(store);
     expect(nextQueuedDueAt(db)).toBeNull();
     await store.webhooks.create({ name: "a", url: "https://example.com/a" });
@@ -181,7 +181,7 @@ describe("nextQueuedDueAt()", () => {
 
   test("skips disabled webhooks and waits for a rate-limited one's slot to come within the horizon", async () => {
     const clock = createFakeClock(T0);
-    const { db, store } = openOpsDb({ now: clock.now });
+    const { db, store } = openSqliteDb({ now: clock.now });
     stores.push(store);
     const off = await store.webhooks.create({ name: "off", url: "https://example.com/a" });
     const slow = await store.webhooks.create({
@@ -198,7 +198,7 @@ describe("nextQueuedDueAt()", () => {
   });
 
   test("probes the per-webhook index instead of scanning the queue", () => {
-    const { db } = openOpsDb();
+    const { db } = openSqliteDb();
     dbs.push(db);
     const plan = db
       .query<{ detail: string }, [number]>(`EXPLAIN QUERY PLAN ${CLAIM_SQL.nextQueued}`)

@@ -10,10 +10,10 @@ import {
   type MetricsSource,
 } from "../../../lib/webhooks/observe/metrics.ts";
 import type { Store } from "../../../lib/webhooks/ports.ts";
+import { attemptRecord, completeClaim, itemChange } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
-import { openOpsDb } from "../../fakes/ops-db.ts";
-import { attemptRecord, completeClaim, itemChange } from "../../fakes/ops-world.ts";
 import { family, parsePrometheusText } from "../../fakes/prometheus-text.ts";
+import { openSqliteDb } from "../../fakes/sqlite-db.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 const INTERVAL = 5_000;
@@ -47,7 +47,7 @@ describe("createMetrics()", () => {
 
   function setup() {
     const clock = createFakeClock(T0);
-    const { db, store } = openOpsDb({ now: clock.now });
+    const { db, store } = openSqliteDb({ now: clock.now });
     stores.push(store);
     const source = (options: { followAttempts?: boolean } = {}): MetricsSource => ({
       stats: () => store.queue.stats(),
@@ -265,14 +265,14 @@ describe("createMetrics()", () => {
 
 describe("dueSummary() on SQLite", () => {
   test("counts nothing and has no oldest time on an empty queue", () => {
-    const { db } = openOpsDb();
+    const { db } = openSqliteDb();
     expect(dueSummary(db, T0)).toEqual({ count: 0, oldestDueAt: null });
     db.close();
   });
 
   test("ignores deliveries not yet due", async () => {
     const clock = createFakeClock(T0);
-    const { db, store } = openOpsDb({ now: clock.now });
+    const { db, store } = openSqliteDb({ now: clock.now });
     await store.webhooks.create({ name: "a", url: "https://example.com/a" });
     await store.queue.enqueue(itemChange(1));
     expect(dueSummary(db, T0 - 1)).toEqual({ count: 0, oldestDueAt: null });

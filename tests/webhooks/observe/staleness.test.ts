@@ -9,7 +9,7 @@ import { formatAge, formatWorkerTable } from "../../../lib/webhooks/observe/work
 import type { Store } from "../../../lib/webhooks/ports.ts";
 import { startHeartbeat } from "../../../lib/worker/heartbeat.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
-import { openOpsDb } from "../../fakes/ops-db.ts";
+import { openSqliteDb } from "../../fakes/sqlite-db.ts";
 
 const INTERVAL = 5_000;
 const NOW = 1_700_000_000_000;
@@ -91,7 +91,7 @@ describe("heartbeats seen through the registry", () => {
 
   test("a worker that stops beating turns stale after 3 intervals, a beating one stays live", async () => {
     const clock = createFakeClock(NOW);
-    const { store } = openOpsDb({ now: clock.now });
+    const { store } = openSqliteDb({ now: clock.now });
     stores.push(store);
     const info = { host: "h", pid: 1, version: "0.1.0", startedAt: NOW, inFlight: 0 };
     // "crashed" beat once and then died without removing its row.

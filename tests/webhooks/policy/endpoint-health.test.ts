@@ -9,9 +9,9 @@ import {
   shouldDisable,
 } from "../../../lib/webhooks/policy/endpoint-health.ts";
 import type { HealthStore, Store } from "../../../lib/webhooks/ports.ts";
+import { attemptRecord, completeClaim, itemChange } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
-import { openOpsDb } from "../../fakes/ops-db.ts";
-import { attemptRecord, completeClaim, itemChange } from "../../fakes/ops-world.ts";
+import { openSqliteDb } from "../../fakes/sqlite-db.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2025, 0, 1);
@@ -70,7 +70,7 @@ describe("endpoint health on the SQLite store", () => {
 
   function setup() {
     const clock = createFakeClock(T0);
-    const { db, store } = openOpsDb({ now: clock.now });
+    const { db, store } = openSqliteDb({ now: clock.now });
     stores.push(store);
     const logger = createMemoryLogger();
     const health = createEndpointHealth({

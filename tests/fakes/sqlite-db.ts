@@ -4,7 +4,7 @@ import { createSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 
 /** A migrated SQLite database and the real store on top. `path` defaults to :memory:. */
-export function openOpsDb(options: { path?: string; now?: () => number } = {}): {
+export function openSqliteDb(options: { path?: string; now?: () => number } = {}): {
   db: Database;
   store: Store;
 } {

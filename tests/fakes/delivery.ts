@@ -7,7 +7,7 @@ export function itemChange(n = 1): ChangeEvent {
   return {
     event: "item.updated",
     model: "item",
-    username: "ops-test",
+    username: "worker-test",
     requestId: `req-${n}`,
     data: { id: n, sku: `SKU-${n}`, quantity: n },
     prechange: { quantity: n - 1 },

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../lib/config/errors.ts";
-import { loadOpsConfig } from "../../lib/config/ops.ts";
+import { loadOperabilityConfig } from "../../lib/config/operability.ts";
 
-describe("loadOpsConfig()", () => {
+describe("loadOperabilityConfig()", () => {
   test("defaults: pretty info logs, 30 days retention, disable after 24 h and 10 failures, 5 s heartbeats", () => {
-    expect(loadOpsConfig({})).toEqual({
+    expect(loadOperabilityConfig({})).toEqual({
       log: { format: "pretty", level: 3 },
       retentionDays: 30,
       autoDisable: {
@@ -18,7 +18,7 @@ describe("loadOpsConfig()", () => {
   });
 
   test("reads every variable, and treats empty values as unset", () => {
-    const config = loadOpsConfig({
+    const config = loadOperabilityConfig({
       LOG_FORMAT: "json",
       LOG_LEVEL: "debug",
       WEBHOOK_RETENTION_DAYS: "0",
@@ -49,7 +49,7 @@ describe("loadOpsConfig()", () => {
     ["WEBHOOK_AUTO_DISABLE_FAILURES", "-1", "expected a whole number from 1 to 1000000"],
     ["WORKER_HEARTBEAT_MS", "100", "expected a whole number from 1000 to 60000"],
   ])("rejects %s=%s with one line naming the variable", (name, value, expected) => {
-    const load = () => loadOpsConfig({ [name]: value });
+    const load = () => loadOperabilityConfig({ [name]: value });
     expect(load).toThrow(ConfigError);
     expect(load).toThrow(new ConfigError(`${name}="${value}" is invalid: ${expected}`));
   });

@@ -9,7 +9,7 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 export const LOG_LEVELS = { error: 0, warn: 1, info: 3, debug: 4 } as const;
 export type LogLevelName = keyof typeof LOG_LEVELS;
 
-export interface OpsConfig {
+export interface OperabilityConfig {
   log: { format: LogFormat; level: number };
   /** Terminal deliveries older than this many days are purged; 0 keeps them forever. */
   retentionDays: number;
@@ -26,7 +26,7 @@ export interface OpsConfig {
 
 const HOUR_MS = 3_600_000;
 
-type OpsKey =
+type OperabilityKey =
   | "logFormat"
   | "logLevel"
   | "retentionDays"
@@ -36,7 +36,7 @@ type OpsKey =
   | "heartbeatMs";
 
 /** Logging, retention, auto-disable and heartbeat settings: variables only, read by the worker and the app. */
-export const OPS_FIELDS: readonly Field<OpsKey>[] = [
+export const OPERABILITY_FIELDS: readonly Field<OperabilityKey>[] = [
   {
     key: "logFormat",
     env: "LOG_FORMAT",
@@ -94,8 +94,8 @@ export const OPS_FIELDS: readonly Field<OpsKey>[] = [
  * Reads the operability settings (logging, retention, endpoint auto-disable, heartbeats) once.
  * A bad value throws a ConfigError whose message is one line naming the variable.
  */
-export function loadOpsConfig(env: Env): OpsConfig {
-  const parsed = loadFields(OPS_FIELDS, env).values as {
+export function loadOperabilityConfig(env: Env): OperabilityConfig {
+  const parsed = loadFields(OPERABILITY_FIELDS, env).values as {
     logFormat: LogFormat;
     logLevel: LogLevelName;
     retentionDays: number;
