@@ -27,6 +27,7 @@ export const PEERS_TITLE =
 type Report = (label: string, value: string, note?: string) => void;
 
 const WORKER_SCRIPT = join(import.meta.dir, "..", "scripts", "worker.ts");
+const FLAT_LOOP_SCRIPT = join(import.meta.dir, "flat-loop.ts");
 const BODY = JSON.stringify({ event: "updated", data: benchChange(0).data });
 
 export async function peersSection(options: {
@@ -64,6 +65,10 @@ export async function peersSection(options: {
       const path = join(scratch, "peers.db");
       return ourWorker(openSqliteStore(path), path, sink, jobs, concurrency);
     });
+    await run("flat loop, SQLite (same SQL and request)", null, async () => {
+      const path = join(scratch, "flat.db");
+      return flatLoop(openSqliteStore(path), path, sink, jobs, concurrency);
+    });
     await run("BullMQ (Redis)", redisReason, () =>
       bullmq(redis?.port ?? 0, sink, jobs, concurrency),
     );
@@ -80,7 +85,18 @@ export async function peersSection(options: {
     const raw = figures.get("raw fetch loop") ?? 0;
     const sqlite = figures.get("worker, SQLite") ?? 0;
     const bull = figures.get("BullMQ (Redis)");
+    const flat = figures.get("flat loop, SQLite (same SQL and request)") ?? 0;
     report("worker (SQLite) / raw fetch", (sqlite / raw).toFixed(2), "target ≥ 0.55");
+    report(
+      "flat loop (SQLite) / raw fetch",
+      (flat / raw).toFixed(2),
+      "the floor of this SQL and request shape",
+    );
+    report(
+      "worker (SQLite) / flat loop",
+      (sqlite / flat).toFixed(2),
+      "what the worker's layers cost",
+    );
     if (bull) report("worker (SQLite) / BullMQ", (sqlite / bull).toFixed(2), "target ≥ 2.5");
     const pg = figures.get("worker, PostgreSQL");
     const graphileRate = figures.get("graphile-worker (PostgreSQL)");
@@ -136,6 +152,50 @@ async function ourWorker(
   jobs: number,
   concurrency: number,
 ): Promise<number> {
+  await fillStore(store, sink, jobs);
+  const worker = Bun.spawn(["bun", WORKER_SCRIPT, "--once"], {
+    env: {
+      ...process.env,
+      DATABASE_URL: database,
+      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+      WEBHOOK_CONCURRENCY: String(concurrency),
+      WEBHOOK_MAX_ATTEMPTS: "1",
+    },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  return rateOfProcess(worker, sink, jobs);
+}
+
+/** bench/flat-loop.ts, a process of its own like the worker, on the same kind of store. */
+async function flatLoop(
+  store: Store,
+  database: string,
+  sink: Sink,
+  jobs: number,
+  concurrency: number,
+): Promise<number> {
+  await fillStore(store, sink, jobs);
+  const loop = Bun.spawn(["bun", FLAT_LOOP_SCRIPT, database, String(concurrency)], {
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  return rateOfProcess(loop, sink, jobs);
+}
+
+async function rateOfProcess(
+  child: Subprocess<"ignore", "ignore", "pipe">,
+  sink: Sink,
+  jobs: number,
+): Promise<number> {
+  const code = await child.exited;
+  if (code !== 0)
+    throw new Error(`${child.pid} exited ${code}: ${await new Response(child.stderr).text()}`);
+  return rateOf(sink, jobs);
+}
+
+/** One webhook for the sink and `jobs` deliveries queued for it; the store is closed after. */
+async function fillStore(store: Store, sink: Sink, jobs: number): Promise<void> {
   try {
     await store.webhooks.create({ name: "sink", url: `${sink.url}/hook` });
     await store.transaction(async (tx) => {
@@ -149,21 +209,6 @@ async function ourWorker(
   } finally {
     await store.close();
   }
-  const worker = Bun.spawn(["bun", WORKER_SCRIPT, "--once"], {
-    env: {
-      ...process.env,
-      DATABASE_URL: database,
-      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
-      WEBHOOK_CONCURRENCY: String(concurrency),
-      WEBHOOK_MAX_ATTEMPTS: "1",
-    },
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  const code = await worker.exited;
-  if (code !== 0)
-    throw new Error(`worker exited ${code}: ${await new Response(worker.stderr).text()}`);
-  return rateOf(sink, jobs);
 }
 
 async function bullmq(port: number, sink: Sink, jobs: number, concurrency: number) {

@@ -1,0 +1,106 @@
+/**
+ * bench:webhooks reference: the floor of our own design. A flat loop doing what the worker does
+ * for each delivery, on the same store, with the same SQL (claims and results group-committed),
+ * the same request (buildRequest: headers, signatures) and the same fetch options, one timer
+ * and AbortController per attempt, the response read and recorded as an attempt, and nothing
+ * else: no lease checks, no rechecks, no retry policy, no hooks, no outage handling.
+ * `bun bench/flat-loop.ts <database> <concurrency>` delivers everything due, then exits.
+ */
+import { openSqliteStore } from "../lib/store/sqlite/store.ts";
+import type { AttemptRecord, Claim } from "../lib/webhooks/model.ts";
+import { buildRequest } from "../lib/webhooks/request.ts";
+
+const LEASE_MS = 60_000;
+const TIMEOUT_MS = 10_000;
+
+async function deliverAll(path: string, concurrency: number): Promise<number> {
+  const store = openSqliteStore(path);
+  const ready: Claim[] = [];
+  let busy = 0;
+  let delivered = 0;
+  let claiming = false;
+  const finished = Promise.withResolvers<void>();
+
+  async function topUp(): Promise<void> {
+    if (claiming || ready.length >= concurrency) return;
+    claiming = true;
+    const limit = 3 * concurrency - busy - ready.length;
+    const claims = await store.queue.claim({
+      workerId: "flat",
+      limit,
+      leaseMs: LEASE_MS,
+      now: Date.now(),
+    });
+    claiming = false;
+    ready.push(...claims);
+    if (claims.length === 0 && busy === 0 && ready.length === 0) finished.resolve();
+    startReady();
+  }
+
+  function startReady(): void {
+    while (busy < concurrency && ready.length > 0) {
+      busy++;
+      void send(ready.shift() as Claim);
+    }
+    if (ready.length < concurrency) void topUp();
+  }
+
+  async function send(claim: Claim): Promise<void> {
+    const startedAt = Date.now();
+    const started = performance.now();
+    const request = buildRequest(claim.webhook, claim.delivery, Math.floor(startedAt / 1000));
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), TIMEOUT_MS);
+    const record: AttemptRecord = {
+      startedAt,
+      durationMs: 0,
+      statusCode: null,
+      outcome: "network_error",
+      error: null,
+      responseHeaders: null,
+      responseBody: null,
+    };
+    try {
+      const response = await fetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        redirect: "manual",
+        signal: controller.signal,
+        decompress: false,
+      });
+      record.responseBody = await response.text();
+      let headers = "";
+      for (const [name, value] of response.headers) headers += `${name}: ${value}\n`;
+      record.responseHeaders = headers;
+      record.statusCode = response.status;
+      record.outcome = response.ok ? "success" : "http_error";
+    } catch (error) {
+      record.error = String(error);
+    } finally {
+      clearTimeout(timer);
+    }
+    record.durationMs = performance.now() - started;
+    busy--;
+    startReady();
+    await store.queue.finish(claim, record, {
+      state: record.outcome === "success" ? "successful" : "failed",
+    });
+    delivered++;
+    if (busy === 0 && ready.length === 0) void topUp();
+  }
+
+  void topUp();
+  await finished.promise;
+  await store.close();
+  return delivered;
+}
+
+if (import.meta.main) {
+  const [path, concurrency] = process.argv.slice(2);
+  if (!path) throw new Error("usage: bun bench/flat-loop.ts <database> <concurrency>");
+  await deliverAll(path, Number(concurrency ?? 64));
+  // Done and the store closed: without this the process lingers on a handle left open (not
+  // tracked down; the worker command exits on its own), and the bench would wait for it.
+  process.exit(0);
+}
