@@ -96,7 +96,7 @@ describe("help", () => {
     expect(stdout).toMatch(
       /--timeout-ms=<ms> +timeout of one HTTP attempt \(ms\) \[env WEBHOOK_TIMEOUT_MS, default 10000\]/,
     );
-    expect(stdout).toContain("[env WEBHOOK_PREFETCH, default twice the concurrency]");
+    expect(stdout).toContain("[env WEBHOOK_PREFETCH, default four times the concurrency]");
     expect(stdout).toMatch(/\n {2}WEBHOOK_ALLOWED_HOSTS +/);
     expect(stdout).toMatch(/\n {2}WEBHOOK_RETRY_BASE_MS +.*\[default 10000\]/);
     expect(stdout).toMatch(/\n {2}LOG_FORMAT +/);

@@ -7,13 +7,13 @@ import {
 } from "../../lib/worker/config.ts";
 
 describe("loadWorkerConfig", () => {
-  test("loadWorkerConfig() defaults: 10 s timeout, 5 attempts, 16 in flight and 32 ready, lease = timeout + 30 s", () => {
+  test("loadWorkerConfig() defaults: 10 s timeout, 5 attempts, 16 in flight and 64 ready, lease = timeout + 30 s", () => {
     expect(loadWorkerConfig({})).toEqual({
       database: { kind: "sqlite", path: "data/app.db" },
       timeoutMs: 10_000,
       maxAttempts: 5,
       concurrency: 16,
-      prefetch: 32,
+      prefetch: 64,
       leaseMs: 40_000,
       shutdownGraceMs: 15_000,
       retryBaseMs: 10_000,
@@ -50,9 +50,10 @@ describe("loadWorkerConfig", () => {
     expect(loadWorkerConfig({ WEBHOOK_TIMEOUT_MS: "60000" }).leaseMs).toBe(90_000);
   });
 
-  test("loadWorkerConfig() holds twice as many claims ready as in flight unless told otherwise", () => {
-    expect(loadWorkerConfig({}, { concurrency: "4" }).prefetch).toBe(8);
-    expect(loadWorkerConfig({ WEBHOOK_CONCURRENCY: "64" }).prefetch).toBe(128);
+  test("loadWorkerConfig() holds four times as many claims ready as in flight unless told otherwise", () => {
+    expect(loadWorkerConfig({}, { concurrency: "4" }).prefetch).toBe(16);
+    expect(loadWorkerConfig({ WEBHOOK_CONCURRENCY: "64" }).prefetch).toBe(256);
+    expect(loadWorkerConfig({ WEBHOOK_CONCURRENCY: "1024" }).prefetch).toBe(1024);
     expect(loadWorkerConfig({ WEBHOOK_PREFETCH: "0" }, { concurrency: "8" }).prefetch).toBe(0);
   });
 

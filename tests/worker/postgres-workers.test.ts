@@ -188,8 +188,8 @@ describePostgres("worker processes on PostgreSQL", () => {
 
     expect(await store.queue.stats()).toMatchObject({ successful: 200, queued: 0, delivering: 0 });
     expect(endpoint.total).toBe(216);
-    // The victim held 48 claims: 16 requests in flight (orphaned) and 32 prefetched (by default
-    // twice the concurrency) that it never sent. All 48 come back with a lease_expired attempt,
+    // The victim held 80 claims: 16 requests in flight (orphaned) and 64 prefetched (by default
+    // four times the concurrency) that it never sent. All 80 come back with a lease_expired attempt,
     // as the claim is the only record that a request may have been made; only the 16 orphaned
     // reached the endpoint twice.
     let expired = 0;
@@ -208,7 +208,7 @@ describePostgres("worker processes on PostgreSQL", () => {
         expect(outcomes).toEqual(["success"]);
       }
     }
-    expect(expired).toBe(48);
+    expect(expired).toBe(80);
   }, 60_000);
 
   test("a worker keeps delivering across a database restart and loses nothing", async () => {
