@@ -17,7 +17,7 @@ export interface Field<K extends string = string> {
   schema: z.ZodType;
   /** A value, or one computed from the fields before it (e.g. lease = timeout + margin). */
   default?: string | number | boolean | ((values: Record<string, unknown>) => unknown);
-  /** How help shows a computed default, e.g. "twice the concurrency". */
+  /** How help shows a computed default, e.g. "four times the concurrency". */
   defaultText?: string;
   /** Shown in help as `--flag=<hint>`. */
   hint?: string;
