@@ -23,6 +23,12 @@ export interface StopSignalsOptions {
   now?: () => number;
   /** Told of a signal within the window, taken as the same keypress (for a debug line). */
   onRepeat?: (name: StopSignalName) => void;
+  /** Runs `fn` after `ms` without keeping the process alive; tests pass a fake. */
+  later?: (fn: () => void, ms: number) => void;
+}
+
+function unrefTimeout(fn: () => void, ms: number): void {
+  setTimeout(fn, ms).unref();
 }
 
 export interface StopSignals {
@@ -32,7 +38,11 @@ export interface StopSignals {
   abort: AbortSignal;
   /** Resolves with the first signal's name. */
   stopped: Promise<StopSignalName>;
-  /** Removes the listeners; a signal then gets its default action (the process ends). */
+  /**
+   * Removes the listeners; a signal then gets its default action (the process ends). Within the
+   * same-keypress window of a stop they stay until it has passed: a command that stopped that
+   * fast must not be ended by the keypress's second copy arriving late.
+   */
   dispose(): void;
 }
 
@@ -70,10 +80,15 @@ export function stopSignals(options: StopSignalsOptions = {}): StopSignals {
     return [name, listener] as const;
   });
   let disposed = false;
+  function removeListeners(): void {
+    for (const [name, listener] of listeners) source.off(name, listener);
+  }
   function dispose(): void {
     if (disposed) return;
     disposed = true;
-    for (const [name, listener] of listeners) source.off(name, listener);
+    const left = stop.signal.aborted && !abort.signal.aborted ? windowMs - (now() - firstAt) : 0;
+    if (left > 0) (options.later ?? unrefTimeout)(removeListeners, left);
+    else removeListeners();
   }
   for (const [name, listener] of listeners) source.on(name, listener);
   return { stop: stop.signal, abort: abort.signal, stopped, dispose };

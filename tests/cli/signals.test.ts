@@ -49,6 +49,27 @@ describe("stopSignals()", () => {
     expect(fake.listeners()).toBe(0);
   });
 
+  test("a stop that ends within the window keeps taking its keypress's late copy as the same one", () => {
+    const fake = fakeProcess();
+    const scheduled: Array<{ fn: () => void; ms: number }> = [];
+    const signals = stopSignals({
+      source: fake.source,
+      now: fake.now,
+      windowMs: 1000,
+      later: (fn, ms) => scheduled.push({ fn, ms }),
+    });
+    fake.emit("SIGINT");
+    fake.advance(150);
+    signals.dispose(); // the command is done, 150 ms after the keypress
+    expect(fake.listeners()).toBe(2);
+    fake.advance(10);
+    fake.emit("SIGINT"); // `bun run`'s forwarded copy: no default action, no abort
+    expect(signals.abort.aborted).toBe(false);
+    expect(scheduled.map((each) => each.ms)).toEqual([850]);
+    scheduled[0]?.fn();
+    expect(fake.listeners()).toBe(0);
+  });
+
   test("dispose() removes the listeners", () => {
     const fake = fakeProcess();
     const signals = stopSignals({ source: fake.source, now: fake.now });
