@@ -620,7 +620,9 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           attempts: 2,
           leaseOwner: "w2",
           state: "delivering",
+          payload: old.delivery.payload, // the same body is sent again
         });
+        expect(old.delivery.payload).toContain('"event"');
 
         // The first worker reports late: its result is discarded and nothing is written.
         expect(await store.queue.finish(old, record(), { state: "successful" })).toBe(false);

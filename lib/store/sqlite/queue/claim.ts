@@ -144,7 +144,8 @@ export function createClaim(db: Database, changes: ChangeTracker) {
     `UPDATE deliveries SET attempts = attempts + 1, lease_owner = $worker,
        lease_expires_at = $expires, last_error = $error, updated_at = $now
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt
-     RETURNING *, (SELECT p.payload FROM delivery_payloads p WHERE p.delivery_id = id) AS payload`,
+     RETURNING *, (SELECT p.payload FROM delivery_payloads p WHERE p.delivery_id = deliveries.id)
+       AS payload`,
   );
   const sendableDueStmt = db.prepare<{ webhook_id: number; t: number | null }, Params>(
     CLAIM_SQL.sendableDue,
