@@ -17,6 +17,7 @@ import { articleHtml } from "../fakes/article-site.ts";
 import { endlessResponse, gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import { echoTitle } from "../fakes/ollama.ts";
+import { htmlText, viewNotes } from "./markdown-view.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -416,6 +417,18 @@ describe("bun run digest", () => {
       "- No article summary: the link was not followed (refused 10.1.2.3 (private): set DIGEST_ALLOWED_HOSTS=10.1.2.3:8080 to allow it).",
     );
     expect(world.ollama.generateCalls).toEqual([]);
+  });
+
+  test("a note quoting a hostile redirect target shows in the Markdown as literal text", async () => {
+    const location = "http://[<img src=x onerror=alert(1)>](javascript:alert(2)) *em* `code` ~~s~~";
+    using world = startDigestWorld({
+      stories: [storyHit({ title: "Moved", url: "/moved", num_comments: 0 })],
+      pages: { "/moved": { redirect: location } },
+    });
+    const { stdout } = await digest(world);
+    expect(viewNotes(stdout)).toBe(
+      `<ul>\n<li>${htmlText(`No article summary: it redirects to an invalid address (${location}).`)}</li>\n<li>No discussion summary: there are no comments yet.</li>\n</ul>\n`,
+    );
   });
 
   test("Ctrl-C stops the digest at once: no more stories, nothing left of --out", async () => {

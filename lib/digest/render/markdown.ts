@@ -1,14 +1,36 @@
 import { stripControl } from "../../text/control.ts";
+import { isHttpUrl } from "../hn-client.ts";
 import { ageText, newCountText, pointsText, typeLabel } from "./facts.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToMarkdown, startsWithBlock } from "./model-markdown.ts";
 import type { Renderer } from "./types.ts";
 
-/** Backslash-escapes the characters that would turn a title into links, emphasis or HTML. */
+/**
+ * Remote text (a title, a site, a note quoting a redirect target or an error) as literal inline
+ * Markdown on one line: backslash-escapes what would make a link, image, autolink, emphasis,
+ * strikethrough, code, raw HTML, a heading or a table cell, and an `&` that would read as an
+ * entity (`&amp;` must show as written, not as `&`).
+ */
 export function escapeMarkdown(text: string): string {
-  return stripControl(text)
-    .replace(/\s+/g, " ")
-    .replace(/[\\`*_[\]<>#|]/g, (ch) => `\\${ch}`);
+  return (
+    stripControl(text)
+      .replace(/\s+/g, " ")
+      .replace(/[\\`*[\]<>#|~]/g, (ch) => `\\${ch}`)
+      // Between letters or digits `_` never marks emphasis, so DIGEST_ALLOWED_HOSTS stays readable.
+      .replace(/(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, "\\_")
+      .replace(/&(?=[a-z][a-z0-9]*;)/gi, "\\&")
+  );
+}
+
+/**
+ * Remote text as a list item's literal text: escaped inline, and with a leading `-`, `+`, `=` or
+ * `1.` escaped too, since there it would open a nested list or a rule inside the item.
+ */
+function listItemText(text: string): string {
+  return escapeMarkdown(text)
+    .trim()
+    .replace(/^[-+=]/, "\\$&")
+    .replace(/^(\d{1,9})([.)])/, "$1\\$2");
 }
 
 /** A URL safe inside `(...)` of a Markdown link: no spaces, parentheses or angle brackets. */
@@ -40,7 +62,9 @@ export function markdownRenderer(): Renderer {
     story(digest, index) {
       const { story } = digest;
       const title = escapeMarkdown(story.title);
-      const heading = story.url ? `[${title}](${markdownUrl(story.url)})` : title;
+      // Stories are parsed with http(s) links only; checked again here, as the HTML page does.
+      const heading =
+        story.url && isHttpUrl(story.url) ? `[${title}](${markdownUrl(story.url)})` : title;
       const facts = [
         digest.isNew ? "**New**" : undefined,
         typeLabel(story.type),
@@ -62,14 +86,7 @@ export function markdownRenderer(): Renderer {
         labelled("Discussion", digest.discussionSummary),
       ];
       if (digest.notes.length > 0) {
-        lines.push(
-          "",
-          "Notes:",
-          "",
-          ...digest.notes.map(
-            (note) => `- ${stripControl(note).replace(/\s+/g, " ").replace(/</g, "&lt;")}`,
-          ),
-        );
+        lines.push("", "Notes:", "", ...digest.notes.map((note) => `- ${listItemText(note)}`));
       }
       return `${lines.join("\n")}\n`;
     },
