@@ -19,8 +19,9 @@ export interface Terminal {
 /**
  * Runs `command` (a shell line) in a real terminal: a detached tmux session, 200 × 50. What the
  * pane shows is read as it comes through a FIFO (pipe-pane), so tests await text, never poll.
- * The command starts only once the pipe is attached, and the pane stays open after it (until
- * close()), so no output is missed at either end.
+ * That text is the program's raw output, escape sequences such as colours included (unlike
+ * capture-pane without -e). The command starts only once the pipe is attached, and the pane
+ * stays open after it (until close()), so no output is missed at either end.
  */
 export function startInTerminal(command: string, cwd: string): Terminal {
   const dir = mkdtempSync(join(tmpdir(), "terminal-"));
