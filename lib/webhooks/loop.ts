@@ -68,11 +68,12 @@ export interface WorkerOptions {
   concurrency: number;
   /**
    * Claims held ready beyond the requests in flight (default 0 here; the worker command's
-   * default is four times the concurrency), so a finished request is replaced at once instead of
-   * after the next database write; the buffer is topped up when half empty. They are released unattempted on shutdown; after a crash they come
-   * back, like the requests in flight, when their lease expires, each with a `lease_expired`
-   * attempt recorded: a claim is the only record that a request may have been made, and telling
-   * sent from unsent would take a database write before every request.
+   * default is four times the concurrency), so a finished request is replaced at once instead
+   * of after the next database write; the buffer is topped up when half empty. They are
+   * released unattempted on shutdown; after a crash they come back, like the requests in
+   * flight, when their lease expires, each with a `lease_expired` attempt recorded: a claim is
+   * the only record that a request may have been made, and telling sent from unsent would take
+   * a database write before every request.
    */
   prefetch?: number;
   hooks?: WorkerHooks;

@@ -32,7 +32,7 @@ export interface SqliteStoreOptions {
    * with it; here a call that finds the lock taken fails at once and is retried after an async
    * 1 ms pause, for up to 5 s in all. For the app, whose requests share one thread. (Letting
    * SQLite wait up to 5 ms first measured worse once the app stopped checkpointing in its
-   * commits: PATCH p99 at 16 clients 9–14 ms against 9–11 ms.)
+   * commits: PATCH p99 at 16 clients 9–14 ms with that wait, 9–12 ms without.)
    */
   yieldWhenBusy?: boolean;
 }
