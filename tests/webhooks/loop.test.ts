@@ -248,6 +248,51 @@ describe("createWorker", () => {
     expect(queue.finished.sort()).toEqual([1, 2, 3]);
   });
 
+  test("runOnce() rejects on a failing claim, gives its unstarted claims back at once and lets the request in flight finish", async () => {
+    const queue = fakeQueue(4);
+    let claims = 0;
+    let failed = () => {};
+    const claimFailed = new Promise<void>((resolve) => {
+      failed = resolve;
+    });
+    const collaborators: WorkerCollaborators = {
+      ...queue.collaborators,
+      async claim(limit) {
+        if (++claims === 2) {
+          failed();
+          throw new Error("database is locked");
+        }
+        return queue.collaborators.claim(limit);
+      },
+    };
+    const worker = createWorker(collaborators, { concurrency: 1, prefetch: 4 });
+    let settled = false;
+    const drained = worker.runOnce().finally(() => {
+      settled = true;
+    });
+    drained.catch(() => {});
+    // All four claimed: 1 in flight, 2-4 held ready.
+    await queue.untilInFlight(1);
+    expect(queue.pending).toHaveLength(0);
+
+    // 1 ends and 2 takes its slot; the buffer is low, so the worker claims again, and that fails.
+    queue.finishOne(1);
+    await claimFailed;
+    // Once the failure has run its course (microtasks only), before a macrotask turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    // 3 and 4 went back without waiting for 2, whose request may take up to its timeout.
+    expect(queue.released.sort()).toEqual([3, 4]);
+    expect(queue.inFlight).toBe(1);
+    expect(settled).toBe(false);
+
+    queue.finishOne(2);
+    await expect(drained).rejects.toThrow("database is locked");
+    expect(queue.finished.sort()).toEqual([1, 2]);
+    expect(queue.started).toBe(2);
+    expect(worker.counts).toMatchObject({ claimed: 4, successful: 2, released: 2 });
+    expect(worker.inFlight).toBe(0);
+  });
+
   test("run() survives a failing look for work while idle, reports it and looks again", async () => {
     const queue = fakeQueue(0);
     const errors: string[] = [];
