@@ -156,7 +156,11 @@ function describeGuarantees(name: string, open: OpenStores): void {
       const env = await setup({
         respond: async (_request, index) => {
           const arrived = env.clock.t;
-          await written.atLeast(index - 1); // two in flight
+          // Two in flight, each taking 19 s from its arrival; the clock moves on only once every
+          // earlier request's result is written. (Waiting for a count one lower let a request
+          // move the clock past an earlier one's lease while that result, slow under load, was
+          // still being written: a takeover no real clock could cause.)
+          await written.atLeast(index);
           env.clock.t = Math.max(env.clock.t, arrived + 19_000);
           return new Response("ok");
         },
