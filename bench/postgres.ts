@@ -345,7 +345,9 @@ interface Sink {
 }
 
 async function startSink(report: boolean): Promise<Sink> {
-  const child = Bun.spawn([process.execPath, "-e", SINK_SOURCE, ...(report ? ["--report"] : [])], {
+  // `--`: without it `bun -e` keeps `--report` for itself and the sink never reports a hit.
+  const flags = report ? ["--", "--report"] : [];
+  const child = Bun.spawn([process.execPath, "-e", SINK_SOURCE, ...flags], {
     stdin: "ignore",
     stdout: "pipe",
     stderr: "inherit",
