@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import type { FieldErrors } from "../../inventory/schemas.ts";
 import { DuplicateWebhookNameError } from "../../webhooks/errors.ts";
 import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
@@ -50,13 +51,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   routes.post("/", async (c) => {
     const values = readWebhookForm(await c.req.parseBody({ all: true }));
     const parsed = parseWebhookForm(values);
-    if (!parsed.ok) {
-      return renderPage(
-        c,
-        <WebhookFormPage page={pageContext(c)} values={values} errors={parsed.errors} />,
-        400,
-      );
-    }
+    if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400);
     const generatedSecret = parsed.secret === "" ? deps.generateSecret() : null;
     try {
       const webhook = await store.webhooks.create({
@@ -82,18 +77,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   async function preview(c: Context<AppEnv>, webhook?: Webhook) {
     const values = readWebhookForm(await c.req.parseBody({ all: true }));
     const parsed = parseWebhookForm(values);
-    if (!parsed.ok) {
-      return renderPage(
-        c,
-        <WebhookFormPage
-          page={pageContext(c)}
-          values={values}
-          errors={parsed.errors}
-          webhook={webhook}
-        />,
-        400,
-      );
-    }
+    if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
     const last = await lastChangeBody(store.queue);
     const body = last?.body ?? sampleChangeBody(now(), c.get("username"));
     const source = last
@@ -143,18 +127,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     if (!webhook) return notFound(c);
     const values = readWebhookForm(await c.req.parseBody({ all: true }));
     const parsed = parseWebhookForm(values);
-    if (!parsed.ok) {
-      return renderPage(
-        c,
-        <WebhookFormPage
-          page={pageContext(c)}
-          values={values}
-          errors={parsed.errors}
-          webhook={webhook}
-        />,
-        400,
-      );
-    }
+    if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
     const patch: WebhookPatch = { ...parsed.webhook };
     if (parsed.secret !== "") patch.secret = parsed.secret;
     else if (parsed.removeSecret) patch.secret = null;
@@ -230,10 +203,21 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   ) {
     if (!(error instanceof DuplicateWebhookNameError)) throw error;
     const errors = { formErrors: [], fieldErrors: { name: ["Another webhook has this name"] } };
+    return formWithErrors(c, values, errors, 409, webhook);
+  }
+
+  /** The form shown again as typed, with what is wrong with it. */
+  function formWithErrors(
+    c: Context<AppEnv>,
+    values: WebhookFormValues,
+    errors: FieldErrors,
+    status: 400 | 409,
+    webhook?: Webhook,
+  ) {
     return renderPage(
       c,
       <WebhookFormPage page={pageContext(c)} values={values} errors={errors} webhook={webhook} />,
-      409,
+      status,
     );
   }
 
