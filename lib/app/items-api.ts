@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { type ChangeContext, createItem, deleteItem, updateItem } from "../inventory/changes.ts";
 import { DuplicateSkuError } from "../inventory/model.ts";
 import { fieldErrorsOf, itemPatchSchema, newItemSchema } from "../inventory/schemas.ts";
+import { errorMessage } from "../text/error-message.ts";
 import type { Store } from "../webhooks/ports.ts";
 import type { AppEnv } from "./context.ts";
 
@@ -107,7 +108,7 @@ async function readJson<S extends z.ZodType>(
   try {
     raw = await c.req.json();
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     return c.json({ error: `Invalid JSON: ${reason}` }, 400);
   }
   const result = schema.safeParse(raw);

@@ -1,6 +1,7 @@
 import { type CommandDef, runCommand } from "citty";
 import { ConfigError, UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
+import { errorMessage } from "../text/error-message.ts";
 import { renderHelp, resolveForHelp, wantsColor } from "./help.ts";
 
 export interface RunScriptOptions {
@@ -107,7 +108,7 @@ export function exitCodeFor(error: unknown): number {
 
 export function errorLine(error: unknown): string {
   // citty colours flag names in its messages; strip the escapes so the line stays plain text.
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   // Then any control or BiDi character left (a value the user typed, a name a peer sent) is
   // shown escaped, so an error line cannot drive the terminal.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing ANSI colour escapes.

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { type Env, httpUrl, intInRange, withoutEmpty } from "../config/env.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
+import { errorMessage } from "../text/error-message.ts";
 
 export const DEFAULT_MODEL = "llama3.2";
 export const DEFAULT_NUM_CTX = 8192;
@@ -47,7 +48,7 @@ const allowList = z.string().transform((value, context) => {
   try {
     return parseAllowList(value);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     context.addIssue({
       code: "custom",
       message: message.replace(/^\S+ entry (.*) is invalid: /, "entry $1: "),

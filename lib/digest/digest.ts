@@ -1,5 +1,6 @@
 import type { Resolver } from "../http/ssrf.ts";
 import { createLogger, type Logger } from "../log.ts";
+import { errorMessage } from "../text/error-message.ts";
 import { USER_AGENT } from "../version.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
@@ -176,9 +177,7 @@ function readLastRun(cache: SummaryCache | undefined, logger: Logger): RunRecord
   try {
     return cache?.lastRun() ?? null;
   } catch (error) {
-    logger.warn(
-      `Previous run could not be read: ${error instanceof Error ? error.message : error}`,
-    );
+    logger.warn(`Previous run could not be read: ${errorMessage(error)}`);
     return null;
   }
 }
@@ -192,9 +191,7 @@ function recordRun(
   try {
     cache?.recordRun(at, stories);
   } catch (error) {
-    logger.warn(
-      `This run could not be remembered: ${error instanceof Error ? error.message : error}`,
-    );
+    logger.warn(`This run could not be remembered: ${errorMessage(error)}`);
   }
 }
 
@@ -209,7 +206,7 @@ function openCache(
     return (open ?? openSummaryCache)(path);
   } catch (error) {
     logger.warn(
-      `Summary cache ${path} cannot be opened, running without it: ${error instanceof Error ? error.message : error}`,
+      `Summary cache ${path} cannot be opened, running without it: ${errorMessage(error)}`,
     );
     return undefined;
   }

@@ -1,3 +1,4 @@
+import { errorMessage } from "../text/error-message.ts";
 import { USER_AGENT } from "../version.ts";
 import { fetchComments } from "./hn-client.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
@@ -32,7 +33,7 @@ export async function discussionPart(
       });
     }, index);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     context.logger.warn(`Story ${story.id}: comments unavailable: ${reason}`);
     return {
       summary: null,

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "../config/errors.ts";
+import { errorMessage } from "../text/error-message.ts";
 
 /** Where text goes: process.stdout in the script, an array in tests. */
 export interface TextSink {
@@ -57,9 +58,7 @@ export async function openOutput(
       handle = await open(temporary, "wx", 0o644);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EEXIST" && attempt < 5) continue;
-      throw new UsageError(
-        `--out ${path} cannot be written: ${error instanceof Error ? error.message : error}`,
-      );
+      throw new UsageError(`--out ${path} cannot be written: ${errorMessage(error)}`);
     }
   }
   const file = handle;

@@ -1,3 +1,4 @@
+import { errorMessage } from "../text/error-message.ts";
 import { articlePart } from "./article-part.ts";
 import { discussionPart } from "./discussion-part.ts";
 import { hnItemUrl } from "./hn-client.ts";
@@ -59,7 +60,7 @@ async function settle(part: Promise<Part>, kind: string, context: PipelineContex
   try {
     return await part;
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     context.logger.error(`Unexpected failure in the ${kind} of a story: ${reason}`);
     return { summary: null, notes: [`No ${kind} summary: ${reason}.`] };
   }

@@ -1,4 +1,5 @@
 import type { Logger } from "../log.ts";
+import { errorMessage } from "../text/error-message.ts";
 import type { SummaryCache } from "./cache.ts";
 import { cleanSummary } from "./model-text.ts";
 import { generate, OllamaError } from "./ollama.ts";
@@ -55,7 +56,7 @@ export async function summarise(
     return { summary, notes };
   } catch (error) {
     stats.failed++;
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     context.logger.warn(`Story ${part.index + 1}: ${part.kind} summary failed: ${reason}`);
     return { summary: null, notes: [...part.notes, `${label} summary failed: ${reason}.`] };
   }
@@ -76,9 +77,7 @@ function readCache(
   try {
     return cache?.get(model, prompt);
   } catch (error) {
-    logger.warn(
-      `Summary cache could not be read: ${error instanceof Error ? error.message : error}`,
-    );
+    logger.warn(`Summary cache could not be read: ${errorMessage(error)}`);
     return undefined;
   }
 }
@@ -91,8 +90,6 @@ function writeCache(
   try {
     cache?.set(entry.model, entry.prompt, entry.summary);
   } catch (error) {
-    logger.warn(
-      `Summary cache could not be written: ${error instanceof Error ? error.message : error}`,
-    );
+    logger.warn(`Summary cache could not be written: ${errorMessage(error)}`);
   }
 }

@@ -1,3 +1,5 @@
+import { errorMessage } from "../text/error-message.ts";
+
 /**
  * One line naming what went wrong and where, for a failed request: "connection refused by
  * 127.0.0.1:9000" rather than Bun's "ECONNREFUSED: Unable to connect. Is the computer able to
@@ -26,7 +28,7 @@ export function describeNetworkError(error: unknown, url: string, name?: string)
     case "EPROTO":
       return `TLS handshake with ${where} failed: does it speak TLS on this port?`;
     default: {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       return `${firstLine(message)} (${where})`;
     }
   }

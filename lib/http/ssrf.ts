@@ -4,6 +4,7 @@ import { domainToASCII } from "node:url";
 import ipaddr from "ipaddr.js";
 import { ConfigError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
+import { errorMessage } from "../text/error-message.ts";
 
 /**
  * The SSRF guard: before each attempt the worker resolves the webhook's host and refuses any
@@ -311,7 +312,7 @@ function fullRange(address: Address): [Address, number] {
 }
 
 function oneLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return escapeControl(message.replace(/\s+/g, " ").trim());
 }
 

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import ipaddr from "ipaddr.js";
 import { escapeControl } from "../text/control.ts";
+import { errorMessage } from "../text/error-message.ts";
 import { beginStandardWebhookCheck } from "../webhooks/signing.ts";
 import { readBody } from "./body.ts";
 import { formatRequest, type ReceivedRequest } from "./format.ts";
@@ -49,7 +50,7 @@ export function createReceiver(options: ReceiverOptions): Hono<{ Bindings: Recei
         check && check.early === null ? (chunk: Uint8Array) => check.update(chunk) : undefined;
       body = await readBody(request, BODY_LIMIT_BYTES, onChunk);
     } catch (error) {
-      bodyError = error instanceof Error ? error.message : String(error);
+      bodyError = errorMessage(error);
     }
     const received: ReceivedRequest = {
       counter: 0,
@@ -71,7 +72,7 @@ export function createReceiver(options: ReceiverOptions): Hono<{ Bindings: Recei
 
   // Nothing a peer sends should end in a stack trace: say so in one line and answer 400.
   app.onError((error, c) => {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     options.print(`Bad request: ${escapeControl(message.replace(/\s+/g, " "))}\n------------`);
     return c.text("Bad request\n", 400);
   });

@@ -1,3 +1,4 @@
+import { errorMessage } from "../text/error-message.ts";
 import {
   CONDITION_OPS,
   type Condition,
@@ -42,7 +43,7 @@ export function parseConditionText(text: string): ConditionSet {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = errorMessage(error);
     throw new ConditionError("$", `not valid JSON (${detail})`);
   }
   return checkConditionSet(value);
@@ -128,7 +129,7 @@ function checkCondition(node: unknown, path: string): void {
     try {
       regexOf(pattern);
     } catch (error) {
-      const detail = error instanceof Error ? error.message : String(error);
+      const detail = errorMessage(error);
       throw new ConditionError(`${path}.value`, `invalid regex (${detail})`);
     }
   }

@@ -1,3 +1,4 @@
+import { errorMessage } from "../text/error-message.ts";
 import type { Webhook } from "./model.ts";
 import { isTemplated, renderTemplate, TemplateError } from "./template.ts";
 import { sendableHeaderProblem } from "./validate.ts";
@@ -60,7 +61,7 @@ export function renderDelivery(
       : defaultBody;
     return { payload, url, headers, context: templated ? defaultBody : null, templateError: null };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     return { payload: "", url: null, headers: null, context: defaultBody, templateError: message };
   }
 }

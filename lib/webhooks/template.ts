@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { errorMessage } from "../text/error-message.ts";
 
 /**
  * Jinja2 templates for webhook bodies, URLs and header values, rendered by MiniJinja (Jinja2's
@@ -184,7 +185,7 @@ function nameOf(engine: Engine, source: string): string {
  */
 function asTemplateError(error: unknown): TemplateError {
   if (error instanceof TemplateError) return error;
-  const text = error instanceof Error ? error.message : String(error);
+  const text = errorMessage(error);
   const [first = text] = text.split("\n");
   const located = /^(.*) \(in t\d+:(\d+)\)$/.exec(first);
   const reason = (located?.[1] ?? first).trim() || "the template could not be rendered";

@@ -3,6 +3,7 @@ import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { DestinationCheck, Resolver } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
+import { errorMessage } from "../text/error-message.ts";
 import { createWorker, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
 import type { Claim, Delivered, Webhook } from "../webhooks/model.ts";
 import {
@@ -260,7 +261,7 @@ export function loggingHooks(
     },
     onError(error, context) {
       if (context.phase !== "deliver" && options.isUnreachable?.(error)) return;
-      const message = escapeControl(error instanceof Error ? error.message : String(error));
+      const message = escapeControl(errorMessage(error));
       const where = context.claim ? ` (delivery ${context.claim.delivery.id})` : "";
       logger.error(`Worker ${context.phase} failed${where}: ${message}`);
     },

@@ -1,4 +1,5 @@
 import type { Logger } from "../log.ts";
+import { errorMessage } from "../text/error-message.ts";
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_RETENTION_INTERVAL_MS = 3_600_000;
@@ -65,7 +66,7 @@ export function createRetention(options: RetentionOptions): Retention {
       }
       return total;
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       logger?.warn(`Purging old deliveries failed (${total} deleted): ${message}`);
       return null;
     }

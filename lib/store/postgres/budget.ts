@@ -1,5 +1,6 @@
 import { abortableSleep, type Sleep } from "../../async/sleep.ts";
 import type { Logger } from "../../log.ts";
+import { errorMessage } from "../../text/error-message.ts";
 import { isConnectionError } from "./db.ts";
 
 /** What a process does with its connections decides how many it needs by default. */
@@ -97,7 +98,7 @@ export async function retryStartup<T>(
 }
 
 function waitingMessage(error: unknown, full: boolean): string {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorMessage(error);
   return full
     ? `PostgreSQL has no free connection (${reason}): retrying with backoff. Lower DATABASE_POOL_MAX or raise max_connections; see docs/storage-and-postgres.md for the budget`
     : `PostgreSQL unreachable (${reason}): retrying with backoff`;

@@ -1,6 +1,7 @@
 import { SQL } from "bun";
 import { abortableSleep } from "../../async/sleep.ts";
 import type { Logger } from "../../log.ts";
+import { errorMessage } from "../../text/error-message.ts";
 import { urlOptions } from "./db.ts";
 
 /** The NOTIFY channel that enqueue, retry and release signal on (delivered at commit). */
@@ -101,7 +102,7 @@ export function createChangeListener(
         return;
       } catch (error) {
         if (tries === 0) {
-          const reason = error instanceof Error ? error.message : String(error);
+          const reason = errorMessage(error);
           logger?.warn(`PostgreSQL LISTEN failed (${reason}): polling until it works`);
         }
         await abortableSleep(delay, stop.signal);

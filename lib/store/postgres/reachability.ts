@@ -1,5 +1,6 @@
 import { abortableSleep } from "../../async/sleep.ts";
 import type { Logger } from "../../log.ts";
+import { errorMessage } from "../../text/error-message.ts";
 import { isConnectionError } from "./db.ts";
 
 /**
@@ -73,7 +74,7 @@ export function createReachability(options: ReachabilityOptions): Reachability {
       } catch (error) {
         if (!reported && downSince !== null && !closing.signal.aborted) {
           reported = true;
-          const reason = error instanceof Error ? error.message : String(error);
+          const reason = errorMessage(error);
           options.logger?.warn(`Database unreachable (${reason}): retrying until it answers`);
         }
         delay = delay === 0 ? minMs : Math.min(delay * 2, maxMs);

@@ -3,6 +3,7 @@ import { type HostNames, hostCheckMiddleware } from "../../http/host-check.ts";
 import { clientKey, createLoginThrottle, type LoginThrottle } from "../../http/token-throttle.ts";
 import type { Logger } from "../../log.ts";
 import { safeEqual } from "../../secrets.ts";
+import { errorMessage } from "../../text/error-message.ts";
 import type { Metrics } from "./metrics.ts";
 
 /** What Bun.serve passes as the env: its Server, whose requestIP gives the peer's address. */
@@ -70,9 +71,7 @@ export function metricsHandler(
     try {
       return c.body(await metrics.render(), 200, { "content-type": metrics.contentType });
     } catch (error) {
-      logger?.warn(
-        `Metrics unavailable: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      logger?.warn(`Metrics unavailable: ${errorMessage(error)}`);
       return c.body("Metrics unavailable\n", 503, { "content-type": "text/plain; charset=utf-8" });
     }
   };
