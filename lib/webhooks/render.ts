@@ -1,7 +1,7 @@
 import { errorMessage } from "../text/error-message.ts";
 import type { Webhook } from "./model.ts";
 import { isTemplated, renderTemplate, TemplateError } from "./template.ts";
-import { sendableHeaderProblem } from "./validate.ts";
+import { isWebhookUrl, sendableHeaderProblem } from "./validate.ts";
 
 /**
  * What is stored for one webhook's delivery of a change, rendered at enqueue: the body that will
@@ -68,18 +68,7 @@ export function renderDelivery(
 
 function renderUrl(template: string, context: Record<string, unknown>): string {
   const url = inPart("URL", () => renderTemplate(template, context)).trim();
-  let parsed: URL | null = null;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = null;
-  }
-  if (
-    !parsed ||
-    (parsed.protocol !== "http:" && parsed.protocol !== "https:") ||
-    parsed.hostname === "" ||
-    url.length > 2000
-  ) {
+  if (!isWebhookUrl(url)) {
     throw new Error(
       `Template error in the URL: it rendered to ${JSON.stringify(url.slice(0, 200))}, not an http:// or https:// URL`,
     );

@@ -77,6 +77,21 @@ export function headerValueProblem(value: string): string | null {
   return problem === null ? sendableHeaderProblem(value) : `template error at ${problem.message}`;
 }
 
+/** The longest webhook URL, typed or rendered from a template. */
+const MAX_URL_LENGTH = 2000;
+
+/** Whether `url` (trimmed) can be a webhook's address: http(s), a host, at most 2000 characters. */
+export function isWebhookUrl(url: string): boolean {
+  if (url.length > MAX_URL_LENGTH) return false;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  return (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.hostname !== "";
+}
+
 export function checkUrl(url: string): string {
   const trimmed = url.trim();
   if (isTemplated(trimmed)) {
@@ -84,18 +99,7 @@ export function checkUrl(url: string): string {
     if (problem !== null) throw new UsageError(`Invalid URL ${shown(url)}: ${problem}`);
     return trimmed;
   }
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(trimmed);
-  } catch {
-    parsed = undefined;
-  }
-  if (
-    !parsed ||
-    (parsed.protocol !== "http:" && parsed.protocol !== "https:") ||
-    parsed.hostname === "" ||
-    trimmed.length > 2000
-  ) {
+  if (!isWebhookUrl(trimmed)) {
     throw new UsageError(
       `Invalid URL ${shown(url)}: expected an http:// or https:// URL, e.g. http://127.0.0.1:9000/`,
     );
@@ -186,7 +190,7 @@ export function checkMaxPerSecond(value: string): number | null {
  * and by the SSRF guard when sent. Null when fine.
  */
 export function templatedUrlProblem(url: string): string | null {
-  if (!/^https?:\/\/[^/{]/i.test(url) || url.length > 2000) {
+  if (!/^https?:\/\/[^/{]/i.test(url) || url.length > MAX_URL_LENGTH) {
     return "expected an http:// or https:// URL; a template may fill in the parts after the scheme";
   }
   const problem = templateProblem(url);
