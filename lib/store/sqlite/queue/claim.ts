@@ -10,7 +10,7 @@ import {
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import type { ChangeTracker } from "../changes.ts";
 import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
-import { type DeliveryRow, deliveryFromRow, PAYLOAD_OF_D, type Params } from "./rows.ts";
+import { type DeliveryRow, deliveryFromRow, type Params, payloadColumn } from "./rows.ts";
 
 /**
  * Claim filter on the webhook row `w`: leave out webhooks that are paused, or whose next send
@@ -40,7 +40,7 @@ export const CLAIM_SQL = {
   anyExpiredLease: `SELECT 1 AS expired FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering' AND d.lease_expires_at <= $now LIMIT 1`,
   expiredLeases: `SELECT d.*, (SELECT w.enabled FROM webhooks w WHERE w.id = d.webhook_id) AS enabled,
-       ${PAYLOAD_OF_D} AS payload
+       ${payloadColumn("d")}
      FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering' AND d.lease_expires_at <= $now
      ORDER BY d.lease_expires_at LIMIT $limit`,
@@ -50,7 +50,7 @@ export const CLAIM_SQL = {
        WHERE d.webhook_id = s.id AND d.state = 'queued') AS t
      FROM (${SENDABLE_WEBHOOKS}) s`,
   /** One webhook's due deliveries, oldest first. */
-  dueOfWebhook: `SELECT d.*, ${PAYLOAD_OF_D} AS payload FROM deliveries d INDEXED BY deliveries_webhook_due
+  dueOfWebhook: `SELECT d.*, ${payloadColumn("d")} FROM deliveries d INDEXED BY deliveries_webhook_due
      WHERE d.webhook_id = $webhook AND d.state = 'queued' AND d.next_attempt_at <= $now
      ORDER BY d.next_attempt_at LIMIT $limit`,
   /**
@@ -144,8 +144,7 @@ export function createClaim(db: Database, changes: ChangeTracker) {
     `UPDATE deliveries SET attempts = attempts + 1, lease_owner = $worker,
        lease_expires_at = $expires, last_error = $error, updated_at = $now
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt
-     RETURNING *, (SELECT p.payload FROM delivery_payloads p WHERE p.delivery_id = deliveries.id)
-       AS payload`,
+     RETURNING *, ${payloadColumn("deliveries")}`,
   );
   const sendableDueStmt = db.prepare<{ webhook_id: number; t: number | null }, Params>(
     CLAIM_SQL.sendableDue,

@@ -12,13 +12,13 @@ import {
   attemptFromRow,
   deliveryFromRow,
   type ListedRow,
-  PAYLOAD_OF_D,
   type Params,
+  payloadColumn,
 } from "./rows.ts";
 
 const DEFAULT_LIST_LIMIT = 50;
 
-const LIST_SELECT = `SELECT d.*, w.name AS webhook_name, ${PAYLOAD_OF_D} AS payload
+const LIST_SELECT = `SELECT d.*, w.name AS webhook_name, ${payloadColumn("d")}
   FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id`;
 
 /** The newest rows of `state` below $before, found in `index`, the partial index holding them. */

@@ -2,12 +2,13 @@ import type { Attempt, AttemptOutcome, Delivery, DeliveryState } from "../../../
 
 /**
  * A delivery's payload, kept in a table of its own (migration 6: a row rewritten at every state
- * change stays small), as a column of a query over `deliveries d`.
+ * change stays small), as the `payload` column of a query over deliveries named `table`.
  */
-export const PAYLOAD_OF_D =
-  "(SELECT p.payload FROM delivery_payloads p WHERE p.delivery_id = d.id)";
+export function payloadColumn(table: string): string {
+  return `(SELECT p.payload FROM delivery_payloads p WHERE p.delivery_id = ${table}.id) AS payload`;
+}
 
-/** A deliveries row as bun:sqlite returns it, with its payload (PAYLOAD_OF_D). */
+/** A deliveries row as bun:sqlite returns it, with its payload (payloadColumn). */
 export interface DeliveryRow {
   id: number;
   webhook_id: number;
