@@ -1,6 +1,6 @@
 import { runScript } from "../lib/cli/run.ts";
 import { createDigestCommand } from "../lib/digest/command.ts";
-import { streamSink } from "../lib/digest/output.ts";
+import { streamSink } from "../lib/digest/render/output.ts";
 
 await runScript(
   createDigestCommand({

@@ -1,7 +1,7 @@
-import { type ArticleResult, fetchArticle } from "./article.ts";
+import { type ArticleResult, fetchArticle } from "./fetch/article.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
-import { articlePrompt } from "./prompt.ts";
-import { summarise } from "./summarise.ts";
+import { articlePrompt } from "./summarise/prompt.ts";
+import { summarise } from "./summarise/summarise.ts";
 import type { Story } from "./types.ts";
 
 /**

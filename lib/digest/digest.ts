@@ -2,16 +2,16 @@ import type { Resolver } from "../http/ssrf.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { USER_AGENT } from "../version.ts";
-import { openSummaryCache, type RunRecord, type SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
+import { fetchFrontPage } from "./fetch/hn-client.ts";
+import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { compareWithLastRun } from "./freshness.ts";
-import { fetchFrontPage } from "./hn-client.ts";
-import { preflight } from "./ollama-models.ts";
-import { openOutput, type TextSink } from "./output.ts";
 import { digestStories, type PipelineStats } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
+import { openOutput, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
-import type { RetryPolicy } from "./search-fetch.ts";
+import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise/cache.ts";
+import { preflight } from "./summarise/ollama-models.ts";
 import type { Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {

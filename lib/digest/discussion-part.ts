@@ -1,10 +1,10 @@
 import { errorMessage } from "../text/error-message.ts";
 import { USER_AGENT } from "../version.ts";
-import { fetchComments } from "./hn-client.ts";
+import { fetchComments } from "./fetch/hn-client.ts";
+import { buildThread } from "./fetch/thread.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
-import { discussionPrompt } from "./prompt.ts";
-import { summarise } from "./summarise.ts";
-import { buildThread } from "./thread.ts";
+import { discussionPrompt } from "./summarise/prompt.ts";
+import { summarise } from "./summarise/summarise.ts";
 import type { Comment, Story } from "./types.ts";
 
 /** The discussion half of a story: fetch the comments, rebuild the thread, summarise it. */

@@ -1,4 +1,4 @@
-import type { RunRecord } from "./cache.ts";
+import type { RunRecord } from "./summarise/cache.ts";
 import type { Story, StoryDigest } from "./types.ts";
 
 export interface Freshness {

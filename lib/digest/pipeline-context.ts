@@ -1,10 +1,10 @@
 import type { Resolver } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
-import type { SummaryCache } from "./cache.ts";
 import type { DigestConfig } from "./config.ts";
+import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import type { Limiter } from "./limiter.ts";
 import type { Progress } from "./progress.ts";
-import type { RetryPolicy } from "./search-fetch.ts";
+import type { SummaryCache } from "./summarise/cache.ts";
 import type { ArticleSource } from "./types.ts";
 
 export type PipelineConfig = Pick<

@@ -1,7 +1,7 @@
 import { errorMessage } from "../text/error-message.ts";
 import { articlePart } from "./article-part.ts";
 import { discussionPart } from "./discussion-part.ts";
-import { hnItemUrl } from "./hn-client.ts";
+import { hnItemUrl } from "./fetch/hn-client.ts";
 import { createLimiter } from "./limiter.ts";
 import type { Part, PipelineContext, PipelineDeps } from "./pipeline-context.ts";
 import type { Story, StoryDigest } from "./types.ts";

@@ -10,14 +10,14 @@ import { ConfigError, UsageError } from "../../lib/config/errors.ts";
 import { createDigestCommand } from "../../lib/digest/command.ts";
 import { FIELDS } from "../../lib/digest/config.ts";
 import { DigestFailedError } from "../../lib/digest/digest.ts";
-import { PreflightError } from "../../lib/digest/ollama-models.ts";
-import { SearchApiError } from "../../lib/digest/search-fetch.ts";
+import { SearchApiError } from "../../lib/digest/fetch/search-fetch.ts";
+import { PreflightError } from "../../lib/digest/summarise/ollama-models.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
 import { endlessResponse, gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import { echoTitle } from "../fakes/ollama.ts";
-import { htmlText, viewNotes } from "./markdown-view.ts";
+import { htmlText, viewNotes } from "./render/markdown-view.ts";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { openSummaryCache } from "../../lib/digest/cache.ts";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
-import { fetchFrontPage } from "../../lib/digest/hn-client.ts";
+import { fetchFrontPage } from "../../lib/digest/fetch/hn-client.ts";
 import { digestStories, type PipelineStats } from "../../lib/digest/pipeline.ts";
 import { createProgress } from "../../lib/digest/progress.ts";
+import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";
 import type { StoryDigest } from "../../lib/digest/types.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml, javascriptWallHtml } from "../fakes/article-site.ts";

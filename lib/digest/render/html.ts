@@ -1,5 +1,5 @@
 import { stripControl } from "../../text/control.ts";
-import { isHttpUrl } from "../hn-client.ts";
+import { isHttpUrl } from "../fetch/hn-client.ts";
 import type { StoryDigest } from "../types.ts";
 import { ageText, newCountText, pointsText, typeLabel } from "./facts.ts";
 import { articleLabel } from "./labels.ts";

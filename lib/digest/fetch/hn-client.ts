@@ -1,0 +1,185 @@
+import { z } from "zod";
+import { stripControl } from "../../text/control.ts";
+import type { Comment, Story, StoryType } from "../types.ts";
+import { htmlToText } from "./html-text.ts";
+import {
+  fetchSearchJson,
+  SearchApiError,
+  type SearchFetchOptions,
+  type WarnLogger,
+} from "./search-fetch.ts";
+
+/** `GET {base}/search?tags=front_page&hitsPerPage=<limit>`: the front page, in the API's order. */
+export function frontPageUrl(base: string, limit: number): string {
+  return `${base}/search?tags=front_page&hitsPerPage=${limit}`;
+}
+
+/** `GET {base}/search?tags=comment,story_<id>&hitsPerPage=<max>`: one story's comments, flat. */
+export function commentsUrl(base: string, storyId: number, max: number): string {
+  return `${base}/search?tags=comment,story_${storyId}&hitsPerPage=${max}`;
+}
+
+/** The item page of a story on Hacker News itself. */
+export function hnItemUrl(id: number): string {
+  return `https://news.ycombinator.com/item?id=${id}`;
+}
+
+const numericId = z.union([z.string().regex(/^\d+$/), z.number().int().nonnegative()]);
+
+// Fields may be absent or, in responses from before 2023, explicitly null: accept both.
+const storyHitSchema = z.object({
+  objectID: numericId,
+  title: z.string().refine((title) => title.trim() !== "", "empty title"),
+  url: z.string().nullish(),
+  story_text: z.string().nullish(),
+  author: z.string().nullish(),
+  points: z.number().nullish(),
+  num_comments: z.number().nullish(),
+  created_at_i: z.number().nullish(),
+  _tags: z.array(z.string()).nullish(),
+});
+
+const commentHitSchema = z.object({
+  objectID: numericId,
+  comment_text: z.string().nullish(),
+  author: z.string().nullish(),
+  parent_id: z.number().int().nullish(),
+  created_at_i: z.number().nullish(),
+});
+
+const responseSchema = z.object({ hits: z.array(z.unknown()) });
+
+export interface HnClientOptions extends SearchFetchOptions {
+  logger?: WarnLogger;
+}
+
+/** Hits asked for beyond --limit, so a few malformed ones do not leave the digest short. */
+export const SPARE_HITS = 5;
+
+/**
+ * Reads the first `limit` stories of the front page, in the API's order. A malformed hit is
+ * skipped with a warning and the next one taken in its place; a bad response throws.
+ */
+export async function fetchFrontPage(
+  base: string,
+  limit: number,
+  options: HnClientOptions = {},
+): Promise<Story[]> {
+  const url = frontPageUrl(base, Math.min(1000, limit + SPARE_HITS));
+  const hits = parseHits(await fetchSearchJson(url, options), url);
+  const stories: Story[] = [];
+  for (const [index, hit] of hits.entries()) {
+    if (stories.length >= limit) break;
+    const parsed = storyHitSchema.safeParse(hit);
+    if (!parsed.success) {
+      options.logger?.warn(
+        `Skipping malformed front-page hit #${index + 1}${describeHit(hit)}: ${issueText(parsed.error)}`,
+      );
+      continue;
+    }
+    stories.push(toStory(parsed.data, options.logger));
+  }
+  return stories;
+}
+
+/** Reads one story's comments (flat, relevance order). Malformed hits are skipped. */
+export async function fetchComments(
+  base: string,
+  storyId: number,
+  options: HnClientOptions & { max: number },
+): Promise<Comment[]> {
+  const url = commentsUrl(base, storyId, options.max);
+  const hits = parseHits(await fetchSearchJson(url, options), url);
+  const comments: Comment[] = [];
+  let skipped = 0;
+  for (const hit of hits) {
+    const parsed = commentHitSchema.safeParse(hit);
+    if (!parsed.success) {
+      skipped++;
+      continue;
+    }
+    const data = parsed.data;
+    comments.push({
+      id: Number(data.objectID),
+      parentId: data.parent_id ?? null,
+      author: data.author ? stripControl(data.author) : null,
+      text: data.comment_text ? htmlToText(data.comment_text) : "",
+      createdAt: data.created_at_i ?? null,
+    });
+  }
+  if (skipped > 0) {
+    options.logger?.warn(`Skipped ${skipped} malformed comment hit(s) of story ${storyId}`);
+  }
+  return comments;
+}
+
+function parseHits(body: unknown, url: string): unknown[] {
+  const parsed = responseSchema.safeParse(body);
+  if (!parsed.success) {
+    throw new SearchApiError(`Search API answer has no "hits" list: ${url}`);
+  }
+  return parsed.data.hits;
+}
+
+function toStory(hit: z.infer<typeof storyHitSchema>, logger?: WarnLogger): Story {
+  const id = Number(hit.objectID);
+  let url = hit.url?.trim() || null;
+  if (url !== null && !isHttpUrl(url)) {
+    logger?.warn(`Story ${id} has a link that is not http(s); treating it as a text post`);
+    url = null;
+  }
+  const storyText = hit.story_text ? htmlToText(hit.story_text) : "";
+  const title = stripControl(hit.title).replace(/\s+/g, " ").trim();
+  return {
+    id,
+    title,
+    url,
+    storyText: storyText === "" ? null : storyText,
+    author: hit.author ? stripControl(hit.author) : null,
+    type: storyType(hit._tags ?? [], title, url),
+    site: url === null ? null : siteOf(url),
+    createdAt: hit.created_at_i ?? null,
+    points: hit.points ?? 0,
+    numComments: hit.num_comments ?? 0,
+  };
+}
+
+/** Show HN, Ask HN (and other text posts such as Tell HN), job ads, or a linked article. */
+export function storyType(tags: readonly string[], title: string, url: string | null): StoryType {
+  if (tags.includes("show_hn") || /^show hn\b/i.test(title)) return "show";
+  if (tags.includes("ask_hn") || /^ask hn\b/i.test(title)) return "ask";
+  if (tags.includes("job")) return "job";
+  return url === null ? "text" : "article";
+}
+
+/** The site a link is on, as HN shows it beside the title: the host name without `www.`. */
+export function siteOf(url: string): string | null {
+  try {
+    return new URL(url).hostname.replace(/^www\./, "") || null;
+  } catch {
+    return null;
+  }
+}
+
+export function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+function describeHit(hit: unknown): string {
+  if (hit && typeof hit === "object" && "objectID" in hit) {
+    return ` (objectID ${stripControl(String((hit as { objectID: unknown }).objectID)).slice(0, 40)})`;
+  }
+  return "";
+}
+
+function issueText(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "unexpected shape";
+  const path = issue.path.join(".");
+  return stripControl(path ? `${path}: ${issue.message}` : issue.message);
+}

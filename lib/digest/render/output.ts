@@ -1,0 +1,83 @@
+import { randomBytes } from "node:crypto";
+import { type FileHandle, open, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { UsageError } from "../../config/errors.ts";
+import { errorMessage } from "../../text/error-message.ts";
+
+/** Where text goes: process.stdout in the script, an array in tests. */
+export interface TextSink {
+  write(text: string): unknown;
+}
+
+export interface Output {
+  write(text: string): Promise<void>;
+  /** Everything was written: make it visible (a file is renamed into place). */
+  commit(): Promise<void>;
+  /** The run failed: leave no half-written file behind. */
+  abort(): Promise<void>;
+}
+
+/** A sink over a Node stream that waits until each chunk is handed to the OS. */
+export function streamSink(stream: NodeJS.WritableStream): TextSink {
+  return {
+    write: (text: string) =>
+      new Promise<void>((resolve, reject) => {
+        stream.write(text, (error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
+
+/**
+ * Opens the digest's destination. With `--out FILE` the text goes to a temporary file created
+ * beside FILE (so the final rename stays on one file system) that replaces FILE only when the
+ * digest is complete, and is removed if it is not (an error, Ctrl-C). The temporary file is
+ * created exclusively under an unpredictable name: a file or symlink already there (planted
+ * to redirect the write) makes the open fail instead of being followed. Opening happens before
+ * any network call so a bad path fails at once (UsageError).
+ */
+export async function openOutput(
+  path: string | undefined,
+  stdout: TextSink,
+  options: { temporaryPath?: (path: string) => string } = {},
+): Promise<Output> {
+  if (path === undefined) {
+    return {
+      write: async (text) => {
+        if (text !== "") await stdout.write(text);
+      },
+      commit: async () => {},
+      abort: async () => {},
+    };
+  }
+  let temporary = "";
+  let handle: FileHandle | undefined;
+  for (let attempt = 0; handle === undefined; attempt++) {
+    temporary = (options.temporaryPath ?? temporaryPath)(path);
+    try {
+      // "wx": O_CREAT | O_EXCL, which never follows a symlink at the path.
+      handle = await open(temporary, "wx", 0o644);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST" && attempt < 5) continue;
+      throw new UsageError(`--out ${path} cannot be written: ${errorMessage(error)}`);
+    }
+  }
+  const file = handle;
+  return {
+    write: async (text) => {
+      if (text !== "") await file.write(text);
+    },
+    commit: async () => {
+      await file.close();
+      await rename(temporary, path);
+    },
+    abort: async () => {
+      await file.close().catch(() => {});
+      await unlink(temporary).catch(() => {});
+    },
+  };
+}
+
+/** `.digest.md.3f9c2a71b0e4.tmp` beside `digest.md`: hidden, and not guessable in advance. */
+export function temporaryPath(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+}

@@ -1,0 +1,131 @@
+import { z } from "zod";
+import { stripControl } from "../../text/control.ts";
+import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
+import {
+  describeError,
+  errorField,
+  normaliseModelName,
+  OLLAMA_MAX_BYTES,
+  type OllamaOptions,
+  safeJson,
+  withTimeout,
+} from "./ollama.ts";
+
+/** Ollama is not usable for this digest; the message says what to do about it. */
+export class PreflightError extends Error {
+  override name = "PreflightError";
+}
+
+export interface ModelFacts {
+  /** The model's own context length from /api/show, or null when it does not report one. */
+  contextLength: number | null;
+}
+
+const tagsSchema = z.object({
+  models: z.array(z.object({ name: z.string().optional(), model: z.string().optional() })),
+});
+
+/**
+ * Checks, before anything else is fetched, that Ollama answers at `base` and has `model`, then
+ * asks /api/show for the model's context length. Throws a PreflightError naming the URL tried
+ * and the command that fixes it; a failing /api/show only means the length is unknown.
+ */
+export async function preflight(
+  base: string,
+  model: string,
+  options: OllamaOptions = {},
+): Promise<ModelFacts> {
+  const {
+    fetch: doFetch = globalThis.fetch,
+    timeoutMs = 10_000,
+    maxBytes = OLLAMA_MAX_BYTES,
+  } = options;
+  const url = `${base}/api/tags`;
+  const start = `Start it with \`ollama serve\` (and fetch the model with \`ollama pull ${model}\`), or point OLLAMA_ENDPOINT_URL / --ollama-url at a running Ollama.`;
+  let response: Response;
+  let text: string;
+  try {
+    response = await doFetch(url, { signal: withTimeout(timeoutMs, options.signal) });
+    text = await readTextCapped(response, maxBytes);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      throw new PreflightError(
+        `${url} sent an answer larger than ${formatBytes(maxBytes)}, not like Ollama. Is OLLAMA_ENDPOINT_URL right? ${start}`,
+      );
+    }
+    throw new PreflightError(
+      `Ollama does not answer at ${url} (${describeError(error, timeoutMs, url)}). ${start}`,
+    );
+  }
+  if (!response.ok) {
+    const error = errorField(safeJson(text));
+    throw new PreflightError(
+      `Ollama at ${url} answered HTTP ${response.status}${error ? `: ${error}` : ""}. ${start}`,
+    );
+  }
+  const parsed = tagsSchema.safeParse(safeJson(text));
+  if (!parsed.success) {
+    throw new PreflightError(
+      `${url} did not answer like Ollama (no "models" list). Is OLLAMA_ENDPOINT_URL right? ${start}`,
+    );
+  }
+  const wanted = normaliseModelName(model);
+  const installed = parsed.data.models.flatMap((entry) =>
+    [entry.name, entry.model].filter((name): name is string => Boolean(name)),
+  );
+  if (!installed.some((name) => normaliseModelName(name) === wanted)) {
+    const names = [...new Set(installed.map(normaliseModelName))];
+    const listed =
+      names.length > 0 ? `installed: ${names.slice(0, 10).join(", ")}` : "none installed";
+    throw new PreflightError(
+      `Ollama at ${url} has no model ${wanted} (${stripControl(listed)}). Run \`ollama pull ${model}\`, or choose another with --model / OLLAMA_MODEL.`,
+    );
+  }
+  return { contextLength: await showContextLength(base, model, options) };
+}
+
+/**
+ * The model's context length as /api/show reports it in `model_info` (`<architecture>.context_length`),
+ * or null when the call fails or the field is missing (older Ollama versions).
+ */
+export async function showContextLength(
+  base: string,
+  model: string,
+  options: OllamaOptions = {},
+): Promise<number | null> {
+  const {
+    fetch: doFetch = globalThis.fetch,
+    timeoutMs = 10_000,
+    maxBytes = OLLAMA_MAX_BYTES,
+  } = options;
+  try {
+    const response = await doFetch(`${base}/api/show`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model }),
+      signal: withTimeout(timeoutMs, options.signal),
+    });
+    const body = safeJson(await readTextCapped(response, maxBytes));
+    return response.ok ? contextLengthOf(body) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads `model_info["<arch>.context_length"]` (any `*.context_length` when the arch is unnamed). */
+export function contextLengthOf(body: unknown): number | null {
+  if (!body || typeof body !== "object" || !("model_info" in body)) return null;
+  const info = (body as { model_info: unknown }).model_info;
+  if (!info || typeof info !== "object") return null;
+  const fields = info as Record<string, unknown>;
+  const arch = fields["general.architecture"];
+  const keys =
+    typeof arch === "string"
+      ? [`${arch}.context_length`]
+      : Object.keys(fields).filter((key) => key.endsWith(".context_length"));
+  for (const key of keys) {
+    const value = fields[key];
+    if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+  }
+  return null;
+}

@@ -1,0 +1,81 @@
+import { describe, expect, test } from "bun:test";
+import {
+  modelTextToHtml,
+  modelTextToMarkdown,
+  startsWithBlock,
+} from "../../../lib/digest/render/model-markdown.ts";
+
+const HOSTILE = [
+  "The **allocator** is *fast* and uses `malloc<T>`.",
+  "",
+  "* per-thread caches",
+  "* fewer locks",
+  "",
+  "## Why it matters",
+  "",
+  '<script>alert(1)</script> <img src=x onerror="alert(2)"> [click](javascript:alert(3)) ![pixel](https://tracker.example/p.png)',
+].join("\n");
+
+describe("modelTextToHtml()", () => {
+  test("renders bold, italics, lists and inline code, and escapes raw HTML", () => {
+    expect(modelTextToHtml(HOSTILE)).toBe(
+      [
+        "<p>The <strong>allocator</strong> is <em>fast</em> and uses <code>malloc&lt;T&gt;</code>.</p>",
+        "<ul>",
+        "<li>per-thread caches</li>",
+        "<li>fewer locks</li>",
+        "</ul>",
+        "<h4>Why it matters</h4>",
+        "<p>&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=&quot;alert(2)&quot;&gt; [click](javascript:alert(3)) ![pixel](https://tracker.example/p.png)</p>",
+      ].join("\n"),
+    );
+  });
+
+  test("keeps line breaks inside a paragraph and removes escape sequences", () => {
+    expect(modelTextToHtml("one\ntwo \u001b]8;;https://x\u001b\\link\u001b]8;;\u001b\\")).toBe(
+      "<p>one<br>\ntwo link</p>",
+    );
+  });
+});
+
+describe("modelTextToMarkdown()", () => {
+  test("escapes raw HTML, defuses images and non-web links, demotes headings", () => {
+    expect(modelTextToMarkdown(HOSTILE)).toBe(
+      [
+        "The **allocator** is *fast* and uses `malloc<T>`.",
+        "",
+        "* per-thread caches",
+        "* fewer locks",
+        "",
+        "#### Why it matters",
+        "",
+        '&lt;script>alert(1)&lt;/script> &lt;img src=x onerror="alert(2)"> [click]\\(javascript:alert(3)) !\\[pixel](https://tracker.example/p.png)',
+      ].join("\n"),
+    );
+  });
+
+  test("defuses reference-style link definitions that do not point at the web", () => {
+    expect(
+      modelTextToMarkdown("See [this][1].\n\n[1]: javascript:alert(1)\n[2]: https://ok.example/"),
+    ).toBe("See [this][1].\n\n\\[1]: javascript:alert(1)\n[2]: https://ok.example/");
+  });
+
+  test("turns setext and top-level headings into level 3 or lower", () => {
+    expect(modelTextToMarkdown("# Big\nTitle\n===\nSub\n---\ntext")).toBe(
+      "### Big\n### Title\n#### Sub\ntext",
+    );
+  });
+
+  test("leaves code alone and closes a fence the model left open", () => {
+    expect(modelTextToMarkdown("```html\n<b>x</b>\n```\n`<i>`")).toBe(
+      "```html\n<b>x</b>\n```\n`<i>`",
+    );
+    expect(modelTextToMarkdown("Code:\n```\nrm -rf <dir>")).toBe("Code:\n```\nrm -rf <dir>\n```");
+  });
+
+  test("startsWithBlock() tells a text a label cannot lead", () => {
+    expect(startsWithBlock("- item")).toBe(true);
+    expect(startsWithBlock("#### Heading")).toBe(true);
+    expect(startsWithBlock("Plain text.")).toBe(false);
+  });
+});

@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import {
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openOutput, temporaryPath } from "../../../lib/digest/render/output.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "digest-out-"));
+  dirs.push(dir);
+  return dir;
+}
+
+const noStdout = { write() {} };
+
+describe("openOutput()", () => {
+  test("writes a hidden temporary file beside the target and renames it on commit", async () => {
+    const dir = tempDir();
+    const target = join(dir, "digest.md");
+    const output = await openOutput(target, noStdout);
+    await output.write("# Digest\n");
+    const [temporary] = readdirSync(dir);
+    expect(temporary).toMatch(/^\.digest\.md\.[0-9a-f]{12}\.tmp$/);
+    await output.commit();
+    expect(readdirSync(dir)).toEqual(["digest.md"]);
+    expect(readFileSync(target, "utf8")).toBe("# Digest\n");
+  });
+
+  test("leaves the old file as it was and no temporary file on abort", async () => {
+    const dir = tempDir();
+    const target = join(dir, "digest.md");
+    writeFileSync(target, "yesterday");
+    const output = await openOutput(target, noStdout);
+    await output.write("half of today");
+    await output.abort();
+    expect(readdirSync(dir)).toEqual(["digest.md"]);
+    expect(readFileSync(target, "utf8")).toBe("yesterday");
+  });
+
+  test("replaces a symlink at the target instead of writing through it", async () => {
+    const dir = tempDir();
+    const victim = join(dir, "victim.txt");
+    writeFileSync(victim, "precious");
+    const target = join(dir, "digest.md");
+    symlinkSync(victim, target);
+    const output = await openOutput(target, noStdout);
+    await output.write("digest");
+    await output.commit();
+    expect(readFileSync(victim, "utf8")).toBe("precious");
+    expect(lstatSync(target).isSymbolicLink()).toBe(false);
+    expect(readFileSync(target, "utf8")).toBe("digest");
+  });
+
+  test("never writes through a file or symlink already at the temporary name", async () => {
+    const dir = tempDir();
+    const victim = join(dir, "victim.txt");
+    writeFileSync(victim, "precious");
+    const planted = join(dir, ".digest.md.planted.tmp");
+    symlinkSync(victim, planted);
+    const names = [planted, join(dir, ".digest.md.fresh.tmp")];
+    const output = await openOutput(join(dir, "digest.md"), noStdout, {
+      temporaryPath: () => names.shift() ?? "",
+    });
+    await output.write("digest");
+    await output.commit();
+    expect(readFileSync(victim, "utf8")).toBe("precious");
+    expect(readFileSync(join(dir, "digest.md"), "utf8")).toBe("digest");
+  });
+
+  test("temporaryPath() is new each time, so it cannot be planted in advance", () => {
+    const names = new Set(Array.from({ length: 50 }, () => temporaryPath("/x/digest.md")));
+    expect(names.size).toBe(50);
+    for (const name of names) expect(name).toStartWith("/x/.digest.md.");
+  });
+});

@@ -1,0 +1,254 @@
+import { describe, expect, test } from "bun:test";
+import { escapeHtml, htmlRenderer } from "../../../lib/digest/render/html.ts";
+import { jsonRenderer } from "../../../lib/digest/render/json.ts";
+import {
+  escapeMarkdown,
+  markdownRenderer,
+  markdownUrl,
+} from "../../../lib/digest/render/markdown.ts";
+import type { Renderer } from "../../../lib/digest/render/types.ts";
+import type { DigestMeta, StoryDigest } from "../../../lib/digest/types.ts";
+
+const meta: DigestMeta = {
+  generatedAt: "2025-08-03T18:54:41.000Z",
+  model: "llama3.2",
+  total: 2,
+  newCount: 1,
+  lastRunAt: "2025-08-02T18:00:00.000Z",
+};
+
+const linked: StoryDigest = {
+  story: {
+    id: 101,
+    title: "A faster allocator",
+    url: "https://example.com/malloc",
+    storyText: null,
+    author: "ada",
+    points: 512,
+    numComments: 230,
+    type: "article",
+    site: "example.com",
+    createdAt: 1754236481,
+  },
+  hnUrl: "https://news.ycombinator.com/item?id=101",
+  articleSummary: "The allocator is faster.\n\nIt uses per-thread caches.",
+  articleSource: "article",
+  discussionSummary: "Commenters agree it is faster.",
+  notes: [],
+  isNew: false,
+  pointsSinceLastRun: 40,
+};
+
+const askHn: StoryDigest = {
+  story: {
+    id: 102,
+    title: "Ask HN: Tabs or spaces?",
+    url: null,
+    storyText: "Well?",
+    author: null,
+    points: 1,
+    numComments: 1,
+    type: "ask",
+    site: null,
+    createdAt: 1754243681,
+  },
+  hnUrl: "https://news.ycombinator.com/item?id=102",
+  articleSummary: "The poster asks about indentation.",
+  articleSource: "post",
+  discussionSummary: null,
+  notes: ["Discussion summary failed: Ollama answered HTTP 500: boom."],
+  isNew: true,
+  pointsSinceLastRun: null,
+};
+
+function renderAll(renderer: Renderer, stories: StoryDigest[]): string {
+  return [
+    renderer.begin(meta),
+    ...stories.map((s, i) => renderer.story(s, i)),
+    renderer.end(),
+  ].join("");
+}
+
+describe("markdownRenderer()", () => {
+  test("writes title, links, points, comments, both summaries and notes", () => {
+    expect(renderAll(markdownRenderer(), [linked, askHn])).toBe(
+      [
+        "# Hacker News digest",
+        "",
+        "Generated 2025-08-03T18:54:41.000Z by llama3.2 · 2 stories · 1 new since the last run",
+        "",
+        "## 1. [A faster allocator](https://example.com/malloc)",
+        "",
+        "Article · example.com · 3 hours ago · by ada · 512 points (+40 since the last run) · 230 comments · [HN discussion](https://news.ycombinator.com/item?id=101)",
+        "",
+        "**Article.** The allocator is faster.",
+        "",
+        "It uses per-thread caches.",
+        "",
+        "**Discussion.** Commenters agree it is faster.",
+        "",
+        "## 2. Ask HN: Tabs or spaces?",
+        "",
+        "**New** · Ask HN · 1 hour ago · 1 point · 1 comment · [HN discussion](https://news.ycombinator.com/item?id=102)",
+        "",
+        "**Post.** The poster asks about indentation.",
+        "",
+        "**Discussion.** _No summary._",
+        "",
+        "Notes:",
+        "",
+        "- Discussion summary failed: Ollama answered HTTP 500: boom.",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  test("writes each story on its own, ready to stream", () => {
+    const renderer = markdownRenderer();
+    renderer.begin(meta);
+    expect(renderer.story(linked, 0)).toStartWith("\n## 1. [A faster allocator]");
+    expect(renderer.end()).toBe("");
+  });
+
+  test("strips control characters from titles and summaries", () => {
+    const evil: StoryDigest = {
+      ...linked,
+      story: { ...linked.story, title: "Evil\u001b]0;owned\u0007 title" },
+      articleSummary: "Text\u001b[2J with \u009b2J escapes",
+    };
+    const out = markdownRenderer().story(evil, 0);
+    for (const control of ["\u001b", "\u0007", "\u009b"]) expect(out).not.toContain(control);
+    expect(out).toContain("[Evil title](https://example.com/malloc)");
+    expect(out).toContain("**Article.** Text with  escapes\n");
+  });
+
+  test("escapes Markdown in titles and odd characters in links", () => {
+    expect(escapeMarkdown("C* [beta] <b>_x_</b> `y`")).toBe(
+      "C\\* \\[beta\\] \\<b\\>\\_x\\_\\</b\\> \\`y\\`",
+    );
+    expect(markdownUrl("https://en.wikipedia.org/wiki/Rust_(language) x")).toBe(
+      "https://en.wikipedia.org/wiki/Rust_%28language%29%20x",
+    );
+  });
+});
+
+describe("jsonRenderer()", () => {
+  test("prints exactly one JSON document with the documented fields", () => {
+    const renderer = jsonRenderer();
+    expect(renderer.begin(meta)).toBe("");
+    expect(renderer.story(linked, 0)).toBe("");
+    expect(renderer.story(askHn, 1)).toBe("");
+    const text = renderer.end();
+    expect(JSON.parse(text)).toEqual({
+      generatedAt: "2025-08-03T18:54:41.000Z",
+      model: "llama3.2",
+      newSinceLastRun: 1,
+      lastRunAt: "2025-08-02T18:00:00.000Z",
+      stories: [
+        {
+          id: 101,
+          title: "A faster allocator",
+          url: "https://example.com/malloc",
+          hnUrl: "https://news.ycombinator.com/item?id=101",
+          type: "article",
+          site: "example.com",
+          author: "ada",
+          createdAt: "2025-08-03T15:54:41.000Z",
+          age: "3 hours ago",
+          points: 512,
+          pointsSinceLastRun: 40,
+          numComments: 230,
+          isNew: false,
+          articleSummary: "The allocator is faster.\n\nIt uses per-thread caches.",
+          articleSource: "article",
+          discussionSummary: "Commenters agree it is faster.",
+          notes: [],
+        },
+        {
+          id: 102,
+          title: "Ask HN: Tabs or spaces?",
+          url: null,
+          hnUrl: "https://news.ycombinator.com/item?id=102",
+          type: "ask",
+          site: null,
+          author: null,
+          createdAt: "2025-08-03T17:54:41.000Z",
+          age: "1 hour ago",
+          points: 1,
+          pointsSinceLastRun: null,
+          numComments: 1,
+          isNew: true,
+          articleSummary: "The poster asks about indentation.",
+          articleSource: "post",
+          discussionSummary: null,
+          notes: ["Discussion summary failed: Ollama answered HTTP 500: boom."],
+        },
+      ],
+    });
+    expect(text.endsWith("}\n")).toBe(true);
+  });
+
+  test("keeps control characters out of the raw text (escaped as \\u001b)", () => {
+    const renderer = jsonRenderer();
+    renderer.begin(meta);
+    renderer.story({ ...linked, story: { ...linked.story, title: "a\u001bb" } }, 0);
+    const text = renderer.end();
+    expect(text).not.toContain("\u001b");
+    expect(text).toContain("a\\u001bb");
+  });
+});
+
+describe("htmlRenderer()", () => {
+  test("renders a self-contained page with no scripts or external resources", () => {
+    const page = renderAll(htmlRenderer(), [linked, askHn]);
+    expect(page).toStartWith("<!doctype html>");
+    expect(page).toEndWith("</html>\n");
+    expect(page).toContain('<meta charset="utf-8">');
+    expect(page).toContain("<style>");
+    expect(page).not.toMatch(/<script|<link|src=/i);
+    expect(page).toContain('<a href="https://example.com/malloc">A faster allocator</a>');
+    expect(page).toContain("<p>The allocator is faster.</p>\n<p>It uses per-thread caches.</p>");
+    expect(page).toContain('<p class="missing">No summary.</p>');
+    expect(page).toContain("<li>Discussion summary failed: Ollama answered HTTP 500: boom.</li>");
+  });
+
+  test("escapes titles, summaries, notes and URLs", () => {
+    const hostile: StoryDigest = {
+      ...linked,
+      story: {
+        ...linked.story,
+        title: '<script>alert("t")</script>',
+        url: 'https://example.com/"><script>x</script>',
+        author: "<b>me</b>",
+      },
+      articleSummary: "<img src=x onerror=alert(1)> & more",
+      discussionSummary: "</p><iframe>",
+      notes: ["<svg onload=alert(2)>"],
+    };
+    const page = htmlRenderer().story(hostile, 0);
+    expect(page).not.toContain("<script");
+    expect(page).not.toContain("<img");
+    expect(page).not.toContain("<iframe");
+    expect(page).not.toContain("<svg");
+    expect(page).not.toContain("<b>");
+    expect(page).toContain("&#60;script&#62;alert(&#34;t&#34;)&#60;/script&#62;");
+    expect(page).toContain(
+      'href="https://example.com/&#34;&#62;&#60;script&#62;x&#60;/script&#62;"',
+    );
+  });
+
+  test("never links a URL that is not http(s)", () => {
+    const page = htmlRenderer().story(
+      { ...linked, story: { ...linked.story, url: "javascript:alert(1)" } },
+      0,
+    );
+    expect(page).not.toContain('javascript:alert(1)"');
+    expect(page).toContain("<h2>1. A faster allocator</h2>");
+  });
+
+  test("escapeHtml() escapes the five special characters and drops control characters", () => {
+    expect(escapeHtml(`<a href='x'>"&"</a>\u001b`)).toBe(
+      "&#60;a href=&#39;x&#39;&#62;&#34;&#38;&#34;&#60;/a&#62;",
+    );
+  });
+});
