@@ -93,6 +93,8 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     key: "model",
     env: "OLLAMA_MODEL",
     flag: "model",
+    // -m, as in simonw's llm: the flag a daily reader changes most.
+    alias: "m",
     hint: "name",
     schema: modelName,
     default: DEFAULT_MODEL,
