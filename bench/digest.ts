@@ -59,7 +59,7 @@ function newsOf(count: number) {
 
 /** The obvious loop: one story at a time, fetch then summarise, nothing overlapped. */
 async function naiveDigest(config: DigestConfig): Promise<void> {
-  const stories = await fetchFrontPage(config.searchUrl, config.limit);
+  const { stories } = await fetchFrontPage(config.searchUrl, config.limit);
   const budget = { numCtx: config.numCtx };
   const ask = (prompt: string) =>
     generate(config.ollamaUrl, {

@@ -68,7 +68,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     });
     const numCtx = contextWindow(config.numCtx, facts.contextLength, config.model, baseLogger);
     cache = openCache(config.cacheFile, deps.openCache, baseLogger);
-    const stories = await fetchFrontPage(config.searchUrl, config.limit, {
+    const { stories, malformed } = await fetchFrontPage(config.searchUrl, config.limit, {
       fetch,
       timeoutMs: config.searchTimeoutMs,
       userAgent: USER_AGENT,
@@ -95,6 +95,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
         total: stories.length,
         newCount: freshness.newCount,
         lastRunAt: freshness.lastRunAt,
+        malformedHits: malformed,
       }),
     );
     const digests = digestStories(stories, {

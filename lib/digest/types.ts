@@ -69,4 +69,6 @@ export interface DigestMeta {
   newCount: number | null;
   /** When the previous run was (ISO), or null. */
   lastRunAt: string | null;
+  /** Front-page hits left out because they were malformed (the digest is that much shorter). */
+  malformedHits?: number;
 }

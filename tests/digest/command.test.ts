@@ -191,8 +191,8 @@ describe("bun run digest", () => {
   test("--limit sets hitsPerPage and --max-comments the comments asked for", async () => {
     using world = startDigestWorld(twoStories());
     await digest(world, ["--limit", "1", "--max-comments=7"]);
-    // Five spare hits, so malformed ones do not leave the digest short.
-    expect(world.search.requests[0]).toBe("/api/v1/search?tags=front_page&hitsPerPage=6");
+    // As many hits as stories shown, as the search API's interface has a client ask.
+    expect(world.search.requests[0]).toBe("/api/v1/search?tags=front_page&hitsPerPage=1");
     expect(world.search.requests[1]).toMatch(
       /^\/api\/v1\/search\?tags=comment,story_\d+&hitsPerPage=7$/,
     );
@@ -247,6 +247,7 @@ describe("bun run digest", () => {
       "model",
       "newSinceLastRun",
       "lastRunAt",
+      "malformedHits",
       "stories",
     ]);
     expect(doc.generatedAt).toBe("2025-08-03T18:54:41.000Z");
@@ -600,13 +601,14 @@ describe("bun run digest", () => {
     expect(stdout).toContain("**Discussion.** Summary of the discussion of Ask HN");
   });
 
-  test("skips a malformed front-page hit with a warning", async () => {
+  test("leaves a malformed front-page hit out: one story fewer, said in the header and a warning", async () => {
     const news = twoStories();
     using world = startDigestWorld({ ...news, stories: [{ objectID: 7 }, ...news.stories] });
-    const { stdout, logger } = await digest(world);
-    expect(stdout).toContain("· 2 stories");
+    const { stdout, logger } = await digest(world, ["--limit", "3"]);
+    expect(world.search.requests[0]).toBe("/api/v1/search?tags=front_page&hitsPerPage=3");
+    expect(stdout).toContain("· 2 stories · 1 malformed front-page hit left out\n");
     expect(logger.lines).toContainEqual(
-      expect.stringMatching(/^warn Skipping malformed front-page hit #1/),
+      expect.stringMatching(/^warn Front-page hit #1 \(objectID 7\) is malformed and left out/),
     );
   });
 

@@ -62,7 +62,9 @@ async function run(
     { ...options.flags, cache: false },
   );
   const logger = createMemoryLogger();
-  const stories = await fetchFrontPage(config.searchUrl, config.limit, { sleep: async () => {} });
+  const { stories } = await fetchFrontPage(config.searchUrl, config.limit, {
+    sleep: async () => {},
+  });
   const stats: PipelineStats = { generated: 0, cached: 0, failed: 0 };
   const results: StoryDigest[] = [];
   for await (const digest of digestStories(stories, {

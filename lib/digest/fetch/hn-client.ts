@@ -53,33 +53,38 @@ export interface HnClientOptions extends SearchFetchOptions {
   logger?: WarnLogger;
 }
 
-/** Hits asked for beyond --limit, so a few malformed ones do not leave the digest short. */
-export const SPARE_HITS = 5;
+/** The front page as read: its stories, and how many hits were malformed and left out. */
+export interface FrontPage {
+  stories: Story[];
+  malformed: number;
+}
 
 /**
- * Reads the first `limit` stories of the front page, in the API's order. A malformed hit is
- * skipped with a warning and the next one taken in its place; a bad response throws.
+ * Reads the first `limit` stories of the front page, in the API's order, asking for exactly
+ * `limit` hits as the search API's interface has a client do. A malformed hit is left out with
+ * a warning, so the digest is one story shorter; a bad response throws.
  */
 export async function fetchFrontPage(
   base: string,
   limit: number,
   options: HnClientOptions = {},
-): Promise<Story[]> {
-  const url = frontPageUrl(base, Math.min(1000, limit + SPARE_HITS));
+): Promise<FrontPage> {
+  const url = frontPageUrl(base, limit);
   const hits = parseHits(await fetchSearchJson(url, options), url);
   const stories: Story[] = [];
-  for (const [index, hit] of hits.entries()) {
-    if (stories.length >= limit) break;
+  let malformed = 0;
+  for (const [index, hit] of hits.slice(0, limit).entries()) {
     const parsed = storyHitSchema.safeParse(hit);
     if (!parsed.success) {
+      malformed++;
       options.logger?.warn(
-        `Skipping malformed front-page hit #${index + 1}${describeHit(hit)}: ${issueText(parsed.error)}`,
+        `Front-page hit #${index + 1}${describeHit(hit)} is malformed and left out: ${issueText(parsed.error)}`,
       );
       continue;
     }
     stories.push(toStory(parsed.data, options.logger));
   }
-  return stories;
+  return { stories, malformed };
 }
 
 /** Reads one story's comments (flat, relevance order). Malformed hits are skipped. */

@@ -31,6 +31,12 @@ export function pointsText(points: number, since: number | null): string {
   return `${base} (${since > 0 ? "+" : "−"}${Math.abs(since)} since the last run)`;
 }
 
+/** "· 1 malformed front-page hit left out", or nothing when there was none. */
+export function malformedText(count: number | undefined): string {
+  if (!count) return "";
+  return ` · ${count} malformed front-page ${count === 1 ? "hit" : "hits"} left out`;
+}
+
 /** "· 3 new since the last run", or nothing when there is no run to compare with. */
 export function newCountText(newCount: number | null): string {
   return newCount === null ? "" : ` · ${newCount} new since the last run`;

@@ -1,7 +1,7 @@
 import { stripControl } from "../../text/control.ts";
 import { isHttpUrl } from "../fetch/hn-client.ts";
 import type { StoryDigest } from "../types.ts";
-import { ageText, newCountText, pointsText, typeLabel } from "./facts.ts";
+import { ageText, malformedText, newCountText, pointsText, typeLabel } from "./facts.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToHtml } from "./model-markdown.ts";
 import type { Renderer } from "./types.ts";
@@ -58,7 +58,7 @@ export function htmlRenderer(): Renderer {
         "<body>",
         "<header>",
         "<h1>Hacker News digest</h1>",
-        `<p>Generated ${escapeHtml(meta.generatedAt)} by ${escapeHtml(meta.model)} · ${meta.total} ${meta.total === 1 ? "story" : "stories"}${escapeHtml(newCountText(meta.newCount))}</p>`,
+        `<p>Generated ${escapeHtml(meta.generatedAt)} by ${escapeHtml(meta.model)} · ${meta.total} ${meta.total === 1 ? "story" : "stories"}${escapeHtml(newCountText(meta.newCount) + malformedText(meta.malformedHits))}</p>`,
         "</header>",
         "<main>",
         "",

@@ -55,7 +55,7 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
 
 /**
  * Exactly one JSON document, written at the end:
- * `{generatedAt, model, newSinceLastRun, lastRunAt, stories}`.
+ * `{generatedAt, model, newSinceLastRun, lastRunAt, malformedHits, stories}`.
  */
 export function jsonRenderer(): Renderer {
   let meta: DigestMeta | undefined;
@@ -77,6 +77,7 @@ export function jsonRenderer(): Renderer {
         model: meta?.model,
         newSinceLastRun: meta?.newCount ?? null,
         lastRunAt: meta?.lastRunAt ?? null,
+        malformedHits: meta?.malformedHits ?? 0,
         stories,
       };
       return `${JSON.stringify(document, null, 2)}\n`;

@@ -1,6 +1,6 @@
 import { stripControl } from "../../text/control.ts";
 import { isHttpUrl } from "../fetch/hn-client.ts";
-import { ageText, newCountText, pointsText, typeLabel } from "./facts.ts";
+import { ageText, malformedText, newCountText, pointsText, typeLabel } from "./facts.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToMarkdown, startsWithBlock } from "./model-markdown.ts";
 import type { Renderer } from "./types.ts";
@@ -57,7 +57,7 @@ export function markdownRenderer(): Renderer {
   return {
     begin(meta) {
       now = Date.parse(meta.generatedAt);
-      return `# Hacker News digest\n\nGenerated ${meta.generatedAt} by ${escapeMarkdown(meta.model)} · ${plural(meta.total, "story", "stories")}${newCountText(meta.newCount)}\n`;
+      return `# Hacker News digest\n\nGenerated ${meta.generatedAt} by ${escapeMarkdown(meta.model)} · ${plural(meta.total, "story", "stories")}${newCountText(meta.newCount)}${malformedText(meta.malformedHits)}\n`;
     },
     story(digest, index) {
       const { story } = digest;

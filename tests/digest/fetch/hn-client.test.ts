@@ -37,7 +37,7 @@ describe("fetchFrontPage()", () => {
       storyHit({ title: "A", points: 500 }),
     ];
     using search = startFakeHnSearch({ stories: hits });
-    const stories = await fetchFrontPage(search.url, 2, noWait);
+    const { stories } = await fetchFrontPage(search.url, 2, noWait);
     expect(stories.map((story) => story.title)).toEqual(["B", "A"]);
     expect(stories[0]).toEqual({
       id: Number(hits[0]?.objectID),
@@ -51,20 +51,23 @@ describe("fetchFrontPage()", () => {
       site: "example.com",
       createdAt: 1754247281,
     });
-    expect(search.requests).toEqual(["/api/v1/search?tags=front_page&hitsPerPage=7"]);
+    expect(search.requests).toEqual(["/api/v1/search?tags=front_page&hitsPerPage=2"]);
   });
 
-  test("skips a malformed hit with a warning and keeps the rest", async () => {
+  test("leaves a malformed hit out with a warning and keeps the rest", async () => {
     const good = storyHit({ title: "Good", url: "https://example.com/good" });
     using search = startFakeHnSearch({
       stories: [{ objectID: "abc", title: 5 }, good, storyHit({ title: undefined }), "nonsense"],
     });
     const logger = createMemoryLogger();
-    const stories = await fetchFrontPage(search.url, 10, { ...noWait, logger });
-    expect(stories.map((story) => story.title)).toEqual(["Good"]);
+    const page = await fetchFrontPage(search.url, 10, { ...noWait, logger });
+    expect(page.stories.map((story) => story.title)).toEqual(["Good"]);
+    expect(page.malformed).toBe(3);
     expect(logger.lines).toHaveLength(3);
-    expect(logger.lines[0]).toStartWith("warn Skipping malformed front-page hit #1 (objectID abc)");
-    expect(logger.lines[1]).toStartWith("warn Skipping malformed front-page hit #3");
+    expect(logger.lines[0]).toStartWith(
+      "warn Front-page hit #1 (objectID abc) is malformed and left out: objectID:",
+    );
+    expect(logger.lines[1]).toStartWith("warn Front-page hit #3 (objectID");
   });
 
   test("accepts absent and null fields (responses from before 2023)", async () => {
@@ -80,23 +83,24 @@ describe("fetchFrontPage()", () => {
         }),
       ],
     });
-    const stories = await fetchFrontPage(search.url, 10, noWait);
+    const { stories } = await fetchFrontPage(search.url, 10, noWait);
     expect(stories).toHaveLength(2);
     expect(stories[0]).toMatchObject({ url: null, points: 0 });
     expect(stories[1]).toMatchObject({ url: null, storyText: null, numComments: 0, author: null });
   });
 
-  test("gives --limit stories when some hits are malformed, taking the next ones", async () => {
+  test("asks for exactly --limit hits; a malformed one makes the front page one story shorter", async () => {
     const good = Array.from({ length: 12 }, (_, i) => storyHit({ title: `S${i}` }));
     using search = startFakeHnSearch({
-      stories: [good[0], { objectID: "x" }, good[1], { title: 7 }, ...good.slice(2)],
+      stories: [good[0], { objectID: "x" }, ...good.slice(1)],
     });
     const logger = { warn: () => {} };
-    const stories = await fetchFrontPage(search.url, 10, { ...noWait, logger });
-    expect(stories.map((story) => story.title)).toEqual(
-      good.slice(0, 10).map((hit) => String(hit.title)),
+    const page = await fetchFrontPage(search.url, 10, { ...noWait, logger });
+    expect(page.stories.map((story) => story.title)).toEqual(
+      good.slice(0, 9).map((hit) => String(hit.title)),
     );
-    expect(search.requests).toEqual(["/api/v1/search?tags=front_page&hitsPerPage=15"]);
+    expect(page.malformed).toBe(1);
+    expect(search.requests).toEqual(["/api/v1/search?tags=front_page&hitsPerPage=10"]);
   });
 
   test("tells the story's type, site and age", async () => {
@@ -113,7 +117,7 @@ describe("fetchFrontPage()", () => {
         storyHit({ title: "A paper", url: "https://arxiv.org/abs/1", created_at_i: 1754000000 }),
       ],
     });
-    const stories = await fetchFrontPage(search.url, 5, noWait);
+    const { stories } = await fetchFrontPage(search.url, 5, noWait);
     expect(stories.map((s) => [s.type, s.site])).toEqual([
       ["show", "x.dev"],
       ["ask", null],
@@ -128,7 +132,7 @@ describe("fetchFrontPage()", () => {
     using search = startFakeHnSearch({
       stories: [storyHit({ url: undefined, story_text: "What&#x27;s your setup?<p>Mine is vim." })],
     });
-    const [story] = await fetchFrontPage(search.url, 10, noWait);
+    const [story] = (await fetchFrontPage(search.url, 10, noWait)).stories;
     expect(story?.storyText).toBe("What's your setup?\n\nMine is vim.");
   });
 
@@ -136,14 +140,14 @@ describe("fetchFrontPage()", () => {
     using search = startFakeHnSearch({
       stories: [storyHit({ title: "Evil\u001b]0;pwned\u0007 \u001b[31mred\u001b[0m title\r\n" })],
     });
-    const [story] = await fetchFrontPage(search.url, 10, noWait);
+    const [story] = (await fetchFrontPage(search.url, 10, noWait)).stories;
     expect(story?.title).toBe("Evil red title");
   });
 
   test("treats a link that is not http(s) as a text post", async () => {
     using search = startFakeHnSearch({ stories: [storyHit({ url: "javascript:alert(1)" })] });
     const logger = createMemoryLogger();
-    const [story] = await fetchFrontPage(search.url, 10, { ...noWait, logger });
+    const [story] = (await fetchFrontPage(search.url, 10, { ...noWait, logger })).stories;
     expect(story?.url).toBeNull();
     expect(logger.lines[0]).toContain("not http(s)");
   });

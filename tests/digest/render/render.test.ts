@@ -144,6 +144,7 @@ describe("jsonRenderer()", () => {
       model: "llama3.2",
       newSinceLastRun: 1,
       lastRunAt: "2025-08-02T18:00:00.000Z",
+      malformedHits: 0,
       stories: [
         {
           id: 101,
