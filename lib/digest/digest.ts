@@ -11,7 +11,8 @@ import { createProgress, loggerAround, type Progress, type ProgressStream } from
 import { openOutput, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise/cache.ts";
-import { preflight } from "./summarise/ollama-models.ts";
+import type { ModelClient } from "./summarise/model-client.ts";
+import { openModelClient } from "./summarise/open-model.ts";
 import type { Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
@@ -30,6 +31,8 @@ export interface DigestDeps {
   resolve?: Resolver;
   /** Aborted by Ctrl-C: downloads and Ollama calls stop, a --out temp file is removed. */
   signal?: AbortSignal;
+  /** The model server; default the one the config names (openModelClient). */
+  model?: ModelClient;
 }
 
 export interface DigestResult {
@@ -61,11 +64,8 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   let cache: SummaryCache | undefined;
   let progress: Progress | undefined;
   try {
-    const facts = await preflight(config.ollamaUrl, config.model, {
-      fetch,
-      timeoutMs: Math.min(10_000, config.ollamaTimeoutMs),
-      signal: deps.signal,
-    });
+    const model = deps.model ?? openModelClient(config, { fetch });
+    const facts = await model.preflight(deps.signal);
     const numCtx = contextWindow(config.numCtx, facts.contextLength, config.model, baseLogger);
     cache = openCache(config.cacheFile, deps.openCache, baseLogger);
     const { stories, malformed } = await fetchFrontPage(config.searchUrl, config.limit, {
@@ -101,6 +101,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     const digests = digestStories(stories, {
       config: { ...config, numCtx },
       fetch,
+      model,
       cache,
       logger,
       progress,

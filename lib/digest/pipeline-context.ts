@@ -5,6 +5,7 @@ import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import type { Limiter } from "./limiter.ts";
 import type { Progress } from "./progress.ts";
 import type { SummaryCache } from "./summarise/cache.ts";
+import type { ModelClient } from "./summarise/model-client.ts";
 import type { ArticleSource } from "./types.ts";
 
 export type PipelineConfig = Pick<
@@ -35,6 +36,8 @@ export interface PipelineStats {
 export interface PipelineDeps {
   config: PipelineConfig;
   fetch?: typeof fetch;
+  /** Writes the summaries. */
+  model: ModelClient;
   cache?: SummaryCache;
   logger: Logger;
   progress: Progress;

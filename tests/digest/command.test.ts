@@ -11,7 +11,7 @@ import { createDigestCommand } from "../../lib/digest/command.ts";
 import { FIELDS } from "../../lib/digest/config.ts";
 import { DigestFailedError } from "../../lib/digest/digest.ts";
 import { SearchApiError } from "../../lib/digest/fetch/search-fetch.ts";
-import { PreflightError } from "../../lib/digest/summarise/ollama-models.ts";
+import { PreflightError } from "../../lib/digest/summarise/model-client.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
 import { endlessResponse, gate, startDigestWorld } from "../fakes/digest-world.ts";

@@ -4,6 +4,7 @@ import { fetchFrontPage } from "../../lib/digest/fetch/hn-client.ts";
 import { digestStories, type PipelineStats } from "../../lib/digest/pipeline.ts";
 import { createProgress } from "../../lib/digest/progress.ts";
 import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";
+import { openModelClient } from "../../lib/digest/summarise/open-model.ts";
 import type { StoryDigest } from "../../lib/digest/types.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml, javascriptWallHtml } from "../fakes/article-site.ts";
@@ -69,6 +70,7 @@ async function run(
   const results: StoryDigest[] = [];
   for await (const digest of digestStories(stories, {
     config,
+    model: openModelClient(config),
     cache: options.cache,
     logger,
     stats,

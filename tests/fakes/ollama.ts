@@ -1,7 +1,8 @@
 /**
- * A fake Ollama on 127.0.0.1, port 0: `GET /api/tags`, `POST /api/show` and non-streamed
- * `POST /api/generate` with the bodies Ollama sends. It records every generate request, how
- * many ran at once, and the time it spent generating.
+ * A fake Ollama on 127.0.0.1, port 0: `GET /api/tags`, `POST /api/show`, `GET /api/ps` and
+ * non-streamed `POST /api/generate` with the bodies Ollama sends (an empty prompt only loads the
+ * model). It records every generate request, how many ran at once, and the time it spent
+ * generating.
  */
 
 export interface GenerateBody {
@@ -26,6 +27,10 @@ export interface FakeOllamaOptions {
   contextLength?: number | null;
   /** Answers /api/show instead of the default (e.g. a 404 of an old Ollama). */
   show?: () => Response;
+  /** Where /api/ps says a loaded model runs (default "gpu"); null: /api/ps answers 404. */
+  placement?: "cpu" | "gpu" | "partial" | null;
+  /** The model is loaded before the first request (default false: the first request loads it). */
+  loaded?: boolean;
 }
 
 export interface FakeOllama {
@@ -34,6 +39,9 @@ export interface FakeOllama {
   tagsCalls: number;
   /** Model names asked of /api/show. */
   showCalls: string[];
+  /** Generate requests with an empty prompt: a model load, recorded here, not in generateCalls. */
+  loadCalls: GenerateBody[];
+  psCalls: number;
   maxInFlight: number;
   /** Milliseconds during which at least one generate call was running. */
   busyMs: number;
@@ -69,12 +77,16 @@ export function echoTitle(body: GenerateBody): string {
 export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
   const models = options.models ?? ["llama3.2:latest"];
   let inFlight = 0;
+  let loaded = options.loaded ?? false;
+  const placement = options.placement === undefined ? "gpu" : options.placement;
   let busySince = 0;
   const state: FakeOllama = {
     url: "",
     generateCalls: [],
     tagsCalls: 0,
     showCalls: [],
+    loadCalls: [],
+    psCalls: 0,
     maxInFlight: 0,
     busyMs: 0,
     stop: () => server.stop(true),
@@ -119,10 +131,21 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
           capabilities: ["completion", "tools"],
         });
       }
+      if (url.pathname === "/api/ps" && request.method === "GET") {
+        state.psCalls++;
+        if (placement === null) return new Response("404 page not found", { status: 404 });
+        return Response.json({ models: loaded ? [runningModel(models[0] ?? "", placement)] : [] });
+      }
       if (url.pathname !== "/api/generate" || request.method !== "POST") {
         return new Response("404 page not found", { status: 404 });
       }
       const body = (await request.json()) as GenerateBody;
+      if (body.prompt === "" && models.includes(normalise(body.model))) {
+        state.loadCalls.push(body);
+        loaded = true;
+        return Response.json(loadAnswer(body.model));
+      }
+      loaded = true;
       const call = state.generateCalls.push(body);
       if (inFlight === 0) busySince = performance.now();
       inFlight++;
@@ -144,4 +167,37 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
   });
   state.url = `http://127.0.0.1:${server.port}`;
   return state;
+}
+
+function normalise(model: string): string {
+  return model.includes(":") ? model : `${model}:latest`;
+}
+
+const MODEL_BYTES = 3_369_482_240;
+
+/** An /api/ps entry: size_vram 0 on the CPU, all of `size` on the GPU. */
+export function runningModel(name: string, placement: "cpu" | "gpu" | "partial") {
+  const vram = { cpu: 0, gpu: MODEL_BYTES, partial: Math.round(MODEL_BYTES * 0.4) }[placement];
+  return {
+    name,
+    model: name,
+    size: MODEL_BYTES,
+    digest: "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
+    details: { format: "gguf", family: "llama", parameter_size: "3.2B" },
+    expires_at: "2025-08-03T19:59:41.2149398Z",
+    size_vram: vram,
+  };
+}
+
+/** Ollama's answer to an empty prompt: the model loaded, nothing generated. */
+function loadAnswer(model: string) {
+  return {
+    model,
+    created_at: "2025-08-03T18:54:41.2149398Z",
+    response: "",
+    done: true,
+    done_reason: "load",
+    total_duration: 1_610_000_000,
+    load_duration: 1_600_000_000,
+  };
 }

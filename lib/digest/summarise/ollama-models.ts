@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { stripControl } from "../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
+import { type MachineInfo, type Placement, PreflightError } from "./model-client.ts";
 import {
   describeError,
   errorField,
@@ -10,11 +11,6 @@ import {
   safeJson,
   withTimeout,
 } from "./ollama.ts";
-
-/** Ollama is not usable for this digest; the message says what to do about it. */
-export class PreflightError extends Error {
-  override name = "PreflightError";
-}
 
 export interface ModelFacts {
   /** The model's own context length from /api/show, or null when it does not report one. */
@@ -128,4 +124,86 @@ export function contextLengthOf(body: unknown): number | null {
     if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
   }
   return null;
+}
+
+const psSchema = z.object({
+  models: z.array(
+    z.object({
+      name: z.string().optional(),
+      model: z.string().optional(),
+      size: z.number().nonnegative(),
+      size_vram: z.number().nonnegative().optional(),
+    }),
+  ),
+});
+
+/**
+ * Where `model` runs, from `GET /api/ps`: `size_vram` 0 is the CPU, equal to `size` the GPU.
+ * When the model is not loaded yet, an empty prompt loads it (Ollama answers `done_reason: load`
+ * without generating), with the window the digest will ask for so the first summary does not
+ * load it again. Null when Ollama does not tell; never throws.
+ */
+export async function machineInfo(
+  base: string,
+  model: string,
+  options: OllamaOptions & { numCtx: number },
+): Promise<MachineInfo | null> {
+  try {
+    let placement = await placementOf(base, model, options);
+    let loadMs: number | null = null;
+    if (placement === undefined) {
+      loadMs = await loadModel(base, model, options);
+      placement = await placementOf(base, model, options);
+    }
+    return placement === undefined ? null : { placement, loadMs };
+  } catch {
+    return null;
+  }
+}
+
+async function placementOf(
+  base: string,
+  model: string,
+  options: OllamaOptions,
+): Promise<Placement | undefined> {
+  const { fetch: doFetch = globalThis.fetch, timeoutMs = 10_000 } = options;
+  const response = await doFetch(`${base}/api/ps`, {
+    signal: withTimeout(Math.min(timeoutMs, 10_000), options.signal),
+  });
+  const parsed = psSchema.safeParse(
+    safeJson(await readTextCapped(response, options.maxBytes ?? OLLAMA_MAX_BYTES)),
+  );
+  if (!response.ok || !parsed.success) return undefined;
+  const wanted = normaliseModelName(model);
+  const entry = parsed.data.models.find(
+    (m) => normaliseModelName(m.name ?? m.model ?? "") === wanted,
+  );
+  if (!entry) return undefined;
+  const vram = entry.size_vram ?? 0;
+  if (vram <= 0) return "cpu";
+  return vram >= entry.size ? "gpu" : "partial";
+}
+
+/** Loads the model with an empty prompt; its load_duration in ms, or null. */
+async function loadModel(
+  base: string,
+  model: string,
+  options: OllamaOptions & { numCtx: number },
+): Promise<number | null> {
+  const { fetch: doFetch = globalThis.fetch, timeoutMs = 120_000 } = options;
+  const response = await doFetch(`${base}/api/generate`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model,
+      prompt: "",
+      stream: false,
+      options: { num_ctx: options.numCtx },
+    }),
+    signal: withTimeout(timeoutMs, options.signal),
+  });
+  const body = safeJson(await readTextCapped(response, options.maxBytes ?? OLLAMA_MAX_BYTES));
+  const nanos =
+    body && typeof body === "object" ? (body as { load_duration?: unknown }).load_duration : null;
+  return typeof nanos === "number" && nanos >= 0 ? nanos / 1e6 : null;
 }

@@ -1,6 +1,7 @@
 import { describeNetworkError } from "../../http/network-error.ts";
 import { stripControl } from "../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
+import { type ModelAnswer, ModelError, type ModelFailureKind } from "./model-client.ts";
 
 /**
  * The largest Ollama answer read. A summary is a few KiB; with `context` (the token ids) and a
@@ -15,11 +16,8 @@ export interface OllamaOptions {
   maxBytes?: number;
   /** Stops the call (Ctrl-C). */
   signal?: AbortSignal;
-}
-
-/** One generation failed; the digest records it as a note and goes on. */
-export class OllamaError extends Error {
-  override name = "OllamaError";
+  /** Clock for the call's wall time. */
+  now?: () => number;
 }
 
 export interface GenerateInput {
@@ -29,15 +27,6 @@ export interface GenerateInput {
   numCtx: number;
   /** Most tokens the answer may take (options.num_predict). */
   numPredict: number;
-}
-
-export interface Generated {
-  /** The answer, <think> blocks and control characters removed. */
-  text: string;
-  /** `stop`, or `length` when the answer hit num_predict; null when Ollama did not say. */
-  doneReason: string | null;
-  /** Tokens Ollama read from the prompt, when it says. */
-  promptTokens: number | null;
 }
 
 /** A model name without a tag means `:latest` (a `:` inside a registry host is not a tag). */
@@ -82,19 +71,22 @@ export function stripThinking(text: string): string {
 
 /**
  * Asks Ollama for one completion. Both a non-2xx `{error}` and a 200 carrying `{error}` are
- * failures (OllamaError), and so is an answer larger than `maxBytes`.
+ * failures (ModelError, its kind saying whether the model is gone), and so is an answer larger
+ * than `maxBytes`.
  */
 export async function generate(
   base: string,
   input: GenerateInput,
   options: OllamaOptions = {},
-): Promise<Generated> {
+): Promise<ModelAnswer> {
   const {
     fetch: doFetch = globalThis.fetch,
     timeoutMs = 300_000,
     maxBytes = OLLAMA_MAX_BYTES,
+    now = performance.now.bind(performance),
   } = options;
   const { url, init } = generateRequest(base, input);
+  const started = now();
   let response: Response;
   let text: string;
   try {
@@ -102,37 +94,78 @@ export async function generate(
     text = await readTextCapped(response, maxBytes);
   } catch (error) {
     if (error instanceof BodyTooLargeError) {
-      throw new OllamaError(
+      throw new ModelError(
         `Ollama's answer is larger than ${formatBytes(maxBytes)}; stopped reading it`,
+        "bad-answer",
       );
     }
-    throw new OllamaError(
+    throw new ModelError(
       `Ollama did not answer at ${url} (${describeError(error, timeoutMs, url)})`,
+      failureKind(error, options.signal),
+      `Start Ollama with \`ollama serve\`, or point OLLAMA_ENDPOINT_URL / --ollama-url at a running one.`,
     );
   }
   const body = safeJson(text);
   const error = errorField(body);
-  if (!response.ok) {
-    const hint =
-      response.status === 404 && /not found/i.test(error ?? "")
-        ? `; run \`ollama pull ${input.model}\``
-        : "";
-    throw new OllamaError(
-      `Ollama answered HTTP ${response.status}: ${error ?? (oneLine(text) || "no detail")}${hint}`,
-    );
+  if (!response.ok) throw statusError(response.status, error ?? oneLine(text), input.model);
+  if (error !== undefined) {
+    throw new ModelError(`Ollama reported an error: ${error}`, "bad-answer");
   }
-  if (error !== undefined) throw new OllamaError(`Ollama reported an error: ${error}`);
   const fields = body && typeof body === "object" ? (body as Record<string, unknown>) : {};
   if (typeof fields.response !== "string") {
-    throw new OllamaError("Ollama's answer has no response text");
+    throw new ModelError("Ollama's answer has no response text", "bad-answer");
   }
   const answer = stripControl(stripThinking(fields.response));
-  if (answer === "") throw new OllamaError("Ollama's answer was empty");
+  if (answer === "") throw new ModelError("Ollama's answer was empty", "bad-answer");
   return {
     text: answer,
     doneReason: typeof fields.done_reason === "string" ? fields.done_reason : null,
-    promptTokens: typeof fields.prompt_eval_count === "number" ? fields.prompt_eval_count : null,
+    promptTokens: count(fields.prompt_eval_count),
+    answerTokens: count(fields.eval_count),
+    timings: {
+      promptMs: nanosToMs(fields.prompt_eval_duration),
+      answerMs: nanosToMs(fields.eval_duration),
+      loadMs: nanosToMs(fields.load_duration),
+      wallMs: now() - started,
+    },
   };
+}
+
+/** A non-2xx answer: a missing model (404 "not found") and 5xx mean the model cannot answer. */
+function statusError(status: number, detail: string, model: string): ModelError {
+  const message = `Ollama answered HTTP ${status}: ${detail || "no detail"}`;
+  if (status === 404 && /not found/i.test(detail)) {
+    return new ModelError(
+      `${message}; run \`ollama pull ${model}\``,
+      "missing-model",
+      `Run \`ollama pull ${model}\`, or choose another model with --model / OLLAMA_MODEL.`,
+    );
+  }
+  if (status >= 500) {
+    return new ModelError(
+      message,
+      "server",
+      "Ollama fails on every request: look at its log (`journalctl -u ollama`, or the terminal running `ollama serve`) and restart it.",
+    );
+  }
+  return new ModelError(message, status === 429 ? "busy" : "rejected");
+}
+
+function failureKind(error: unknown, signal: AbortSignal | undefined): ModelFailureKind {
+  if (signal?.aborted) return "interrupted";
+  if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) {
+    return "timeout";
+  }
+  return "unreachable";
+}
+
+function count(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null;
+}
+
+function nanosToMs(value: unknown): number | null {
+  const nanos = count(value);
+  return nanos === null ? null : nanos / 1e6;
 }
 
 /** A timeout signal, also aborted by `signal` when one is given. */

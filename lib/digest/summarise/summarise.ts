@@ -2,8 +2,8 @@ import type { Logger } from "../../log.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { Part, PipelineContext } from "../pipeline-context.ts";
 import type { SummaryCache } from "./cache.ts";
+import { ModelError } from "./model-client.ts";
 import { cleanSummary } from "./model-text.ts";
-import { generate, OllamaError } from "./ollama.ts";
 import { answerReserve } from "./prompt.ts";
 
 export type PartKind = "article" | "discussion";
@@ -31,14 +31,14 @@ export async function summarise(
   try {
     const answer = await context.llmLimit(() => {
       context.progress.update(part.index, `summarising the ${part.kind}`);
-      return generate(
-        config.ollamaUrl,
-        { model: config.model, prompt, numCtx: config.numCtx, numPredict },
-        { fetch: context.fetch, timeoutMs: config.ollamaTimeoutMs, signal: context.signal },
+      return context.model.generate(
+        { prompt, numCtx: config.numCtx, numPredict },
+        { timeoutMs: config.ollamaTimeoutMs, signal: context.signal },
       );
     }, priority);
     let summary = cleanSummary(answer.text);
-    if (summary === "") throw new OllamaError("Ollama's answer held only a preamble");
+    if (summary === "")
+      throw new ModelError("The model's answer held only a preamble", "bad-answer");
     stats.generated++;
     const notes = [...part.notes];
     if (answer.doneReason === "length") {

@@ -1,18 +1,24 @@
 import { describe, expect, test } from "bun:test";
 import {
+  decodeRate,
+  ModelError,
+  modelGone,
+  PreflightError,
+  prefillRate,
+} from "../../../lib/digest/summarise/model-client.ts";
+import {
   generate,
   generateRequest,
   normaliseModelName,
-  OllamaError,
   stripThinking,
 } from "../../../lib/digest/summarise/ollama.ts";
+import { createOllamaClient } from "../../../lib/digest/summarise/ollama-client.ts";
 import {
   contextLengthOf,
-  PreflightError,
   preflight,
   showContextLength,
 } from "../../../lib/digest/summarise/ollama-models.ts";
-import { endlessResponse } from "../../fakes/digest-world.ts";
+import { endlessResponse, gate } from "../../fakes/digest-world.ts";
 import { generateSuccess, startFakeOllama } from "../../fakes/ollama.ts";
 
 async function closedPortUrl(): Promise<string> {
@@ -145,16 +151,42 @@ describe("showContextLength()", () => {
   });
 });
 
+async function kindOf(call: Promise<unknown>): Promise<string | undefined> {
+  const error = await call.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  return error instanceof ModelError ? `${error.kind}` : undefined;
+}
+
+describe("modelGone()", () => {
+  test("is true for a server or model that is not there, false for one call's failure", () => {
+    for (const kind of ["unreachable", "missing-model", "server"] as const) {
+      expect(modelGone(new ModelError("x", kind))).toBe(true);
+    }
+    for (const kind of ["timeout", "interrupted", "busy", "rejected", "bad-answer"] as const) {
+      expect(modelGone(new ModelError("x", kind))).toBe(false);
+    }
+    expect(modelGone(new Error("x"))).toBe(false);
+  });
+});
+
 describe("generate()", () => {
   const request = { model: "llama3.2", prompt: "Summarise: x", numCtx: 4096, numPredict: 512 };
 
-  test("returns the response text and why it stopped", async () => {
+  test("returns the response text, why it stopped, and the counts and durations Ollama reports", async () => {
     using ollama = startFakeOllama({ generate: () => "  A short summary.  " });
-    expect(await generate(ollama.url, request)).toEqual({
+    let clock = 1000;
+    const answer = await generate(ollama.url, request, { now: () => (clock += 250) });
+    expect(answer).toEqual({
       text: "A short summary.",
       doneReason: "stop",
       promptTokens: 28,
+      answerTokens: 25,
+      timings: { promptMs: 138.6102, answerMs: 749.8573, loadMs: 2175.7011, wallMs: 250 },
     });
+    expect(prefillRate(answer)).toBeCloseTo(202.01, 1);
+    expect(decodeRate(answer)).toBeCloseTo(33.34, 1);
     expect(ollama.generateCalls).toEqual([
       {
         model: "llama3.2",
@@ -183,19 +215,22 @@ describe("generate()", () => {
   test("fails on a 404 for a missing model and says to pull it", async () => {
     using ollama = startFakeOllama({ models: ["mistral:latest"] });
     const failure = generate(ollama.url, request);
-    await expect(failure).rejects.toBeInstanceOf(OllamaError);
+    await expect(failure).rejects.toBeInstanceOf(ModelError);
     await expect(failure).rejects.toThrow(
       "Ollama answered HTTP 404: model 'llama3.2' not found; run `ollama pull llama3.2`",
     );
+    expect(await kindOf(failure)).toBe("missing-model");
   });
 
   test("fails on a 200 whose body carries an error", async () => {
     using ollama = startFakeOllama({
       generate: () => Response.json({ error: "an unknown error was encountered" }),
     });
-    await expect(generate(ollama.url, request)).rejects.toThrow(
+    const failure = generate(ollama.url, request);
+    await expect(failure).rejects.toThrow(
       "Ollama reported an error: an unknown error was encountered",
     );
+    expect(await kindOf(failure)).toBe("bad-answer");
   });
 
   test("fails on a 500 with Ollama's error text", async () => {
@@ -203,9 +238,11 @@ describe("generate()", () => {
       generate: () =>
         Response.json({ error: "llama runner process has terminated" }, { status: 500 }),
     });
-    await expect(generate(ollama.url, request)).rejects.toThrow(
+    const failure = generate(ollama.url, request);
+    await expect(failure).rejects.toThrow(
       "Ollama answered HTTP 500: llama runner process has terminated",
     );
+    expect(await kindOf(failure)).toBe("server");
   });
 
   test("fails on a 503 whose body is not JSON", async () => {
@@ -219,9 +256,23 @@ describe("generate()", () => {
 
   test("fails when Ollama is unreachable", async () => {
     const url = await closedPortUrl();
-    await expect(generate(url, request)).rejects.toThrow(
+    const failure = generate(url, request);
+    await expect(failure).rejects.toThrow(
       `Ollama did not answer at ${url}/api/generate (connection refused by ${new URL(url).host})`,
     );
+    expect(await kindOf(failure)).toBe("unreachable");
+  });
+
+  test("a timeout and Ctrl-C are failures of this call only, told apart", async () => {
+    const hang = gate<string>();
+    using ollama = startFakeOllama({ generate: () => hang.promise });
+    const timedOut = generate(ollama.url, request, { timeoutMs: 50 });
+    expect(await kindOf(timedOut)).toBe("timeout");
+    const stop = new AbortController();
+    const stopped = generate(ollama.url, request, { signal: stop.signal });
+    stop.abort();
+    expect(await kindOf(stopped)).toBe("interrupted");
+    hang.open("late");
   });
 
   test("fails on a success body without response text, or an empty answer", async () => {
@@ -236,5 +287,43 @@ describe("generate()", () => {
       generate: (body) => Response.json(generateSuccess(body.model, "A rabbit is ...")),
     });
     expect((await generate(ollama.url, request)).text).toBe("A rabbit is ...");
+  });
+});
+
+describe("createOllamaClient()", () => {
+  test("loads a model that is not loaded, with the run's window, then reads /api/ps", async () => {
+    using ollama = startFakeOllama({ placement: "cpu" });
+    const client = createOllamaClient({ url: ollama.url, model: "llama3.2" });
+    expect(await client.machine?.({ numCtx: 8192 })).toEqual({ placement: "cpu", loadMs: 1600 });
+    expect(ollama.loadCalls).toEqual([
+      { model: "llama3.2", prompt: "", stream: false, options: { num_ctx: 8192 } },
+    ]);
+    expect(ollama.generateCalls).toEqual([]);
+  });
+
+  test("tells a model all in VRAM from one partly on the CPU, without loading a loaded one", async () => {
+    using gpu = startFakeOllama({ placement: "gpu", loaded: true });
+    const onGpu = createOllamaClient({ url: gpu.url, model: "llama3.2:latest" });
+    expect(await onGpu.machine?.({ numCtx: 8192 })).toEqual({ placement: "gpu", loadMs: null });
+    expect(gpu.loadCalls).toEqual([]);
+    using partial = startFakeOllama({ placement: "partial", loaded: true });
+    const split = createOllamaClient({ url: partial.url, model: "llama3.2" });
+    expect((await split.machine?.({ numCtx: 8192 }))?.placement).toBe("partial");
+  });
+
+  test("is null when Ollama has no /api/ps (an old version)", async () => {
+    using ollama = startFakeOllama({ placement: null });
+    const client = createOllamaClient({ url: ollama.url, model: "llama3.2" });
+    expect(await client.machine?.({ numCtx: 8192 })).toBeNull();
+  });
+
+  test("generate() sends the client's model and passes the call's timeout", async () => {
+    const hang = gate<string>();
+    using ollama = startFakeOllama({ models: ["qwen2.5:7b"], generate: () => hang.promise });
+    const client = createOllamaClient({ url: ollama.url, model: "qwen2.5:7b", fetch });
+    const call = client.generate({ prompt: "P", numCtx: 4096, numPredict: 100 }, { timeoutMs: 50 });
+    expect(await kindOf(call)).toBe("timeout");
+    expect(ollama.generateCalls.map((c) => c.model)).toEqual(["qwen2.5:7b"]);
+    hang.open("late");
   });
 });
