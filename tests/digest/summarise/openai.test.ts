@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { PreflightError } from "../../../lib/digest/summarise/ollama-models.ts";
+import { PreflightError } from "../../../lib/digest/summarise/model-client.ts";
 import {
   chatComplete,
   chatRequest,
