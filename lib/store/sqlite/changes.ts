@@ -1,19 +1,17 @@
 import type { Database } from "bun:sqlite";
 import { type FSWatcher, watch } from "node:fs";
 
-export interface ChangeMonitor {
-  /** Handed to the queue: claims mark what they saw, local writes wake waiters. */
-  tracker: ChangeTracker;
-  waitForChange(options: { timeoutMs: number; signal?: AbortSignal }): Promise<void>;
-  close(): void;
-}
-
-/** How the queue tells the store's waitForChange about work (see store.ts). */
-export interface ChangeTracker {
+/**
+ * Waits for work written by anyone (the store's waitForChange), as PostgreSQL's ChangeListener
+ * does with LISTEN. The queue and the webhook repo are handed `markSeen` and `notifyLocal`.
+ */
+export interface ChangeListener {
   /** Called first thing inside every claim transaction: "I have seen the database as of now". */
   markSeen(): void;
   /** Work appeared through this same connection, where `PRAGMA data_version` does not move. */
   notifyLocal(): void;
+  waitForChange(options: { timeoutMs: number; signal?: AbortSignal }): Promise<void>;
+  close(): void;
 }
 
 /** How long the WAL stays watched after the last wait ended. */
@@ -32,10 +30,10 @@ const FOLLOW_UP_MS = [2, 20];
  *
  * "Changed" means: since the last claim (markSeen) or the last wake-up.
  */
-export function createChangeMonitor(
+export function createChangeListener(
   db: Database,
   options: { pollMs: number; busy: () => boolean },
-): ChangeMonitor {
+): ChangeListener {
   const dataVersionStmt = db.prepare<{ data_version: number }, []>("PRAGMA data_version");
   const readDataVersion = () => dataVersionStmt.get()?.data_version ?? 0;
   let seenDataVersion = readDataVersion();
@@ -140,14 +138,12 @@ export function createChangeMonitor(
   }
 
   return {
-    tracker: {
-      markSeen,
-      notifyLocal() {
-        localVersion++;
-        // Woken at once: if the write is part of a transaction still open, the waiter's claim
-        // queues behind it on the connection's mutex.
-        wakeAll();
-      },
+    markSeen,
+    notifyLocal() {
+      localVersion++;
+      // Woken at once: if the write is part of a transaction still open, the waiter's claim
+      // queues behind it on the connection's mutex.
+      wakeAll();
     },
     waitForChange,
     close() {

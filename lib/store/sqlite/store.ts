@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { AttemptRecord, Claim, Outcome } from "../../webhooks/model.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
-import { createChangeMonitor } from "./changes.ts";
+import { createChangeListener } from "./changes.ts";
 import { checkpointInBackground } from "./checkpointer.ts";
 import { openSqlite } from "./connection.ts";
 import { fileChange, fileIdentity } from "./file-safety.ts";
@@ -90,8 +90,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
   // Checkpoint the WAL every ~40 MB instead of every 4 MB: a checkpoint syncs to disk, and at
   // thousands of small commits a second the default made checkpoints most of the write cost.
   db.run("PRAGMA wal_autocheckpoint = 10000");
-  const monitor = createChangeMonitor(db, { pollMs, busy: () => mutex.locked });
-  const changes = monitor.tracker;
+  const changes = createChangeListener(db, { pollMs, busy: () => mutex.locked });
 
   const repos = {
     webhooks: createSqliteWebhookRepo(db, { now: options.now, changes }),
@@ -222,7 +221,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     workers: guarded(repos.workers),
     health: guarded(repos.health),
     transaction,
-    waitForChange: monitor.waitForChange,
+    waitForChange: changes.waitForChange,
     // A file on this machine: there is no connection to lose.
     reachable: true,
     untilReachable: async () => {},
@@ -230,7 +229,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     async close() {
       if (closed) return;
       closed = true;
-      monitor.close();
+      changes.close();
       flush(); // what is still pending is written before the connection closes (mutex order)
       await mutex.run(() => db.close());
     },

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { WebhookRepo } from "../../webhooks/ports.ts";
-import type { ChangeTracker } from "./changes.ts";
+import type { ChangeListener } from "./changes.ts";
 
 export interface WebhookRow {
   id: number;
@@ -82,7 +82,7 @@ function definedOf<T extends object>(patch: T): Partial<T> {
 /** The webhooks table. Input is validated by the caller (lib/webhooks/validate.ts). */
 export function createSqliteWebhookRepo(
   db: Database,
-  options: { now?: () => number; changes?: Pick<ChangeTracker, "notifyLocal"> } = {},
+  options: { now?: () => number; changes?: Pick<ChangeListener, "notifyLocal"> } = {},
 ): WebhookRepo {
   const now = options.now ?? Date.now;
   const insertStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(

@@ -8,7 +8,7 @@ import {
   type SendGate,
 } from "../../../webhooks/policy/rate-limit.ts";
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
-import type { ChangeTracker } from "../changes.ts";
+import type { ChangeListener } from "../changes.ts";
 import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
 import { type DeliveryRow, deliveryFromRow, type Params, payloadColumn } from "./rows.ts";
 
@@ -119,7 +119,10 @@ export function admitBySendRate<T extends { webhookId: number }>(
  * (webhook disabled) or failed (the attempt cap reached), then due deliveries of sendable
  * webhooks are leased, oldest first. Runs inside the caller's write transaction.
  */
-export function createClaim(db: Database, changes: ChangeTracker) {
+export function createClaim(
+  db: Database,
+  changes: Pick<ChangeListener, "markSeen" | "notifyLocal">,
+) {
   const anyDueStmt = db.prepare<{ due: number }, Params>(CLAIM_SQL.anyDue);
   const anyExpiredLeaseStmt = db.prepare<{ expired: number }, Params>(CLAIM_SQL.anyExpiredLease);
   const expiredLeasesStmt = db.prepare<DeliveryRow & { enabled: number | null }, Params>(

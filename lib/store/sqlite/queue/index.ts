@@ -8,7 +8,7 @@ import type {
 } from "../../../webhooks/model.ts";
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import { purgeInBatches } from "../../../webhooks/purge.ts";
-import type { ChangeTracker } from "../changes.ts";
+import type { ChangeListener } from "../changes.ts";
 import { createClaim } from "./claim.ts";
 import { dueSummary, nextDueAt } from "./due.ts";
 import { createEnqueue } from "./enqueue.ts";
@@ -54,7 +54,7 @@ function attempt<T>(fn: () => T): T | Error {
  */
 export function createSqliteQueue(
   db: Database,
-  options: { now?: () => number; changes?: ChangeTracker } = {},
+  options: { now?: () => number; changes?: Pick<ChangeListener, "markSeen" | "notifyLocal"> } = {},
 ): SqliteQueue {
   const now = options.now ?? Date.now;
   const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
