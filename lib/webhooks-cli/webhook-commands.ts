@@ -5,6 +5,7 @@ import { escapeControl } from "../text/control.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
 import type { Store } from "../webhooks/ports.ts";
 import {
+  type Checked,
   checkContentType,
   checkEvents,
   checkHeader,
@@ -17,7 +18,13 @@ import {
 import { allValues, commonArgs, stringFlag } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
-import { clearOptionArgs, optionArgs, optionNotes, readOptionFlags } from "./webhook-options.ts";
+import {
+  clearOptionArgs,
+  flagValue,
+  optionArgs,
+  optionNotes,
+  readOptionFlags,
+} from "./webhook-options.ts";
 
 /** A webhook by id or by name; a one-line UsageError when there is none. */
 export async function findWebhook(store: Store, ref: string): Promise<Webhook> {
@@ -86,19 +93,22 @@ export function addCommand(deps: CliDeps) {
     args,
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
-      const name = checkName(flags.name);
-      const url = checkUrl(stringFlag(flags.url, "url") ?? missing("--url"));
-      const method = checkMethod(stringFlag(flags.method, "method") ?? "POST");
-      const contentType = checkContentType(
+      const name = flagValue("name", flags.name, checkName(flags.name));
+      const url = field("url", stringFlag(flags.url, "url") ?? missing("--url"), checkUrl);
+      const method = field("method", stringFlag(flags.method, "method") ?? "POST", checkMethod);
+      const contentType = field(
+        "content-type",
         stringFlag(flags["content-type"], "content-type") ?? "application/json",
+        checkContentType,
       );
-      const events = checkEvents(stringFlag(flags.events, "events") ?? "*");
-      const headers = allValues(rawArgs, "header").map(checkHeader);
+      const events = eventsFlag(stringFlag(flags.events, "events") ?? "*");
+      const headers = headerFlags(rawArgs);
       const given = stringFlag(flags.secret, "secret");
-      const secretArg = given === undefined ? undefined : checkSecret(given);
+      const secretArg = given === undefined ? undefined : secretFlag(given);
       const rate = stringFlag(flags["max-per-second"], "max-per-second");
-      const maxPerSecond = rate === undefined ? null : checkMaxPerSecond(rate);
-      const options = readOptionFlags(flags, deps.readFile);
+      const maxPerSecond =
+        rate === undefined ? null : field("max-per-second", rate, checkMaxPerSecond);
+      const options = await readOptionFlags(flags, deps.readFile);
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
         const secret = secretArg ?? generateSecret();
         const webhook = await store.webhooks.create({
@@ -129,6 +139,25 @@ export function addCommand(deps: CliDeps) {
 
 function missing(flag: string): never {
   throw new UsageError(`${flag} is required`);
+}
+
+/** A flag's value by its field's check, or a UsageError naming the flag and the value. */
+function field<T>(flag: string, given: string, check: (text: string) => Checked<T>): T {
+  return flagValue(flag, given, check(given));
+}
+
+function eventsFlag(list: string): string[] {
+  return flagValue("events", list, checkEvents(list.split(",")));
+}
+
+/** Every --header, each `Name: Value`. */
+function headerFlags(rawArgs: string[]): Array<[string, string]> {
+  return allValues(rawArgs, "header").map((line) => field("header", line, checkHeader));
+}
+
+/** Never echoed: a secret typed with a typo is still a secret. */
+function secretFlag(given: string): string {
+  return flagValue("secret", given, checkSecret(given), { echo: false });
 }
 
 export function listCommand(deps: CliDeps) {
@@ -199,16 +228,18 @@ export function updateCommand(deps: CliDeps) {
       rejectUnknown(rawArgs, args, { maxPositionals: 1 });
       const patch: WebhookPatch = {};
       const name = stringFlag(flags.name, "name");
-      if (name !== undefined) patch.name = checkName(name);
+      if (name !== undefined) patch.name = field("name", name, checkName);
       const url = stringFlag(flags.url, "url");
-      if (url !== undefined) patch.url = checkUrl(url);
+      if (url !== undefined) patch.url = field("url", url, checkUrl);
       const method = stringFlag(flags.method, "method");
-      if (method !== undefined) patch.method = checkMethod(method);
+      if (method !== undefined) patch.method = field("method", method, checkMethod);
       const contentType = stringFlag(flags["content-type"], "content-type");
-      if (contentType !== undefined) patch.contentType = checkContentType(contentType);
+      if (contentType !== undefined) {
+        patch.contentType = field("content-type", contentType, checkContentType);
+      }
       const events = stringFlag(flags.events, "events");
-      if (events !== undefined) patch.events = checkEvents(events);
-      const headers = allValues(rawArgs, "header").map(checkHeader);
+      if (events !== undefined) patch.events = eventsFlag(events);
+      const headers = headerFlags(rawArgs);
       if (flags["clear-headers"] && headers.length > 0) {
         throw new UsageError("Give either --clear-headers or --header, not both");
       }
@@ -222,11 +253,11 @@ export function updateCommand(deps: CliDeps) {
         throw new UsageError("Give only one of --secret, --rotate-secret and --remove-secret");
       }
       const secret = stringFlag(flags.secret, "secret");
-      if (secret !== undefined) patch.secret = checkSecret(secret);
+      if (secret !== undefined) patch.secret = secretFlag(secret);
       if (flags["remove-secret"]) patch.secret = null;
       const rate = stringFlag(flags["max-per-second"], "max-per-second");
-      if (rate !== undefined) patch.maxPerSecond = checkMaxPerSecond(rate);
-      Object.assign(patch, readOptionFlags(flags, deps.readFile));
+      if (rate !== undefined) patch.maxPerSecond = field("max-per-second", rate, checkMaxPerSecond);
+      Object.assign(patch, await readOptionFlags(flags, deps.readFile));
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
         const webhook = await findWebhook(store, flags.webhook);
         if (flags["rotate-secret"]) patch.secret = generateSecret();

@@ -1,12 +1,15 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
+import { checkCaFileContent } from "../webhooks/ca-file.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
 import {
+  type Checked,
   checkBodyTemplate,
   checkCaFile,
   checkConditions,
   checkTimeoutMs,
+  shown,
 } from "../webhooks/validate.ts";
 import { oneLine } from "./format.ts";
 
@@ -51,18 +54,40 @@ type OptionPatch = Pick<
 >;
 
 /**
- * The options given on the command line, checked (one-line UsageError each). A value starting
- * with @ names a file to read the template or condition set from.
+ * A flag's value by its field's check (lib/webhooks/validate.ts), or a one-line UsageError (exit
+ * 2) naming the flag: `Invalid --timeout-ms "50": must be …`. Long texts (templates, condition
+ * sets) and secrets are not echoed.
  */
-export function readOptionFlags(
+export function flagValue<T>(
+  flag: string,
+  given: string,
+  checked: Checked<T>,
+  options: { echo?: boolean } = {},
+): T {
+  if (checked.ok) return checked.value;
+  const value = options.echo === false ? "" : ` ${shown(given)}`;
+  throw new UsageError(`Invalid --${flag}${value}: ${checked.problem}`);
+}
+
+/**
+ * The options given on the command line, checked (one-line UsageError each). A value starting
+ * with @ names a file to read the template or condition set from. A CA file must be there and
+ * hold PEM certificates now.
+ */
+export async function readOptionFlags(
   flags: Record<string, unknown>,
   readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
-): OptionPatch {
+): Promise<OptionPatch> {
   const patch: OptionPatch = {};
+  const hidden = { echo: false };
   const template = valueOrFile(flags["body-template"], "body-template", readFile);
-  if (template !== undefined) patch.bodyTemplate = checkBodyTemplate(template);
+  if (template !== undefined) {
+    patch.bodyTemplate = flagValue("body-template", template, checkBodyTemplate(template), hidden);
+  }
   const condition = valueOrFile(flags.condition, "condition", readFile);
-  if (condition !== undefined) patch.conditions = checkConditions(condition);
+  if (condition !== undefined) {
+    patch.conditions = flagValue("condition", condition, checkConditions(condition), hidden);
+  }
   for (const [flag, key] of [
     ["clear-body-template", "bodyTemplate"],
     ["clear-condition", "conditions"],
@@ -74,9 +99,15 @@ export function readOptionFlags(
     patch[key] = null;
   }
   if (typeof flags["ssl-verify"] === "boolean") patch.sslVerification = flags["ssl-verify"];
-  if (flags["ca-file"] !== undefined) patch.caFile = checkCaFile(String(flags["ca-file"]));
-  if (flags["timeout-ms"] !== undefined)
-    patch.timeoutMs = checkTimeoutMs(String(flags["timeout-ms"]));
+  if (flags["ca-file"] !== undefined) {
+    const given = String(flags["ca-file"]);
+    patch.caFile = flagValue("ca-file", given, checkCaFile(given));
+    if (patch.caFile !== null) flagValue("ca-file", given, await checkCaFileContent(patch.caFile));
+  }
+  if (flags["timeout-ms"] !== undefined) {
+    const given = String(flags["timeout-ms"]);
+    patch.timeoutMs = flagValue("timeout-ms", given, checkTimeoutMs(given));
+  }
   return patch;
 }
 

@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import { readCaFile } from "./ca-file.ts";
 import type { Webhook } from "./model.ts";
 
 /** Bun's fetch `tls` options this sender sets. */
@@ -20,15 +20,13 @@ const MAX_CA_FILES = 100;
  * A worker's CA files, read when first needed and kept a minute (a worker sends many requests
  * per webhook; reading the file for each would cost a system call per attempt).
  */
-export function createCaFiles(read: ReadCaFile = readBounded, now: () => number = Date.now) {
+export function createCaFiles(read: ReadCaFile = readCaFile, now: () => number = Date.now) {
   const cache = new Map<string, { text: string; readAt: number }>();
   return async function caText(path: string): Promise<string> {
     const known = cache.get(path);
     if (known && now() - known.readAt < CA_FILE_TTL_MS) return known.text;
+    // readCaFile refuses what is not a regular file of PEM certificates (a FIFO at once).
     const text = await read(path);
-    if (!text.includes("-----BEGIN CERTIFICATE-----")) {
-      throw new Error("no PEM certificate in it");
-    }
     if (cache.size >= MAX_CA_FILES) cache.clear();
     cache.set(path, { text, readAt: now() });
     return text;
@@ -36,26 +34,6 @@ export function createCaFiles(read: ReadCaFile = readBounded, now: () => number 
 }
 
 export type CaFiles = ReturnType<typeof createCaFiles>;
-
-/** A CA bundle is some kilobytes; a path such as /dev/zero must not fill the memory. */
-const MAX_CA_FILE_BYTES = 1024 * 1024;
-
-async function readBounded(path: string): Promise<string> {
-  const handle = await open(path, "r");
-  try {
-    const buffer = Buffer.alloc(MAX_CA_FILE_BYTES + 1);
-    let size = 0;
-    while (size < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, size, buffer.length - size, null);
-      if (bytesRead === 0) break;
-      size += bytesRead;
-    }
-    if (size > MAX_CA_FILE_BYTES) throw new Error(`larger than ${MAX_CA_FILE_BYTES} bytes`);
-    return buffer.toString("utf8", 0, size);
-  } finally {
-    await handle.close();
-  }
-}
 
 /**
  * The webhook's TLS choices (NetBox's ssl_verification and CA file path) over the options the

@@ -1,4 +1,3 @@
-import { UsageError } from "../config/errors.ts";
 import { escapeControl, invisibleCharacter } from "../text/control.ts";
 import { ConditionError, parseConditionText } from "./conditions.ts";
 import { isSubscribableEvent, SUBSCRIBABLE_EVENTS } from "./events.ts";
@@ -7,9 +6,26 @@ import { isValidSecret } from "./signing.ts";
 import { isTemplated, templateProblem } from "./template.ts";
 
 /**
- * Checks of webhook fields typed by a person (CLI flags), each throwing a one-line UsageError.
- * The rules match the admin form's (lib/app/admin/webhook-form.ts).
+ * The rules of a webhook's fields as typed by a person, once: one check per field, giving the
+ * value to store or the problem in a short lower-case phrase. The CLI (lib/webhooks-cli) turns a
+ * problem into a one-line exit 2 naming the flag, the admin form (lib/app/admin/webhook-form.ts)
+ * into an inline error under the field. Checks that read a file are in ca-file.ts.
  */
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+function ok<T>(value: T): Checked<T> {
+  return { ok: true, value };
+}
+
+function refused(problem: string): { ok: false; problem: string } {
+  return { ok: false, problem };
+}
+
+/** A value quoted for a message: JSON quotes, control characters escaped. */
+export function shown(value: string): string {
+  return escapeControl(JSON.stringify(value));
+}
 
 export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH", "DELETE", "GET"] as const;
 
@@ -28,29 +44,75 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=[\w.+-]+)*$/;
+export const MAX_NAME_LENGTH = 100;
+/** The longest webhook URL, typed or rendered from a template. */
+const MAX_URL_LENGTH = 2000;
+/** The longest body template or condition set accepted (both live in every claim's webhook row). */
+export const MAX_OPTION_TEXT = 65_536;
+const MAX_PATH_LENGTH = 1000;
+/** Timeout bounds of one attempt, the same as WEBHOOK_TIMEOUT_MS's. */
+export const WEBHOOK_TIMEOUT_RANGE = { min: 100, max: 300_000 } as const;
 
-function shown(value: string): string {
-  return escapeControl(JSON.stringify(value));
-}
-
-export function checkName(name: string): string {
-  const trimmed = name.trim();
-  const invisible = invisibleCharacter(trimmed);
-  if (trimmed === "" || trimmed.length > 100 || invisible !== null) {
-    const found = invisible === null ? "" : ` (${invisible} found)`;
-    throw new UsageError(
-      `Invalid webhook name ${shown(name)}: expected 1 to 100 characters without control or invisible characters${found}`,
-    );
+export function checkName(text: string): Checked<string> {
+  const name = text.trim();
+  if (name === "") return refused("required");
+  if (name.length > MAX_NAME_LENGTH) {
+    return refused(`must be at most ${MAX_NAME_LENGTH} characters`);
   }
-  return trimmed;
+  const invisible = invisibleCharacter(name);
+  if (invisible !== null) {
+    return refused(`must not contain control or invisible characters (${invisible} found)`);
+  }
+  return ok(name);
 }
 
-/** The problem with a webhook name typed into the admin, or null (the rules of checkName). */
-export function webhookNameProblem(name: string): string | null {
-  const invisible = invisibleCharacter(name);
-  return invisible === null
-    ? null
-    : `Must not contain control or invisible characters (${invisible} found)`;
+/** Whether `url` (trimmed) can be a webhook's address: http(s), a host, at most 2000 characters. */
+export function isWebhookUrl(url: string): boolean {
+  if (url.length > MAX_URL_LENGTH) return false;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  return (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.hostname !== "";
+}
+
+/**
+ * A payload URL. With template parts (NetBox's payload URL is a Jinja2 template) it must parse
+ * and start with its scheme, so only the rest can vary; the rendered URL is checked again at
+ * enqueue and by the SSRF guard when sent.
+ */
+export function checkUrl(text: string): Checked<string> {
+  const url = text.trim();
+  if (url === "") return refused("required");
+  if (url.length > MAX_URL_LENGTH) return refused(`must be at most ${MAX_URL_LENGTH} characters`);
+  if (isTemplated(url)) {
+    if (!/^https?:\/\/[^/{]/i.test(url)) {
+      return refused(
+        "must be an http:// or https:// URL; a template may fill in the parts after the scheme",
+      );
+    }
+    const problem = templateProblem(url);
+    return problem === null ? ok(url) : refused(`template error at ${problem.message}`);
+  }
+  return isWebhookUrl(url)
+    ? ok(url)
+    : refused("must be an http:// or https:// URL, e.g. http://127.0.0.1:9000/");
+}
+
+export function checkMethod(text: string): Checked<string> {
+  const method = text.trim().toUpperCase();
+  return (WEBHOOK_METHODS as readonly string[]).includes(method)
+    ? ok(method)
+    : refused(`must be one of ${WEBHOOK_METHODS.join(", ")}`);
+}
+
+export function checkContentType(text: string): Checked<string> {
+  const type = text.trim();
+  return MEDIA_TYPE.test(type)
+    ? ok(type)
+    : refused("must be a media type such as application/json");
 }
 
 /**
@@ -77,183 +139,108 @@ export function headerValueProblem(value: string): string | null {
   return problem === null ? sendableHeaderProblem(value) : `template error at ${problem.message}`;
 }
 
-/** The longest webhook URL, typed or rendered from a template. */
-const MAX_URL_LENGTH = 2000;
-
-/** Whether `url` (trimmed) can be a webhook's address: http(s), a host, at most 2000 characters. */
-export function isWebhookUrl(url: string): boolean {
-  if (url.length > MAX_URL_LENGTH) return false;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return false;
-  }
-  return (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.hostname !== "";
-}
-
-export function checkUrl(url: string): string {
-  const trimmed = url.trim();
-  if (isTemplated(trimmed)) {
-    const problem = templatedUrlProblem(trimmed);
-    if (problem !== null) throw new UsageError(`Invalid URL ${shown(url)}: ${problem}`);
-    return trimmed;
-  }
-  if (!isWebhookUrl(trimmed)) {
-    throw new UsageError(
-      `Invalid URL ${shown(url)}: expected an http:// or https:// URL, e.g. http://127.0.0.1:9000/`,
-    );
-  }
-  return trimmed;
-}
-
-export function checkMethod(method: string): string {
-  const upper = method.trim().toUpperCase();
-  if (!(WEBHOOK_METHODS as readonly string[]).includes(upper)) {
-    throw new UsageError(
-      `Invalid method ${shown(method)}: expected one of ${WEBHOOK_METHODS.join(", ")}`,
-    );
-  }
-  return upper;
-}
-
-export function checkContentType(contentType: string): string {
-  const trimmed = contentType.trim();
-  if (!MEDIA_TYPE.test(trimmed)) {
-    throw new UsageError(
-      `Invalid content type ${shown(contentType)}: expected a media type such as application/json`,
-    );
-  }
-  return trimmed;
-}
-
-/** `Name: Value`, as NetBox's additional headers. */
-export function checkHeader(line: string): [string, string] {
+/** One `Name: Value` line, as NetBox's additional headers. */
+export function checkHeader(line: string): Checked<[string, string]> {
   const colon = line.indexOf(":");
   const name = colon > 0 ? line.slice(0, colon).trim() : "";
   const value = colon > 0 ? line.slice(colon + 1).trim() : "";
-  if (!HEADER_NAME.test(name)) {
-    throw new UsageError(`Invalid header ${shown(line)}: expected 'Name: Value'`);
-  }
+  if (!HEADER_NAME.test(name)) return refused("expected Name: Value");
   if (RESERVED_HEADERS.has(name.toLowerCase())) {
-    throw new UsageError(`Invalid header ${shown(line)}: ${name} is set by the sender`);
+    return refused(`${name} is set by the sender and can not be replaced`);
   }
   const problem = headerValueProblem(value);
-  if (problem !== null) throw new UsageError(`Invalid header ${shown(line)}: ${problem}`);
-  return [name, value];
+  return problem === null ? ok([name, value]) : refused(problem);
 }
 
-/** A comma list of event names; "*" alone stands for all of them. */
-export function checkEvents(list: string): string[] {
-  const events = [
-    ...new Set(
-      list
-        .split(",")
-        .map((e) => e.trim())
-        .filter((e) => e !== ""),
-    ),
-  ];
+/** Header lines as typed in a text area; blank lines are skipped, a problem names its line. */
+export function checkHeaderLines(text: string): Checked<Array<[string, string]>> {
+  const headers: Array<[string, string]> = [];
+  for (const [index, raw] of text.split(/\r?\n/).entries()) {
+    if (raw.trim() === "") continue;
+    const header = checkHeader(raw.trim());
+    if (!header.ok) return refused(`line ${index + 1}: ${header.problem}`);
+    headers.push(header.value);
+  }
+  return ok(headers);
+}
+
+/** Event names (a CLI comma list split, or the form's ticks); "*" alone stands for all of them. */
+export function checkEvents(given: readonly string[]): Checked<string[]> {
+  const events = [...new Set(given.map((e) => e.trim()).filter((e) => e !== ""))];
+  if (events.length === 0) return refused("choose at least one event");
   const unknown = events.find((event) => !isSubscribableEvent(event));
-  if (events.length === 0 || unknown !== undefined) {
-    throw new UsageError(
-      `${unknown === undefined ? "No events given" : `Unknown event ${shown(unknown)}`}: expected a comma list of ${SUBSCRIBABLE_EVENTS.join(", ")}`,
-    );
+  if (unknown !== undefined) {
+    return refused(`unknown event ${shown(unknown)}: expected ${SUBSCRIBABLE_EVENTS.join(", ")}`);
   }
-  return events.includes(ALL_EVENTS) ? [ALL_EVENTS] : events;
+  return ok(events.includes(ALL_EVENTS) ? [ALL_EVENTS] : events);
 }
 
-export function checkSecret(secret: string): string {
-  if (!isValidSecret(secret.trim())) {
-    throw new UsageError(
-      "Invalid secret: expected whsec_ followed by base64 of 16 to 64 bytes (leave --secret out to generate one)",
-    );
-  }
-  return secret.trim();
+export function checkSecret(text: string): Checked<string> {
+  const secret = text.trim();
+  return isValidSecret(secret)
+    ? ok(secret)
+    : refused("must be whsec_ followed by base64 of 16 to 64 bytes; leave it out to generate one");
 }
 
-/** A send-rate cap per second: a number above 0 up to 10000 (as the admin form); 0 or none: no limit. */
-export function checkMaxPerSecond(value: string): number | null {
-  const trimmed = value.trim().toLowerCase();
-  if (trimmed === "0" || trimmed === "none") return null;
+/** A send-rate cap per second above 0 up to 10000; blank, 0 or "none": no limit (null). */
+export function checkMaxPerSecond(text: string): Checked<number | null> {
+  const trimmed = text.trim().toLowerCase();
+  if (trimmed === "" || trimmed === "0" || trimmed === "none") return ok(null);
   const rate = Number(trimmed);
   if (!/^\d+(\.\d+)?$/.test(trimmed) || !(rate > 0) || rate > 10_000) {
-    throw new UsageError(
-      `Invalid --max-per-second ${shown(value)}: expected a number above 0 and at most 10000, or 0 for no limit`,
-    );
+    return refused("must be a number above 0 and at most 10000, or 0 for no limit");
   }
-  return rate;
+  return ok(rate);
 }
-
-/**
- * A URL with template parts (NetBox's payload URL is a Jinja2 template): it must parse and
- * start with its scheme, so only the rest can vary; the rendered URL is checked again at enqueue
- * and by the SSRF guard when sent. Null when fine.
- */
-export function templatedUrlProblem(url: string): string | null {
-  if (!/^https?:\/\/[^/{]/i.test(url) || url.length > MAX_URL_LENGTH) {
-    return "expected an http:// or https:// URL; a template may fill in the parts after the scheme";
-  }
-  const problem = templateProblem(url);
-  return problem === null ? null : `template error at ${problem.message}`;
-}
-
-/** The longest body template or condition set accepted (both live in every claim's webhook row). */
-export const MAX_OPTION_TEXT = 65_536;
 
 /** A Jinja2 body template; blank means NetBox's default JSON body (null). */
-export function checkBodyTemplate(text: string): string | null {
-  if (text.trim() === "") return null;
-  if (text.length > MAX_OPTION_TEXT) {
-    throw new UsageError(`Invalid --body-template: longer than ${MAX_OPTION_TEXT} characters`);
-  }
+export function checkBodyTemplate(text: string): Checked<string | null> {
+  if (text.trim() === "") return ok(null);
+  if (text.length > MAX_OPTION_TEXT) return refused(`longer than ${MAX_OPTION_TEXT} characters`);
   const problem = templateProblem(text);
-  if (problem !== null) {
-    throw new UsageError(`Invalid --body-template: template error at ${problem.message}`);
-  }
-  return text;
+  return problem === null ? ok(text) : refused(`template error at ${problem.message}`);
 }
 
 /** A condition set in NetBox's JSON format; blank means none (null). */
-export function checkConditions(text: string): ConditionSet | null {
-  if (text.trim() === "") return null;
-  if (text.length > MAX_OPTION_TEXT) {
-    throw new UsageError(`Invalid --condition: longer than ${MAX_OPTION_TEXT} characters`);
-  }
+export function checkConditions(text: string): Checked<ConditionSet | null> {
+  if (text.trim() === "") return ok(null);
+  if (text.length > MAX_OPTION_TEXT) return refused(`longer than ${MAX_OPTION_TEXT} characters`);
   try {
-    return parseConditionText(text);
+    return ok(parseConditionText(text));
   } catch (error) {
-    if (error instanceof ConditionError) {
-      throw new UsageError(`Invalid --condition at ${error.message}`);
-    }
+    if (error instanceof ConditionError) return refused(`at ${error.message}`);
     throw error;
   }
 }
 
-/** The path of a PEM file of CA certificates; read when sending. "none" or blank clears it. */
-export function checkCaFile(path: string): string | null {
-  const trimmed = path.trim();
-  if (trimmed === "" || trimmed.toLowerCase() === "none") return null;
-  if (!trimmed.startsWith("/") || invisibleCharacter(trimmed) !== null || trimmed.length > 1000) {
-    throw new UsageError(
-      `Invalid --ca-file ${shown(path)}: expected an absolute path to a PEM file, e.g. /etc/ssl/certs/my-ca.pem`,
-    );
+/**
+ * The path of a PEM file of CA certificates, by its form; blank or "none" clears it (null).
+ * Whether it names a readable PEM file is checkCaFileContent's question (ca-file.ts).
+ */
+export function checkCaFile(text: string): Checked<string | null> {
+  const path = text.trim();
+  if (path === "" || path.toLowerCase() === "none") return ok(null);
+  if (path.length > MAX_PATH_LENGTH)
+    return refused(`must be at most ${MAX_PATH_LENGTH} characters`);
+  if (invisibleCharacter(path) !== null) {
+    return refused("must not contain control or invisible characters");
   }
-  return trimmed;
+  if (!path.startsWith("/")) {
+    return refused("must be an absolute path to a PEM file, e.g. /etc/ssl/certs/my-ca.pem");
+  }
+  return ok(path);
 }
 
-/** Timeout bounds of one attempt, the same as WEBHOOK_TIMEOUT_MS's. */
-export const WEBHOOK_TIMEOUT_RANGE = { min: 100, max: 300_000 } as const;
-
-/** A per-webhook timeout in ms; 0 or "none" falls back to WEBHOOK_TIMEOUT_MS (null). */
-export function checkTimeoutMs(value: string): number | null {
-  const trimmed = value.trim().toLowerCase();
-  if (trimmed === "0" || trimmed === "none") return null;
+/** A per-webhook timeout in ms; blank, 0 or "none" falls back to WEBHOOK_TIMEOUT_MS (null). */
+export function checkTimeoutMs(text: string): Checked<number | null> {
+  const trimmed = text.trim().toLowerCase();
+  if (trimmed === "" || trimmed === "0" || trimmed === "none") return ok(null);
   const ms = Number(trimmed);
   const { min, max } = WEBHOOK_TIMEOUT_RANGE;
   if (!/^\d+$/.test(trimmed) || ms < min || ms > max) {
-    throw new UsageError(
-      `Invalid --timeout-ms ${shown(value)}: expected a whole number of milliseconds from ${min} to ${max}, or 0 for WEBHOOK_TIMEOUT_MS`,
+    return refused(
+      `must be a whole number of milliseconds from ${min} to ${max}, or 0 for WEBHOOK_TIMEOUT_MS`,
     );
   }
-  return ms;
+  return ok(ms);
 }

@@ -133,9 +133,9 @@ describe("header values that can never be sent are refused when a webhook is sav
     for (const [args, message] of [
       [
         ["--header", "X-Unicode: 日本"],
-        'Invalid header "X-Unicode: 日本": the value can not be sent in an HTTP header: only ASCII is allowed (U+65E5',
+        'Invalid --header "X-Unicode: 日本": the value can not be sent in an HTTP header: only ASCII is allowed (U+65E5',
       ],
-      [["--name", `hook${RLO}`], "without control or invisible characters (U+202E found)"],
+      [["--name", `hook${RLO}`], "must not contain control or invisible characters (U+202E found)"],
     ] as const) {
       const rawArgs = ["add", "--name", "hook", "--url", "http://x.example/", ...args];
       const error = await runCommand(command, { rawArgs }).then(

@@ -143,18 +143,24 @@ describe("webhooks add", () => {
   });
 
   test.each([
-    [["--name", "a", "--url", "ftp://x.example/"], 'Invalid URL "ftp://x.example/"'],
-    [["--name", "a", "--url", "not a url"], "Invalid URL"],
+    [
+      ["--name", "a", "--url", "ftp://x.example/"],
+      'Invalid --url "ftp://x.example/": must be an http:// or https:// URL',
+    ],
+    [["--name", "a", "--url", "not a url"], 'Invalid --url "not a url"'],
     [["--name", "a"], "Missing required argument: --url"],
     [["--url", "http://x.example/"], "Missing required argument: --name"],
     [
       ["--name", "a", "--url", "http://x.example/", "--events", "item.moved"],
-      'Unknown event "item.moved"',
+      'Invalid --events "item.moved": unknown event "item.moved"',
     ],
-    [["--name", "a", "--url", "http://x.example/", "--method", "TRACE"], 'Invalid method "TRACE"'],
+    [
+      ["--name", "a", "--url", "http://x.example/", "--method", "TRACE"],
+      'Invalid --method "TRACE": must be one of POST',
+    ],
     [
       ["--name", "a", "--url", "http://x.example/", "--header", "NoColon"],
-      'Invalid header "NoColon"',
+      'Invalid --header "NoColon": expected Name: Value',
     ],
     [
       ["--name", "a", "--url", "http://x.example/", "--header", "Content-Type: text/plain"],
@@ -164,13 +170,16 @@ describe("webhooks add", () => {
       ["--name", "a", "--url", "http://x.example/", "--header", "X-A: b\u001bc"],
       "control characters",
     ],
-    [["--name", "a", "--url", "http://x.example/", "--secret", "hunter2"], "Invalid secret"],
+    [
+      ["--name", "a", "--url", "http://x.example/", "--secret", "hunter2"],
+      "Invalid --secret: must be whsec_",
+    ],
     [
       ["--name", "a", "--url", "http://x.example/", "--content-type", "json"],
-      "Invalid content type",
+      'Invalid --content-type "json": must be a media type',
     ],
     [["--name", "a", "--url", "http://x.example/", "--evnts", "*"], "Unknown option --evnts"],
-    [["--name", "", "--url", "http://x.example/"], "Invalid webhook name"],
+    [["--name", "", "--url", "http://x.example/"], 'Invalid --name "": required'],
   ])("add %j is refused: %s", async (args, message) => {
     expect(await refused("add", ...args)).toContain(message);
     expect(await store.webhooks.list()).toEqual([]);
@@ -289,7 +298,7 @@ describe("webhooks list, update, enable, disable, remove", () => {
   test.each([
     [["nobody", "--url", "http://x.example/"], 'No webhook with id or name "nobody"'],
     [["alpha"], "Nothing to change"],
-    [["alpha", "--url", "gopher://x"], "Invalid URL"],
+    [["alpha", "--url", "gopher://x"], 'Invalid --url "gopher://x"'],
     [["alpha", "--name", "beta"], 'A webhook named "beta" already exists'],
     [["alpha", "--secret", SECRET, "--remove-secret"], "only one of --secret"],
     [["alpha", "--clear-headers", "--header", "X: y"], "either --clear-headers or --header"],
@@ -627,7 +636,7 @@ describe("bun run webhooks (subprocess)", () => {
     expect(result.exitCode).toBe(2);
     expect(result.stdout.toString()).toBe("");
     expect(result.stderr.toString()).toBe(
-      'error: Invalid URL "javascript:alert(1)": expected an http:// or https:// URL, e.g. http://127.0.0.1:9000/\n',
+      'error: Invalid --url "javascript:alert(1)": must be an http:// or https:// URL, e.g. http://127.0.0.1:9000/\n',
     );
   });
 

@@ -9,6 +9,7 @@ import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
+const CA_FILE = join(import.meta.dir, "..", "fakes", "tls", "hook-test.crt");
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 let dir: string;
@@ -63,7 +64,7 @@ describe("webhooks add/update with NetBox's options", () => {
       '{"and": [{"attr": "quantity", "op": "lt", "value": 5}]}',
       "--no-ssl-verify",
       "--ca-file",
-      "/etc/ssl/ca.pem",
+      CA_FILE,
       "--timeout-ms",
       "2500",
     );
@@ -72,7 +73,7 @@ describe("webhooks add/update with NetBox's options", () => {
       bodyTemplate: '{"text": {{ data.name | tojson }}}',
       conditions: { and: [{ attr: "quantity", op: "lt", value: 5 }] },
       sslVerification: false,
-      caFile: "/etc/ssl/ca.pem",
+      caFile: CA_FILE,
       timeoutMs: 2500,
     });
     expect(output).toContain("body template (1 line)");
@@ -102,9 +103,9 @@ describe("webhooks add/update with NetBox's options", () => {
   test("a bad condition is refused with the path of the bad node", async () => {
     expect(
       await refused(...add, "--condition", '{"and": [{"attr": "x", "value": 1, "op": "like"}]}'),
-    ).toStartWith('Invalid --condition at $.and[0].op: unknown operator "like"');
+    ).toStartWith('Invalid --condition: at $.and[0].op: unknown operator "like"');
     expect(await refused(...add, "--condition", "{nope")).toStartWith(
-      "Invalid --condition at $: not valid JSON",
+      "Invalid --condition: at $: not valid JSON",
     );
   });
 
@@ -126,7 +127,7 @@ describe("webhooks add/update with NetBox's options", () => {
     );
     expect(
       await refused("add", "--name", "v", "--url", "https://x/", "--header", "X-A: {{ data."),
-    ).toStartWith('Invalid header "X-A: {{ data.": template error at line 1');
+    ).toStartWith('Invalid --header "X-A: {{ data.": template error at line 1');
   });
 
   test("bad --timeout-ms, --ca-file and an unreadable @FILE are one line, exit 2", async () => {
@@ -137,6 +138,19 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(await refused(...add, "--body-template", `@${join(dir, "none.j2")}`)).toContain(
       "ENOENT",
     );
+  });
+
+  test("a CA file that is not a regular file of PEM certificates is refused when saved", async () => {
+    const fifo = join(dir, "ca.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    expect(await refused(...add, "--ca-file", fifo)).toBe(
+      `Invalid --ca-file "${fifo}": cannot use "${fifo}": not a regular file (a FIFO)`,
+    );
+    writeFileSync(join(dir, "ca.pem"), "not a certificate");
+    expect(await refused(...add, "--ca-file", join(dir, "ca.pem"))).toEndWith(
+      "no PEM certificate in it",
+    );
+    expect(await store.webhooks.list()).toEqual([]);
   });
 
   test("update sets, keeps and clears the options", async () => {

@@ -1,6 +1,7 @@
 import type { Child } from "hono/jsx";
 import type { FieldErrors as Errors } from "../../inventory/schemas.ts";
 import type { Webhook } from "../../webhooks/model.ts";
+import { MAX_NAME_LENGTH } from "../../webhooks/validate.ts";
 import { DELIVERIES } from "./background-tasks-views.tsx";
 import { formatTime } from "./format.ts";
 import { CsrfField, FieldErrors, Layout, type PageContext, PostButton } from "./layout.tsx";
@@ -180,7 +181,7 @@ export function WebhookFormPage(props: {
         <CsrfField token={page.csrfToken} />
         <label>
           Name
-          <input type="text" name="name" value={values.name} required maxlength={100} />
+          <input type="text" name="name" value={values.name} required maxlength={MAX_NAME_LENGTH} />
           <FieldErrors messages={errors.name} />
         </label>
         <label>

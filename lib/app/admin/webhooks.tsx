@@ -50,7 +50,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
 
   routes.post("/", async (c) => {
     const values = readWebhookForm(await c.req.parseBody({ all: true }));
-    const parsed = parseWebhookForm(values);
+    const parsed = await parseWebhookForm(values);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400);
     const generatedSecret = parsed.secret === "" ? deps.generateSecret() : null;
     try {
@@ -76,7 +76,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   // conditions make of the last change, or with its errors; nothing is saved.
   async function preview(c: Context<AppEnv>, webhook?: Webhook) {
     const values = readWebhookForm(await c.req.parseBody({ all: true }));
-    const parsed = parseWebhookForm(values);
+    const parsed = await parseWebhookForm(values);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
     const last = await lastChangeBody(store.queue);
     const body = last?.body ?? sampleChangeBody(now(), c.get("username"));
@@ -126,7 +126,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const webhook = await findWebhook(c);
     if (!webhook) return notFound(c);
     const values = readWebhookForm(await c.req.parseBody({ all: true }));
-    const parsed = parseWebhookForm(values);
+    const parsed = await parseWebhookForm(values);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
     const patch: WebhookPatch = { ...parsed.webhook };
     if (parsed.secret !== "") patch.secret = parsed.secret;

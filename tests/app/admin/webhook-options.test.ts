@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { testApp } from "../harness.ts";
+
+const CA_FILE = join(import.meta.dir, "..", "..", "fakes", "tls", "hook-test.crt");
 
 let t: ReturnType<typeof testApp>;
 beforeEach(() => {
@@ -34,7 +39,7 @@ describe("the webhook form's NetBox options", () => {
       bodyTemplate: '{"text": {{ data.name | tojson }}}',
       conditions: '{"and": [{"attr": "quantity", "op": "lt", "value": 5}]}',
       skipSslVerification: "on",
-      caFile: "/etc/ssl/ca.pem",
+      caFile: CA_FILE,
       timeoutMs: "2500",
     });
     expect(response.status).toBe(200);
@@ -43,7 +48,7 @@ describe("the webhook form's NetBox options", () => {
       bodyTemplate: '{"text": {{ data.name | tojson }}}',
       conditions: { and: [{ attr: "quantity", op: "lt", value: 5 }] },
       sslVerification: false,
-      caFile: "/etc/ssl/ca.pem",
+      caFile: CA_FILE,
       timeoutMs: 2500,
     });
     const { html } = await t.client.open(`/admin/webhooks/${webhook?.id}`);
@@ -52,6 +57,22 @@ describe("the webhook form's NetBox options", () => {
     expect(html).toContain('value="2500"');
     const list = (await t.client.open("/admin/webhooks")).html;
     expect(list).toContain("body template, conditions, TLS unverified, own CA, timeout 2500 ms");
+  });
+
+  test("refuses a CA file that is a FIFO, inline, as the CLI does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "admin-ca-"));
+    try {
+      const fifo = join(dir, "ca.fifo");
+      expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+      const response = await create({ ...form, caFile: fifo });
+      expect(response.status).toBe(400);
+      expect(await response.text()).toContain(
+        `Cannot use &quot;${fifo}&quot;: not a regular file (a FIFO)`,
+      );
+      expect(await t.store.webhooks.list()).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("verifies TLS unless asked not to (a post without the box keeps it on)", async () => {
@@ -76,7 +97,7 @@ describe("the webhook form's NetBox options", () => {
     expect(html).toContain("Line 1: template error at line 1");
     expect(html).toContain("Template error at line 1, column 30");
     expect(html).toContain("Must be an absolute path to a PEM file");
-    expect(html).toContain("Must be a whole number from 100 to 300000");
+    expect(html).toContain("Must be a whole number of milliseconds from 100 to 300000");
     expect(await t.store.webhooks.list()).toEqual([]);
   });
 });
