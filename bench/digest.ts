@@ -5,6 +5,7 @@
  * all on 127.0.0.1. Prints wall time ÷ LLM busy time for the real pipeline and for a naive
  * sequential loop, and the wall time of a re-run answered from the cache. Then how much of a
  * busy story (300 comments, a long link-heavy article) reaches the model at num_ctx 4096 and 8192.
+ * Then what a default digest of today's front page costs at CPU and GPU rates (digest-budget.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +25,7 @@ import { createMemoryLogger } from "../lib/log.ts";
 import { articleHtml } from "../tests/fakes/article-site.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
 import { commentHit, storyHit } from "../tests/fakes/hn-search.ts";
+import { budgetLine, MACHINES, measureBudget } from "./digest-budget.ts";
 import { coverageLine, measureCoverage } from "./digest-coverage.ts";
 
 function newsOf(count: number) {
@@ -134,6 +136,10 @@ async function bench(env: Record<string, string | undefined>): Promise<void> {
     "share of a 300-comment thread (60 top-level) and a link-heavy article shown to the model:",
   );
   for (const numCtx of [4096, 8192]) print(coverageLine(await measureCoverage(numCtx)));
+  print(
+    "a default digest of today's front page (10 stories) at a machine's rates, Llama 3 tokens, modelled time:",
+  );
+  for (const rates of MACHINES) print(budgetLine(await measureBudget(rates)));
 }
 
 await runScript(

@@ -31,6 +31,29 @@ export interface FakeOllamaOptions {
   placement?: "cpu" | "gpu" | "partial" | null;
   /** The model is loaded before the first request (default false: the first request loads it). */
   loaded?: boolean;
+  /**
+   * A modelled machine: each answer reports the token counts and durations this machine would
+   * take, and the fake's clock (`now`, `modelledMs`) moves by them. Nothing waits.
+   */
+  machine?: ModelledMachine;
+}
+
+export interface ModelledMachine {
+  prefillPerSecond: number;
+  decodePerSecond: number;
+  /** Tokens each answer takes (eval_count), at most num_predict; default 150. */
+  answerTokens?: number;
+  /** Loading the model, on the first request (ms); default 3000. */
+  loadMs?: number;
+  /** A prompt's tokens (default 4 characters a token); at most num_ctx, as Ollama truncates. */
+  countTokens?: (text: string) => number;
+}
+
+/** One answered generate call as the modelled machine took it. */
+export interface ModelledCall {
+  promptTokens: number;
+  answerTokens: number;
+  ms: number;
 }
 
 export interface FakeOllama {
@@ -45,6 +68,12 @@ export interface FakeOllama {
   maxInFlight: number;
   /** Milliseconds during which at least one generate call was running. */
   busyMs: number;
+  /** Answered generate calls, with what the modelled machine (or the fixed default body) took. */
+  modelled: ModelledCall[];
+  /** Sum of the modelled durations of every answer and load (ms). */
+  modelledMs: number;
+  /** The fake clock: a fixed start plus modelledMs. */
+  now(): number;
   stop(): void;
   [Symbol.dispose](): void;
 }
@@ -89,6 +118,9 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
     psCalls: 0,
     maxInFlight: 0,
     busyMs: 0,
+    modelled: [],
+    modelledMs: 0,
+    now: () => CLOCK_START + state.modelledMs,
     stop: () => server.stop(true),
     [Symbol.dispose]: () => server.stop(true),
   };
@@ -142,9 +174,12 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
       const body = (await request.json()) as GenerateBody;
       if (body.prompt === "" && models.includes(normalise(body.model))) {
         state.loadCalls.push(body);
+        const loadMs = loaded ? 0 : (options.machine?.loadMs ?? 3000);
         loaded = true;
-        return Response.json(loadAnswer(body.model));
+        state.modelledMs += loadMs;
+        return Response.json(loadAnswer(body.model, loadMs));
       }
+      const cold = !loaded;
       loaded = true;
       const call = state.generateCalls.push(body);
       if (inFlight === 0) busySince = performance.now();
@@ -156,9 +191,14 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
           return Response.json({ error: `model '${body.model}' not found` }, { status: 404 });
         }
         const answer = await (options.generate ?? echoTitle)(body, call);
-        return typeof answer === "string"
-          ? Response.json(generateSuccess(body.model, answer))
-          : answer;
+        if (typeof answer !== "string") return answer;
+        const success = options.machine
+          ? modelledSuccess(body, answer, options.machine, cold)
+          : generateSuccess(body.model, answer);
+        const took = modelledCall(success);
+        state.modelled.push(took);
+        state.modelledMs += took.ms;
+        return Response.json(success);
       } finally {
         inFlight--;
         if (inFlight === 0) state.busyMs += performance.now() - busySince;
@@ -167,6 +207,41 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
   });
   state.url = `http://127.0.0.1:${server.port}`;
   return state;
+}
+
+const CLOCK_START = Date.parse("2025-08-03T18:54:41Z");
+
+/** A success body with the counts and durations `machine` would report for this prompt. */
+function modelledSuccess(
+  body: GenerateBody,
+  response: string,
+  machine: ModelledMachine,
+  cold: boolean,
+): Record<string, unknown> {
+  const count = machine.countTokens ?? ((text: string) => Math.ceil(text.length / 4));
+  const promptTokens = Math.min(count(body.prompt), body.options?.num_ctx ?? Infinity);
+  const answerTokens = Math.min(machine.answerTokens ?? 150, body.options?.num_predict ?? Infinity);
+  const promptNs = Math.round((promptTokens / machine.prefillPerSecond) * 1e9);
+  const answerNs = Math.round((answerTokens / machine.decodePerSecond) * 1e9);
+  const loadNs = cold ? (machine.loadMs ?? 3000) * 1e6 : 0;
+  return {
+    ...generateSuccess(body.model, response),
+    total_duration: promptNs + answerNs + loadNs,
+    load_duration: loadNs,
+    prompt_eval_count: promptTokens,
+    prompt_eval_duration: promptNs,
+    eval_count: answerTokens,
+    eval_duration: answerNs,
+  };
+}
+
+function modelledCall(success: Record<string, unknown>): ModelledCall {
+  const number = (key: string) => (typeof success[key] === "number" ? success[key] : 0);
+  return {
+    promptTokens: number("prompt_eval_count"),
+    answerTokens: number("eval_count"),
+    ms: (number("prompt_eval_duration") + number("eval_duration") + number("load_duration")) / 1e6,
+  };
 }
 
 function normalise(model: string): string {
@@ -190,14 +265,14 @@ export function runningModel(name: string, placement: "cpu" | "gpu" | "partial")
 }
 
 /** Ollama's answer to an empty prompt: the model loaded, nothing generated. */
-function loadAnswer(model: string) {
+function loadAnswer(model: string, loadMs: number) {
   return {
     model,
     created_at: "2025-08-03T18:54:41.2149398Z",
     response: "",
     done: true,
     done_reason: "load",
-    total_duration: 1_610_000_000,
-    load_duration: 1_600_000_000,
+    total_duration: loadMs * 1e6 + 10_000_000,
+    load_duration: loadMs * 1e6,
   };
 }

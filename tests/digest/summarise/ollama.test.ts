@@ -294,7 +294,7 @@ describe("createOllamaClient()", () => {
   test("loads a model that is not loaded, with the run's window, then reads /api/ps", async () => {
     using ollama = startFakeOllama({ placement: "cpu" });
     const client = createOllamaClient({ url: ollama.url, model: "llama3.2" });
-    expect(await client.machine?.({ numCtx: 8192 })).toEqual({ placement: "cpu", loadMs: 1600 });
+    expect(await client.machine?.({ numCtx: 8192 })).toEqual({ placement: "cpu", loadMs: 3000 });
     expect(ollama.loadCalls).toEqual([
       { model: "llama3.2", prompt: "", stream: false, options: { num_ctx: 8192 } },
     ]);
@@ -325,5 +325,23 @@ describe("createOllamaClient()", () => {
     expect(await kindOf(call)).toBe("timeout");
     expect(ollama.generateCalls.map((c) => c.model)).toEqual(["qwen2.5:7b"]);
     hang.open("late");
+  });
+});
+
+describe("the fake Ollama's modelled machine", () => {
+  test("reports the counts and durations of its rates and moves its clock by them, without waiting", async () => {
+    using ollama = startFakeOllama({
+      machine: { prefillPerSecond: 24, decodePerSecond: 11, answerTokens: 110, loadMs: 5000 },
+    });
+    const request = { model: "llama3.2", prompt: "x".repeat(4800), numCtx: 8192, numPredict: 512 };
+    const started = ollama.now();
+    const first = await generate(ollama.url, request);
+    expect(first.promptTokens).toBe(1200);
+    expect(prefillRate(first)).toBeCloseTo(24, 6);
+    expect(decodeRate(first)).toBeCloseTo(11, 6);
+    expect(first.timings.loadMs).toBe(5000);
+    const second = await generate(ollama.url, request);
+    expect(second.timings.loadMs).toBe(0);
+    expect(ollama.now() - started).toBeCloseTo(5000 + 2 * (50_000 + 10_000), 3);
   });
 });
