@@ -2,7 +2,7 @@ import { ConfigError } from "../config/errors.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../webhooks/ports.ts";
 import type { DatabaseTarget } from "./database-url.ts";
-import { DEFAULT_CONNECTIONS, type ProcessRole } from "./postgres/budget.ts";
+import { DEFAULT_CONNECTIONS, type ProcessRole, StartupTimeoutError } from "./postgres/budget.ts";
 import { openPostgresStore } from "./postgres/store.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
 
@@ -17,17 +17,21 @@ export interface OpenStoreOptions {
   /** PostgreSQL start-up: stop retrying a full or unreachable server when this aborts. */
   signal?: AbortSignal;
   /**
-   * A run that ends by itself (a CLI command, `worker --once`): waits at most 15 s for a full or
-   * unreachable PostgreSQL, then fails. Default: only the "command" role; servers wait until
-   * stopped.
+   * A run that ends by itself (a CLI command, `worker --once`): waits at most 5 s for a full,
+   * unreachable or silent PostgreSQL, then fails. Default: only the "command" role; servers wait
+   * until stopped.
    */
   oneShot?: boolean;
   /** What named the database, for a start-up error: `DATABASE_URL` (default) or `--database-url`. */
   source?: string;
 }
 
-/** How long a one-shot run waits for a full or unreachable server before it fails. */
-const ONE_SHOT_STARTUP_WAIT_MS = 15_000;
+/**
+ * How long a one-shot run waits for a full, unreachable or silent server before it fails: a
+ * person at a prompt or a cron job learns the database is away in seconds, not Bun's 30 s
+ * connection timeout.
+ */
+export const ONE_SHOT_STARTUP_WAIT_MS = 5_000;
 
 /**
  * Opens the store DATABASE_URL names (see parseDatabaseUrl), migrating it on open. A database
@@ -83,7 +87,10 @@ export function explainOpenFailure(
       `${source}=${JSON.stringify(target.path)}: cannot open the SQLite database: ${reason}`,
     );
   }
-  if (name !== "PostgresError" && !String(code ?? "").startsWith("ERR_POSTGRES")) return null;
+  const silent = error instanceof StartupTimeoutError;
+  if (!silent && name !== "PostgresError" && !String(code ?? "").startsWith("ERR_POSTGRES")) {
+    return null;
+  }
   const reason =
     code === "ERR_POSTGRES_CONNECTION_REFUSED"
       ? "connection refused or host not reachable"

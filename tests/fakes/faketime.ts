@@ -8,11 +8,12 @@ import { join } from "node:path";
  */
 export function skewedClockEnv(offset: string): Record<string, string> {
   const library = findLibfaketime();
-  if (!library) throw new Error("libfaketime not found: apt-get install faketime");
+  if (!library) throw new Error("libfaketime not found: apt-get install libfaketime");
   return { LD_PRELOAD: library, FAKETIME: offset };
 }
 
-function findLibfaketime(root = "/usr/lib"): string | null {
+/** Debian's libfaketime (package `libfaketime`, which `faketime` depends on), or null. */
+export function findLibfaketime(root = "/usr/lib"): string | null {
   if (!existsSync(root)) return null;
   for (const dir of readdirSync(root)) {
     const candidate = join(root, dir, "faketime", "libfaketime.so.1");

@@ -55,8 +55,12 @@ export function postgresUnavailableReason(): string | null {
   if (!findPostgresBin()) {
     return "initdb/pg_ctl not found under /usr/lib/postgresql/*/bin (apt-get install postgresql)";
   }
+  // As root the server runs as `postgres` through runuser, which a PATH without sbin can miss.
+  if (isRoot() && Bun.which("runuser") === null) {
+    return "running as root and runuser is not on PATH (apt-get install util-linux)";
+  }
   if (isRoot() && Bun.spawnSync(["id", "-u", "postgres"]).exitCode !== 0) {
-    return "running as root and there is no `postgres` user to run the server as";
+    return "running as root and there is no `postgres` user to run the server as (apt-get install postgresql creates it)";
   }
   return null;
 }
@@ -82,7 +86,7 @@ export function describePostgres(name: string, fn: () => void): void {
     });
     return;
   }
-  console.warn(`\n[skip] ${name}: PostgreSQL tests skipped: ${reason}\n`);
+  console.warn(`[skip] ${name}: PostgreSQL tests skipped: ${reason}`);
   describe.skip(name, fn);
 }
 

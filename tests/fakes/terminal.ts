@@ -2,12 +2,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/**
- * Whether the real-terminal tests can run: they skip without tmux on a developer's machine, but
- * under CI=true (where .ci/run installs it) a missing tmux fails them instead of hiding them.
- */
-export const HAS_TMUX = Bun.which("tmux") !== null || process.env.CI === "true";
-
 export interface Terminal {
   /** Resolves with everything shown so far once `pattern` has appeared; rejects if the pane closes first. */
   until(pattern: RegExp): Promise<string>;

@@ -40,7 +40,7 @@ describe("openStore() at start-up", () => {
     const port = server.port;
     await server.stop(true);
     const url = `postgres://hooks:s3cret-pass@127.0.0.1:${port}/inventory`;
-    // An aborted signal: no waiting for the server to come up (commands wait up to 15 s).
+    // An aborted signal: no waiting for the server to come up (commands wait up to 5 s).
     const error = await failure(
       openStore({ kind: "postgres", url }, { signal: AbortSignal.abort() }),
     );

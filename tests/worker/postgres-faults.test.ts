@@ -8,11 +8,14 @@ import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { loadWorkerConfig } from "../../lib/worker/config.ts";
 import { skewedClockEnv } from "../fakes/faketime.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
+import { hasTool } from "../fakes/system-tools.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { change } from "../store/contract.ts";
 
 const WORKER_SCRIPT = join(import.meta.dir, "../../scripts/worker.ts");
 const CLI_SCRIPT = join(import.meta.dir, "../../scripts/webhooks.ts");
+/** The tests of processes with a skewed clock need libfaketime. */
+const skewTest = hasTool("faketime", "PostgreSQL faults with skewed clocks") ? test : test.skip;
 
 /** A worker process whose stderr is read as it comes, so a test can await a line. */
 interface WorkerProcess {
@@ -152,211 +155,227 @@ describePostgres("workers through PostgreSQL faults", () => {
     }
   }, 60_000);
 
-  test("a worker whose clock is 2 minutes ahead takes over no lease another worker holds", async () => {
-    const held: Array<() => void> = [];
-    let holding = true;
-    const endpoint = startFakeEndpoint(async () => {
-      if (holding) await new Promise<void>((resolve) => held.push(resolve));
-      return new Response("ok");
-    });
-    cleanups.push(() => endpoint.stop());
-    const url = await pg.cluster.createDatabase();
-    const store = await openPostgresStore(url);
-    cleanups.push(() => store.close());
-    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
-    const sql = adminOn(url);
-    const database = new URL(url).pathname.slice(1);
-    const listeners = () =>
-      sql<Array<{ n: number }>>`
+  skewTest(
+    "a worker whose clock is 2 minutes ahead takes over no lease another worker holds",
+    async () => {
+      const held: Array<() => void> = [];
+      let holding = true;
+      const endpoint = startFakeEndpoint(async () => {
+        if (holding) await new Promise<void>((resolve) => held.push(resolve));
+        return new Response("ok");
+      });
+      cleanups.push(() => endpoint.stop());
+      const url = await pg.cluster.createDatabase();
+      const store = await openPostgresStore(url);
+      cleanups.push(() => store.close());
+      await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+      const sql = adminOn(url);
+      const database = new URL(url).pathname.slice(1);
+      const listeners = () =>
+        sql<Array<{ n: number }>>`
         SELECT count(*)::int AS n FROM pg_stat_activity
         WHERE datname = ${database} AND query ILIKE 'LISTEN%'`.then(([row]) => row?.n ?? 0);
-    for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
+      for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
 
-    // On time: claims all 8 (4 sent and held unanswered, 4 in its buffer).
-    const onTime = startWorker(url);
-    await endpoint.waitForRequests(4);
-    // Two minutes ahead: its first claim comes before its first wait (and LISTEN); under its own
-    // clock every lease of the other worker (40 s) would have run out long ago.
-    const ahead = startWorker(url, {}, "+120s");
-    await ahead.untilLogged(/started/);
-    expect(await until(listeners, (n) => n === 2)).toBe(2);
-    await sql`SELECT pg_notify('webhook_deliveries', '')`;
-    expect(await until(listeners, (n) => n === 2)).toBe(2);
+      // On time: claims all 8 (4 sent and held unanswered, 4 in its buffer).
+      const onTime = startWorker(url);
+      await endpoint.waitForRequests(4);
+      // Two minutes ahead: its first claim comes before its first wait (and LISTEN); under its own
+      // clock every lease of the other worker (40 s) would have run out long ago.
+      const ahead = startWorker(url, {}, "+120s");
+      await ahead.untilLogged(/started/);
+      expect(await until(listeners, (n) => n === 2)).toBe(2);
+      await sql`SELECT pg_notify('webhook_deliveries', '')`;
+      expect(await until(listeners, (n) => n === 2)).toBe(2);
 
-    holding = false;
-    for (const release of held.splice(0)) release();
-    await endpoint.waitForRequests(8);
-    for (const worker of [onTime, ahead]) worker.child.kill("SIGTERM");
-    const codes = await Promise.all([onTime.child.exited, ahead.child.exited]);
-    expect(codes).toEqual([0, 0]);
+      holding = false;
+      for (const release of held.splice(0)) release();
+      await endpoint.waitForRequests(8);
+      for (const worker of [onTime, ahead]) worker.child.kill("SIGTERM");
+      const codes = await Promise.all([onTime.child.exited, ahead.child.exited]);
+      expect(codes).toEqual([0, 0]);
 
-    expect(endpoint.requests).toHaveLength(8);
-    expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(8);
-    const [row] = await sql<Array<{ expired: number }>>`
+      expect(endpoint.requests).toHaveLength(8);
+      expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(8);
+      const [row] = await sql<Array<{ expired: number }>>`
       SELECT count(*)::int AS expired FROM attempts WHERE outcome = 'lease_expired'`;
-    expect(row?.expired).toBe(0);
-    expect(ahead.log).toMatch(/stopped: 0 successful/);
-  }, 60_000);
+      expect(row?.expired).toBe(0);
+      expect(ahead.log).toMatch(/stopped: 0 successful/);
+    },
+    60_000,
+  );
 
-  test("a worker whose clock is 2 minutes behind takes over an expired lease and sends what is due at once; its own leases hold", async () => {
-    const held: Array<() => void> = [];
-    let holding = true;
-    const endpoint = startFakeEndpoint(async () => {
-      if (holding) await new Promise<void>((resolve) => held.push(resolve));
-      return new Response("ok");
-    });
-    cleanups.push(() => endpoint.stop());
-    const url = await pg.cluster.createDatabase();
-    const store = await openPostgresStore(url);
-    cleanups.push(() => store.close());
-    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
-    const sql = adminOn(url);
-    for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
-    // A worker that died holding one delivery: its lease has run out by the database's clock.
-    const [ghost] = await store.queue.claim({
-      workerId: "ghost",
-      limit: 1,
-      leaseMs: 1,
-      now: Date.now(),
-    });
-    const expired = () =>
-      sql<Array<{ n: number }>>`
+  skewTest(
+    "a worker whose clock is 2 minutes behind takes over an expired lease and sends what is due at once; its own leases hold",
+    async () => {
+      const held: Array<() => void> = [];
+      let holding = true;
+      const endpoint = startFakeEndpoint(async () => {
+        if (holding) await new Promise<void>((resolve) => held.push(resolve));
+        return new Response("ok");
+      });
+      cleanups.push(() => endpoint.stop());
+      const url = await pg.cluster.createDatabase();
+      const store = await openPostgresStore(url);
+      cleanups.push(() => store.close());
+      await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+      const sql = adminOn(url);
+      for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
+      // A worker that died holding one delivery: its lease has run out by the database's clock.
+      const [ghost] = await store.queue.claim({
+        workerId: "ghost",
+        limit: 1,
+        leaseMs: 1,
+        now: Date.now(),
+      });
+      const expired = () =>
+        sql<Array<{ n: number }>>`
         SELECT count(*)::int AS n FROM deliveries
         WHERE state = 'delivering' AND lease_expires_at <= ${sql.unsafe(DATABASE_NOW_MS)}`.then(
-        ([row]) => row?.n ?? 0,
+          ([row]) => row?.n ?? 0,
+        );
+      expect(await until(expired, (n) => n === 1)).toBe(1);
+
+      // Two minutes behind: by its own clock the 7 queued are not due for 2 minutes, nor has the
+      // ghost's lease run out. A lease only the timeout + 1 s long makes it renew every claim
+      // right before its request (recheck), with the lease end shifted into its clock.
+      const behind = startWorker(
+        url,
+        { WEBHOOK_TIMEOUT_MS: "10000", WEBHOOK_LEASE_MS: "11000" },
+        "-120s",
       );
-    expect(await until(expired, (n) => n === 1)).toBe(1);
+      await within(endpoint.waitForRequests(4), 20_000, "the first 4 requests");
 
-    // Two minutes behind: by its own clock the 7 queued are not due for 2 minutes, nor has the
-    // ghost's lease run out. A lease only the timeout + 1 s long makes it renew every claim
-    // right before its request (recheck), with the lease end shifted into its clock.
-    const behind = startWorker(
-      url,
-      { WEBHOOK_TIMEOUT_MS: "10000", WEBHOOK_LEASE_MS: "11000" },
-      "-120s",
-    );
-    await within(endpoint.waitForRequests(4), 20_000, "the first 4 requests");
-
-    // All 8 are its own (4 sent and held unanswered, 4 in its buffer), leased by the database's
-    // clock: none could be taken by a worker on time.
-    const [leases] = await sql<Array<{ n: number; ghost: number; least: number; most: number }>>`
+      // All 8 are its own (4 sent and held unanswered, 4 in its buffer), leased by the database's
+      // clock: none could be taken by a worker on time.
+      const [leases] = await sql<Array<{ n: number; ghost: number; least: number; most: number }>>`
       SELECT count(*)::int AS n, count(*) FILTER (WHERE lease_owner = 'ghost')::int AS ghost,
         min(lease_expires_at - ${sql.unsafe(DATABASE_NOW_MS)})::int AS least,
         max(lease_expires_at - ${sql.unsafe(DATABASE_NOW_MS)})::int AS most
       FROM deliveries WHERE state = 'delivering'`;
-    expect(leases).toMatchObject({ n: 8, ghost: 0 });
-    expect(leases?.least).toBeGreaterThan(0);
-    expect(leases?.most).toBeLessThanOrEqual(11_000);
-    const onTime = await store.queue.claim({
-      workerId: "on time",
-      limit: 100,
-      leaseMs: 11_000,
-      now: Date.now(),
-    });
-    expect(onTime).toEqual([]);
-    // Its heartbeat is stamped by the database too: it looks alive, not 2 minutes silent.
-    const [beat] = await sql<Array<{ age: number }>>`
+      expect(leases).toMatchObject({ n: 8, ghost: 0 });
+      expect(leases?.least).toBeGreaterThan(0);
+      expect(leases?.most).toBeLessThanOrEqual(11_000);
+      const onTime = await store.queue.claim({
+        workerId: "on time",
+        limit: 100,
+        leaseMs: 11_000,
+        now: Date.now(),
+      });
+      expect(onTime).toEqual([]);
+      // Its heartbeat is stamped by the database too: it looks alive, not 2 minutes silent.
+      const [beat] = await sql<Array<{ age: number }>>`
       SELECT (${sql.unsafe(DATABASE_NOW_MS)} - last_seen_at)::int AS age FROM workers`;
-    expect(beat?.age).toBeGreaterThanOrEqual(0);
-    expect(beat?.age).toBeLessThan(30_000);
+      expect(beat?.age).toBeGreaterThanOrEqual(0);
+      expect(beat?.age).toBeLessThan(30_000);
 
-    holding = false;
-    for (const release of held.splice(0)) release();
-    await within(endpoint.waitForRequests(8), 20_000, "all 8 requests");
-    behind.child.kill("SIGTERM");
-    expect(await behind.child.exited).toBe(0);
+      holding = false;
+      for (const release of held.splice(0)) release();
+      await within(endpoint.waitForRequests(8), 20_000, "all 8 requests");
+      behind.child.kill("SIGTERM");
+      expect(await behind.child.exited).toBe(0);
 
-    expect(endpoint.requests).toHaveLength(8);
-    expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(8);
-    expect(await store.queue.stats()).toMatchObject({ successful: 8, delivering: 0 });
-    // The ghost's attempt is the only one lost; no claim of the worker behind ran out or was
-    // given back unsent.
-    const lost = await sql<Array<{ delivery_id: string; worker_id: string }>>`
+      expect(endpoint.requests).toHaveLength(8);
+      expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(8);
+      expect(await store.queue.stats()).toMatchObject({ successful: 8, delivering: 0 });
+      // The ghost's attempt is the only one lost; no claim of the worker behind ran out or was
+      // given back unsent.
+      const lost = await sql<Array<{ delivery_id: string; worker_id: string }>>`
       SELECT delivery_id::text, worker_id FROM attempts WHERE outcome = 'lease_expired'`;
-    expect([...lost]).toEqual([{ delivery_id: String(ghost?.delivery.id), worker_id: "ghost" }]);
-    expect(behind.log).toMatch(
-      /stopped: 8 successful, 0 to retry, 0 failed, 0 discarded, 0 released/,
-    );
-  }, 60_000);
+      expect([...lost]).toEqual([{ delivery_id: String(ghost?.delivery.id), worker_id: "ghost" }]);
+      expect(behind.log).toMatch(
+        /stopped: 8 successful, 0 to retry, 0 failed, 0 discarded, 0 released/,
+      );
+    },
+    60_000,
+  );
 
-  test("a worker whose clock is 2 minutes ahead sends the claims it holds: renewing them right before each request withdraws none", async () => {
-    const endpoint = startFakeEndpoint();
-    cleanups.push(() => endpoint.stop());
-    const url = await pg.cluster.createDatabase();
-    const store = await openPostgresStore(url);
-    cleanups.push(() => store.close());
-    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
-    for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
-    // Every claim is renewed before its request (a lease only the timeout + 1 s long); read
-    // unshifted, the renewed lease would have ended 2 minutes ago by its clock.
-    const ahead = startWorker(
-      url,
-      { WEBHOOK_TIMEOUT_MS: "10000", WEBHOOK_LEASE_MS: "11000" },
-      "+120s",
-    );
-    await within(endpoint.waitForRequests(8), 20_000, "8 requests");
-    ahead.child.kill("SIGTERM");
-    expect(await ahead.child.exited).toBe(0);
-    expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(8);
-    expect(ahead.log).toMatch(
-      /stopped: 8 successful, 0 to retry, 0 failed, 0 discarded, 0 released/,
-    );
-  }, 60_000);
+  skewTest(
+    "a worker whose clock is 2 minutes ahead sends the claims it holds: renewing them right before each request withdraws none",
+    async () => {
+      const endpoint = startFakeEndpoint();
+      cleanups.push(() => endpoint.stop());
+      const url = await pg.cluster.createDatabase();
+      const store = await openPostgresStore(url);
+      cleanups.push(() => store.close());
+      await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+      for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
+      // Every claim is renewed before its request (a lease only the timeout + 1 s long); read
+      // unshifted, the renewed lease would have ended 2 minutes ago by its clock.
+      const ahead = startWorker(
+        url,
+        { WEBHOOK_TIMEOUT_MS: "10000", WEBHOOK_LEASE_MS: "11000" },
+        "+120s",
+      );
+      await within(endpoint.waitForRequests(8), 20_000, "8 requests");
+      ahead.child.kill("SIGTERM");
+      expect(await ahead.child.exited).toBe(0);
+      expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(8);
+      expect(ahead.log).toMatch(
+        /stopped: 8 successful, 0 to retry, 0 failed, 0 discarded, 0 released/,
+      );
+    },
+    60_000,
+  );
 
-  test("a worker whose clock is 2 minutes behind spaces a rate-limited webhook's requests and waits for retries by the database's clock", async () => {
-    const seen = new Set<string>();
-    const endpoint = startFakeEndpoint((request) => {
-      if (request.path !== "/flaky") return new Response("ok");
-      // Each delivery's first attempt fails: retried after 0.8-1.2 s (WEBHOOK_RETRY_BASE_MS).
-      const id = request.headers["webhook-id"] ?? "";
-      if (seen.has(id)) return new Response("ok");
-      seen.add(id);
-      return new Response("try again", { status: 500 });
-    });
-    cleanups.push(() => endpoint.stop());
-    const url = await pg.cluster.createDatabase();
-    const store = await openPostgresStore(url);
-    cleanups.push(() => store.close());
-    // One request every 250 ms: send slots reserved by the database's clock.
-    await store.webhooks.create({
-      name: "limited",
-      url: `${endpoint.url}/limited`,
-      maxPerSecond: 4,
-    });
-    await store.webhooks.create({ name: "flaky", url: `${endpoint.url}/flaky` });
-    for (let i = 0; i < 4; i++) await store.queue.enqueue(change()); // one for each webhook
+  skewTest(
+    "a worker whose clock is 2 minutes behind spaces a rate-limited webhook's requests and waits for retries by the database's clock",
+    async () => {
+      const seen = new Set<string>();
+      const endpoint = startFakeEndpoint((request) => {
+        if (request.path !== "/flaky") return new Response("ok");
+        // Each delivery's first attempt fails: retried after 0.8-1.2 s (WEBHOOK_RETRY_BASE_MS).
+        const id = request.headers["webhook-id"] ?? "";
+        if (seen.has(id)) return new Response("ok");
+        seen.add(id);
+        return new Response("try again", { status: 500 });
+      });
+      cleanups.push(() => endpoint.stop());
+      const url = await pg.cluster.createDatabase();
+      const store = await openPostgresStore(url);
+      cleanups.push(() => store.close());
+      // One request every 250 ms: send slots reserved by the database's clock.
+      await store.webhooks.create({
+        name: "limited",
+        url: `${endpoint.url}/limited`,
+        maxPerSecond: 4,
+      });
+      await store.webhooks.create({ name: "flaky", url: `${endpoint.url}/flaky` });
+      for (let i = 0; i < 4; i++) await store.queue.enqueue(change()); // one for each webhook
 
-    const behind = startWorker(
-      url,
-      { WEBHOOK_RETRY_BASE_MS: "1000", WEBHOOK_RETRY_MAX_MS: "1000" },
-      "-120s",
-    );
-    // Read in its own clock unshifted, a send slot or a retry's due time would lie 2 minutes
-    // ahead (its waits capped at a minute); stamped with it, 2 minutes past (no wait at all).
-    await within(endpoint.waitForRequests(12), 20_000, "8 deliveries and 4 retries");
-    behind.child.kill("SIGTERM");
-    expect(await behind.child.exited).toBe(0);
+      const behind = startWorker(
+        url,
+        { WEBHOOK_RETRY_BASE_MS: "1000", WEBHOOK_RETRY_MAX_MS: "1000" },
+        "-120s",
+      );
+      // Read in its own clock unshifted, a send slot or a retry's due time would lie 2 minutes
+      // ahead (its waits capped at a minute); stamped with it, 2 minutes past (no wait at all).
+      await within(endpoint.waitForRequests(12), 20_000, "8 deliveries and 4 retries");
+      behind.child.kill("SIGTERM");
+      expect(await behind.child.exited).toBe(0);
 
-    const limited = endpoint.requests.filter((request) => request.path === "/limited");
-    const times = limited.map((request) => request.at).sort((a, b) => a - b);
-    const gaps = times.slice(1).map((t, i) => t - (times[i] ?? 0));
-    expect(gaps).toHaveLength(3);
-    // Slots 250 ms apart; some slack for a busy machine's timers.
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(150);
+      const limited = endpoint.requests.filter((request) => request.path === "/limited");
+      const times = limited.map((request) => request.at).sort((a, b) => a - b);
+      const gaps = times.slice(1).map((t, i) => t - (times[i] ?? 0));
+      expect(gaps).toHaveLength(3);
+      // Slots 250 ms apart; some slack for a busy machine's timers.
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(150);
 
-    const arrivals = new Map<string, number[]>();
-    for (const request of endpoint.requests.filter((r) => r.path === "/flaky")) {
-      const id = request.headers["webhook-id"] ?? "";
-      arrivals.set(id, [...(arrivals.get(id) ?? []), request.at]);
-    }
-    expect([...arrivals.values()].map((times) => times.length)).toEqual([2, 2, 2, 2]);
-    for (const [first = 0, retry = 0] of arrivals.values()) {
-      expect(retry - first).toBeGreaterThanOrEqual(750);
-    }
-    expect(await store.queue.stats()).toMatchObject({ successful: 8 });
-  }, 60_000);
+      const arrivals = new Map<string, number[]>();
+      for (const request of endpoint.requests.filter((r) => r.path === "/flaky")) {
+        const id = request.headers["webhook-id"] ?? "";
+        arrivals.set(id, [...(arrivals.get(id) ?? []), request.at]);
+      }
+      expect([...arrivals.values()].map((times) => times.length)).toEqual([2, 2, 2, 2]);
+      for (const [first = 0, retry = 0] of arrivals.values()) {
+        expect(retry - first).toBeGreaterThanOrEqual(750);
+      }
+      expect(await store.queue.stats()).toMatchObject({ successful: 8 });
+    },
+    60_000,
+  );
 
-  test("deliveries queued by a command whose clock is 30 s ahead are due at once", async () => {
+  skewTest("deliveries queued by a command whose clock is 30 s ahead are due at once", async () => {
     const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url);
     cleanups.push(() => store.close());

@@ -6,7 +6,6 @@ import { runCommand } from "citty";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
-import { skewedClockEnv } from "../fakes/faketime.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { rawHttp, statusOf } from "../fakes/raw-http.ts";
 import {
@@ -198,18 +197,13 @@ describe("worker process", () => {
     expect((await store.queue.stats()).successful).toBe(5);
   });
 
-  test("--once against a PostgreSQL nothing answers gives up after the 15 s start-up wait: exit 2 and one line naming the server", async () => {
+  test("--once against a PostgreSQL that refuses connections gives up within the 5 s start-up wait: exit 2 and one line naming the server", async () => {
     const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
     const port = server.port;
     await server.stop(true);
-    // The worker's clock runs ten times fast (libfaketime): its 15 s wait takes about 1.5 s.
-    const child = startWorker(
-      `postgres://hooks@127.0.0.1:${port}/inventory`,
-      skewedClockEnv("+0 x10"),
-      ["--once"],
-    );
+    const child = startWorker(`postgres://hooks@127.0.0.1:${port}/inventory`, {}, ["--once"]);
     // Bounded: a worker that waits for the database until stopped fails here instead of hanging.
-    const bound = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const bound = setTimeout(() => child.kill("SIGKILL"), 20_000);
     const code = await child.exited;
     clearTimeout(bound);
     expect(child.signalCode).toBeNull();

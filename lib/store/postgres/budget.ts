@@ -49,7 +49,10 @@ export function isServerFull(error: unknown): boolean {
 export interface StartupRetryOptions {
   /** Stop retrying (the process was asked to stop); the last error is thrown. */
   signal?: AbortSignal;
-  /** Give up after this long (a one-shot command); absent: until `signal` aborts. */
+  /**
+   * Give up after this long (a one-shot command), a connection attempt still waiting included
+   * (a server that accepts and never answers); absent: until `signal` aborts.
+   */
   giveUpAfterMs?: number;
   /** Backoff: doubles from `minMs` up to `maxMs`. */
   minMs?: number;
@@ -76,7 +79,11 @@ export async function retryStartup<T>(
   let delay = minMs;
   for (let tries = 0; ; tries++) {
     try {
-      const result = await connect();
+      const attempt = connect();
+      const result =
+        options.giveUpAfterMs === undefined
+          ? await attempt
+          : await withinStartupWait(attempt, started, options.giveUpAfterMs);
       if (tries > 0) {
         const seconds = ((performance.now() - started) / 1000).toFixed(1);
         options.logger?.info(`PostgreSQL connected after ${seconds} s`);
@@ -95,6 +102,26 @@ export async function retryStartup<T>(
       delay = Math.min(delay * 2, maxMs);
     }
   }
+}
+
+/** A server that took the connection but did not answer within a one-shot run's start-up wait. */
+export class StartupTimeoutError extends Error {
+  constructor(waitMs: number) {
+    super(`the server did not answer within ${waitMs / 1000} s`);
+    this.name = "StartupTimeoutError";
+  }
+}
+
+/** `attempt`, or a StartupTimeoutError once `waitMs` from `started` have passed. */
+function withinStartupWait<T>(attempt: Promise<T>, started: number, waitMs: number): Promise<T> {
+  // The attempt may still fail after the deadline: nobody is waiting for it any more.
+  attempt.catch(() => {});
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    const left = Math.max(0, started + waitMs - performance.now());
+    timer = setTimeout(() => reject(new StartupTimeoutError(waitMs)), left);
+  });
+  return Promise.race([attempt, deadline]).finally(() => clearTimeout(timer));
 }
 
 function waitingMessage(error: unknown, full: boolean): string {
