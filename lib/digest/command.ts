@@ -23,12 +23,12 @@ export function digestArgs(): ArgsDef {
 }
 
 const DESCRIPTION =
-  "Summarise the Hacker News front page with a local Ollama: for each story, its article and its discussion";
+  "Summarise the Hacker News front page with a local model (Ollama, or any OpenAI-compatible server): for each story, its article and its discussion";
 
 const NOTES = [
-  `Needs Ollama running (\`ollama serve\`) with the model pulled (\`ollama pull ${DEFAULT_MODEL}\`).`,
+  `Needs Ollama running (\`ollama serve\`) with the model pulled (\`ollama pull ${DEFAULT_MODEL}\`), or with --api=openai an OpenAI-compatible server at OPENAI_BASE_URL (\`llama-server -m model.gguf --port 8080\`, LM Studio, vLLM).`,
   "Flags override the variables named in brackets. The digest goes to stdout (or --out), logs and progress to stderr.",
-  "Exit codes: 0 done, 1 failed (Ollama unusable, front page unreadable, every summary failed), 2 bad flag or variable, 130 interrupted (Ctrl-C).",
+  "Exit codes: 0 done, 1 failed (the model server unusable, front page unreadable, every summary failed), 2 bad flag or variable, 130 interrupted (Ctrl-C).",
 ];
 
 export interface DigestCommandDeps extends Omit<DigestDeps, "signal"> {

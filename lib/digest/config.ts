@@ -10,11 +10,23 @@ export const DEFAULT_MODEL = "llama3.2";
 export const DEFAULT_NUM_CTX = 8192;
 export const FORMATS = ["markdown", "json", "html"] as const;
 export type Format = (typeof FORMATS)[number];
+/** Which API the model server speaks: Ollama's own, or OpenAI's chat completions. */
+export const APIS = ["ollama", "openai"] as const;
+export type Api = (typeof APIS)[number];
+export const DEFAULT_OPENAI_BASE_URL = "http://localhost:8080/v1";
 
 export interface DigestConfig {
   searchUrl: string;
+  api: Api;
   ollamaUrl: string;
+  /** The Ollama model (--model / OLLAMA_MODEL). */
   model: string;
+  /** The OpenAI-compatible server's base URL, ending in /v1 as a rule. */
+  openaiUrl: string;
+  /** --model / OPENAI_MODEL with --api=openai; undefined takes the first the server lists. */
+  openaiModel: string | undefined;
+  /** Sent as a Bearer token; never shown. */
+  openaiApiKey: string | undefined;
   maxComments: number;
   /** Context window asked of Ollama and the prompts are fitted to (capped by the model's own). */
   numCtx: number;
@@ -35,9 +47,19 @@ export interface DigestConfig {
 
 type DigestKey = Exclude<keyof DigestConfig, "cacheFile">;
 
+// Ollama names (llama3.2, qwen2.5:7b) and server ids (a llama-server's model path, vLLM's
+// org/name, LM Studio's name@quant): anything printable without spaces.
 const modelName = z
   .string()
-  .regex(/^[A-Za-z0-9][\w.\-/:]*$/, "expected an Ollama model name such as llama3.2 or qwen2.5:7b");
+  .regex(
+    /^[^\s\p{Cc}]{1,512}$/u,
+    "expected a model name without spaces, such as llama3.2, qwen2.5:7b or /models/llama-3.2-3b.gguf",
+  );
+
+const api = z.enum(APIS, { error: `expected one of ${APIS.join(", ")}` });
+
+// A header value: printable ASCII, no spaces (a newline in it would be refused by fetch anyway).
+const apiKey = z.string().regex(/^[\x21-\x7e]{1,4096}$/, "expected printable ASCII without spaces");
 
 const outPath = z.string().min(1, "expected a file path");
 
@@ -90,6 +112,16 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     description: "write the digest to this file instead of stdout",
   },
   {
+    key: "api",
+    env: "LLM_API",
+    flag: "api",
+    hint: "ollama|openai",
+    schema: api,
+    default: "ollama",
+    description:
+      "the model server's API: ollama, or openai for any OpenAI-compatible server (llama-server, LM Studio, vLLM)",
+  },
+  {
     key: "model",
     env: "OLLAMA_MODEL",
     flag: "model",
@@ -98,7 +130,32 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     hint: "name",
     schema: modelName,
     default: DEFAULT_MODEL,
-    description: "Ollama model that writes the summaries",
+    description:
+      "model that writes the summaries; with --api=openai it beats OPENAI_MODEL, and OLLAMA_MODEL is not read",
+  },
+  {
+    key: "openaiModel",
+    env: "OPENAI_MODEL",
+    schema: modelName,
+    defaultText: "the first model the server lists",
+    description: "the model with --api=openai, when --model is not given",
+  },
+  {
+    key: "openaiUrl",
+    env: "OPENAI_BASE_URL",
+    flag: "openai-url",
+    hint: "url",
+    schema: httpUrl(),
+    default: DEFAULT_OPENAI_BASE_URL,
+    description: "OpenAI-compatible server's base URL, with its /v1 (used with --api=openai)",
+  },
+  {
+    key: "openaiApiKey",
+    env: "OPENAI_API_KEY",
+    schema: apiKey,
+    secret: true,
+    defaultText: "none",
+    description: "key sent as `Authorization: Bearer` to the OpenAI-compatible server, never shown",
   },
   {
     key: "ollamaUrl",
@@ -117,7 +174,7 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     schema: intInRange(2048, 1_048_576),
     default: DEFAULT_NUM_CTX,
     description:
-      "context window (tokens) asked of Ollama as options.num_ctx and filled by the prompts; capped by the model's own",
+      "context window (tokens) the prompts fill, asked of Ollama as options.num_ctx; capped by the model's or server's own",
   },
   {
     key: "concurrency",
@@ -126,7 +183,7 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     hint: "n",
     schema: intInRange(1, 16),
     default: 1,
-    description: "Ollama calls in flight at once",
+    description: "model calls in flight at once",
   },
   {
     key: "maxComments",
@@ -189,7 +246,7 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     hint: "ms",
     schema: intInRange(1000, 3_600_000),
     default: 300_000,
-    description: "timeout of one Ollama call (ms)",
+    description: "timeout of one model call, Ollama or OpenAI-compatible (ms)",
   },
   {
     key: "allowedHosts",
@@ -210,9 +267,14 @@ export type DigestFlags = Flags;
  * count as unset. A bad value throws a one-line ConfigError naming the variable or flag.
  */
 export function loadDigestConfig(env: Env, flags: DigestFlags = {}): DigestConfig {
-  const { values } = loadFields(FIELDS, env, flags);
+  const { values, given, sourceOf } = loadFields(FIELDS, env, flags);
+  const config = values as Omit<DigestConfig, "cacheFile">;
+  // One --model for both APIs; OLLAMA_MODEL is Ollama's alone.
+  const flagModel =
+    given.has("model") && sourceOf("model") === "--model" ? config.model : undefined;
   return {
-    ...(values as Omit<DigestConfig, "cacheFile">),
+    ...config,
+    openaiModel: flagModel ?? config.openaiModel,
     cacheFile: flags.cache !== false ? cacheFilePath(env) : undefined,
   };
 }

@@ -12,7 +12,7 @@ import { openOutput, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise/cache.ts";
 import type { ModelClient } from "./summarise/model-client.ts";
-import { openModelClient } from "./summarise/open-model.ts";
+import { cachedModelName, openModelClient } from "./summarise/open-model.ts";
 import type { Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
@@ -66,7 +66,12 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   try {
     const model = deps.model ?? openModelClient(config, { fetch });
     const facts = await model.preflight(deps.signal);
-    const numCtx = contextWindow(config.numCtx, facts.contextLength, config.model, baseLogger);
+    if (config.api === "openai" && config.openaiModel === undefined) {
+      baseLogger.info(
+        `Summaries by ${facts.model}, the first model ${model.describe} lists (choose another with --model / OPENAI_MODEL)`,
+      );
+    }
+    const numCtx = contextWindow(config.numCtx, facts.contextLength, facts.model, baseLogger);
     cache = openCache(config.cacheFile, deps.openCache, baseLogger);
     const { stories, malformed } = await fetchFrontPage(config.searchUrl, config.limit, {
       fetch,
@@ -91,7 +96,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     await output.write(
       renderer.begin({
         generatedAt: new Date(started).toISOString(),
-        model: config.model,
+        model: facts.model,
         total: stories.length,
         newCount: freshness.newCount,
         lastRunAt: freshness.lastRunAt,
@@ -99,7 +104,8 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       }),
     );
     const digests = digestStories(stories, {
-      config: { ...config, numCtx },
+      // The pipeline names the model only to the cache: by API and model (see cachedModelName).
+      config: { ...config, model: cachedModelName(config.api, facts.model), numCtx },
       fetch,
       model,
       cache,
@@ -133,7 +139,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     );
     if (stats.failed > 0 && stats.generated + stats.cached === 0) {
       throw new DigestFailedError(
-        `Every summary failed (see the notes); check that Ollama at ${config.ollamaUrl} still runs and has ${config.model}`,
+        `Every summary failed (see the notes); check that ${model.describe} still runs and has ${facts.model}`,
       );
     }
     return { stories: results, stats };

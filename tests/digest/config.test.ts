@@ -18,8 +18,12 @@ describe("loadDigestConfig()", () => {
     const config = loadDigestConfig(HOME);
     expect(config).toEqual({
       searchUrl: "https://hn.algolia.com/api/v1",
+      api: "ollama",
       ollamaUrl: "http://localhost:11434",
       model: DEFAULT_MODEL,
+      openaiUrl: "http://localhost:8080/v1",
+      openaiModel: undefined,
+      openaiApiKey: undefined,
       maxComments: 200,
       numCtx: 8192,
       limit: 10,
@@ -97,7 +101,10 @@ describe("loadDigestConfig()", () => {
     ["HN_SEARCH_URL", "hn.algolia.com/api/v1", "expected an http:// or https:// URL"],
     ["OLLAMA_NUM_CTX", "big", "expected a whole number from 2048 to 1048576"],
     ["OLLAMA_NUM_CTX", "100", "expected a whole number from 2048 to 1048576"],
-    ["OLLAMA_MODEL", "llama 3", "expected an Ollama model name"],
+    ["OLLAMA_MODEL", "llama 3", "expected a model name without spaces"],
+    ["LLM_API", "anthropic", "expected one of ollama, openai"],
+    ["OPENAI_BASE_URL", "localhost:8080/v1", "expected an http:// or https:// URL"],
+    ["OPENAI_MODEL", "my model", "expected a model name without spaces"],
     ["DIGEST_CONCURRENCY", "0", "expected a whole number from 1 to 16"],
     ["DIGEST_FETCH_CONCURRENCY", "many", "expected a whole number from 1 to 32"],
     ["HN_SEARCH_TIMEOUT_MS", "10s", "expected a whole number from 100 to 600000"],
@@ -116,6 +123,12 @@ describe("loadDigestConfig()", () => {
     ["limit", "ten", '--limit="ten" is invalid: expected a whole number from 1 to 1000'],
     ["concurrency", "0", '--concurrency="0" is invalid: expected a whole number from 1 to 16'],
     ["format", "pdf", '--format="pdf" is invalid: expected one of markdown, json, html'],
+    ["api", "llama", '--api="llama" is invalid: expected one of ollama, openai'],
+    [
+      "openai-url",
+      "gpu:8080",
+      '--openai-url="gpu:8080" is invalid: expected an http:// or https:// URL',
+    ],
     [
       "ollama-url",
       "gpu:11434",
@@ -151,6 +164,47 @@ describe("loadDigestConfig()", () => {
     expect(error.message).toBe(
       'DIGEST_ALLOWED_HOSTS="a b" is invalid: entry "a b": expected a host, host:port or CIDR, e.g. localhost:9000 or 10.0.0.0/8',
     );
+  });
+
+  test("--api=openai reads the OpenAI-compatible server's settings", () => {
+    const config = loadDigestConfig(
+      {
+        ...HOME,
+        LLM_API: "openai",
+        OPENAI_BASE_URL: "http://gpu-box:1234/v1/",
+        OPENAI_MODEL: "/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf",
+        OPENAI_API_KEY: "sk-local-123",
+      },
+      {},
+    );
+    expect(config).toMatchObject({
+      api: "openai",
+      openaiUrl: "http://gpu-box:1234/v1",
+      openaiModel: "/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf",
+      openaiApiKey: "sk-local-123",
+    });
+    expect(
+      loadDigestConfig(HOME, { api: "openai", "openai-url": "http://h:8000/v1" }),
+    ).toMatchObject({ api: "openai", openaiUrl: "http://h:8000/v1", openaiModel: undefined });
+  });
+
+  test("--model names the model of either API; OLLAMA_MODEL is Ollama's alone", () => {
+    const env = { ...HOME, LLM_API: "openai", OLLAMA_MODEL: "qwen2.5:7b", OPENAI_MODEL: "served" };
+    expect(loadDigestConfig(env).openaiModel).toBe("served");
+    expect(loadDigestConfig(env, { model: "other" }).openaiModel).toBe("other");
+    const { OPENAI_MODEL: _, ...withoutOpenAiModel } = env;
+    expect(loadDigestConfig(withoutOpenAiModel).openaiModel).toBeUndefined();
+  });
+
+  test("never repeats OPENAI_API_KEY in its message", () => {
+    const error = errorOf(() =>
+      loadDigestConfig({ ...HOME, OPENAI_API_KEY: "sk-secret with space" }),
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      "OPENAI_API_KEY is invalid: expected printable ASCII without spaces",
+    );
+    expect(error.message).not.toContain("sk-secret");
   });
 
   test("--no-cache turns the cache off", () => {

@@ -1,10 +1,12 @@
 /**
  * The three services the digest talks to, started together for end-to-end tests and the
- * benchmark: a fake search API, a fake article site and a fake Ollama, all on 127.0.0.1.
+ * benchmark: a fake search API, a fake article site and a fake Ollama, all on 127.0.0.1; with
+ * `openai`, also a fake OpenAI-compatible server, which the env then points the digest at.
  */
 import { type Page, startFakeArticleSite } from "./article-site.ts";
 import { type FakeHnSearchOptions, type Hit, startFakeHnSearch } from "./hn-search.ts";
 import { type FakeOllamaOptions, startFakeOllama } from "./ollama.ts";
+import { type FakeOpenAi, type FakeOpenAiOptions, startFakeOpenAi } from "./openai-server.ts";
 
 export interface DigestWorldOptions {
   /** Story hits; a `url` starting with "/" is served by the fake article site. */
@@ -12,6 +14,8 @@ export interface DigestWorldOptions {
   comments?: Record<number, Hit[]>;
   pages?: Record<string, Page>;
   ollama?: FakeOllamaOptions;
+  /** Starts a fake OpenAI-compatible server too, and sets LLM_API=openai. */
+  openai?: FakeOpenAiOptions;
   searchLatencyMs?: number;
   articleLatencyMs?: number;
   intercept?: FakeHnSearchOptions["intercept"];
@@ -38,19 +42,25 @@ export function startDigestWorld(options: DigestWorldOptions) {
     intercept: options.intercept,
   });
   const ollama = startFakeOllama(options.ollama);
+  const openai: FakeOpenAi | undefined = options.openai
+    ? startFakeOpenAi(options.openai)
+    : undefined;
   const stop = () => {
     search.stop();
     site.stop();
     ollama.stop();
+    openai?.stop();
   };
   return {
     search,
     site,
     ollama,
+    openai,
     /** Env pointing the digest at the fakes. */
     env: {
       HN_SEARCH_URL: search.url,
       OLLAMA_ENDPOINT_URL: ollama.url,
+      ...(openai ? { LLM_API: "openai", OPENAI_BASE_URL: openai.url } : {}),
       // The fake article site is on loopback, which the digest refuses unless allowed.
       DIGEST_ALLOWED_HOSTS: `127.0.0.1:${new URL(site.url).port}`,
       HOME: "/nonexistent",

@@ -5,8 +5,11 @@
  * chooses a store.
  */
 
-/** Known before the first prompt: the model's own context length (null when not reported). */
+/** Known before the first prompt. */
 export interface ModelInfo {
+  /** The model the answers come from, as the server names it (the first it lists when none was named). */
+  model: string;
+  /** The model's own context length, or the server's (null when not reported). */
   contextLength: number | null;
 }
 
@@ -74,12 +77,14 @@ export interface ModelClient {
 }
 
 /**
- * Why a call failed. "unreachable" (connection refused, reset, DNS), "missing-model" and "server"
- * (5xx) mean the model cannot answer at all (see modelGone); the others are about this one call.
+ * Why a call failed. "unreachable" (connection refused, reset, DNS), "missing-model",
+ * "unauthorized" (a key refused, 401/403) and "server" (5xx) mean the model cannot answer at all
+ * (see modelGone); the others are about this one call.
  */
 export type ModelFailureKind =
   | "unreachable"
   | "missing-model"
+  | "unauthorized"
   | "server"
   | "timeout"
   | "interrupted"
@@ -103,7 +108,10 @@ export class ModelError extends Error {
 export function modelGone(error: unknown): error is ModelError {
   return (
     error instanceof ModelError &&
-    (error.kind === "unreachable" || error.kind === "missing-model" || error.kind === "server")
+    (error.kind === "unreachable" ||
+      error.kind === "missing-model" ||
+      error.kind === "unauthorized" ||
+      error.kind === "server")
   );
 }
 

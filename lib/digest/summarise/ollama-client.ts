@@ -23,7 +23,10 @@ export function createOllamaClient(options: OllamaClientOptions): ModelClient {
   const checkTimeoutMs = options.checkTimeoutMs ?? 10_000;
   return {
     describe: `Ollama at ${url}`,
-    preflight: (signal) => preflight(url, model, { ...common, timeoutMs: checkTimeoutMs, signal }),
+    preflight: async (signal) => ({
+      model,
+      ...(await preflight(url, model, { ...common, timeoutMs: checkTimeoutMs, signal })),
+    }),
     generate: (request, call) =>
       generate(
         url,

@@ -1,5 +1,11 @@
 import { stripControl } from "../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
+import {
+  type AnswerTimings,
+  type ModelAnswer,
+  ModelError,
+  type ModelFailureKind,
+} from "./model-client.ts";
 import { describeError, oneLine, safeJson, stripThinking, withTimeout } from "./ollama.ts";
 
 /** The largest chat completion read: a summary is a few KiB; a reasoning model's text stays far below. */
@@ -25,46 +31,11 @@ export interface OpenAiOptions {
   now?: () => number;
 }
 
-/**
- * One call to an OpenAI-compatible server failed. `modelGone` says the server cannot answer any
- * call now (refused connection, rejected key, unknown model, 5xx), not just this one.
- */
-export class OpenAiError extends Error {
-  override name = "OpenAiError";
-  constructor(
-    message: string,
-    readonly modelGone: boolean,
-  ) {
-    super(message);
-  }
-}
-
 export interface ChatInput {
   model: string;
   prompt: string;
   /** Most tokens the answer may take (`max_tokens`). */
   maxTokens: number;
-}
-
-/** llama-server's own measure of one call; other servers report none. */
-export interface ServerTimings {
-  promptTokens: number;
-  promptMs: number;
-  outputTokens: number;
-  outputMs: number;
-}
-
-export interface ChatAnswer {
-  /** The answer, <think> blocks and control characters removed. */
-  text: string;
-  /** `finish_reason`: `stop`, or `length` when the answer hit max_tokens; null when not said. */
-  doneReason: string | null;
-  /** `usage.prompt_tokens`, when the server says. */
-  promptTokens: number | null;
-  /** `usage.completion_tokens`, when the server says. */
-  outputTokens: number | null;
-  /** llama-server's `timings`, or null. */
-  timings: ServerTimings | null;
 }
 
 /** The request for one non-streamed chat completion, as a plain value. */
@@ -98,15 +69,15 @@ export function authHeader(apiKey: string | undefined): Record<string, string> {
 }
 
 /**
- * Asks the server for one chat completion. A non-2xx, a 200 carrying `error`, a body without
- * a message and an answer over `maxBytes` are OpenAiErrors. Returns the answer and the call's
- * wall duration (the rate when the server reports no timings).
+ * Asks the server for one chat completion. A non-2xx, a 200 carrying `error`, a body without a
+ * message and an answer over `maxBytes` are ModelErrors whose kind says whether the server can
+ * answer at all. Rates come from llama-server's `timings`, else only the wall time is known.
  */
 export async function chatComplete(
   base: string,
   input: ChatInput,
   options: OpenAiOptions = {},
-): Promise<ChatAnswer & { wallMs: number }> {
+): Promise<ModelAnswer> {
   const {
     fetch: doFetch = globalThis.fetch,
     timeoutMs = 300_000,
@@ -122,14 +93,15 @@ export async function chatComplete(
     text = await readTextCapped(response, maxBytes);
   } catch (error) {
     if (error instanceof BodyTooLargeError) {
-      throw new OpenAiError(
+      throw new ModelError(
         `The answer from ${url} is larger than ${formatBytes(maxBytes)}; stopped reading it`,
-        false,
+        "bad-answer",
       );
     }
-    throw new OpenAiError(
+    throw new ModelError(
       `No answer from ${url} (${describeError(error, timeoutMs, url)})`,
-      isRefusal(error),
+      networkFailure(error, options.signal),
+      "Start the server again, or point OPENAI_BASE_URL / --openai-url at a running one.",
     );
   }
   const wallMs = now() - started;
@@ -137,53 +109,67 @@ export async function chatComplete(
   if (!response.ok) throw chatFailure(response.status, { url, body, text, input, ...options });
   const error = errorText(body);
   if (error !== undefined) {
-    throw new OpenAiError(`${url} reported an error: ${redact(error, options.apiKey)}`, false);
+    throw new ModelError(
+      `${url} reported an error: ${redact(error, options.apiKey)}`,
+      "bad-answer",
+    );
   }
-  return { ...parseChatAnswer(body, url), wallMs };
+  return parseChatAnswer(body, { url, wallMs });
 }
 
-/** Reads a chat completion body; throws OpenAiError when it holds no answer. */
-export function parseChatAnswer(body: unknown, url: string): ChatAnswer {
+/** Reads a chat completion body; throws a ModelError when it holds no answer. */
+export function parseChatAnswer(body: unknown, call: { url: string; wallMs: number }): ModelAnswer {
   const fields = record(body);
   const choice = record(Array.isArray(fields.choices) ? fields.choices[0] : undefined);
   const content = record(choice.message).content;
   if (typeof content !== "string") {
-    throw new OpenAiError(`The answer from ${url} has no message text`, false);
+    throw new ModelError(`The answer from ${call.url} has no message text`, "bad-answer");
   }
   const answer = stripControl(stripThinking(content));
-  if (answer === "") throw new OpenAiError(`The answer from ${url} was empty`, false);
+  if (answer === "") throw new ModelError(`The answer from ${call.url} was empty`, "bad-answer");
   const usage = record(fields.usage);
+  const promptTokens = count(usage.prompt_tokens);
   return {
     text: answer,
     doneReason: typeof choice.finish_reason === "string" ? choice.finish_reason : null,
-    promptTokens: count(usage.prompt_tokens),
-    outputTokens: count(usage.completion_tokens),
-    timings: timingsOf(fields.timings),
+    promptTokens,
+    answerTokens: count(usage.completion_tokens),
+    timings: timingsOf(fields.timings, promptTokens, call.wallMs),
   };
 }
 
-/** llama-server's `timings`, when all four figures are there and make sense. */
-export function timingsOf(value: unknown): ServerTimings | null {
+/**
+ * llama-server's `timings` as the digest measures a call. `prompt_n` counts only the tokens
+ * read this time (a prefix the server had cached is skipped), so the prefill time is scaled to
+ * the whole prompt: the rate promptTokens / promptMs is then the rate the server really read
+ * at. Other servers report none: only the wall time is known.
+ */
+export function timingsOf(
+  value: unknown,
+  promptTokens: number | null,
+  wallMs: number,
+): AnswerTimings {
   const fields = record(value);
-  const promptTokens = count(fields.prompt_n);
-  const outputTokens = count(fields.predicted_n);
+  const promptRead = count(fields.prompt_n);
   const promptMs = positive(fields.prompt_ms);
-  const outputMs = positive(fields.predicted_ms);
-  if (promptTokens === null || outputTokens === null || promptMs === null || outputMs === null) {
-    return null;
+  const answerMs = positive(fields.predicted_ms);
+  const none = { promptMs: null, answerMs: null, loadMs: null, wallMs };
+  if (promptRead === null || promptRead === 0 || promptMs === null || answerMs === null) {
+    return none;
   }
-  return { promptTokens, promptMs, outputTokens, outputMs };
+  const whole = promptTokens !== null && promptTokens > promptRead ? promptTokens / promptRead : 1;
+  return { promptMs: promptMs * whole, answerMs, loadMs: null, wallMs };
 }
 
 /**
- * What a non-2xx means, with the fix: 401/403 a missing or wrong key, 404 an unknown model or
- * path, 400 most often a prompt longer than the server's context. Refused keys, unknown models
- * and 5xx mean no further call can succeed (`modelGone`).
+ * What a non-2xx means, with the fix: 401/403 a missing or refused key, 404 an unknown model, 400
+ * most often a prompt longer than the server's context. A refused key, an unknown model and a
+ * 5xx mean no further call can succeed.
  */
 export function chatFailure(
   status: number,
   context: { url: string; body: unknown; text: string; input: ChatInput; apiKey?: string },
-): OpenAiError {
+): ModelError {
   const detail = redact(
     errorText(context.body) ?? (oneLine(context.text) || "no detail"),
     context.apiKey,
@@ -191,24 +177,45 @@ export function chatFailure(
   const said = `${context.url} answered HTTP ${status}: ${detail}`;
   if (status === 401 || status === 403) {
     const fix = context.apiKey
-      ? "check OPENAI_API_KEY: the server refused it"
-      : "set OPENAI_API_KEY to the key the server expects";
-    return new OpenAiError(`${said}; ${fix}`, true);
+      ? "Check OPENAI_API_KEY: the server refused it."
+      : "Set OPENAI_API_KEY to the key the server expects.";
+    return new ModelError(`${said}; ${lowerFirst(fix)}`, "unauthorized", fix);
   }
   if (status === 404) {
-    return new OpenAiError(
-      `${said}; the server has no model ${context.input.model} (choose one it lists with --model / OPENAI_MODEL)`,
-      true,
+    const fix = `Choose a model the server lists with --model / OPENAI_MODEL, or leave both unset to take the first.`;
+    return new ModelError(
+      `${said}; the server has no model ${context.input.model}: choose one it lists with --model / OPENAI_MODEL`,
+      "missing-model",
+      fix,
     );
   }
   if (status === 400 && isContextTooLong(context.body, detail)) {
     const limit = serverContext(context.body);
-    return new OpenAiError(
+    return new ModelError(
       `${said}; the prompt is longer than the server's context${limit ? ` of ${limit} tokens` : ""}: lower --num-ctx, or give the server a larger one (llama-server -c)`,
-      false,
+      "rejected",
     );
   }
-  return new OpenAiError(said, status >= 500);
+  if (status >= 500) {
+    return new ModelError(
+      said,
+      "server",
+      "The server fails on every request: look at its log and restart it.",
+    );
+  }
+  return new ModelError(said, status === 429 ? "busy" : "rejected");
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1, -1);
+}
+
+function networkFailure(error: unknown, signal: AbortSignal | undefined): ModelFailureKind {
+  if (signal?.aborted) return "interrupted";
+  if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) {
+    return "timeout";
+  }
+  return "unreachable";
 }
 
 function isContextTooLong(body: unknown, detail: string): boolean {
@@ -241,17 +248,6 @@ export function errorText(body: unknown): string | undefined {
 /** A server may quote the key it refused; it never reaches a log. */
 export function redact(text: string, apiKey: string | undefined): string {
   return apiKey && apiKey.length >= 4 ? text.split(apiKey).join("[OPENAI_API_KEY]") : text;
-}
-
-function isRefusal(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return (
-    code === "ECONNREFUSED" ||
-    code === "ConnectionRefused" ||
-    code === "ENOTFOUND" ||
-    code === "EHOSTUNREACH" ||
-    code === "ENETUNREACH"
-  );
 }
 
 function record(value: unknown): Record<string, unknown> {

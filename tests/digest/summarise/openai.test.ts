@@ -1,10 +1,14 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { PreflightError } from "../../../lib/digest/summarise/model-client.ts";
+import {
+  ModelError,
+  modelGone,
+  PreflightError,
+  prefillRate,
+} from "../../../lib/digest/summarise/model-client.ts";
 import {
   chatComplete,
   chatRequest,
   errorText,
-  OpenAiError,
   parseChatAnswer,
   SYSTEM_MESSAGE,
   timingsOf,
@@ -67,6 +71,8 @@ describe("chatRequest()", () => {
   });
 });
 
+const CALL = { url: "u", wallMs: 1234 };
+
 describe("parseChatAnswer()", () => {
   test("reads the text, why it stopped, usage and llama-server's timings", () => {
     const answer = parseChatAnswer(
@@ -79,38 +85,58 @@ describe("parseChatAnswer()", () => {
           },
         ],
         usage: { prompt_tokens: 1200, completion_tokens: 512 },
-        timings: { prompt_n: 1100, prompt_ms: 45833.3, predicted_n: 512, predicted_ms: 46545.4 },
+        timings: { prompt_n: 1200, prompt_ms: 50000, predicted_n: 512, predicted_ms: 46545.4 },
       },
-      "u",
+      CALL,
     );
     expect(answer).toEqual({
       text: "A summary.",
       doneReason: "length",
       promptTokens: 1200,
-      outputTokens: 512,
-      timings: { promptTokens: 1100, promptMs: 45833.3, outputTokens: 512, outputMs: 46545.4 },
+      answerTokens: 512,
+      timings: { promptMs: 50000, answerMs: 46545.4, loadMs: null, wallMs: 1234 },
     });
+    expect(prefillRate(answer)).toBe(24);
   });
 
-  test("has no timings or counts when the server reports none", () => {
-    const answer = parseChatAnswer({ choices: [{ message: { content: "Fine." } }] }, "u");
-    expect(answer).toMatchObject({ doneReason: null, promptTokens: null, timings: null });
+  test("has only the wall time and no counts when the server reports none", () => {
+    const answer = parseChatAnswer({ choices: [{ message: { content: "Fine." } }] }, CALL);
+    expect(answer).toMatchObject({ doneReason: null, promptTokens: null, answerTokens: null });
+    expect(answer.timings).toEqual({ promptMs: null, answerMs: null, loadMs: null, wallMs: 1234 });
   });
 
   test("fails on a body without message text, or an empty answer", () => {
-    expect(() => parseChatAnswer({ choices: [] }, "u")).toThrow("has no message text");
-    expect(() => parseChatAnswer({ choices: [{ message: { content: null } }] }, "u")).toThrow(
+    expect(() => parseChatAnswer({ choices: [] }, CALL)).toThrow("has no message text");
+    expect(() => parseChatAnswer({ choices: [{ message: { content: null } }] }, CALL)).toThrow(
       "has no message text",
     );
-    expect(() => parseChatAnswer({ choices: [{ message: { content: "<think>x" } }] }, "u")).toThrow(
-      "was empty",
+    expect(() =>
+      parseChatAnswer({ choices: [{ message: { content: "<think>x" } }] }, CALL),
+    ).toThrow("was empty");
+  });
+});
+
+describe("timingsOf()", () => {
+  test("scales the prefill time to the whole prompt when the server read only its uncached end", () => {
+    // 3000 of 4000 prompt tokens came from the server's cache; 1000 were read at 24 tokens/s.
+    const timings = timingsOf(
+      { prompt_n: 1000, prompt_ms: 41_666.7, predicted_n: 100, predicted_ms: 9090.9 },
+      4000,
+      60_000,
     );
+    expect(timings.promptMs).toBeCloseTo(166_666.8, 1);
+    expect(timings.answerMs).toBe(9090.9);
   });
 
-  test("timingsOf() refuses partial or nonsensical figures", () => {
-    expect(timingsOf({ prompt_n: 10, prompt_ms: 5 })).toBeNull();
-    expect(timingsOf({ prompt_n: 10, prompt_ms: 0, predicted_n: 1, predicted_ms: 1 })).toBeNull();
-    expect(timingsOf({ prompt_n: -1, prompt_ms: 1, predicted_n: 1, predicted_ms: 1 })).toBeNull();
+  test("refuses partial or nonsensical figures", () => {
+    const none = { promptMs: null, answerMs: null, loadMs: null, wallMs: 5 };
+    expect(timingsOf({ prompt_n: 10, prompt_ms: 5 }, 10, 5)).toEqual(none);
+    expect(
+      timingsOf({ prompt_n: 10, prompt_ms: 0, predicted_n: 1, predicted_ms: 1 }, 10, 5),
+    ).toEqual(none);
+    expect(
+      timingsOf({ prompt_n: -1, prompt_ms: 1, predicted_n: 1, predicted_ms: 1 }, 10, 5),
+    ).toEqual(none);
   });
 });
 
@@ -136,9 +162,9 @@ describe("chatComplete()", () => {
     expect(answer.text).toBe("The article says this.");
     expect(answer.doneReason).toBe("stop");
     expect(answer.promptTokens).toBeGreaterThan(0);
-    expect(answer.timings?.promptTokens).toBe(answer.promptTokens ?? -1);
-    expect(answer.timings?.promptMs).toBeCloseTo(((answer.promptTokens ?? 0) / 24) * 1000, 3);
-    expect(answer.wallMs).toBe(250);
+    expect(answer.timings.promptMs).toBeCloseTo(((answer.promptTokens ?? 0) / 24) * 1000, 3);
+    expect(prefillRate(answer)).toBeCloseTo(24, 6);
+    expect(answer.timings.wallMs).toBe(250);
     expect(server.chatCalls[0]?.stream).toBe(false);
   });
 
@@ -149,9 +175,9 @@ describe("chatComplete()", () => {
     expect(server.authorizations).toEqual(["Bearer sk-right-key"]);
 
     const missing = await failure(chatComplete(server.url, INPUT));
-    expect(missing).toBeInstanceOf(OpenAiError);
+    expect(missing).toBeInstanceOf(ModelError);
     expect(missing.message).toContain("answered HTTP 401: Invalid API Key; set OPENAI_API_KEY");
-    expect((missing as OpenAiError).modelGone).toBe(true);
+    expect(modelGone(missing)).toBe(true);
 
     const wrong = await failure(chatComplete(server.url, INPUT, { apiKey: "sk-wrong-key" }));
     expect(wrong.message).toContain("check OPENAI_API_KEY: the server refused it");
@@ -175,9 +201,11 @@ describe("chatComplete()", () => {
     using server = startFakeOpenAi();
     const error = await failure(chatComplete(server.url, { ...INPUT, model: "gpt-4o" }));
     expect(error.message).toBe(
-      `${server.url}/chat/completions answered HTTP 404: The model \`gpt-4o\` does not exist.; the server has no model gpt-4o (choose one it lists with --model / OPENAI_MODEL)`,
+      `${server.url}/chat/completions answered HTTP 404: The model \`gpt-4o\` does not exist.; the server has no model gpt-4o: choose one it lists with --model / OPENAI_MODEL`,
     );
-    expect((error as OpenAiError).modelGone).toBe(true);
+    expect((error as ModelError).kind).toBe("missing-model");
+    expect((error as ModelError).hint).toContain("--model / OPENAI_MODEL");
+    expect(modelGone(error)).toBe(true);
   });
 
   test("says a prompt is longer than the server's context, and that only this call failed", async () => {
@@ -189,24 +217,26 @@ describe("chatComplete()", () => {
     expect(error.message).toContain(
       "longer than the server's context of 10 tokens: lower --num-ctx",
     );
-    expect((error as OpenAiError).modelGone).toBe(false);
+    expect(modelGone(error)).toBe(false);
   });
 
   test("treats a 5xx and a refused connection as the model gone, a 429 as not", async () => {
     using busy = startFakeOpenAi({
       complete: () => Response.json({ error: { message: "busy" } }, { status: 429 }),
     });
-    expect(((await failure(chatComplete(busy.url, INPUT))) as OpenAiError).modelGone).toBe(false);
+    const busyError = await failure(chatComplete(busy.url, INPUT));
+    expect((busyError as ModelError).kind).toBe("busy");
+    expect(modelGone(busyError)).toBe(false);
     using broken = startFakeOpenAi({
       complete: () => new Response("upstream down", { status: 502 }),
     });
     const bad = await failure(chatComplete(broken.url, INPUT));
     expect(bad.message).toBe(`${broken.url}/chat/completions answered HTTP 502: upstream down`);
-    expect((bad as OpenAiError).modelGone).toBe(true);
+    expect(modelGone(bad)).toBe(true);
     const url = await closedPortUrl();
     const refused = await failure(chatComplete(url, INPUT));
     expect(refused.message).toContain(`(connection refused by ${new URL(url).host})`);
-    expect((refused as OpenAiError).modelGone).toBe(true);
+    expect(modelGone(refused)).toBe(true);
   });
 
   test("fails on a 200 carrying an error, and stops reading an endless answer", async () => {
@@ -225,7 +255,7 @@ describe("chatComplete()", () => {
     using server = startFakeOpenAi({ complete: () => new Promise<string>(() => {}) });
     const error = await failure(chatComplete(server.url, INPUT, { timeoutMs: 50 }));
     expect(error.message).toContain("(no answer within 50 ms)");
-    expect((error as OpenAiError).modelGone).toBe(false);
+    expect(modelGone(error)).toBe(false);
   });
 });
 

@@ -1,0 +1,251 @@
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { EventEmitter } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCommand } from "citty";
+import { exitCodeFor } from "../../lib/cli/run.ts";
+import { createDigestCommand } from "../../lib/digest/command.ts";
+import { PreflightError } from "../../lib/digest/summarise/model-client.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { articleHtml } from "../fakes/article-site.ts";
+import { startDigestWorld } from "../fakes/digest-world.ts";
+import { commentHit, storyHit } from "../fakes/hn-search.ts";
+import { DEFAULT_OPENAI_MODEL, fakeTokens } from "../fakes/openai-server.ts";
+
+// Four fake servers per test on a machine shared by many test runs.
+setDefaultTimeout(30_000);
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "digest-openai-"));
+  dirs.push(dir);
+  return dir;
+}
+
+const BODY = Array.from(
+  { length: 10 },
+  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
+);
+
+function twoStories() {
+  const first = storyHit({ title: "A tiny database", url: "/db", points: 300, num_comments: 1 });
+  const ask = storyHit({
+    title: "Ask HN: What are you reading?",
+    url: undefined,
+    story_text: "Books, papers, anything.",
+    points: 42,
+    num_comments: 1,
+  });
+  return {
+    stories: [first, ask],
+    pages: { "/db": { body: articleHtml("A tiny database", BODY) } },
+    comments: {
+      [Number(first.objectID)]: [commentHit(Number(first.objectID), { comment_text: "Nice." })],
+      [Number(ask.objectID)]: [commentHit(Number(ask.objectID), { comment_text: "SICP." })],
+    },
+  };
+}
+
+function openaiOf(world: ReturnType<typeof startDigestWorld>) {
+  if (!world.openai) throw new Error("the world has no OpenAI-compatible server");
+  return world.openai;
+}
+
+/** `bun run digest <rawArgs>` in-process, with stdout, stderr and the log captured. */
+async function digest(
+  env: Record<string, string>,
+  rawArgs: string[] = [],
+  cacheHome: string = tempDir(),
+) {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const logger = createMemoryLogger();
+  let error: unknown;
+  try {
+    await runCommand(
+      createDigestCommand({
+        env: { XDG_CACHE_HOME: cacheHome, ...env },
+        stdout: { write: (text: string) => void stdout.push(text) },
+        stderr: { isTTY: false, columns: 120, write: (text) => void stderr.push(text) },
+        logger,
+        sleep: async () => {},
+        now: () => Date.parse("2026-11-25T14:53:53Z"),
+        signals: { source: new EventEmitter() },
+      }),
+      { rawArgs },
+    );
+  } catch (caught) {
+    error = caught;
+  }
+  const everything = [stdout.join(""), stderr.join(""), ...logger.lines].join("\n");
+  return { stdout: stdout.join(""), logger, error, everything };
+}
+
+describe("bun run digest --api=openai", () => {
+  test("summarises through /v1/chat/completions with the first model the server lists", async () => {
+    using world = startDigestWorld({
+      ...twoStories(),
+      openai: { models: ["first.gguf", "b.gguf"] },
+    });
+    const server = openaiOf(world);
+    const { stdout, logger, error } = await digest(world.env);
+    expect(error).toBeUndefined();
+    expect(stdout).toContain("by first.gguf · 2 stories");
+    expect(stdout).toContain("**Article.** Summary of the article of A tiny database.");
+    expect(stdout).toContain(
+      "**Discussion.** Summary of the discussion of Ask HN: What are you reading?",
+    );
+    expect(server.chatCalls).toHaveLength(4);
+    for (const call of server.chatCalls) {
+      expect(call).toMatchObject({
+        model: "first.gguf",
+        stream: false,
+        max_tokens: 512,
+        temperature: 0.2,
+      });
+      expect(call.messages.map((message) => message.role)).toEqual(["system", "user"]);
+    }
+    expect(world.ollama.generateCalls).toEqual([]);
+    expect(world.ollama.tagsCalls).toBe(0);
+    expect(logger.lines).toContain(
+      `info Summaries by first.gguf, the first model the OpenAI-compatible server at ${server.url} lists (choose another with --model / OPENAI_MODEL)`,
+    );
+  });
+
+  test("--model picks a listed model; OLLAMA_MODEL does not", async () => {
+    using world = startDigestWorld({ ...twoStories(), openai: { models: ["a.gguf", "b.gguf"] } });
+    const { error } = await digest({ ...world.env, OLLAMA_MODEL: "a.gguf" }, ["-m", "b.gguf"]);
+    expect(error).toBeUndefined();
+    expect(new Set(openaiOf(world).chatCalls.map((call) => call.model))).toEqual(
+      new Set(["b.gguf"]),
+    );
+  });
+
+  test("sends OPENAI_API_KEY as a Bearer token, and never shows it", async () => {
+    const key = "sk-local-5f2a9c";
+    using world = startDigestWorld({ ...twoStories(), openai: { apiKey: key } });
+    const { error } = await digest({ ...world.env, OPENAI_API_KEY: key });
+    expect(error).toBeUndefined();
+    expect(new Set(openaiOf(world).authorizations)).toEqual(new Set([`Bearer ${key}`]));
+
+    const wrong = await digest({ ...world.env, OPENAI_API_KEY: "sk-wrong-77e1" });
+    expect(wrong.error).toBeInstanceOf(PreflightError);
+    expect(exitCodeFor(wrong.error)).toBe(1);
+    expect((wrong.error as Error).message).toBe(
+      `${openaiOf(world).url}/models answered HTTP 401: Invalid API Key. The server refused OPENAI_API_KEY: check the key it was started with (llama-server --api-key).`,
+    );
+    expect(wrong.everything).not.toContain("sk-wrong-77e1");
+  });
+
+  test("stops before fetching anything without the key the server wants, or with a model it lacks", async () => {
+    using world = startDigestWorld({ ...twoStories(), openai: { apiKey: "sk-x-1234" } });
+    const missingKey = await digest(world.env);
+    expect((missingKey.error as Error).message).toContain(
+      "The server wants a key: set OPENAI_API_KEY.",
+    );
+    const missingModel = await digest({
+      ...world.env,
+      OPENAI_API_KEY: "sk-x-1234",
+      OPENAI_MODEL: "gpt-4o",
+    });
+    expect(missingModel.error).toBeInstanceOf(PreflightError);
+    expect((missingModel.error as Error).message).toContain(
+      `has no model gpt-4o (models: ${DEFAULT_OPENAI_MODEL}). Choose one with --model / OPENAI_MODEL`,
+    );
+    expect(world.search.requests).toEqual([]);
+    expect(openaiOf(world).chatCalls).toEqual([]);
+  });
+
+  test("fits prompts to llama-server's context per slot, below --num-ctx", async () => {
+    const comments = Array.from({ length: 120 }, (_, i) =>
+      commentHit(1, { comment_text: `Comment ${i}: ${"words about the database ".repeat(30)}` }),
+    );
+    const story = storyHit({
+      objectID: "1",
+      title: "Busy thread",
+      url: undefined,
+      story_text: "Hi.",
+      num_comments: 120,
+    });
+    using world = startDigestWorld({
+      stories: [story],
+      comments: { 1: comments },
+      openai: { contextTokens: 4096 },
+    });
+    const { error, stdout, logger } = await digest(world.env, [
+      "--num-ctx",
+      "16384",
+      "--limit",
+      "1",
+    ]);
+    expect(error).toBeUndefined();
+    expect(logger.lines).toContain(
+      `info ${DEFAULT_OPENAI_MODEL} has a context length of 4096 tokens; using that instead of 16384 (OLLAMA_NUM_CTX / --num-ctx)`,
+    );
+    expect(stdout).toContain("**Discussion.** Summary of the discussion of Busy thread.");
+    const discussion = openaiOf(world).chatCalls.find((call) =>
+      call.messages[1]?.content.includes("Comments:"),
+    );
+    const tokens = fakeTokens(discussion?.messages.map((m) => m.content).join("\n") ?? "");
+    expect(tokens).toBeGreaterThan(2000);
+    expect(tokens).toBeLessThanOrEqual(4096 - 512);
+  });
+
+  test("keeps summaries by API and model apart in the cache", async () => {
+    const cacheHome = tempDir();
+    using world = startDigestWorld({
+      ...twoStories(),
+      ollama: { models: ["llama3.2:latest"] },
+      openai: { models: ["llama3.2:latest"], props: false },
+    });
+    const ollamaEnv = { ...world.env, LLM_API: "ollama" };
+    expect((await digest(ollamaEnv, [], cacheHome)).error).toBeUndefined();
+    expect(world.ollama.generateCalls).toHaveLength(4);
+
+    // The same model name on an OpenAI-compatible server: Ollama's summaries are not reused.
+    expect((await digest(world.env, [], cacheHome)).error).toBeUndefined();
+    expect(openaiOf(world).chatCalls).toHaveLength(4);
+
+    // Each API's own re-run is answered from the cache.
+    const again = await digest(world.env, [], cacheHome);
+    expect(openaiOf(world).chatCalls).toHaveLength(4);
+    expect(again.logger.lines.join("\n")).toContain("0 summaries written, 4 from the cache");
+    await digest(ollamaEnv, [], cacheHome);
+    expect(world.ollama.generateCalls).toHaveLength(4);
+  });
+
+  test("notes a prompt the server refused as too long, and goes on", async () => {
+    using world = startDigestWorld({
+      ...twoStories(),
+      openai: {
+        props: false,
+        complete: (body) =>
+          body.messages[1]?.content.startsWith("Summarise the article")
+            ? Response.json(
+                {
+                  error: {
+                    code: 400,
+                    message: "the request exceeds the available context size, try increasing it",
+                    type: "exceed_context_size_error",
+                    n_prompt_tokens: 5000,
+                    n_ctx: 2048,
+                  },
+                },
+                { status: 400 },
+              )
+            : "Fine.",
+      },
+    });
+    const { error, stdout } = await digest(world.env);
+    expect(error).toBeUndefined();
+    expect(stdout).toContain(
+      "the prompt is longer than the server's context of 2048 tokens: lower --num-ctx, or give the server a larger one (llama-server -c)",
+    );
+    expect(stdout).toContain("**Discussion.** Fine.");
+  });
+});
