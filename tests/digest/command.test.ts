@@ -16,7 +16,7 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
 import { endlessResponse, gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
-import { echoTitle } from "../fakes/ollama.ts";
+import { echoTitle, promptKind } from "../fakes/ollama.ts";
 import { htmlText, viewNotes } from "./render/markdown-view.ts";
 
 const dirs: string[] = [];
@@ -206,7 +206,7 @@ describe("bun run digest", () => {
       ollama: {
         generate: async (body) => {
           // Only story 2's discussion is held, so one Ollama slot always stays free for story 1.
-          const discussion = body.prompt.startsWith("Summarise the Hacker News discussion");
+          const discussion = promptKind(body.prompt) === "discussion";
           if (discussion && body.prompt.includes("Ask HN: What are you reading?")) {
             await release.promise;
           }
@@ -588,7 +588,7 @@ describe("bun run digest", () => {
       ...twoStories(),
       ollama: {
         generate: (body) =>
-          body.prompt.includes("Ask HN") && body.prompt.startsWith("Summarise the article")
+          body.prompt.includes("Ask HN") && promptKind(body.prompt) === "article"
             ? endlessResponse().response
             : echoTitle(body),
       },

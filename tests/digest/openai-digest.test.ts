@@ -11,6 +11,7 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
+import { promptKind } from "../fakes/ollama.ts";
 import { DEFAULT_OPENAI_MODEL, fakeTokens } from "../fakes/openai-server.ts";
 
 // Four fake servers per test on a machine shared by many test runs.
@@ -225,7 +226,7 @@ describe("bun run digest --api=openai", () => {
       openai: {
         props: false,
         complete: (body) =>
-          body.messages[1]?.content.startsWith("Summarise the article")
+          promptKind(body.messages[1]?.content ?? "") === "article"
             ? Response.json(
                 {
                   error: {

@@ -5,6 +5,7 @@ import { digestStories, type PipelineStats } from "../../lib/digest/pipeline.ts"
 import { createProgress } from "../../lib/digest/progress.ts";
 import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";
 import { openModelClient } from "../../lib/digest/summarise/open-model.ts";
+import { COMMON_INSTRUCTION } from "../../lib/digest/summarise/prompt.ts";
 import type { StoryDigest } from "../../lib/digest/types.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml, javascriptWallHtml } from "../fakes/article-site.ts";
@@ -12,7 +13,7 @@ import { busyThread } from "../fakes/digest-corpus.ts";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import type { GenerateBody } from "../fakes/ollama.ts";
-import { echoTitle, generateSuccess } from "../fakes/ollama.ts";
+import { echoTitle, generateSuccess, promptKind } from "../fakes/ollama.ts";
 
 const BODY = Array.from(
   { length: 10 },
@@ -40,9 +41,7 @@ function newsOf(n: number) {
 }
 
 function callFor(calls: GenerateBody[], kind: "article" | "discussion"): GenerateBody | undefined {
-  const prefix =
-    kind === "article" ? "Summarise the article" : "Summarise the Hacker News discussion";
-  return calls.find((call) => call.prompt.startsWith(prefix));
+  return calls.find((call) => promptKind(call.prompt) === kind);
 }
 
 function titleOf(body: GenerateBody): string {
@@ -210,7 +209,7 @@ describe("digestStories()", () => {
       ollama: {
         generate: async (body) => {
           // Only story 2's discussion is held, so one Ollama slot always stays free for story 1.
-          const discussion = body.prompt.startsWith("Summarise the Hacker News discussion");
+          const discussion = promptKind(body.prompt) === "discussion";
           if (discussion && titleOf(body) === "Story 2") await release.promise;
           return echoTitle(body);
         },
@@ -236,7 +235,7 @@ describe("digestStories()", () => {
       ...newsOf(3),
       ollama: {
         generate: (body) =>
-          titleOf(body) === "Story 2" && body.prompt.startsWith("Summarise the article")
+          titleOf(body) === "Story 2" && promptKind(body.prompt) === "article"
             ? Response.json({ error: "llama runner process has terminated" }, { status: 500 })
             : echoTitle(body),
       },
@@ -384,12 +383,13 @@ describe("digestStories()", () => {
       ),
     ]);
     const prompt = callFor(world.ollama.generateCalls, "article")?.prompt ?? "";
-    expect(prompt).toStartWith("Summarise the article below");
+    expect(prompt).toStartWith(COMMON_INSTRUCTION);
+    expect(promptKind(prompt)).toBe("article");
     expect(prompt.length).toBeLessThan(8192 * 3.5);
     expect(prompt.length).toBeGreaterThan(7000 * 3.5);
   });
 
-  test("shows the model every top-level comment of a 300-comment thread, then replies", async () => {
+  test("shows the model every top-level comment of a 300-comment thread, and replies", async () => {
     const story = storyHit({
       title: "Busy",
       url: undefined,

@@ -132,3 +132,109 @@ export function linkHeavyArticle(
   }
   return { html: articleHtml("A long page with many links", htmlParagraphs), paragraphs };
 }
+
+export interface ShapedThread extends ThreadCorpus {
+  /** Markers of the largest subthreads' comments (root first), largest subthread first. */
+  largest: string[][];
+  /** Each comment's id by marker, and the time of the latest comment (to grow the thread). */
+  ids: Map<string, number>;
+  lastAt: number;
+}
+
+/** The sizes of today's busiest front-page thread: 366 comments, largest subthreads 132, 47, 11. */
+export const BUSY_SHAPE = { total: 366, topLevel: 70, largest: [132, 47, 11] } as const;
+
+/**
+ * A thread of the shape a busy front-page story has: `topLevel` subthreads, the `largest` of
+ * the given sizes (counting their top-level comment), the rest of at most 10 comments. The
+ * largest come 1st, 4th and 9th in relevance order, as lively subthreads rank high. Replies
+ * answer an earlier comment of their subthread; some comments hold a code block.
+ */
+export function shapedThread(
+  storyId: number,
+  shape: { total: number; topLevel: number; largest: readonly number[] } = BUSY_SHAPE,
+  seed = 23,
+): ShapedThread {
+  const random = seededRandom(seed);
+  const others = shape.topLevel - shape.largest.length;
+  const rest = shape.total - shape.largest.reduce((sum, n) => sum + n, 0);
+  const sizes = Array.from({ length: others }, () => 1);
+  for (let extra = rest - others; extra > 0; ) {
+    const i = Math.floor(random() * others);
+    if ((sizes[i] ?? 0) < 10) {
+      sizes[i] = (sizes[i] ?? 0) + 1;
+      extra--;
+    }
+  }
+  const order = [...sizes];
+  for (const [rank, size] of shape.largest.entries()) order.splice([0, 3, 8][rank] ?? 0, 0, size);
+  const hits: Hit[] = [];
+  const replies: Hit[] = [];
+  const markers: string[] = [];
+  const topLevelMarkers: string[] = [];
+  const ids = new Map<string, number>();
+  const largest: string[][] = shape.largest.map(() => []);
+  let at = 1754247600;
+  let n = 0;
+  const add = (parent: number, target: Hit[]) => {
+    const marker = `cmt${String(n++).padStart(3, "0")}`;
+    at += 30 + Math.floor(random() * 60);
+    const hit = commentHit(storyId, {
+      comment_text: commentBody(random, marker),
+      parent_id: parent,
+      created_at_i: at,
+    });
+    target.push(hit);
+    markers.push(marker);
+    ids.set(marker, Number(hit.objectID));
+    return { marker, id: Number(hit.objectID) };
+  };
+  for (const size of order) {
+    const root = add(storyId, hits);
+    topLevelMarkers.push(root.marker);
+    const members = [root];
+    for (let i = 1; i < size; i++) {
+      const parent = members[Math.floor(random() * members.length)] ?? root;
+      members.push(add(parent.id, replies));
+    }
+    const rank = shape.largest.indexOf(size);
+    if (rank !== -1 && largest[rank]?.length === 0) largest[rank] = members.map((m) => m.marker);
+  }
+  return { hits: [...hits, ...replies], markers, topLevelMarkers, largest, ids, lastAt: at };
+}
+
+/** A comment of realistic length; one in fifteen quotes a few lines of code. */
+function commentBody(random: () => number, marker: string): string {
+  const chars = Math.round(40 + 900 * random() ** 2.2 + (random() < 0.08 ? 1500 : 0));
+  let body = `${marker} ${prose(random, chars)}`;
+  if (random() < 0.07) {
+    const code = Array.from({ length: 8 }, (_, i) => `  let x${i} = compute(${i}); // ${i}`);
+    body = `${marker} ${prose(random, 80)}<p><pre><code>${code.join("\n")}</code></pre>${body.slice(marker.length)}`;
+  }
+  return body;
+}
+
+/**
+ * The same thread later: `fraction` more comments, each answering a random earlier one (or the
+ * story, one in five), posted after the latest.
+ */
+export function grownThread(thread: ShapedThread, fraction: number, seed = 31): Hit[] {
+  const random = seededRandom(seed);
+  const storyId = Number(thread.hits[0]?.story_id);
+  const parents = [...thread.ids.values()];
+  const added = Math.round(thread.markers.length * fraction);
+  const more: Hit[] = [];
+  for (let i = 0; i < added; i++) {
+    const parent =
+      random() < 0.2 ? storyId : (parents[Math.floor(random() * parents.length)] ?? storyId);
+    const marker = `new${String(i).padStart(3, "0")}`;
+    more.push(
+      commentHit(storyId, {
+        comment_text: commentBody(random, marker),
+        parent_id: parent,
+        created_at_i: thread.lastAt + 60 * (i + 1),
+      }),
+    );
+  }
+  return [...thread.hits, ...more];
+}

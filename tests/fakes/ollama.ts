@@ -96,11 +96,15 @@ export function generateSuccess(model: string, response: string): Record<string,
   };
 }
 
+/** Which summary a prompt asks for, by its task line (after the instruction all prompts share). */
+export function promptKind(prompt: string): "article" | "discussion" {
+  return /^Summarise the article below/m.test(prompt) ? "article" : "discussion";
+}
+
 /** The default answer names the story, so tests can tell summaries apart. */
 export function echoTitle(body: GenerateBody): string {
   const title = /^(?:Title|Story): (.*)$/m.exec(body.prompt)?.[1] ?? "?";
-  const kind = body.prompt.startsWith("Summarise the article") ? "article" : "discussion";
-  return `Summary of the ${kind} of ${title}.`;
+  return `Summary of the ${promptKind(body.prompt)} of ${title}.`;
 }
 
 export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {

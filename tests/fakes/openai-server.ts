@@ -1,3 +1,5 @@
+import { promptKind } from "./ollama.ts";
+
 /**
  * A fake OpenAI-compatible server on 127.0.0.1, port 0, shaped like llama.cpp's `llama-server`:
  * `GET /v1/models`, non-streamed `POST /v1/chat/completions` with `usage` (and llama-server's
@@ -58,8 +60,7 @@ export function fakeTokens(text: string): number {
 export function echoChatTitle(body: ChatBody): string {
   const prompt = body.messages.at(-1)?.content ?? "";
   const title = /^(?:Title|Story): (.*)$/m.exec(prompt)?.[1] ?? "?";
-  const kind = prompt.startsWith("Summarise the article") ? "article" : "discussion";
-  return `Summary of the ${kind} of ${title}.`;
+  return `Summary of the ${promptKind(prompt)} of ${title}.`;
 }
 
 function openAiError(status: number, message: string, extra: Record<string, unknown> = {}) {

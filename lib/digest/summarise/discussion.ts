@@ -1,5 +1,6 @@
 import type { ThreadNode } from "../types.ts";
-import { cutToChars, estimateTokens } from "./tokens.ts";
+import { type Placement, placeAll, renderNode } from "./discussion-text.ts";
+import { estimateTokens } from "./tokens.ts";
 
 /** What of a thread went into the prompt. */
 export interface PackedDiscussion {
@@ -14,20 +15,26 @@ export interface PackedDiscussion {
 }
 
 /**
- * The opening every top-level comment gets first, in characters: at most `max`; at least
- * `preferred` when the budget allows; never below `min` (a sentence or so).
+ * The opening a top-level comment gets first, in characters: sized so all openings fit in
+ * OPENINGS_SHARE of the budget, but never below `min` (a sentence or so) nor above `max`.
  */
-export const OPENING_CHARS = { min: 60, preferred: 160, max: 600 } as const;
-/** Replies are capped too in the first pass, so one long reply cannot crowd out the others. */
-export const REPLY_CHARS = 300;
-/** Share of the budget the top-level openings are sized to, leaving the rest for replies. */
-const OPENINGS_SHARE = 0.6;
-const MORE = " […]";
+export const OPENING_CHARS = { min: 100, max: 400 } as const;
+/** Replies are capped in the first passes too, so one long reply cannot crowd out the exchange. */
+export const REPLY_CHARS = { min: 120, max: 300 } as const;
+/** Share of the budget the top-level openings may take before the largest subthreads get theirs. */
+const OPENINGS_SHARE = 0.4;
+/** Subthreads whose exchanges are shown first: the largest ones, where the disagreement lives. */
+export const MAIN_SUBTHREADS = 3;
+/** Comments of a main subthread shown before the rest of the thread gets a turn. */
+const MAIN_DEPTH = 12;
+/** Characters a comment's header, indentation and cut mark take, for sizing only. */
+const OVERHEAD_CHARS = 30;
+/** Characters per token, for sizing openings and replies only (the fit itself is estimated). */
+const SIZING_CHARS_PER_TOKEN = 3.5;
 
-interface Placement {
-  depth: number;
-  /** Author of the comment this one answers, when that comment is in the tree. */
-  parentAuthor: string | null;
+export interface PackOptions {
+  /** Calibration of the token estimate for the model (see tokens.ts); 1 uncalibrated. */
+  scale?: number;
 }
 
 interface Shown {
@@ -36,41 +43,61 @@ interface Shown {
 }
 
 /**
- * Fits a thread into `budgetTokens`, breadth first: the opening of every top-level comment (in
- * the API's relevance order), then replies level by level (each only under a parent already
- * shown, oldest first), then the rest of the comments that were cut, while room remains. The
- * text keeps the tree's order, replies indented under their parents and marked with whom they
- * answer; a reply whose parent is missing or deleted says so.
+ * Fits a thread into `budgetTokens` by importance: the opening of the top-level comments (in
+ * the API's relevance order) within part of the budget, then the exchanges of the largest
+ * subthreads in turn, then a reply at a time for every subthread, largest first, then the rest
+ * of the cut comments while room remains. Within a subthread the next reply shown is the one
+ * whose own replies are most numerous (the liveliest exchange), oldest first, and always under a
+ * parent already shown. The text keeps the tree's order, replies indented under their parents
+ * and marked with whom they answer; a reply whose parent is missing or deleted says so.
  */
 export function packDiscussion(
   roots: readonly ThreadNode[],
   budgetTokens: number,
+  options: PackOptions = {},
 ): PackedDiscussion {
+  const scale = options.scale ?? 1;
   const placement = placeAll(roots);
+  const sizes = subtreeSizes(roots);
   const shown = new Map<ThreadNode, Shown>();
   let used = 0;
   const costOf = (node: ThreadNode, chars: number) =>
-    estimateTokens(`${renderNode(node, placement.get(node), chars)}\n`);
-  const tryShow = (node: ThreadNode, chars: number): boolean => {
+    estimateTokens(`${renderNode(node, placement.get(node), chars)}\n`, scale);
+  const tryShow = (node: ThreadNode, chars: number, limit = budgetTokens): boolean => {
     const cost = costOf(node, chars);
-    if (used + cost > budgetTokens) return false;
+    if (used + cost > limit) return false;
     used += cost;
     shown.set(node, { chars, cost });
     return true;
   };
 
-  const topLevel = roots.filter((node) => node.answers === "story");
-  const opening = openingChars(budgetTokens, topLevel.length);
-  let frontier = topLevel.filter((node) => tryShow(node, opening));
-  // Comments whose parent is unknown stand with the first level of replies.
-  let candidates = [
-    ...frontier.flatMap((node) => node.replies),
-    ...roots.filter((node) => node.answers !== "story"),
-  ];
-  while (candidates.length > 0) {
-    frontier = candidates.filter((node) => tryShow(node, REPLY_CHARS));
-    candidates = frontier.flatMap((node) => node.replies);
+  const bySize = [...roots].sort((a, b) => (sizes.get(b) ?? 0) - (sizes.get(a) ?? 0));
+  const main = bySize.filter((root) => root.replies.length > 0).slice(0, MAIN_SUBTHREADS);
+  const opening = sized(budgetTokens * OPENINGS_SHARE, roots.length, OPENING_CHARS, scale);
+  const reply = sized(budgetTokens / 8, 3, REPLY_CHARS, scale);
+  // The roots of the main subthreads are shown whatever the openings' share, as the exchanges
+  // under them need them; the other openings in relevance order, within the share.
+  for (const root of main) tryShow(root, opening);
+  for (const root of roots) {
+    if (!shown.has(root)) tryShow(root, opening, budgetTokens * OPENINGS_SHARE);
   }
+  const subthreads = (list: readonly ThreadNode[]) =>
+    list.map((root) => ({ root, frontier: shown.has(root) ? [...root.replies] : [root] }));
+  const takeTurn = (entry: { root: ThreadNode; frontier: ThreadNode[] }): boolean => {
+    const next = pickNext(entry.frontier, sizes);
+    if (!next) return false;
+    entry.frontier.splice(entry.frontier.indexOf(next), 1);
+    if (!tryShow(next, next === entry.root ? opening : reply)) return false;
+    entry.frontier.push(...next.replies);
+    return true;
+  };
+  let mainTurns = subthreads(main.filter((root) => shown.has(root)));
+  for (let depth = 1; depth < MAIN_DEPTH && mainTurns.length > 0; depth++) {
+    mainTurns = mainTurns.filter(takeTurn);
+  }
+  const mainShown = new Set(main.filter((root) => shown.has(root)));
+  let turns = [...mainTurns, ...subthreads(bySize.filter((root) => !mainShown.has(root)))];
+  while (turns.length > 0) turns = turns.filter(takeTurn);
   for (const [node, entry] of shown) {
     const full = node.comment.text.length;
     if (entry.chars >= full) continue;
@@ -79,7 +106,14 @@ export function packDiscussion(
     used += cost - entry.cost;
     shown.set(node, { chars: full, cost });
   }
+  return summarisePacking(roots, placement, shown);
+}
 
+function summarisePacking(
+  roots: readonly ThreadNode[],
+  placement: Map<ThreadNode, Placement>,
+  shown: Map<ThreadNode, Shown>,
+): PackedDiscussion {
   const lines: string[] = [];
   const write = (nodes: readonly ThreadNode[]) => {
     for (const node of nodes) {
@@ -92,6 +126,7 @@ export function packDiscussion(
   write(roots);
   let shortened = 0;
   for (const [node, entry] of shown) if (entry.chars < node.comment.text.length) shortened++;
+  const topLevel = roots.filter((node) => node.answers === "story");
   return {
     text: lines.join("\n"),
     total: placement.size,
@@ -102,63 +137,43 @@ export function packDiscussion(
   };
 }
 
-/** Room a comment's header, indentation and cut mark take, in characters. */
-const OVERHEAD_CHARS = 30;
-
-/**
- * Openings sized so all top-level comments fit in part of the budget (OPENINGS_SHARE), leaving
- * room for replies; when there are too many for that, as long as the whole budget allows.
- */
-function openingChars(budgetTokens: number, topLevel: number): number {
-  if (topLevel === 0) return OPENING_CHARS.max;
-  const perComment = (share: number) =>
-    Math.floor((share * budgetTokens * 3.5) / topLevel) - OVERHEAD_CHARS;
-  const chars = Math.min(
-    Math.max(perComment(OPENINGS_SHARE), OPENING_CHARS.preferred),
-    perComment(1),
-    OPENING_CHARS.max,
-  );
-  return Math.max(OPENING_CHARS.min, chars);
-}
-
-function placeAll(roots: readonly ThreadNode[]): Map<ThreadNode, Placement> {
-  const placement = new Map<ThreadNode, Placement>();
-  const visit = (node: ThreadNode, placed: Placement) => {
-    placement.set(node, placed);
-    const author = authorOf(node);
-    for (const reply of node.replies)
-      visit(reply, { depth: placed.depth + 1, parentAuthor: author });
-  };
-  for (const root of roots) visit(root, { depth: 0, parentAuthor: null });
-  return placement;
-}
-
-function authorOf(node: ThreadNode): string {
-  return node.comment.author ?? "anonymous";
-}
-
-/** `[bob, replying to alice] text`, indented two spaces per level, continuation lines too. */
-export function renderNode(node: ThreadNode, placed: Placement | undefined, chars: number): string {
-  const indent = "  ".repeat(placed?.depth ?? 0);
-  const text = node.comment.text;
-  const body = chars < text.length ? `${cutToChars(text, chars).trimEnd()}${MORE}` : text;
-  const lines = body
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line, i) => (i === 0 ? line : `${indent}  ${line}`));
-  return `${indent}[${header(node, placed)}] ${lines.join("\n")}`;
-}
-
-function header(node: ThreadNode, placed: Placement | undefined): string {
-  const author = authorOf(node);
-  switch (node.answers) {
-    case "story":
-      return author;
-    case "comment":
-      return `${author}, replying to ${placed?.parentAuthor ?? "anonymous"}`;
-    case "deleted":
-      return `${author}, replying to a deleted comment`;
-    case "missing":
-      return `${author}, replying to a comment that was not fetched`;
+/** The candidate with the most replies under it, the oldest among equals. */
+function pickNext(
+  frontier: readonly ThreadNode[],
+  sizes: Map<ThreadNode, number>,
+): ThreadNode | undefined {
+  let best: ThreadNode | undefined;
+  for (const node of frontier) {
+    if (!best) best = node;
+    else {
+      const bySize = (sizes.get(node) ?? 0) - (sizes.get(best) ?? 0);
+      const byTime = (node.comment.createdAt ?? 0) - (best.comment.createdAt ?? 0);
+      if (bySize > 0 || (bySize === 0 && byTime < 0)) best = node;
+    }
   }
+  return best;
+}
+
+/** Each node's comment count with all its replies, itself included. */
+function subtreeSizes(roots: readonly ThreadNode[]): Map<ThreadNode, number> {
+  const sizes = new Map<ThreadNode, number>();
+  const visit = (node: ThreadNode): number => {
+    const size = 1 + node.replies.reduce((sum, reply) => sum + visit(reply), 0);
+    sizes.set(node, size);
+    return size;
+  };
+  for (const root of roots) visit(root);
+  return sizes;
+}
+
+/** Characters per comment so `count` comments fill `tokens`, within `range`. */
+function sized(
+  tokens: number,
+  count: number,
+  range: { min: number; max: number },
+  scale: number,
+): number {
+  const chars =
+    Math.floor((tokens * SIZING_CHARS_PER_TOKEN) / scale / Math.max(1, count)) - OVERHEAD_CHARS;
+  return Math.max(range.min, Math.min(range.max, chars));
 }

@@ -6,6 +6,10 @@ import { cutToTokens, estimateTokens } from "./tokens.ts";
 export interface PromptBudget {
   /** The context window Ollama is asked for (options.num_ctx), in tokens. */
   numCtx: number;
+  /** Most tokens this prompt may take, when a time budget allows fewer than the window. */
+  promptTokens?: number;
+  /** The model's token calibration (see calibration.ts); 1 uncalibrated. */
+  scale?: number;
 }
 
 /** The instruction around the content: the prompt is `before + content + after`. */
@@ -45,21 +49,41 @@ export function promptLimit(numCtx: number): number {
   return numCtx - answerReserve(numCtx) - TEMPLATE_TOKENS - Math.ceil(numCtx * 0.03);
 }
 
+/** Tokens this prompt may take: the window's limit, or less when the budget gives less. */
+export function budgetLimit(budget: PromptBudget): number {
+  const limit = promptLimit(budget.numCtx);
+  return budget.promptTokens === undefined ? limit : Math.min(limit, budget.promptTokens);
+}
+
+/**
+ * The opening every prompt shares, word for word, so Ollama can reuse its prefix cache from one
+ * call to the next; then the instruction of its kind, the content in a stable order, and the
+ * counts that change from run to run last.
+ */
+export const COMMON_INSTRUCTION = [
+  "You write a digest of the Hacker News front page for a busy reader.",
+  "Write in English, whatever the language of the text you are given, in plain prose; do not add a preamble or a title. Report only what the text says.",
+  "For an article: 3 to 5 sentences on what it is about, its main facts or claims, and why it matters.",
+  "For a discussion: 3 to 6 sentences on what commenters agree on, what they disagree on, and what facts or experience they add. Each comment is written as [author] text; a reply as [author, replying to other-author], indented under the comment it answers. A comment ending in […] was cut short.",
+].join("\n");
+
 /**
  * Fits `content` into a frame so the whole prompt stays within promptLimit. Only the content is
  * cut, never the instruction around it (Ollama would silently drop the front of a longer prompt:
  * the instruction).
  */
 export function fitPrompt(frame: PromptFrame, content: string, budget: PromptBudget) {
-  const available = promptLimit(budget.numCtx) - estimateTokens(frame.before + frame.after);
-  if (estimateTokens(content) <= available) {
+  const scale = budget.scale ?? 1;
+  const available = budgetLimit(budget) - estimateTokens(frame.before + frame.after, scale);
+  if (estimateTokens(content, scale) <= available) {
     return {
       prompt: frame.before + content + frame.after,
       truncated: false,
       shownChars: content.length,
     };
   }
-  const cut = cutToTokens(content, Math.max(0, available - estimateTokens(TRUNCATION_NOTE)));
+  const room = Math.max(0, available - estimateTokens(TRUNCATION_NOTE, scale));
+  const cut = cutToTokens(content, room, scale);
   return {
     prompt: frame.before + cut + TRUNCATION_NOTE + frame.after,
     truncated: true,
@@ -90,20 +114,20 @@ export function articlePrompt(
   const withPost = articleText !== null && postText !== "";
   const source = story.url ? `Link: ${clip(story.url, 300)}` : "A text post on Hacker News.";
   const head = [
-    "Summarise the article below for a busy reader of Hacker News.",
-    "Write 3 to 5 sentences of plain prose: what it is about, its main facts or claims, and why it matters.",
-    withPost
-      ? "Use only the poster's text and the article text; do not add a preamble or a title."
-      : "Use only the article text; do not add a preamble or a title.",
+    COMMON_INSTRUCTION,
     "",
-    `Title: ${clip(story.title, 300)}`,
+    `Story: ${clip(story.title, 300)}`,
+    withPost
+      ? "Summarise the article below; use only the poster's text and the article text."
+      : "Summarise the article below; use only the article text.",
     source,
     "",
   ];
   let post = "";
   if (withPost) {
-    const room = promptLimit(budget.numCtx) - estimateTokens(head.join("\n"));
-    const cut = cutToTokens(postText, Math.floor(room * POST_SHARE));
+    const scale = budget.scale ?? 1;
+    const room = budgetLimit(budget) - estimateTokens(head.join("\n"), scale);
+    const cut = cutToTokens(postText, Math.floor(room * POST_SHARE), scale);
     const ending = cut.length < postText.length ? " […]" : "";
     post = `The poster's own text on Hacker News:\n"""\n${cut}${ending}\n"""\n\n`;
   }
@@ -115,38 +139,37 @@ export function articlePrompt(
 
 /**
  * The prompt asking what the commenters agree on, disagree on and add, with as much of the
- * thread as fits (see packDiscussion) and a line saying how much that is.
+ * thread as fits (see packDiscussion), and, after the comments (it changes from run to run), a
+ * line saying how much that is.
  */
 export function discussionPrompt(
   story: Story,
   thread: readonly ThreadNode[],
   budget: PromptBudget,
 ): DiscussionPrompt {
-  const intro = [
-    "Summarise the Hacker News discussion below for a busy reader.",
-    "In 3 to 6 sentences of plain prose, say what commenters agree on, what they disagree on, and what facts or experience they add.",
-    "Report only what the comments say; do not add a preamble or a title.",
-    "Each comment is written as [author] text; a reply as [author, replying to other-author], indented under the comment it answers. A comment ending in […] was cut short.",
+  const before = [
+    COMMON_INSTRUCTION,
     "",
     `Story: ${clip(story.title, 300)}`,
+    "Summarise the Hacker News discussion below; use only the comments.",
+    "",
+    "Comments:",
+    '"""',
+    "",
   ].join("\n");
-  const frame = (counts: string) => ({
-    before: `${intro}\n${counts}\n\nComments:\n"""\n`,
-    after: AFTER,
-  });
+  const after = (counts: string) => `\n"""\n\n${counts}\n\nSummary:`;
   const total = Math.max(story.numComments, countComments(thread));
   const topLevel = countTopLevel(thread);
+  const scale = budget.scale ?? 1;
   // Sized with the longest form of the counts line, which the real one never exceeds.
-  const sizing = frame(countsLine(total, total - 1, topLevel, topLevel));
-  const available = promptLimit(budget.numCtx) - estimateTokens(sizing.before + sizing.after);
-  const packed = packDiscussion(thread, Math.max(0, available));
-  const { before, after } = frame(
-    countsLine(total, packed.shown, packed.topLevelShown, packed.topLevel),
-  );
-  return { prompt: before + packed.text + after, packed };
+  const sizing = before + after(countsLine(total, total - 1, topLevel, topLevel));
+  const available = budgetLimit(budget) - estimateTokens(sizing, scale);
+  const packed = packDiscussion(thread, Math.max(0, available), { scale });
+  const counts = countsLine(total, packed.shown, packed.topLevelShown, packed.topLevel);
+  return { prompt: before + packed.text + after(counts), packed };
 }
 
 function countsLine(total: number, shown: number, topShown: number, topLevel: number): string {
   if (shown >= total) return `All ${total} comments of the story are shown.`;
-  return `The story has ${total} comments; ${shown} are shown, top-level comments first (${topShown} of ${topLevel}), then replies.`;
+  return `The story has ${total} comments; ${shown} are shown: the opening of ${topShown} of the ${topLevel} top-level comments, and replies from the largest subthreads first.`;
 }

@@ -4,6 +4,10 @@
  * English averages about 4 characters per token, but code, numbers and names run shorter, so
  * ASCII counts 3.5 characters per token. Accented and Cyrillic letters count a token each, CJK
  * and other scripts 1.5, characters outside the BMP (emoji) 2.
+ *
+ * `scale` is the model's calibration (see calibration.ts): tokens its own tokenizer counted per
+ * token estimated here, as Ollama reported for earlier prompts. Below 1 for a model seen to count
+ * fewer, so windows fill up; above 1 for one seen to count more, so they never overfill.
  */
 // Costs in fourteenths of a token, so sums stay exact integers.
 const UNITS_PER_TOKEN = 14;
@@ -15,15 +19,15 @@ function charUnits(codePoint: number): number {
   return 28;
 }
 
-export function estimateTokens(text: string): number {
+export function estimateTokens(text: string, scale = 1): number {
   let units = 0;
   for (const ch of text) units += charUnits(ch.codePointAt(0) ?? 0);
-  return Math.ceil(units / UNITS_PER_TOKEN);
+  return Math.ceil((units * scale) / UNITS_PER_TOKEN);
 }
 
 /** The longest prefix of `text` within `tokens`, ending at a line break or space when possible. */
-export function cutToTokens(text: string, tokens: number): string {
-  const limit = tokens * UNITS_PER_TOKEN;
+export function cutToTokens(text: string, tokens: number, scale = 1): string {
+  const limit = (tokens * UNITS_PER_TOKEN) / scale;
   let units = 0;
   let end = 0;
   for (const ch of text) {

@@ -1,13 +1,16 @@
 import { describe, expect, test } from "bun:test";
+import { htmlToText } from "../../../lib/digest/fetch/html-text.ts";
 import { buildThread } from "../../../lib/digest/fetch/thread.ts";
 import {
   OPENING_CHARS,
   packDiscussion,
   REPLY_CHARS,
 } from "../../../lib/digest/summarise/discussion.ts";
+import { cutComment } from "../../../lib/digest/summarise/discussion-text.ts";
 import { estimateTokens } from "../../../lib/digest/summarise/tokens.ts";
 import type { Comment } from "../../../lib/digest/types.ts";
-import { busyThread } from "../../fakes/digest-corpus.ts";
+import { busyThread, shapedThread } from "../../fakes/digest-corpus.ts";
+import type { Hit } from "../../fakes/hn-search.ts";
 
 const STORY = 1;
 
@@ -15,34 +18,65 @@ function comment(id: number, parentId: number, text: string, author = `u${id}`):
   return { id, parentId, author, text, createdAt: id };
 }
 
-/** The busy thread as the digest sees it: parsed from the search API's hits. */
-function busyComments(total = 300, topLevel = 60): Comment[] {
-  return busyThread(STORY, { total, topLevel }).hits.map((hit) => ({
+/** Comment hits as the digest sees them: the HTML turned into text as fetchComments does. */
+function commentsOf(hits: readonly Hit[]): Comment[] {
+  return hits.map((hit) => ({
     id: Number(hit.objectID),
     parentId: hit.parent_id as number,
     author: hit.author as string,
-    // The marker at the start is what the tests look for; the HTML does not matter here.
-    text: String(hit.comment_text).replace(/<[^>]+>/g, " "),
+    text: htmlToText(String(hit.comment_text)),
     createdAt: hit.created_at_i as number,
   }));
 }
 
-describe("packDiscussion()", () => {
-  test("shows every top-level comment of a 300-comment thread before any reply", () => {
-    const thread = buildThread(busyComments(), STORY);
-    const budget = 2800; // about what a 4096-token window leaves for the comments
+function busyComments(total = 300, topLevel = 60): Comment[] {
+  return commentsOf(busyThread(STORY, { total, topLevel }).hits);
+}
+
+/** How many of each marker list's comments start a line of the packed text. */
+function seen(text: string, lists: readonly string[][]): number[] {
+  return lists.map((markers) => markers.filter((m) => text.includes(`] ${m} `)).length);
+}
+
+describe("packDiscussion(): the discussions that matter", () => {
+  // Today's busiest thread: 366 comments, 70 top-level, largest subthreads 132, 47 and 11.
+  const shaped = shapedThread(STORY);
+  const thread = buildThread(commentsOf(shaped.hits), STORY);
+
+  test("a GPU-size window: each of the three largest subthreads shows min(10, half) or more", () => {
+    const budget = 7000; // what an 8192-token window leaves for the comments
     const packed = packDiscussion(thread, budget);
-    expect(packed.total).toBe(300);
-    expect(packed.topLevel).toBe(60);
-    expect(packed.topLevelShown).toBe(60);
-    expect(packed.shown).toBeGreaterThan(60);
-    expect(packed.shown).toBeLessThan(300);
+    const [big, middle, small] = seen(packed.text, shaped.largest);
+    expect(big).toBeGreaterThanOrEqual(10);
+    expect(middle).toBeGreaterThanOrEqual(10);
+    expect(small).toBeGreaterThanOrEqual(6);
+    expect(packed.topLevelShown).toBe(70);
     expect(estimateTokens(packed.text)).toBeLessThanOrEqual(budget);
-    for (let i = 0; i < 60; i++) {
-      expect(packed.text).toContain(`] cmt${String(i).padStart(3, "0")} `);
+  });
+
+  test("a CPU budget of about 1,000 tokens: three comments or more of each of the three", () => {
+    // 20 minutes at 24 / 11 tokens/s over 20 prompts leaves about 1,100 tokens a prompt.
+    for (const budget of [900, 1000]) {
+      const packed = packDiscussion(thread, budget);
+      for (const count of seen(packed.text, shaped.largest))
+        expect(count).toBeGreaterThanOrEqual(3);
+      expect(packed.topLevelShown).toBeGreaterThan(3);
+      expect(estimateTokens(packed.text)).toBeLessThanOrEqual(budget);
     }
   });
 
+  test("shows a reply under its parent, the liveliest exchange first", () => {
+    const packed = packDiscussion(thread, 1000);
+    const shownLines = packed.text.split("\n").filter((line) => /^ *\[/.test(line));
+    // The largest subthread's root, then a reply indented under it.
+    const [root] = shaped.largest[0] ?? [];
+    const at = shownLines.findIndex((line) => line.includes(`] ${root} `));
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(shownLines[at + 1]).toMatch(/^ {2}\[[^\]]+, replying to [^\]]+\] cmt/);
+  });
+});
+
+describe("packDiscussion()", () => {
   test("fits far more of the thread into a larger window", () => {
     const thread = buildThread(busyComments(), STORY);
     const small = packDiscussion(thread, 2800);
@@ -109,7 +143,7 @@ describe("packDiscussion()", () => {
     expect(top).toEndWith(" […]");
     expect(top?.length).toBeLessThanOrEqual("[alice] ".length + OPENING_CHARS.max + 4);
     expect(reply?.length).toBeLessThanOrEqual(
-      "  [bob, replying to alice] ".length + REPLY_CHARS + 4,
+      "  [bob, replying to alice] ".length + REPLY_CHARS.max + 4,
     );
   });
 
@@ -123,5 +157,18 @@ describe("packDiscussion()", () => {
     expect(packed.topLevelShown).toBeLessThan(50);
     expect(packed.text.startsWith("[u100] c0 ")).toBe(true);
     expect(estimateTokens(packed.text)).toBeLessThanOrEqual(600);
+  });
+});
+
+describe("cutComment()", () => {
+  test("closes a code block it cuts into, and marks the cut", () => {
+    const text = "Try this:\n```\nlet a = 1;\nlet b = 2;\nlet c = 3;\n```\nWorks for me.";
+    expect(cutComment(text, 25)).toBe("Try this:\n```\nlet a = 1;\n```\n[…]");
+    expect(cutComment("Plain words and more words", 15)).toBe("Plain words and […]");
+  });
+
+  test("leaves a closed block as it is", () => {
+    const text = "```\nx\n```\nAfter the code, a long explanation follows here.";
+    expect(cutComment(text, 20)).toBe("```\nx\n```\nAfter the […]");
   });
 });

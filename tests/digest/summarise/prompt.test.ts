@@ -3,6 +3,7 @@ import { buildThread } from "../../../lib/digest/fetch/thread.ts";
 import {
   answerReserve,
   articlePrompt,
+  COMMON_INSTRUCTION,
   discussionPrompt,
   fitPrompt,
   promptLimit,
@@ -63,11 +64,10 @@ describe("articlePrompt()", () => {
     expect(built).toMatchObject({ truncated: false, shownChars: 17, totalChars: 17 });
     expect(built.prompt).toBe(
       [
-        "Summarise the article below for a busy reader of Hacker News.",
-        "Write 3 to 5 sentences of plain prose: what it is about, its main facts or claims, and why it matters.",
-        "Use only the article text; do not add a preamble or a title.",
+        COMMON_INSTRUCTION,
         "",
-        "Title: A faster allocator",
+        "Story: A faster allocator",
+        "Summarise the article below; use only the article text.",
         "Link: https://example.com/malloc",
         "",
         "Article text:",
@@ -84,7 +84,7 @@ describe("articlePrompt()", () => {
     const huge = "The allocator keeps per-thread caches of small blocks. ".repeat(50_000);
     const { prompt, truncated } = articlePrompt(story, huge, { numCtx: 4096 });
     expect(truncated).toBe(true);
-    expect(prompt).toStartWith("Summarise the article below for a busy reader of Hacker News.");
+    expect(prompt).toStartWith(COMMON_INSTRUCTION);
     expect(prompt).toEndWith('"""\n\nSummary:');
     expect(estimateTokens(prompt)).toBeLessThanOrEqual(4096 - answerReserve(4096));
     expect(estimateTokens(prompt)).toBeGreaterThan(3000);
@@ -126,12 +126,13 @@ describe("discussionPrompt()", () => {
       { numCtx: 4096 },
     );
     expect(prompt).toContain("what commenters agree on, what they disagree on");
-    expect(prompt).toContain("Story: A faster allocator\nAll 2 comments of the story are shown.");
-    expect(prompt).toContain('"""\n[ada] I agree\n  [bob, replying to ada] I do not\n"""');
+    expect(prompt).toEndWith(
+      '"""\n[ada] I agree\n  [bob, replying to ada] I do not\n"""\n\nAll 2 comments of the story are shown.\n\nSummary:',
+    );
     expect(packed.shown).toBe(2);
   });
 
-  test("fits a 300-comment thread at 4096 tokens: every top-level comment, then replies", () => {
+  test("fits a 300-comment thread at 4096 tokens, saying after the comments how many are shown", () => {
     const hits = busyThread(1).hits;
     const comments: Comment[] = hits.map((hit) => ({
       id: Number(hit.objectID),
@@ -145,13 +146,51 @@ describe("discussionPrompt()", () => {
       buildThread(comments, 1),
       { numCtx: 4096 },
     );
-    expect(packed.topLevelShown).toBe(60);
-    expect(packed.shown).toBeGreaterThan(60);
-    expect(prompt).toStartWith("Summarise the Hacker News discussion below");
-    expect(prompt).toContain(
-      `The story has 300 comments; ${packed.shown} are shown, top-level comments first (60 of 60), then replies.`,
+    expect(packed.topLevelShown).toBeGreaterThan(30);
+    expect(packed.shown).toBeGreaterThan(packed.topLevelShown);
+    expect(prompt).toStartWith(COMMON_INSTRUCTION);
+    expect(prompt).toEndWith(
+      `"""\n\nThe story has 300 comments; ${packed.shown} are shown: the opening of ${packed.topLevelShown} of the 60 top-level comments, and replies from the largest subthreads first.\n\nSummary:`,
     );
-    expect(prompt).toEndWith('"""\n\nSummary:');
     expect(estimateTokens(prompt)).toBeLessThanOrEqual(promptLimit(4096));
+  });
+
+  test("keeps to a smaller prompt budget than the window, as a time budget asks", () => {
+    const comments: Comment[] = busyThread(1).hits.map((hit) => ({
+      id: Number(hit.objectID),
+      parentId: hit.parent_id as number,
+      author: hit.author as string,
+      text: String(hit.comment_text),
+      createdAt: hit.created_at_i as number,
+    }));
+    const thread = buildThread(comments, 1);
+    const { prompt } = discussionPrompt(story, thread, { numCtx: 8192, promptTokens: 1000 });
+    expect(estimateTokens(prompt)).toBeLessThanOrEqual(1000);
+    expect(estimateTokens(prompt)).toBeGreaterThan(900);
+  });
+
+  test("shares its opening with the article prompt word for word, for Ollama's prefix cache", () => {
+    const article = articlePrompt(story, "Text.", { numCtx: 4096 }).prompt;
+    const discussion = discussionPrompt(story, buildThread(small, 1), { numCtx: 4096 }).prompt;
+    let shared = 0;
+    while (article[shared] === discussion[shared]) shared++;
+    expect(article.slice(0, shared)).toBe(
+      `${COMMON_INSTRUCTION}\n\nStory: A faster allocator\nSummarise the `,
+    );
+  });
+
+  test("asks for English whatever the language of the text", () => {
+    const { prompt } = articlePrompt(story, "Der Allokator hält Caches pro Thread.", {
+      numCtx: 4096,
+    });
+    expect(prompt).toContain("Write in English, whatever the language of the text you are given");
+  });
+
+  test("scales its estimate by the model's calibration: a model counting fewer tokens gets more text", () => {
+    const huge = "The allocator keeps per-thread caches of small blocks. ".repeat(5_000);
+    const plain = articlePrompt(story, huge, { numCtx: 4096 });
+    const calibrated = articlePrompt(story, huge, { numCtx: 4096, scale: 0.8 });
+    expect(calibrated.shownChars).toBeGreaterThan(plain.shownChars * 1.2);
+    expect(estimateTokens(calibrated.prompt, 0.8)).toBeLessThanOrEqual(promptLimit(4096));
   });
 });
