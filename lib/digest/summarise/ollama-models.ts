@@ -11,6 +11,7 @@ import {
   safeJson,
   withTimeout,
 } from "./ollama.ts";
+import { openAiBaseAt } from "./openai-models.ts";
 
 export interface ModelFacts {
   /** The model's own context length from /api/show, or null when it does not report one. */
@@ -55,15 +56,15 @@ export async function preflight(
   }
   if (!response.ok) {
     const error = errorField(safeJson(text));
+    const fix = (await openAiFix(base, options)) ?? start;
     throw new PreflightError(
-      `Ollama at ${url} answered HTTP ${response.status}${error ? `: ${error}` : ""}. ${start}`,
+      `Ollama at ${url} answered HTTP ${response.status}${error ? `: ${error}` : ""}. ${fix}`,
     );
   }
   const parsed = tagsSchema.safeParse(safeJson(text));
   if (!parsed.success) {
-    throw new PreflightError(
-      `${url} did not answer like Ollama (no "models" list). Is OLLAMA_ENDPOINT_URL right? ${start}`,
-    );
+    const fix = (await openAiFix(base, options)) ?? `Is OLLAMA_ENDPOINT_URL right? ${start}`;
+    throw new PreflightError(`${url} did not answer like Ollama (no "models" list). ${fix}`);
   }
   const wanted = normaliseModelName(model);
   const installed = parsed.data.models.flatMap((entry) =>
@@ -78,6 +79,18 @@ export async function preflight(
     );
   }
   return { contextLength: await showContextLength(base, model, options) };
+}
+
+/** The fix when `base` is an OpenAI-compatible server (llama-server, LM Studio, vLLM) rather than Ollama. */
+async function openAiFix(base: string, options: OllamaOptions): Promise<string | undefined> {
+  const openAiBase = await openAiBaseAt(base, {
+    fetch: options.fetch,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+  });
+  return openAiBase === undefined
+    ? undefined
+    : `It is an OpenAI-compatible server (it answers ${openAiBase}/models), not Ollama: use --api=openai (LLM_API=openai) with OPENAI_BASE_URL=${openAiBase}.`;
 }
 
 /**

@@ -186,7 +186,13 @@ export function safeJson(text: string): unknown {
 export function errorField(body: unknown): string | undefined {
   if (body && typeof body === "object" && "error" in body) {
     const value = (body as { error: unknown }).error;
-    if (value !== undefined && value !== null && value !== "") return oneLine(String(value));
+    // A server that is not Ollama may answer in OpenAI's shape, {"error": {"message": …}}.
+    const message =
+      value && typeof value === "object" ? (value as { message?: unknown }).message : value;
+    if (typeof message === "string" && message !== "") return oneLine(message);
+    if (value !== undefined && value !== null && value !== "") {
+      return oneLine(typeof value === "object" ? JSON.stringify(value) : String(value));
+    }
   }
   return undefined;
 }

@@ -20,6 +20,7 @@ import {
 } from "../../../lib/digest/summarise/ollama-models.ts";
 import { endlessResponse, gate } from "../../fakes/digest-world.ts";
 import { generateSuccess, startFakeOllama } from "../../fakes/ollama.ts";
+import { startFakeOpenAi } from "../../fakes/openai-server.ts";
 
 async function closedPortUrl(): Promise<string> {
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
@@ -118,6 +119,19 @@ describe("preflight()", () => {
   test("reports a server that is not Ollama", async () => {
     using ollama = startFakeOllama({ tags: () => new Response("<html>router login</html>") });
     await expect(preflight(ollama.url, "llama3.2")).rejects.toThrow('no "models" list');
+  });
+
+  test("says to use --api=openai when the URL is an OpenAI-compatible server", async () => {
+    using server = startFakeOpenAi();
+    const root = server.url.slice(0, -"/v1".length);
+    await expect(preflight(root, "llama3.2")).rejects.toThrow(
+      `Ollama at ${root}/api/tags answered HTTP 404: File Not Found. It is an OpenAI-compatible server (it answers ${server.url}/models), not Ollama: use --api=openai (LLM_API=openai) with OPENAI_BASE_URL=${server.url}.`,
+    );
+    // Given with its /v1, and wanting a key: the same advice.
+    using locked = startFakeOpenAi({ apiKey: "sk-1234" });
+    await expect(preflight(locked.url, "llama3.2")).rejects.toThrow(
+      `use --api=openai (LLM_API=openai) with OPENAI_BASE_URL=${locked.url}.`,
+    );
   });
 });
 
