@@ -62,7 +62,10 @@ export async function renderHelp(command: CommandDef, options: HelpOptions = {})
       optionRows.push([`--no-${argName}`, def.negativeDescription]);
     }
   }
+  const ownOptions = optionRows.length;
   optionRows.push(["-h, --help", "show this help"]);
+  // runScript answers --version for a command that has one (each script's top command).
+  if (meta.version) optionRows.push(["-v, --version", "print the version and exit"]);
 
   const commandRows: Array<[string, string]> = [];
   for (const [subName, sub] of Object.entries(subCommands)) {
@@ -74,7 +77,7 @@ export async function renderHelp(command: CommandDef, options: HelpOptions = {})
     name,
     commandRows.length > 0 ? "<command>" : "",
     ...positionals,
-    optionRows.length > 1 ? "[options]" : "",
+    ownOptions > 0 ? "[options]" : "",
   ]
     .filter(Boolean)
     .join(" ");

@@ -48,9 +48,12 @@ export function intInRange(min: number, max: number) {
     .pipe(z.number().int().min(min, expected).max(max, expected));
 }
 
-/** An http(s) URL with a scheme; a trailing slash is dropped so paths can be appended. */
-export function httpUrl() {
-  const expected = "expected an http:// or https:// URL, e.g. http://localhost:11434";
+/**
+ * An http(s) URL with a scheme; a trailing slash is dropped so paths can be appended. `example`,
+ * shown in the error, is a value of the variable's own kind (the search API's for HN_SEARCH_URL).
+ */
+export function httpUrl(example = "http://localhost:11434") {
+  const expected = `expected an http:// or https:// URL, e.g. ${example}`;
   return z
     .string()
     .refine((value) => {

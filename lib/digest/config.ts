@@ -199,7 +199,7 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     env: "HN_SEARCH_URL",
     flag: "search-url",
     hint: "url",
-    schema: httpUrl(),
+    schema: httpUrl("https://hn.algolia.com/api/v1"),
     default: "https://hn.algolia.com/api/v1",
     description: "Hacker News search API base URL",
   },

@@ -1,5 +1,6 @@
 import { type ArgsDef, defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
+import { helpMeta } from "../cli/help.ts";
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
@@ -41,17 +42,17 @@ const fieldArgs = {
   url: { type: "string", description: "payload URL (http or https)", valueHint: "url" },
   events: {
     type: "string",
-    description: "comma list of item.created, item.updated, item.deleted, or * for all [default *]",
+    description: "comma list of item.created, item.updated, item.deleted, or * for all",
     valueHint: "list",
   },
   method: {
     type: "string",
-    description: "POST, PUT, PATCH, DELETE or GET [default POST]",
+    description: "POST, PUT, PATCH, DELETE or GET",
     valueHint: "method",
   },
   "content-type": {
     type: "string",
-    description: "Content-Type header [default application/json]",
+    description: "Content-Type header",
     valueHint: "type",
   },
   header: {
@@ -59,15 +60,34 @@ const fieldArgs = {
     description: "extra header 'Name: Value' (repeat for several)",
     valueHint: "'K: V'",
   },
-  secret: { type: "string", description: "signing secret whsec_… (generated when left out)" },
+  secret: { type: "string", description: "signing secret whsec_…" },
   "max-per-second": {
     type: "string",
-    description:
-      "send at most this many deliveries a second, across all workers (0: no limit) [default 0]",
+    description: "send at most this many deliveries a second, across all workers (0: no limit)",
     valueHint: "n",
   },
   ...optionArgs,
 } as const;
+
+/** What `add` does with a flag left out; `update` leaves that field as it is, so says none. */
+const ADD_DEFAULTS: Partial<Record<keyof typeof fieldArgs, string>> = {
+  events: "[default *]",
+  method: "[default POST]",
+  "content-type": "[default application/json]",
+  secret: "(generated when left out)",
+  "max-per-second": "[default 0]",
+  "body-template": "(default: the JSON body)",
+  "ssl-verify": "[default on]",
+};
+
+/** fieldArgs with what add does when each is left out. */
+function addFieldArgs(): typeof fieldArgs {
+  const entries = Object.entries(fieldArgs).map(([flag, def]) => {
+    const fallback = ADD_DEFAULTS[flag as keyof typeof fieldArgs];
+    return [flag, fallback ? { ...def, description: `${def.description} ${fallback}` } : def];
+  });
+  return Object.fromEntries(entries) as typeof fieldArgs;
+}
 
 function describe(webhook: Webhook): string {
   const state = webhook.enabled
@@ -83,7 +103,7 @@ function describe(webhook: Webhook): string {
 export function addCommand(deps: CliDeps) {
   const args = {
     name: { type: "string", description: "unique name", required: true },
-    ...fieldArgs,
+    ...addFieldArgs(),
     url: { ...fieldArgs.url, required: true },
     disabled: { type: "boolean", description: "create it disabled" },
     ...commonArgs,
@@ -222,7 +242,11 @@ export function updateCommand(deps: CliDeps) {
     ...commonArgs,
   } as const;
   return defineCommand({
-    meta: { name: "update", description: "Change a webhook's fields" },
+    meta: helpMeta({
+      name: "update",
+      description: "Change a webhook's fields",
+      notes: ["Only the fields given change; every other keeps its value."],
+    }),
     args,
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args, { maxPositionals: 1 });

@@ -17,7 +17,7 @@ import { oneLine } from "./format.ts";
 export const optionArgs = {
   "body-template": {
     type: "string",
-    description: "Jinja2 template of the request body, or @FILE (default: the JSON body)",
+    description: "Jinja2 template of the request body, or @FILE",
     valueHint: "tmpl|@file",
   },
   condition: {
@@ -28,7 +28,7 @@ export const optionArgs = {
   },
   "ssl-verify": {
     type: "boolean",
-    description: "verify the receiver's TLS certificate (default; --no-ssl-verify turns it off)",
+    description: "verify the receiver's TLS certificate; --no-ssl-verify turns it off",
   },
   "ca-file": {
     type: "string",

@@ -80,14 +80,17 @@ export function logAttempt(logger: Pick<Logger, "debug" | "warn">, entry: Attemp
 
 /**
  * The human-readable line, e.g.
- * `Delivery 17 (item.updated) to "orders", attempt 2/5: HTTP 500 Internal Server Error in 12 ms; retry at …`.
+ * `Delivery 17 (item.updated) to "orders", attempt 2/5 (12 ms): HTTP 500 Internal Server Error; retry at …`.
+ * The duration sits by the attempt: after the result it read as part of an error's own sentence
+ * ("…set WEBHOOK_ALLOWED_HOSTS=… to allow it in 1 ms").
  */
 export function describeAttempt(entry: AttemptLogEntry): string {
   const event = entry.event ? ` (${entry.event})` : "";
   const name = JSON.stringify(entry.webhookName);
   const of = entry.maxAttempts ? `/${Math.max(entry.maxAttempts, entry.attempt)}` : "";
-  const head = `Delivery ${entry.deliveryId}${event} to ${name}, attempt ${entry.attempt}${of}`;
-  const line = `${head}: ${resultText(entry)} in ${Math.round(entry.durationMs)} ms${nextText(entry)}`;
+  const took = `(${Math.round(entry.durationMs)} ms)`;
+  const head = `Delivery ${entry.deliveryId}${event} to ${name}, attempt ${entry.attempt}${of} ${took}`;
+  const line = `${head}: ${resultText(entry)}${nextText(entry)}`;
   return escapeControl(line.replace(/\s*[\r\n]+\s*/g, " "));
 }
 

@@ -14,9 +14,9 @@ interface Surface {
   variables: Set<string>;
 }
 
-/** Every `--no-x` is the negation of the switch `--x`; -h/--help every command has. */
+/** Every `--no-x` is the negation of the switch `--x`; -h/--help and -v/--version every command has. */
 function normalisedFlag(flag: string): string | undefined {
-  if (flag === "-h" || flag === "--help") return undefined;
+  if (["-h", "--help", "-v", "--version"].includes(flag)) return undefined;
   return flag.replace(/^--no-/, "--");
 }
 

@@ -34,7 +34,8 @@ describe("renderHelp()", () => {
         "Usage: tool <command>",
         "",
         "Options:",
-        "  -h, --help  show this help",
+        "  -h, --help     show this help",
+        "  -v, --version  print the version and exit",
         "",
         "Environment:",
         "  TOOL_DB  where it keeps things [default x.db]",
@@ -54,6 +55,8 @@ describe("renderHelp()", () => {
     expect(sub).toContain("  --port=<port>  a port [default 9000]");
     expect(sub).toContain("  --dry          change nothing");
     expect(await renderHelp(show, { parents: ["tool"] })).toContain("Arguments:\n  <id>  its id");
+    // --version answers only at the top, where the version is: a subcommand does not offer it.
+    expect(sub).not.toContain("--version");
   });
 
   test("colours headings and flags only when asked", async () => {

@@ -28,7 +28,7 @@ test("`demo` prints one line per attempt and deletes its database when stopped",
   const attempts = lines.filter((line) => line.startsWith("worker: "));
   expect(attempts).toHaveLength(1);
   expect(attempts[0]).toMatch(
-    /^worker: Delivery 1 \(item\.created\) to "demo receiver", attempt 1\/5: HTTP 200 in \d+ ms$/,
+    /^worker: Delivery 1 \(item\.created\) to "demo receiver", attempt 1\/5 \(\d+ ms\): HTTP 200$/,
   );
   expect(lines.at(-1)).toBe("Demo stopped.");
   expect(existsSync(database)).toBe(false);
@@ -70,7 +70,7 @@ test("demoWorkerHooks() prints a failed attempt once and does not log it too", (
     true,
   );
   expect(printed).toEqual([
-    'worker: Delivery 2 (item.updated) to "demo receiver", attempt 1/5: connection refused by 127.0.0.1:9000 in 3 ms; retry at 2030-01-01T00:00:00.000Z',
+    'worker: Delivery 2 (item.updated) to "demo receiver", attempt 1/5 (3 ms): connection refused by 127.0.0.1:9000; retry at 2030-01-01T00:00:00.000Z',
   ]);
   expect(logger.lines).toEqual([]);
 });

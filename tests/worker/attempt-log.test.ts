@@ -38,8 +38,8 @@ describe("logAttempt()", () => {
     logAttempt(logger, success);
     logAttempt(logger, failure);
     expect(logger.lines).toEqual([
-      'debug Delivery 18 to "orders", attempt 1: HTTP 204 in 3 ms',
-      'warn Delivery 17 to "orders", attempt 2: HTTP 500 Internal Server Error in 12 ms; retry at 2025-01-02T03:04:05.000Z',
+      'debug Delivery 18 to "orders", attempt 1 (3 ms): HTTP 204',
+      'warn Delivery 17 to "orders", attempt 2 (12 ms): HTTP 500 Internal Server Error; retry at 2025-01-02T03:04:05.000Z',
     ]);
   });
 
@@ -48,19 +48,33 @@ describe("logAttempt()", () => {
     expect(
       describeAttempt({ ...base, outcome: "timeout", error: "Timed out after 10000 ms" }),
     ).toBe(
-      'Delivery 17 to "orders", attempt 2: Timed out after 10000 ms in 12 ms; failed, no more retries',
+      'Delivery 17 to "orders", attempt 2 (12 ms): Timed out after 10000 ms; failed, no more retries',
     );
     expect(describeAttempt({ ...base, outcome: "network_error", error: null })).toBe(
-      'Delivery 17 to "orders", attempt 2: network error in 12 ms; failed, no more retries',
+      'Delivery 17 to "orders", attempt 2 (12 ms): network error; failed, no more retries',
     );
     expect(
       describeAttempt({ ...base, outcome: "blocked", error: "Refused 10.0.0.1", next: undefined }),
-    ).toBe('Delivery 17 to "orders", attempt 2: Refused 10.0.0.1 in 12 ms');
+    ).toBe('Delivery 17 to "orders", attempt 2 (12 ms): Refused 10.0.0.1');
+  });
+
+  test("keeps the duration out of an error's own sentence (the SSRF guard's hint ends the line)", () => {
+    const hint =
+      "refused loopback address 127.0.0.1 (127.0.0.1:9000): set WEBHOOK_ALLOWED_HOSTS=127.0.0.1:9000 to allow it";
+    const line = describeAttempt({
+      ...failure,
+      statusCode: null,
+      durationMs: 1,
+      outcome: "blocked",
+      error: hint,
+      next: undefined,
+    });
+    expect(line).toBe(`Delivery 17 to "orders", attempt 2 (1 ms): ${hint}`);
   });
 
   test("shows the status next to an error that does not name it", () => {
     expect(describeAttempt({ ...failure, statusCode: 429, error: "slow down" })).toBe(
-      'Delivery 17 to "orders", attempt 2: HTTP 429 (slow down) in 12 ms; retry at 2025-01-02T03:04:05.000Z',
+      'Delivery 17 to "orders", attempt 2 (12 ms): HTTP 429 (slow down); retry at 2025-01-02T03:04:05.000Z',
     );
   });
 
@@ -88,7 +102,7 @@ describe("logAttempt()", () => {
       3,
     );
     expect(describeAttempt(entry)).toBe(
-      'Delivery 5 (item.created) to "crm", attempt 3/3: HTTP 503 Service Unavailable in 7 ms; failed, no more retries',
+      'Delivery 5 (item.created) to "crm", attempt 3/3 (7 ms): HTTP 503 Service Unavailable; failed, no more retries',
     );
   });
 
@@ -107,7 +121,7 @@ describe("logAttempt()", () => {
     const { lines, stream } = collect();
     const logger = createLogger({ level: 4, stream: stream as unknown as NodeJS.WriteStream });
     logAttempt(logger, success);
-    expect(lines.join("")).toContain('Delivery 18 to "orders", attempt 1: HTTP 204 in 3 ms');
+    expect(lines.join("")).toContain('Delivery 18 to "orders", attempt 1 (3 ms): HTTP 204');
     expect(lines.join("")).not.toContain("[object Object]");
   });
 });
@@ -125,7 +139,7 @@ describe("createJsonLogger()", () => {
       {
         time: "2025-01-02T03:04:05.000Z",
         level: "warn",
-        msg: 'Delivery 17 to "orders", attempt 2: HTTP 500 Internal Server Error in 12 ms; retry at 2025-01-02T03:04:05.000Z',
+        msg: 'Delivery 17 to "orders", attempt 2 (12 ms): HTTP 500 Internal Server Error; retry at 2025-01-02T03:04:05.000Z',
         deliveryId: 17,
         webhook: "orders",
         attempt: 2,
@@ -138,7 +152,7 @@ describe("createJsonLogger()", () => {
       {
         time: "2025-01-02T03:04:05.000Z",
         level: "debug",
-        msg: 'Delivery 18 to "orders", attempt 1: HTTP 204 in 3 ms',
+        msg: 'Delivery 18 to "orders", attempt 1 (3 ms): HTTP 204',
         deliveryId: 18,
         webhook: "orders",
         attempt: 1,

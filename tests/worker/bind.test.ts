@@ -277,8 +277,8 @@ describe("delivery state machine", () => {
     const logger = createMemoryLogger();
     await worker({ logger }).runOnce();
     expect(logger.lines).toHaveLength(1);
-    expect(logger.lines[0]).toStartWith(
-      'warn Delivery 1 (item.created) to "evil\\u001b[2J", attempt 1/5: HTTP 500',
+    expect(logger.lines[0]).toMatch(
+      /^warn Delivery 1 \(item\.created\) to "evil\\u001b\[2J", attempt 1\/5 \(\d+ ms\): HTTP 500/,
     );
     expect(logger.lines[0]).not.toContain("\u001b");
   });
