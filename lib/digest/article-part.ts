@@ -1,5 +1,6 @@
 import { type ArticleResult, fetchArticle } from "./fetch/article.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
+import { storyName } from "./progress.ts";
 import { articlePrompt } from "./summarise/prompt.ts";
 import { summarise } from "./summarise/summarise.ts";
 import type { Story } from "./types.ts";
@@ -31,15 +32,19 @@ export async function articlePart(
         signal: context.signal,
       });
     }, index);
-    if (!result.ok) context.logger.info(`Story ${story.id}: no article: ${result.reason}`);
+    if (!result.ok) context.logger.info(`${storyName(story.title)}: no article: ${result.reason}`);
   }
   const budget = { numCtx: config.numCtx };
   if (result?.ok) {
     const built = articlePrompt(story, result.text, budget);
     const notes = built.truncated ? [articleCoverage(built.shownChars, built.totalChars)] : [];
     const source = story.storyText ? "article and post" : "article";
-    const part = await summarise(built.prompt, { index, kind: "article", notes }, context);
-    return { ...part, source };
+    const part = await summarise(
+      built.prompt,
+      { index, kind: "article", notes, title: story.title },
+      context,
+    );
+    return { ...part, source, words: wordCount(result.text) };
   }
   if (story.storyText) {
     const built = articlePrompt(story, null, budget);
@@ -47,8 +52,12 @@ export async function articlePart(
       ? [`The link gave no article (${result.reason}); the summary is of the post's own text.`]
       : [];
     if (built.truncated) notes.push(articleCoverage(built.shownChars, built.totalChars));
-    const part = await summarise(built.prompt, { index, kind: "article", notes }, context);
-    return { ...part, source: "post" };
+    const part = await summarise(
+      built.prompt,
+      { index, kind: "article", notes, title: story.title },
+      context,
+    );
+    return { ...part, source: "post", words: wordCount(story.storyText) };
   }
   if (!result) {
     return { summary: null, notes: ["No article summary: the post has no link and no text."] };
@@ -61,6 +70,19 @@ export async function articlePart(
     };
   }
   return { summary: null, notes: [`No article summary: ${result.reason}.`] };
+}
+
+/**
+ * Words as a reader counts them: space-separated runs with a letter or digit, plus one per
+ * Chinese or Japanese character (written without spaces, read at about the same pace).
+ */
+export function wordCount(text: string): number {
+  const ideographs = text.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu);
+  const spaced = text
+    .replace(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu, " ")
+    .split(/\s+/)
+    .filter((word) => /[\p{L}\p{N}]/u.test(word)).length;
+  return spaced + (ideographs?.length ?? 0);
 }
 
 function articleCoverage(shown: number, total: number): string {

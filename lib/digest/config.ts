@@ -39,6 +39,8 @@ export interface DigestConfig {
   articleMaxBytes: number;
   format: Format;
   out: string | undefined;
+  /** Folder of the daily archive: a page and JSON per day, an index and an Atom feed. */
+  archive: string | undefined;
   /** Story hosts and addresses on loopback or private networks the digest may fetch anyway. */
   allowedHosts: AllowList;
   /** SQLite file of the summary cache, or undefined with --no-cache. */
@@ -120,6 +122,15 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     default: "ollama",
     description:
       "the model server's API: ollama, or openai for any OpenAI-compatible server (llama-server, LM Studio, vLLM)",
+  },
+  {
+    key: "archive",
+    env: "DIGEST_ARCHIVE",
+    flag: "archive",
+    hint: "dir",
+    schema: z.string().min(1, "expected a folder path"),
+    description:
+      "also keep the day's page (YYYY-MM-DD.html and .json), index.html and an Atom feed.xml of the last 7 days in this folder",
   },
   {
     key: "model",

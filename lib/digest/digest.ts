@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Resolver } from "../http/ssrf.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
@@ -8,12 +9,13 @@ import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { compareWithLastRun } from "./freshness.ts";
 import { digestStories, type PipelineStats } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
+import { openArchive } from "./render/archive.ts";
 import { openOutput, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise/cache.ts";
 import type { ModelClient } from "./summarise/model-client.ts";
 import { cachedModelName, openModelClient } from "./summarise/open-model.ts";
-import type { Story, StoryDigest } from "./types.ts";
+import type { DigestMeta, Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
   /** Where the digest goes when there is no --out. */
@@ -33,6 +35,8 @@ export interface DigestDeps {
   signal?: AbortSignal;
   /** The model server; default the one the config names (openModelClient). */
   model?: ModelClient;
+  /** Dates on the page and the archive's day; the process's own zone when unset (tests set it). */
+  timeZone?: string;
 }
 
 export interface DigestResult {
@@ -61,6 +65,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   const baseLogger = deps.logger ?? createLogger();
   const started = now();
   const output = await openOutput(config.out, deps.stdout);
+  const archive = config.archive === undefined ? undefined : await openArchive(config.archive);
   let cache: SummaryCache | undefined;
   let progress: Progress | undefined;
   try {
@@ -89,20 +94,19 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       now,
     });
     const logger = loggerAround(baseLogger, progress);
-    const renderer = createRenderer(config.format);
+    const renderer = createRenderer(config.format, { timeZone: deps.timeZone });
     const stats: PipelineStats = { generated: 0, cached: 0, failed: 0 };
     const results: StoryDigest[] = [];
     const freshness = compareWithLastRun(stories, readLastRun(cache, baseLogger));
-    await output.write(
-      renderer.begin({
-        generatedAt: new Date(started).toISOString(),
-        model: facts.model,
-        total: stories.length,
-        newCount: freshness.newCount,
-        lastRunAt: freshness.lastRunAt,
-        malformedHits: malformed,
-      }),
-    );
+    const meta: DigestMeta = {
+      generatedAt: new Date(started).toISOString(),
+      model: facts.model,
+      total: stories.length,
+      newCount: freshness.newCount,
+      lastRunAt: freshness.lastRunAt,
+      malformedHits: malformed,
+    };
+    await output.write(renderer.begin(meta));
     const digests = digestStories(stories, {
       // The pipeline names the model only to the cache: by API and model (see cachedModelName).
       config: { ...config, model: cachedModelName(config.api, facts.model), numCtx },
@@ -134,10 +138,17 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     await output.commit();
     recordRun(cache, started, stories, baseLogger);
     baseLogger.info(
-      `Digest of ${stories.length} ${stories.length === 1 ? "story" : "stories"} in ${((now() - started) / 1000).toFixed(1)}s: ` +
-        `${stats.generated} summaries written, ${stats.cached} from the cache, ${stats.failed} failed`,
+      `Digest of ${stories.length} ${stories.length === 1 ? "story" : "stories"} in ${((now() - started) / 1000).toFixed(1)}s: ${summaryCounts(stats, facts.model)}`,
     );
-    if (stats.failed > 0 && stats.generated + stats.cached === 0) {
+    const everyOneFailed = stats.failed > 0 && stats.generated + stats.cached === 0;
+    if (archive && !everyOneFailed) {
+      const at = { timeZone: deps.timeZone, logger: baseLogger };
+      const { day } = await archive.write({ meta, stories: results, at: started }, at);
+      baseLogger.info(
+        `Archived as ${join(config.archive ?? "", `${day}.html`)}, with index.html and feed.xml`,
+      );
+    }
+    if (everyOneFailed) {
       throw new DigestFailedError(
         `Every summary failed (see the notes); check that ${model.describe} still runs and has ${facts.model}`,
       );
@@ -156,6 +167,22 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     progress?.stop();
     cache?.close();
   }
+}
+
+/**
+ * Where the summaries came from: "20 summaries, all from the cache", "20 summaries: 12 by
+ * llama3.2, 8 from the cache", "19 summaries by llama3.2, 1 failed".
+ */
+export function summaryCounts(stats: PipelineStats, model: string): string {
+  const made = stats.generated + stats.cached;
+  const plural = (n: number) => `${n} ${n === 1 ? "summary" : "summaries"}`;
+  const failed = stats.failed > 0 ? `, ${stats.failed} failed` : "";
+  if (made === 0) return `no summaries${failed}`;
+  if (stats.cached === 0) return `${plural(made)} by ${model}${failed}`;
+  if (stats.generated === 0) {
+    return `${plural(made)}, ${made === 1 ? "" : "all "}from the cache${failed}`;
+  }
+  return `${plural(made)}: ${stats.generated} by ${model}, ${stats.cached} from the cache${failed}`;
 }
 
 function interrupted(config: DigestConfig): DigestInterruptedError {

@@ -3,6 +3,7 @@ import { USER_AGENT } from "../version.ts";
 import { fetchComments } from "./fetch/hn-client.ts";
 import { buildThread } from "./fetch/thread.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
+import { storyName } from "./progress.ts";
 import { discussionPrompt } from "./summarise/prompt.ts";
 import { summarise } from "./summarise/summarise.ts";
 import type { Comment, Story } from "./types.ts";
@@ -34,7 +35,7 @@ export async function discussionPart(
     }, index);
   } catch (error) {
     const reason = errorMessage(error);
-    context.logger.warn(`Story ${story.id}: comments unavailable: ${reason}`);
+    context.logger.warn(`${storyName(story.title)}: comments unavailable: ${reason}`);
     return {
       summary: null,
       notes: [`No discussion summary: the comments could not be read (${reason}).`],
@@ -52,7 +53,7 @@ export async function discussionPart(
   }
   const built = discussionPrompt(story, thread, { numCtx: config.numCtx });
   const notes = coverageNotes(story, comments.length, built.packed, config.maxComments);
-  return summarise(built.prompt, { index, kind: "discussion", notes }, context);
+  return summarise(built.prompt, { index, kind: "discussion", notes, title: story.title }, context);
 }
 
 /** Says how much of the discussion the model saw, when it was not all of it. */

@@ -56,6 +56,8 @@ export interface Part {
   notes: string[];
   /** What an article summary was made from. */
   source?: ArticleSource;
+  /** Words of the article (or the post's own text) a reader would open: its reading time. */
+  words?: number;
 }
 
 /** What every step of one run shares. */

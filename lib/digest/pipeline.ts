@@ -50,6 +50,7 @@ async function digestStory(
     articleSource: article.summary === null ? null : (article.source ?? "article"),
     discussionSummary: discussion.summary,
     notes: [...article.notes, ...discussion.notes],
+    articleWords: article.words ?? null,
     isNew: null,
     pointsSinceLastRun: null,
   };

@@ -80,6 +80,15 @@ export function createProgress(
   };
 }
 
+/**
+ * A story as log lines name it: its title, quoted, on one line and cut to `max` characters,
+ * so "“A tiny SQLite-compatible database in Rust”: no article: …" says which story at a glance.
+ */
+export function storyName(title: string, max = 60): string {
+  const clean = stripControl(title).replace(/\s+/g, " ").trim();
+  return `“${clean.length > max ? `${clean.slice(0, max - 1).trimEnd()}…` : clean}”`;
+}
+
 /** A logger whose lines do not run into the progress line. */
 export function loggerAround(logger: Logger, progress: Progress): Logger {
   const wrap =

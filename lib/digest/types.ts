@@ -59,6 +59,8 @@ export interface StoryDigest {
   isNew: boolean | null;
   /** Points gained since the previous run showed it; null when it did not (or none is known). */
   pointsSinceLastRun: number | null;
+  /** Words of the linked article (or of the post's own text): the story's reading time. */
+  articleWords?: number | null;
 }
 
 export interface DigestMeta {

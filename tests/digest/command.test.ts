@@ -9,7 +9,7 @@ import { exitCodeFor } from "../../lib/cli/run.ts";
 import { ConfigError, UsageError } from "../../lib/config/errors.ts";
 import { createDigestCommand } from "../../lib/digest/command.ts";
 import { FIELDS } from "../../lib/digest/config.ts";
-import { DigestFailedError } from "../../lib/digest/digest.ts";
+import { DigestFailedError, summaryCounts } from "../../lib/digest/digest.ts";
 import { SearchApiError } from "../../lib/digest/fetch/search-fetch.ts";
 import { PreflightError } from "../../lib/digest/summarise/model-client.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
@@ -107,6 +107,7 @@ async function digest(
         logger,
         sleep: async () => {},
         now: () => Date.parse("2025-08-03T18:54:41Z"),
+        timeZone: "UTC",
         signals: { source: options.signals ?? new EventEmitter() },
         onInterrupted: () => {
           interrupted = true;
@@ -163,11 +164,11 @@ describe("bun run digest", () => {
       [
         "# Hacker News digest",
         "",
-        "Generated 2025-08-03T18:54:41.000Z by llama3.2 · 2 stories",
+        "Sunday 3 August 2025, 18:54 UTC · llama3.2 · 2 stories",
         "",
         `## 1. [Show HN: A tiny database](${world.site.url}/db)`,
         "",
-        `Show HN · 127.0.0.1 · just now · by pg · 300 points · 2 comments · [HN discussion](https://news.ycombinator.com/item?id=${first?.objectID})`,
+        `Show HN · 127.0.0.1 · 1 min read · 0 minutes ago · by pg · 300 points · 2 comments · [HN discussion](https://news.ycombinator.com/item?id=${first?.objectID})`,
         "",
         "**Article.** Summary of the article of Show HN: A tiny database.",
         "",
@@ -175,7 +176,7 @@ describe("bun run digest", () => {
         "",
         "## 2. Ask HN: What are you reading?",
         "",
-        `Ask HN · just now · by pg · 42 points · 1 comment · [HN discussion](https://news.ycombinator.com/item?id=${ask?.objectID})`,
+        `Ask HN · 0 minutes ago · by pg · 42 points · 1 comment · [HN discussion](https://news.ycombinator.com/item?id=${ask?.objectID})`,
         "",
         "**Post.** Summary of the article of Ask HN: What are you reading?.",
         "",
@@ -183,9 +184,40 @@ describe("bun run digest", () => {
         "",
       ].join("\n"),
     );
-    expect(logger.lines.at(-1)).toBe(
-      "info Digest of 2 stories in 0.0s: 4 summaries written, 0 from the cache, 0 failed",
+    expect(logger.lines.at(-1)).toBe("info Digest of 2 stories in 0.0s: 4 summaries by llama3.2");
+  });
+
+  test("log lines name a story by its title, not its id", async () => {
+    const news = twoStories();
+    using world = startDigestWorld({
+      ...news,
+      pages: {},
+      ollama: {
+        generate: (body) =>
+          body.prompt.startsWith("Summarise the article")
+            ? echoTitle(body)
+            : Response.json({ error: "model crashed" }, { status: 500 }),
+      },
+    });
+    const { logger } = await digest(world);
+    expect(logger.lines).toContain(
+      "info “Show HN: A tiny database”: no article: the site answered HTTP 404",
     );
+    expect(logger.lines).toContain(
+      "warn “Ask HN: What are you reading?”: discussion summary failed: Ollama answered HTTP 500: model crashed",
+    );
+    expect(logger.lines.join("\n")).not.toMatch(/Story \d/);
+  });
+
+  test("summaryCounts() says where the summaries came from", () => {
+    const counts = (generated: number, cached: number, failed: number) =>
+      summaryCounts({ generated, cached, failed }, "llama3.2");
+    expect(counts(20, 0, 0)).toBe("20 summaries by llama3.2");
+    expect(counts(0, 20, 0)).toBe("20 summaries, all from the cache");
+    expect(counts(0, 1, 0)).toBe("1 summary, from the cache");
+    expect(counts(12, 8, 0)).toBe("20 summaries: 12 by llama3.2, 8 from the cache");
+    expect(counts(19, 0, 1)).toBe("19 summaries by llama3.2, 1 failed");
+    expect(counts(0, 0, 4)).toBe("no summaries, 4 failed");
   });
 
   test("--limit sets hitsPerPage and --max-comments the comments asked for", async () => {
@@ -261,7 +293,8 @@ describe("bun run digest", () => {
       site: "127.0.0.1",
       author: "pg",
       createdAt: "2025-08-03T18:54:41.000Z",
-      age: "just now",
+      age: "0 minutes ago",
+      articleWords: 120,
       points: 300,
       pointsSinceLastRun: null,
       numComments: 2,
@@ -391,7 +424,7 @@ describe("bun run digest", () => {
       using w = world();
       const { stdout } = await digest(w, ["--format", "html"]);
       expect(stdout).toContain(
-        "<h4>Overview</h4>\n<p>The <strong>engine</strong> is <em>fast</em>. Click red</p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>",
+        "<h5>Overview</h5>\n<p>The <strong>engine</strong> is <em>fast</em>. Click red</p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>",
       );
       expect(stdout).toContain(
         "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;",
@@ -470,7 +503,7 @@ describe("bun run digest", () => {
     expect(second.stdout).toBe(
       first.stdout.replace("· 2 stories\n", "· 2 stories · 0 new since the last run\n"),
     );
-    expect(second.logger.lines.at(-1)).toContain("0 summaries written, 4 from the cache");
+    expect(second.logger.lines.at(-1)).toContain(": 4 summaries, all from the cache");
   });
 
   test("marks the stories new since the previous run, with a count, and the points gained", async () => {

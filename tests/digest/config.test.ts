@@ -32,6 +32,7 @@ describe("loadDigestConfig()", () => {
       searchTimeoutMs: 10_000,
       articleTimeoutMs: 10_000,
       ollamaTimeoutMs: 300_000,
+      archive: undefined,
       articleMaxBytes: 2_000_000,
       format: "markdown",
       out: undefined,

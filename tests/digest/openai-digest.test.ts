@@ -96,7 +96,7 @@ describe("bun run digest --api=openai", () => {
     const server = openaiOf(world);
     const { stdout, logger, error } = await digest(world.env);
     expect(error).toBeUndefined();
-    expect(stdout).toContain("by first.gguf · 2 stories");
+    expect(stdout).toContain(" · first.gguf · 2 stories");
     expect(stdout).toContain("**Article.** Summary of the article of A tiny database.");
     expect(stdout).toContain(
       "**Discussion.** Summary of the discussion of Ask HN: What are you reading?",
@@ -215,7 +215,7 @@ describe("bun run digest --api=openai", () => {
     // Each API's own re-run is answered from the cache.
     const again = await digest(world.env, [], cacheHome);
     expect(openaiOf(world).chatCalls).toHaveLength(4);
-    expect(again.logger.lines.join("\n")).toContain("0 summaries written, 4 from the cache");
+    expect(again.logger.lines.join("\n")).toContain("4 summaries, all from the cache");
     await digest(ollamaEnv, [], cacheHome);
     expect(world.ollama.generateCalls).toHaveLength(4);
   });

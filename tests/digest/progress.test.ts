@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createProgress, loggerAround } from "../../lib/digest/progress.ts";
+import { createProgress, loggerAround, storyName } from "../../lib/digest/progress.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 
 function stream(isTTY: boolean) {
@@ -96,5 +96,13 @@ describe("loggerAround()", () => {
       "\r\u001b[K",
       "\r\u001b[Kstory 1/1 · fetching · 0 done · 0.0s · t",
     ]);
+  });
+});
+
+describe("storyName()", () => {
+  test("quotes the title on one line, without control characters, cut when long", () => {
+    expect(storyName("A tiny database")).toBe("“A tiny database”");
+    expect(storyName("Two\nlines\u001b[31m red")).toBe("“Two lines red”");
+    expect(storyName("x".repeat(100), 20)).toBe(`“${"x".repeat(19)}…”`);
   });
 });

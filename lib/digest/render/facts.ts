@@ -13,15 +13,33 @@ export function typeLabel(type: StoryType): string {
   return TYPE_LABELS[type];
 }
 
-/** "just now", "12 minutes ago", "5 hours ago", "3 days ago"; null when the time is unknown. */
+/**
+ * A story's age as Hacker News writes it (news.arc's text-age): whole minutes under an hour,
+ * whole hours under a day, then whole days: "0 minutes ago", "1 hour ago", "1 day ago".
+ * Null when the time is unknown.
+ */
 export function ageText(createdAt: number | null, nowMs: number): string | null {
   if (createdAt === null) return null;
   const minutes = Math.max(0, Math.floor((nowMs - createdAt * 1000) / 60_000));
-  if (minutes < 1) return "just now";
-  if (minutes < 60) return `${minutes} ${minutes === 1 ? "minute" : "minutes"} ago`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `${hours} ${hours === 1 ? "hour" : "hours"} ago`;
-  return `${Math.floor(hours / 24)} days ago`;
+  if (minutes >= 1440) return plural(Math.floor(minutes / 1440), "day");
+  if (minutes >= 60) return plural(Math.floor(minutes / 60), "hour");
+  return plural(minutes, "minute");
+}
+
+function plural(count: number, unit: string): string {
+  return `${count} ${unit}${count === 1 ? "" : "s"} ago`;
+}
+
+/** Words a reader reads a minute: the usual figure for screen reading of non-fiction. */
+export const WORDS_PER_MINUTE = 230;
+
+/**
+ * "6 min read" for an article of that many words; null when unknown, and for a text shorter
+ * than half a minute's reading (a one-line post), where a time says nothing.
+ */
+export function readingTimeText(words: number | null | undefined): string | null {
+  const minutes = Math.round((words ?? 0) / WORDS_PER_MINUTE);
+  return minutes >= 1 ? `${minutes} min read` : null;
 }
 
 /** "512 points", with the gain since the previous run when there was one: "512 points (+40)". */

@@ -1,99 +1,171 @@
-import { stripControl } from "../../text/control.ts";
-import { isHttpUrl } from "../fetch/hn-client.ts";
-import type { StoryDigest } from "../types.ts";
-import { ageText, malformedText, newCountText, pointsText, typeLabel } from "./facts.ts";
+import type { DigestMeta, StoryDigest } from "../types.ts";
+import { type DateOptions, humanDateTime } from "./dates.ts";
+import { ageText, malformedText, pointsText, readingTimeText, typeLabel } from "./facts.ts";
+import { escapeHtml, htmlLink } from "./html-escape.ts";
+import { PAGE_STYLE } from "./html-style.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToHtml } from "./model-markdown.ts";
 import type { Renderer } from "./types.ts";
 
-/** Escapes text for HTML element content and double- or single-quoted attributes. */
-export function escapeHtml(text: string): string {
-  return stripControl(text).replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+export { escapeHtml } from "./html-escape.ts";
+
+export interface HtmlOptions extends DateOptions {
+  /** A day's page in the archive: its header links to the archive's index and feed. */
+  archive?: boolean;
+}
+
+/** A story and its place on the front page (1-based). */
+interface Ranked {
+  digest: StoryDigest;
+  rank: number;
+}
+
+/**
+ * A self-contained page (inline CSS, no scripts, no external resources); everything escaped.
+ * The page opens with its contents, so it is written whole at the end: stories new since the
+ * last run first, then the rest, each group in front-page order.
+ */
+export function htmlRenderer(options: HtmlOptions = {}): Renderer {
+  let meta: DigestMeta | undefined;
+  const stories: Ranked[] = [];
+  return {
+    begin(value) {
+      meta = value;
+      return "";
+    },
+    story(digest, index) {
+      stories.push({ digest, rank: index + 1 });
+      return "";
+    },
+    end() {
+      return meta === undefined ? "" : htmlPage(meta, stories, options);
+    },
+  };
+}
+
+interface Group {
+  id: string;
+  heading: string;
+  stories: readonly Ranked[];
+}
+
+/** New stories first; without a previous run to compare with, one group. */
+function groups(stories: readonly Ranked[], meta: DigestMeta): Group[] {
+  if (meta.newCount === null) return [{ id: "front-page", heading: "Front page", stories }];
+  const fresh = stories.filter((s) => s.digest.isNew === true);
+  const seen = stories.filter((s) => s.digest.isNew !== true);
+  return [
+    { id: "new", heading: "New since the last run", stories: fresh },
+    { id: "seen", heading: "Still on the front page", stories: seen },
+  ].filter((group) => group.stories.length > 0);
+}
+
+export function htmlPage(
+  meta: DigestMeta,
+  stories: readonly Ranked[],
+  options: HtmlOptions,
+): string {
+  const now = Date.parse(meta.generatedAt);
+  const when = humanDateTime(now, options);
+  const parts = groups(stories, meta);
+  return [
+    "<!doctype html>",
+    '<html lang="en">',
+    "<head>",
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>Hacker News digest · ${escapeHtml(when)}</title>`,
+    options.archive
+      ? '<link rel="alternate" type="application/atom+xml" title="Hacker News digest" href="feed.xml">'
+      : undefined,
+    `<style>${PAGE_STYLE}\n</style>`,
+    "</head>",
+    "<body>",
+    "<header>",
+    "<h1>Hacker News digest</h1>",
+    `<p>${escapeHtml(when)} · ${escapeHtml(meta.model)} · ${count(meta.total, "story", "stories")}${newSince(meta, options)}${escapeHtml(malformedText(meta.malformedHits))}</p>`,
+    options.archive
+      ? '<nav><a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a></nav>'
+      : undefined,
+    "</header>",
+    contents(parts),
+    "<main>",
+    ...parts.map(
+      (group) =>
+        `<section aria-labelledby="${group.id}">\n<h2 id="${group.id}">${group.heading}</h2>\n${group.stories
+          .map((s) => storyHtml(s, now))
+          .join("\n")}\n</section>`,
+    ),
+    "</main>",
+    "</body>",
+    "</html>",
+    "",
+  ]
+    .filter((line) => line !== undefined)
+    .join("\n");
+}
+
+function newSince(meta: DigestMeta, options: DateOptions): string {
+  if (meta.newCount === null) return "";
+  const last =
+    meta.lastRunAt === null ? "" : ` (${humanDateTime(Date.parse(meta.lastRunAt), options)})`;
+  return ` · ${meta.newCount} new since the last run${escapeHtml(last)}`;
+}
+
+/** The table of contents: every story's title, linked to it, with what helps pick one. */
+function contents(parts: readonly Group[]): string {
+  if (parts.length === 0) return "";
+  const lists = parts.map((group) => {
+    const items = group.stories.map(({ digest, rank }) => {
+      const { story } = digest;
+      const facts = [
+        story.site ? escapeHtml(story.site) : typeLabel(story.type),
+        readingTimeText(digest.articleWords),
+        count(story.numComments, "comment"),
+      ].filter((fact) => fact !== null);
+      return `<li value="${rank}"><a href="#story-${story.id}">${escapeHtml(story.title)}</a> <span class="facts">· ${facts.join(" · ")}</span></li>`;
+    });
+    return `<h2>${group.heading}</h2>\n<ol>\n${items.join("\n")}\n</ol>`;
+  });
+  return `<nav class="toc" id="contents" aria-label="Contents">\n${lists.join("\n")}\n</nav>`;
+}
+
+function storyHtml({ digest, rank }: Ranked, now: number): string {
+  const { story } = digest;
+  const facts = [
+    digest.isNew ? '<strong class="new">New</strong>' : undefined,
+    typeLabel(story.type),
+    story.site ? escapeHtml(story.site) : undefined,
+    readingTimeText(digest.articleWords) ?? undefined,
+    ageText(story.createdAt, now) ?? undefined,
+    story.author ? `by ${escapeHtml(story.author)}` : undefined,
+    escapeHtml(pointsText(story.points, digest.pointsSinceLastRun)),
+    count(story.numComments, "comment"),
+    htmlLink(digest.hnUrl, "HN discussion"),
+  ].filter((fact) => fact !== undefined);
+  const notes =
+    digest.notes.length > 0
+      ? `<ul class="notes">\n${digest.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("\n")}\n</ul>\n`
+      : "";
+  return [
+    `<article id="story-${story.id}">`,
+    `<h3><span class="rank">${rank}.</span> ${htmlLink(story.url, story.title)}</h3>`,
+    `<p class="facts">${facts.join(" · ")}</p>`,
+    `<h4>${articleLabel(digest.articleSource)}</h4>`,
+    summaryHtml(digest.articleSummary),
+    "<h4>Discussion</h4>",
+    summaryHtml(digest.discussionSummary),
+    `${notes}<p class="top"><a href="#contents">↑ Contents</a></p>`,
+    "</article>",
+  ].join("\n");
 }
 
 /** A summary as HTML: the model's Markdown rendered with only a safe subset, raw HTML escaped. */
-function paragraphs(text: string | null): string {
+function summaryHtml(text: string | null): string {
   if (text === null) return `<p class="missing">No summary.</p>`;
-  return modelTextToHtml(text);
+  return modelTextToHtml(text, "h5");
 }
 
-function link(url: string | null, text: string): string {
-  // Only http(s) links become hrefs: a javascript: URL from the feed must stay inert text.
-  return url && isHttpUrl(url)
-    ? `<a href="${escapeHtml(url)}">${escapeHtml(text)}</a>`
-    : escapeHtml(text);
-}
-
-const STYLE = `
-  :root { color-scheme: light dark; --muted: #6b7280; --accent: #ff6600; }
-  body { font: 16px/1.55 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 46rem;
-         margin: 2rem auto; padding: 0 1rem; }
-  header h1 { margin-bottom: .25rem; }
-  header p, .facts { color: var(--muted); font-size: .9rem; }
-  article { border-top: 1px solid #8884; padding: 1rem 0; }
-  article h2 { font-size: 1.2rem; margin: 0 0 .25rem; }
-  article h3 { font-size: .95rem; margin: 1rem 0 .25rem; color: var(--accent); }
-  article h4 { font-size: .9rem; margin: .75rem 0 .25rem; }
-  pre { overflow-x: auto; } code { font-size: .9em; }
-  a { color: inherit; }
-  .missing { color: var(--muted); font-style: italic; }
-  .notes { font-size: .9rem; color: var(--muted); }
-  .new { color: var(--accent); }`;
-
-/** A self-contained page (inline CSS, no scripts, no external resources); everything escaped. */
-export function htmlRenderer(): Renderer {
-  let now = 0;
-  return {
-    begin(meta) {
-      now = Date.parse(meta.generatedAt);
-      return [
-        "<!doctype html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        `<title>Hacker News digest ${escapeHtml(meta.generatedAt)}</title>`,
-        `<style>${STYLE}\n</style>`,
-        "</head>",
-        "<body>",
-        "<header>",
-        "<h1>Hacker News digest</h1>",
-        `<p>Generated ${escapeHtml(meta.generatedAt)} by ${escapeHtml(meta.model)} · ${meta.total} ${meta.total === 1 ? "story" : "stories"}${escapeHtml(newCountText(meta.newCount) + malformedText(meta.malformedHits))}</p>`,
-        "</header>",
-        "<main>",
-        "",
-      ].join("\n");
-    },
-    story(digest: StoryDigest, index: number) {
-      const { story } = digest;
-      const facts = [
-        digest.isNew ? '<strong class="new">New</strong>' : undefined,
-        typeLabel(story.type),
-        story.site ? escapeHtml(story.site) : undefined,
-        ageText(story.createdAt, now) ?? undefined,
-        story.author ? `by ${escapeHtml(story.author)}` : undefined,
-        escapeHtml(pointsText(story.points, digest.pointsSinceLastRun)),
-        `${story.numComments} ${story.numComments === 1 ? "comment" : "comments"}`,
-        link(digest.hnUrl, "HN discussion"),
-      ].filter((fact) => fact !== undefined);
-      const notes =
-        digest.notes.length > 0
-          ? `<ul class="notes">\n${digest.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join("\n")}\n</ul>\n`
-          : "";
-      return [
-        `<article id="story-${story.id}">`,
-        `<h2>${index + 1}. ${link(story.url, story.title)}</h2>`,
-        `<p class="facts">${facts.join(" · ")}</p>`,
-        `<h3>${articleLabel(digest.articleSource)}</h3>`,
-        paragraphs(digest.articleSummary),
-        "<h3>Discussion</h3>",
-        paragraphs(digest.discussionSummary),
-        `${notes}</article>`,
-        "",
-      ].join("\n");
-    },
-    end() {
-      return "</main>\n</body>\n</html>\n";
-    },
-  };
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
 }

@@ -21,6 +21,8 @@ export interface JsonStory {
   /** Points gained since the previous run, or null when it did not show the story. */
   pointsSinceLastRun: number | null;
   numComments: number;
+  /** Words of the linked article (or the post's own text), for its reading time; null if unknown. */
+  articleWords: number | null;
   /** Not shown by the previous run; null when there is no previous run (or no cache). */
   isNew: boolean | null;
   articleSummary: string | null;
@@ -45,6 +47,7 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
     points: story.points,
     pointsSinceLastRun: digest.pointsSinceLastRun,
     numComments: story.numComments,
+    articleWords: digest.articleWords ?? null,
     isNew: digest.isNew,
     articleSummary: digest.articleSummary,
     articleSource: digest.articleSource,

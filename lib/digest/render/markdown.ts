@@ -1,6 +1,14 @@
 import { stripControl } from "../../text/control.ts";
 import { isHttpUrl } from "../fetch/hn-client.ts";
-import { ageText, malformedText, newCountText, pointsText, typeLabel } from "./facts.ts";
+import { type DateOptions, humanDateTime } from "./dates.ts";
+import {
+  ageText,
+  malformedText,
+  newCountText,
+  pointsText,
+  readingTimeText,
+  typeLabel,
+} from "./facts.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToMarkdown, startsWithBlock } from "./model-markdown.ts";
 import type { Renderer } from "./types.ts";
@@ -52,12 +60,12 @@ function plural(count: number, one: string, many = `${one}s`): string {
 }
 
 /** Markdown, one story at a time, so `bun run digest | less` shows the first story early. */
-export function markdownRenderer(): Renderer {
+export function markdownRenderer(options: DateOptions = {}): Renderer {
   let now = 0;
   return {
     begin(meta) {
       now = Date.parse(meta.generatedAt);
-      return `# Hacker News digest\n\nGenerated ${meta.generatedAt} by ${escapeMarkdown(meta.model)} · ${plural(meta.total, "story", "stories")}${newCountText(meta.newCount)}${malformedText(meta.malformedHits)}\n`;
+      return `# Hacker News digest\n\n${humanDateTime(now, options)} · ${escapeMarkdown(meta.model)} · ${plural(meta.total, "story", "stories")}${newCountText(meta.newCount)}${malformedText(meta.malformedHits)}\n`;
     },
     story(digest, index) {
       const { story } = digest;
@@ -69,6 +77,7 @@ export function markdownRenderer(): Renderer {
         digest.isNew ? "**New**" : undefined,
         typeLabel(story.type),
         story.site ? escapeMarkdown(story.site) : undefined,
+        readingTimeText(digest.articleWords) ?? undefined,
         ageText(story.createdAt, now) ?? undefined,
         story.author ? `by ${escapeMarkdown(story.author)}` : undefined,
         pointsText(story.points, digest.pointsSinceLastRun),

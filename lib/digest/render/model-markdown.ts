@@ -26,11 +26,14 @@ const markdown = new MarkdownIt("zero", {
   "lheading",
 ]);
 
-/** The model's Markdown as HTML, headings demoted to <h4> (below the story and its sections). */
-export function modelTextToHtml(text: string): string {
+/**
+ * The model's Markdown as HTML, its headings demoted to `headingTag` (below the story and its
+ * sections: <h5> on a page whose stories are <h3>).
+ */
+export function modelTextToHtml(text: string, headingTag = "h4"): string {
   const tokens = markdown.parse(stripControl(text), {});
   for (const token of tokens) {
-    if (token.type === "heading_open" || token.type === "heading_close") token.tag = "h4";
+    if (token.type === "heading_open" || token.type === "heading_close") token.tag = headingTag;
   }
   return markdown.renderer.render(tokens, markdown.options, {}).trim();
 }

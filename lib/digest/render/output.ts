@@ -77,6 +77,30 @@ export async function openOutput(
   };
 }
 
+/**
+ * Writes a whole file atomically: into a temporary file beside it, created exclusively (never
+ * through a planted file or symlink), flushed to disk, then renamed over `path`. A reader sees
+ * the old file or the new one, never half of one; on an error the temporary file is removed.
+ */
+export async function writeFileAtomic(
+  path: string,
+  text: string,
+  options: { temporaryPath?: (path: string) => string } = {},
+): Promise<void> {
+  const temporary = (options.temporaryPath ?? temporaryPath)(path);
+  const file = await open(temporary, "wx", 0o644);
+  try {
+    await file.writeFile(text);
+    await file.sync();
+    await file.close();
+    await rename(temporary, path);
+  } catch (error) {
+    await file.close().catch(() => {});
+    await unlink(temporary).catch(() => {});
+    throw error;
+  }
+}
+
 /** `.digest.md.3f9c2a71b0e4.tmp` beside `digest.md`: hidden, and not guessable in advance. */
 export function temporaryPath(path: string): string {
   return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);

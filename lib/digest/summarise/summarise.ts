@@ -1,6 +1,7 @@
 import type { Logger } from "../../log.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { Part, PipelineContext } from "../pipeline-context.ts";
+import { storyName } from "../progress.ts";
 import type { SummaryCache } from "./cache.ts";
 import { ModelError } from "./model-client.ts";
 import { cleanSummary } from "./model-text.ts";
@@ -15,7 +16,7 @@ export type PartKind = "article" | "discussion";
  */
 export async function summarise(
   prompt: string,
-  part: { index: number; kind: PartKind; notes: string[] },
+  part: { index: number; kind: PartKind; notes: string[]; title: string },
   context: PipelineContext,
 ): Promise<Part> {
   const { config, cache, stats } = context;
@@ -49,7 +50,7 @@ export async function summarise(
     }
     if (answer.promptTokens !== null && answer.promptTokens > config.numCtx - numPredict) {
       context.logger.warn(
-        `Story ${part.index + 1}: the ${part.kind} prompt took ${answer.promptTokens} of ${config.numCtx} tokens; Ollama may have cut its front`,
+        `${storyName(part.title)}: the ${part.kind} prompt took ${answer.promptTokens} of ${config.numCtx} tokens; Ollama may have cut its front`,
       );
     }
     writeCache(cache, { model: config.model, prompt, summary }, context.logger);
@@ -57,7 +58,7 @@ export async function summarise(
   } catch (error) {
     stats.failed++;
     const reason = errorMessage(error);
-    context.logger.warn(`Story ${part.index + 1}: ${part.kind} summary failed: ${reason}`);
+    context.logger.warn(`${storyName(part.title)}: ${part.kind} summary failed: ${reason}`);
     return { summary: null, notes: [...part.notes, `${label} summary failed: ${reason}.`] };
   }
 }

@@ -37,6 +37,7 @@ const linked: StoryDigest = {
   notes: [],
   isNew: false,
   pointsSinceLastRun: 40,
+  articleWords: 1380,
 };
 
 const askHn: StoryDigest = {
@@ -71,15 +72,15 @@ function renderAll(renderer: Renderer, stories: StoryDigest[]): string {
 
 describe("markdownRenderer()", () => {
   test("writes title, links, points, comments, both summaries and notes", () => {
-    expect(renderAll(markdownRenderer(), [linked, askHn])).toBe(
+    expect(renderAll(markdownRenderer({ timeZone: "UTC" }), [linked, askHn])).toBe(
       [
         "# Hacker News digest",
         "",
-        "Generated 2025-08-03T18:54:41.000Z by llama3.2 · 2 stories · 1 new since the last run",
+        "Sunday 3 August 2025, 18:54 UTC · llama3.2 · 2 stories · 1 new since the last run",
         "",
         "## 1. [A faster allocator](https://example.com/malloc)",
         "",
-        "Article · example.com · 3 hours ago · by ada · 512 points (+40 since the last run) · 230 comments · [HN discussion](https://news.ycombinator.com/item?id=101)",
+        "Article · example.com · 6 min read · 3 hours ago · by ada · 512 points (+40 since the last run) · 230 comments · [HN discussion](https://news.ycombinator.com/item?id=101)",
         "",
         "**Article.** The allocator is faster.",
         "",
@@ -159,6 +160,7 @@ describe("jsonRenderer()", () => {
           points: 512,
           pointsSinceLastRun: 40,
           numComments: 230,
+          articleWords: 1380,
           isNew: false,
           articleSummary: "The allocator is faster.\n\nIt uses per-thread caches.",
           articleSource: "article",
@@ -178,6 +180,7 @@ describe("jsonRenderer()", () => {
           points: 1,
           pointsSinceLastRun: null,
           numComments: 1,
+          articleWords: null,
           isNew: true,
           articleSummary: "The poster asks about indentation.",
           articleSource: "post",
@@ -200,17 +203,68 @@ describe("jsonRenderer()", () => {
 });
 
 describe("htmlRenderer()", () => {
+  const html = (stories: StoryDigest[]) =>
+    renderAll(htmlRenderer({ timeZone: "UTC" }), stories).replace(/<style>[\s\S]*<\/style>/, "");
+
   test("renders a self-contained page with no scripts or external resources", () => {
-    const page = renderAll(htmlRenderer(), [linked, askHn]);
+    const page = renderAll(htmlRenderer({ timeZone: "UTC" }), [linked, askHn]);
     expect(page).toStartWith("<!doctype html>");
     expect(page).toEndWith("</html>\n");
     expect(page).toContain('<meta charset="utf-8">');
     expect(page).toContain("<style>");
-    expect(page).not.toMatch(/<script|<link|src=/i);
+    expect(page).not.toMatch(/<script|<link|src=|@import|url\(/i);
     expect(page).toContain('<a href="https://example.com/malloc">A faster allocator</a>');
     expect(page).toContain("<p>The allocator is faster.</p>\n<p>It uses per-thread caches.</p>");
     expect(page).toContain('<p class="missing">No summary.</p>');
     expect(page).toContain("<li>Discussion summary failed: Ollama answered HTTP 500: boom.</li>");
+  });
+
+  test("says when in words, in the header and the <title>", () => {
+    const page = html([linked, askHn]);
+    expect(page).toContain("<title>Hacker News digest · Sunday 3 August 2025, 18:54 UTC</title>");
+    expect(page).toContain(
+      "<p>Sunday 3 August 2025, 18:54 UTC · llama3.2 · 2 stories · 1 new since the last run (Saturday 2 August 2025, 18:00 UTC)</p>",
+    );
+    expect(page).not.toContain("2025-08-03T");
+  });
+
+  test("opens with contents linking every story, new ones first, with reading times", () => {
+    const page = html([linked, askHn]);
+    const toc = page.slice(page.indexOf('<nav class="toc"'), page.indexOf("</nav>"));
+    expect(toc).toBe(
+      [
+        '<nav class="toc" id="contents" aria-label="Contents">',
+        "<h2>New since the last run</h2>",
+        "<ol>",
+        '<li value="2"><a href="#story-102">Ask HN: Tabs or spaces?</a> <span class="facts">· Ask HN · 1 comment</span></li>',
+        "</ol>",
+        "<h2>Still on the front page</h2>",
+        "<ol>",
+        '<li value="1"><a href="#story-101">A faster allocator</a> <span class="facts">· example.com · 6 min read · 230 comments</span></li>',
+        "</ol>",
+        "",
+      ].join("\n"),
+    );
+    // The stories follow in the same order, numbered by their place on the front page.
+    expect(page.indexOf('id="story-102"')).toBeLessThan(page.indexOf('id="story-101"'));
+    expect(page).toContain('<h3><span class="rank">2.</span> Ask HN: Tabs or spaces?</h3>');
+    expect(page).toContain(
+      '<p class="facts"><strong class="new">New</strong> · Ask HN · 1 hour ago · 1 point · 1 comment',
+    );
+    expect(page).toContain("Article · example.com · 6 min read · 3 hours ago · by ada");
+  });
+
+  test("without a previous run, one group in front-page order and no New marks", () => {
+    const first = { ...meta, newCount: null, lastRunAt: null };
+    const renderer = htmlRenderer({ timeZone: "UTC" });
+    renderer.begin(first);
+    renderer.story({ ...linked, isNew: null, pointsSinceLastRun: null }, 0);
+    renderer.story({ ...askHn, isNew: null }, 1);
+    const fresh = renderer.end();
+    expect(fresh).toContain("<h2>Front page</h2>");
+    expect(fresh).not.toContain("New since");
+    expect(fresh).not.toContain('class="new"');
+    expect(fresh.indexOf('id="story-101"')).toBeLessThan(fresh.indexOf('id="story-102"'));
   });
 
   test("escapes titles, summaries, notes and URLs", () => {
@@ -226,7 +280,7 @@ describe("htmlRenderer()", () => {
       discussionSummary: "</p><iframe>",
       notes: ["<svg onload=alert(2)>"],
     };
-    const page = htmlRenderer().story(hostile, 0);
+    const page = html([hostile]);
     expect(page).not.toContain("<script");
     expect(page).not.toContain("<img");
     expect(page).not.toContain("<iframe");
@@ -239,12 +293,9 @@ describe("htmlRenderer()", () => {
   });
 
   test("never links a URL that is not http(s)", () => {
-    const page = htmlRenderer().story(
-      { ...linked, story: { ...linked.story, url: "javascript:alert(1)" } },
-      0,
-    );
+    const page = html([{ ...linked, story: { ...linked.story, url: "javascript:alert(1)" } }]);
     expect(page).not.toContain('javascript:alert(1)"');
-    expect(page).toContain("<h2>1. A faster allocator</h2>");
+    expect(page).toContain('<h3><span class="rank">1.</span> A faster allocator</h3>');
   });
 
   test("escapeHtml() escapes the five special characters and drops control characters", () => {

@@ -1,0 +1,150 @@
+import { stripControl } from "../../text/control.ts";
+import { VERSION } from "../../version.ts";
+import { hnItemUrl, isHttpUrl } from "../fetch/hn-client.ts";
+import type { ArticleSource } from "../types.ts";
+import { dayLabel } from "./dates.ts";
+import { readingTimeText } from "./facts.ts";
+import { escapeHtml, htmlLink } from "./html-escape.ts";
+import { articleLabel } from "./labels.ts";
+import { modelTextToHtml } from "./model-markdown.ts";
+
+/** What the feed needs of one story of an archived day (a day's JSON, read back). */
+export interface FeedStory {
+  id: number;
+  title: string;
+  url: string | null;
+  site: string | null;
+  points: number;
+  numComments: number;
+  articleWords?: number | null;
+  articleSummary: string | null;
+  articleSource: ArticleSource | null;
+  discussionSummary: string | null;
+}
+
+/** One archived day: its name ("2026-11-25"), when its run was, its stories in front-page order. */
+export interface FeedDay {
+  key: string;
+  generatedAt: string;
+  model: string;
+  stories: readonly FeedStory[];
+}
+
+interface Entry {
+  story: FeedStory;
+  rank: number;
+  published: string;
+  updated: string;
+  days: string[];
+}
+
+/**
+ * The Atom 1.0 feed (RFC 4287) of the days given: one entry per story, whose id is its HN
+ * discussion URL, so a story on the front page two days running is one entry, updated with the
+ * newer day's summaries and time, never a duplicate. Newest first. Links are relative to the
+ * feed (`index.html`, the day pages), so they work wherever the folder is served from.
+ */
+export function atomFeed(days: readonly FeedDay[], options: { id: string }): string {
+  const entries = new Map<number, Entry>();
+  const byDay = [...days].sort((a, b) => a.generatedAt.localeCompare(b.generatedAt));
+  for (const day of byDay) {
+    day.stories.forEach((story, index) => {
+      const before = entries.get(story.id);
+      entries.set(story.id, {
+        story,
+        rank: index + 1,
+        published: before?.published ?? day.generatedAt,
+        updated: day.generatedAt,
+        days: [...(before?.days ?? []), day.key],
+      });
+    });
+  }
+  const sorted = [...entries.values()].sort(
+    (a, b) => b.updated.localeCompare(a.updated) || a.rank - b.rank,
+  );
+  const updated = byDay.at(-1)?.generatedAt ?? new Date(0).toISOString();
+  const model = byDay.at(-1)?.model;
+  return [
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<feed xmlns="http://www.w3.org/2005/Atom">',
+    `  <id>${xml(options.id)}</id>`,
+    "  <title>Hacker News digest</title>",
+    model
+      ? `  <subtitle>The Hacker News front page, each story's article and discussion summarised by ${xml(model)}</subtitle>`
+      : undefined,
+    '  <link rel="self" type="application/atom+xml" href="feed.xml"/>',
+    '  <link rel="alternate" type="text/html" href="index.html"/>',
+    `  <updated>${xml(updated)}</updated>`,
+    "  <author><name>hn-digest</name></author>",
+    `  <generator version="${xml(VERSION)}">hn-digest</generator>`,
+    ...sorted.map(entryXml),
+    "</feed>",
+    "",
+  ]
+    .filter((line) => line !== undefined)
+    .join("\n");
+}
+
+function entryXml(entry: Entry): string {
+  const { story } = entry;
+  const discussion = hnItemUrl(story.id);
+  const article = story.url && isHttpUrl(story.url) ? story.url : null;
+  return [
+    "  <entry>",
+    `    <id>${xml(discussion)}</id>`,
+    `    <title>${xml(oneLine(story.title))}</title>`,
+    `    <link rel="alternate" type="text/html" href="${xml(article ?? discussion)}"/>`,
+    article
+      ? `    <link rel="related" type="text/html" title="HN discussion" href="${xml(discussion)}"/>`
+      : undefined,
+    `    <link rel="via" type="text/html" title="This day's digest" href="${xml(`${entry.days.at(-1)}.html#story-${story.id}`)}"/>`,
+    `    <published>${xml(entry.published)}</published>`,
+    `    <updated>${xml(entry.updated)}</updated>`,
+    `    <content type="html">${xml(contentHtml(entry, article, discussion))}</content>`,
+    "  </entry>",
+  ]
+    .filter((line) => line !== undefined)
+    .join("\n");
+}
+
+/** The entry's body: what the story is, both summaries, and the two links. */
+function contentHtml(entry: Entry, article: string | null, discussion: string): string {
+  const { story } = entry;
+  const first = entry.days[0];
+  const facts = [
+    story.site ? escapeHtml(story.site) : undefined,
+    readingTimeText(story.articleWords) ?? undefined,
+    `${story.points} ${story.points === 1 ? "point" : "points"}`,
+    `#${entry.rank} on the front page${
+      entry.days.length > 1 && first ? ` (there since ${escapeHtml(dayLabel(first))})` : ""
+    }`,
+  ].filter((fact) => fact !== undefined);
+  const comments = `${story.numComments} ${story.numComments === 1 ? "comment" : "comments"}`;
+  return [
+    `<p>${facts.join(" · ")}</p>`,
+    `<h3>${articleLabel(story.articleSource)}</h3>`,
+    summaryHtml(story.articleSummary),
+    "<h3>Discussion</h3>",
+    summaryHtml(story.discussionSummary),
+    `<p>${article ? `${htmlLink(article, "Read the article")} · ` : ""}${htmlLink(discussion, `HN discussion (${comments})`)}</p>`,
+  ].join("\n");
+}
+
+function summaryHtml(text: string | null): string {
+  return text === null ? "<p><em>No summary.</em></p>" : modelTextToHtml(text);
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Text for XML content or a double-quoted attribute: escaped, and without what XML 1.0 cannot
+ * carry at all (control characters, lone surrogates, U+FFFE/U+FFFF), which a parser would reject.
+ */
+export function xml(text: string): string {
+  return stripControl(text)
+    .toWellFormed()
+    .replace(/[\uFFFE\uFFFF]/g, "")
+    .replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}

@@ -1,0 +1,239 @@
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { EventEmitter } from "node:events";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseFeed } from "@rowanmanning/feed-parser";
+import { runCommand } from "citty";
+import { UsageError } from "../../lib/config/errors.ts";
+import { createDigestCommand } from "../../lib/digest/command.ts";
+import { DigestFailedError } from "../../lib/digest/digest.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { startDigestWorld } from "../fakes/digest-world.ts";
+import { storyHit } from "../fakes/hn-search.ts";
+
+setDefaultTimeout(30_000);
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "digest-archive-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A text post (no article to fetch, no comments), summarised by the fake Ollama from its title. */
+function post(id: number, title: string, points = 100) {
+  return storyHit({
+    objectID: String(id),
+    story_id: id,
+    _tags: ["story", "author_pg", `story_${id}`, "front_page"],
+    title,
+    url: undefined,
+    story_text: `The post ${title} says something worth reading.`,
+    num_comments: 0,
+    points,
+    created_at_i: Date.parse("2026-11-22T07:00:00Z") / 1000,
+  });
+}
+
+/** One `bun run digest --archive DIR` at `at`, against a front page of `stories`. */
+async function runDay(
+  at: string,
+  stories: unknown[],
+  options: { archive: string; cache: string; timeZone?: string; env?: Record<string, string> },
+) {
+  using world = startDigestWorld({ stories });
+  const logger = createMemoryLogger();
+  let error: unknown;
+  try {
+    await runCommand(
+      createDigestCommand({
+        env: { ...world.env, XDG_CACHE_HOME: options.cache, ...options.env },
+        stdout: { write: () => {} },
+        stderr: { isTTY: false, write: () => {} },
+        logger,
+        sleep: async () => {},
+        now: () => Date.parse(at),
+        timeZone: options.timeZone ?? "UTC",
+        signals: { source: new EventEmitter() },
+      }),
+      { rawArgs: ["--archive", options.archive] },
+    );
+  } catch (caught) {
+    error = caught;
+  }
+  return { error, logger, searchRequests: world.search.requests.length };
+}
+
+const read = (dir: string, name: string) => readFileSync(join(dir, name), "utf8");
+
+describe("bun run digest --archive", () => {
+  test("two days: a page and JSON each, the index newest first, one feed entry per story", async () => {
+    const archive = tempDir();
+    const cache = tempDir();
+    const monday = await runDay("2026-11-23T07:00:00Z", [post(1001, "Alpha"), post(1002, "Beta")], {
+      archive,
+      cache,
+    });
+    expect(monday.error).toBeUndefined();
+    const tuesday = await runDay(
+      "2026-11-24T07:00:00Z",
+      [post(1003, "Gamma"), post(1002, "Beta, revised", 300)],
+      { archive, cache },
+    );
+    expect(tuesday.error).toBeUndefined();
+    expect(tuesday.logger.lines).toContain(
+      `info Archived as ${join(archive, "2026-11-24.html")}, with index.html and feed.xml`,
+    );
+
+    // Every file in place, and no temporary file left behind.
+    expect(readdirSync(archive).sort()).toEqual([
+      "2026-11-23.html",
+      "2026-11-23.json",
+      "2026-11-24.html",
+      "2026-11-24.json",
+      "feed.xml",
+      "index.html",
+    ]);
+
+    const index = read(archive, "index.html");
+    expect(index.indexOf('href="2026-11-24.html"')).toBeGreaterThan(-1);
+    expect(index.indexOf('href="2026-11-24.html"')).toBeLessThan(
+      index.indexOf('href="2026-11-23.html"'),
+    );
+    expect(index).toContain(">Tuesday 24 November 2026</a>");
+    expect(index).toContain('<a href="feed.xml">Atom feed</a>');
+
+    const day = read(archive, "2026-11-24.html");
+    expect(day).toContain(
+      "<title>Hacker News digest · Tuesday 24 November 2026, 07:00 UTC</title>",
+    );
+    expect(day).toContain(
+      '<nav><a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a></nav>',
+    );
+    // Gamma is new since Monday and comes first; Beta was there on Monday.
+    expect(day.indexOf('id="story-1003"')).toBeLessThan(day.indexOf('id="story-1002"'));
+    expect(day).toContain("<h2>New since the last run</h2>");
+    for (const page of [day, index]) {
+      expect(page).not.toMatch(/<script|<img|<iframe|src=|@import|url\(/i);
+    }
+    const json = JSON.parse(read(archive, "2026-11-24.json"));
+    expect(json.stories.map((s: { id: number }) => s.id)).toEqual([1003, 1002]);
+    expect(json.generatedAt).toBe("2026-11-24T07:00:00.000Z");
+
+    const feed = parseFeed(read(archive, "feed.xml"));
+    expect(feed.items.map((item) => [item.id, item.title])).toEqual([
+      ["https://news.ycombinator.com/item?id=1003", "Gamma"],
+      ["https://news.ycombinator.com/item?id=1002", "Beta, revised"],
+      ["https://news.ycombinator.com/item?id=1001", "Alpha"],
+    ]);
+    const beta = feed.items[1];
+    expect(beta?.updated?.toISOString()).toBe("2026-11-24T07:00:00.000Z");
+    expect(beta?.published?.toISOString()).toBe("2026-11-23T07:00:00.000Z");
+    expect(beta?.content).toContain("Summary of the article of Beta, revised.");
+    expect(beta?.content).toContain("300 points");
+    expect(beta?.url).toBe("https://news.ycombinator.com/item?id=1002");
+    expect(feed.items[2]?.updated?.toISOString()).toBe("2026-11-23T07:00:00.000Z");
+  });
+
+  test("a second run the same day replaces that day's page; the feed keeps one entry per story", async () => {
+    const archive = tempDir();
+    const cache = tempDir();
+    await runDay("2026-11-24T07:00:00Z", [post(2001, "Morning story")], { archive, cache });
+    const feedId = (xml: string) => /<feed[^>]*>\s*<id>([^<]+)<\/id>/.exec(xml)?.[1];
+    const idBefore = feedId(read(archive, "feed.xml"));
+    const evening = await runDay(
+      "2026-11-24T19:30:00Z",
+      [post(2002, "Evening story"), post(2001, "Morning story")],
+      { archive, cache },
+    );
+    expect(evening.error).toBeUndefined();
+    expect(readdirSync(archive).sort()).toEqual([
+      "2026-11-24.html",
+      "2026-11-24.json",
+      "feed.xml",
+      "index.html",
+    ]);
+    expect(read(archive, "2026-11-24.html")).toContain("Tuesday 24 November 2026, 19:30 UTC");
+    const feed = parseFeed(read(archive, "feed.xml"));
+    expect(feedId(read(archive, "feed.xml"))).toBe(idBefore ?? "");
+    expect(idBefore).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);
+    expect(feed.items.map((item) => item.id)).toEqual([
+      "https://news.ycombinator.com/item?id=2002",
+      "https://news.ycombinator.com/item?id=2001",
+    ]);
+    expect(feed.items[1]?.updated?.toISOString()).toBe("2026-11-24T19:30:00.000Z");
+  });
+
+  test("the day is the local one, and the feed covers the last 7 days only", async () => {
+    const archive = tempDir();
+    const cache = tempDir();
+    // 23:30 UTC on the 13th is already the 14th in Paris.
+    await runDay("2026-11-13T23:30:00Z", [post(3001, "Old story")], {
+      archive,
+      cache,
+      timeZone: "Europe/Paris",
+    });
+    expect(readdirSync(archive)).toContain("2026-11-14.html");
+    await runDay("2026-11-21T08:00:00Z", [post(3002, "Recent story")], {
+      archive,
+      cache,
+      timeZone: "Europe/Paris",
+    });
+    expect(read(archive, "2026-11-21.html")).toContain("Saturday 21 November 2026, 09:00 CET");
+    const index = read(archive, "index.html");
+    expect(index).toContain('href="2026-11-14.html"');
+    const feed = parseFeed(read(archive, "feed.xml"));
+    expect(feed.items.map((item) => item.title)).toEqual(["Recent story"]);
+  });
+
+  test("a folder that cannot be made is a UsageError (exit 2) before any request", async () => {
+    const parent = tempDir();
+    const file = join(parent, "a-file");
+    writeFileSync(file, "not a folder");
+    const bad = await runDay("2026-11-24T07:00:00Z", [post(4001, "Never fetched")], {
+      archive: join(file, "archive"),
+      cache: tempDir(),
+    });
+    expect(bad.error).toBeInstanceOf(UsageError);
+    expect((bad.error as Error).message).toStartWith(
+      `Archive folder ${join(file, "archive")} (--archive / DIGEST_ARCHIVE) cannot be written: `,
+    );
+    expect(bad.searchRequests).toBe(0);
+  });
+
+  test("a run whose every summary failed leaves the archive (here DIGEST_ARCHIVE) as it was", async () => {
+    const archive = tempDir();
+    const cache = tempDir();
+    await runDay("2026-11-24T07:00:00Z", [post(5001, "Good day")], { archive, cache });
+    const before = read(archive, "2026-11-24.html");
+    using world = startDigestWorld({
+      stories: [post(5002, "Bad run")],
+      ollama: { generate: () => Response.json({ error: "model crashed" }, { status: 500 }) },
+    });
+    let error: unknown;
+    try {
+      await runCommand(
+        createDigestCommand({
+          env: { ...world.env, XDG_CACHE_HOME: cache, DIGEST_ARCHIVE: archive },
+          stdout: { write: () => {} },
+          stderr: { isTTY: false, write: () => {} },
+          logger: createMemoryLogger(),
+          sleep: async () => {},
+          now: () => Date.parse("2026-11-24T09:00:00Z"),
+          timeZone: "UTC",
+          signals: { source: new EventEmitter() },
+        }),
+        { rawArgs: [] },
+      );
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(DigestFailedError);
+    expect(read(archive, "2026-11-24.html")).toBe(before);
+  });
+});
