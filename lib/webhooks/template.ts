@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { errorMessage } from "../text/error-message.ts";
+import { withMemoryLimit } from "./wasm-memory-limit.ts";
 
 /**
  * Jinja2 templates for webhook bodies, URLs and header values, rendered by MiniJinja (Jinja2's
@@ -8,6 +9,10 @@ import { errorMessage } from "../text/error-message.ts";
  * code), and over @huggingface/jinja, whose errors carry no line or column. MiniJinja has no
  * access to anything but the context, no autoescaping for our template names (as Jinja2's
  * default environment; `tojson` is the escape for JSON bodies), and a fuel limit on steps.
+ * Fuel counts steps, not work (`"x" * 1000000000` is one step), so the engine's memory is capped
+ * here and a render's time by the process that runs it (render-process.ts). Templates share one
+ * environment, so `include`, `import`, `extends` and `from` are refused: a webhook's template
+ * sees its own change and nothing else, the same in every process.
  */
 
 type MiniJinja = typeof import("minijinja-js");
@@ -26,8 +31,10 @@ export const TEMPLATE_FUEL = 200_000;
 /** A rendered body (or URL, or header value) larger than this is refused. */
 export const MAX_RENDERED_BYTES = 1024 * 1024;
 const MAX_CACHED_TEMPLATES = 500;
+/** The engine's memory at most: an allocation past it fails the render (the instance is replaced). */
+export const ENGINE_MEMORY_LIMIT = 64 * 1024 * 1024;
 /** WebAssembly memory never shrinks: after a render grew it past this, a fresh instance is made. */
-const MAX_ENGINE_MEMORY = 64 * 1024 * 1024;
+const RECYCLE_ABOVE = 16 * 1024 * 1024;
 
 /** A template that does not parse or render: `line` and `column` are 1-based when known. */
 export class TemplateError extends Error {
@@ -108,9 +115,23 @@ export function prepareTemplateEngine(): void {
 function load(): Engine {
   const require = createRequire(import.meta.url);
   const id = require.resolve("minijinja-js");
-  // A fresh module is a fresh WebAssembly instance (its state lives in the module scope).
+  // A fresh module is a fresh WebAssembly instance (its state lives in the module scope). The
+  // binding compiles its own bytes with `new WebAssembly.Module`: swapped, synchronously, for one
+  // that gives the module's memory a maximum first.
   delete require.cache[id];
-  const module = require(id) as MiniJinja & { __wasm: { memory: WebAssembly.Memory } };
+  const compile = WebAssembly.Module;
+  class LimitedModule extends compile {
+    constructor(bytes: BufferSource) {
+      super(withMemoryLimit(asBytes(bytes), ENGINE_MEMORY_LIMIT));
+    }
+  }
+  let module: MiniJinja & { __wasm: { memory: WebAssembly.Memory } };
+  WebAssembly.Module = LimitedModule;
+  try {
+    module = require(id);
+  } finally {
+    WebAssembly.Module = compile;
+  }
   const env = new module.Environment();
   env.debug = true; // error texts then show the line and a caret under the column
   env.enablePyCompat(); // `data.items()`, `name.upper()` as in Jinja2
@@ -137,7 +158,7 @@ function withEngine<T>(fn: (engine: Engine) => T): T {
       current = null;
       const panic = printed.join("\n").match(/panicked at [^\n]*\n([^\n]+)/)?.[1];
       throw new TemplateError(
-        `the template engine failed: ${panic ?? "out of memory or an internal error"}`,
+        `the template engine failed: ${panic ?? `out of memory (at most ${ENGINE_MEMORY_LIMIT / 1024 / 1024} MiB) or an internal error`}`,
         null,
         null,
       );
@@ -145,7 +166,7 @@ function withEngine<T>(fn: (engine: Engine) => T): T {
     throw error;
   } finally {
     console.error = consoleError;
-    if (current === engine && engine.memory.buffer.byteLength > MAX_ENGINE_MEMORY) current = null;
+    if (current === engine && engine.memory.buffer.byteLength > RECYCLE_ABOVE) current = null;
   }
 }
 
@@ -165,9 +186,32 @@ function useContext(engine: Engine, context: Record<string, unknown>): void {
   engine.context = context;
 }
 
+function asBytes(source: BufferSource): Uint8Array<ArrayBuffer> {
+  if (ArrayBuffer.isView(source)) {
+    return new Uint8Array(source.buffer as ArrayBuffer, source.byteOffset, source.byteLength);
+  }
+  return new Uint8Array(source);
+}
+
+/** A tag that would reach another template of the shared environment. */
+const REFERENCE_TAG = /\{%[-+]?\s*(include|import|extends|from)\b/;
+
+/** Refuses a template that names another one (they all share the environment). */
+function refuseReferences(source: string): void {
+  const found = REFERENCE_TAG.exec(source);
+  if (found === null) return;
+  const before = source.slice(0, found.index).split("\n");
+  throw new TemplateError(
+    `${found[1]} is not allowed: a webhook's template sees only its own change (copy what it needs into it)`,
+    before.length,
+    (before.at(-1)?.length ?? 0) + 1,
+  );
+}
+
 function nameOf(engine: Engine, source: string): string {
   let name = engine.names.get(source);
   if (name === undefined) {
+    refuseReferences(source);
     if (engine.names.size >= MAX_CACHED_TEMPLATES) {
       engine.env.clearTemplates();
       engine.names.clear();

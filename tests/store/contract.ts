@@ -548,6 +548,28 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(await store.queue.retryAllFailed(T0)).toBe(0);
         expect((await claim()).map((c) => c.webhook.name)).toEqual(["fine"]);
       });
+
+      test("enqueue(): a template that includes another webhook's is a template_error, nothing of the other's in it", async () => {
+        // The Slack webhook's header is the first template this process registers.
+        await store.webhooks.create({
+          name: "slack",
+          url: "https://e.example/s",
+          headers: [["Authorization", "Bearer xoxb-{{ 'secret' }}-token"]],
+        });
+        // Stored as a row from before the check at save (the store itself checks nothing).
+        const thief = await store.webhooks.create({
+          name: "thief",
+          url: "https://e.example/t",
+          bodyTemplate: '{% include "t1" %}{% include "t2" %}',
+        });
+        await store.queue.enqueue(change());
+        const [stolen] = await store.queue.list({ webhookId: thief.id });
+        expect(stolen).toMatchObject({ state: "failed", payload: "", templateFailed: true });
+        expect(stolen?.lastError).toBe(
+          "Template error in the body: line 1, column 1: include is not allowed: a webhook's template sees only its own change (copy what it needs into it)",
+        );
+        expect(JSON.stringify(stolen)).not.toContain("xoxb");
+      });
     });
 
     describe("claim", () => {

@@ -135,6 +135,18 @@ describe("templateProblem()", () => {
   test("finds an unclosed block", () => {
     expect(templateProblem("{% for x in data %}{{ x }}")?.message).toStartWith("line 1");
   });
+
+  test.each([
+    ['{% include "t1" %}', "line 1, column 1: include"],
+    ['{%include"t1"%}', "line 1, column 1: include"],
+    ['x\n  {%- import "t1" as m %}', "line 2, column 3: import"],
+    ['{%+ extends "t1" %}', "line 1, column 1: extends"],
+    ['{{ 1 }}{% from "t1" import m %}', "line 1, column 8: from"],
+  ])("refuses %j, which would reach another webhook's template", (source, start) => {
+    expect(templateProblem(source)?.message).toBe(
+      `${start} is not allowed: a webhook's template sees only its own change (copy what it needs into it)`,
+    );
+  });
 });
 
 describe("renderTemplate() limits", () => {
@@ -147,14 +159,27 @@ describe("renderTemplate() limits", () => {
     ).toThrow(/ran out of fuel/);
   });
 
+  test("one string larger than the engine's 64 MiB fails at once instead of growing the process", () => {
+    const before = process.memoryUsage().rss;
+    const started = performance.now();
+    expect(() => renderTemplate('{{ ("x" * 1000000000)|length }}', {})).toThrow(
+      "the template engine failed: out of memory (at most 64 MiB) or an internal error",
+    );
+    // Before the cap: 31 s and 2 GB. Generous bounds: a loaded machine, a fresh engine.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(process.memoryUsage().rss - before).toBeLessThan(512 * 1024 * 1024);
+    expect(renderTemplate("{{ 1 + 1 }}", {})).toBe("2");
+  }, 30_000);
+
   test("a result over the size limit is refused", () => {
     expect(() => renderTemplate("{{ 'x' * 2000000 }}", {})).toThrow(/more than the 1048576/);
   });
 
   test("an engine panic is an error, and the next render works on a fresh engine", () => {
     // 4 × 2^30 bytes overflows WebAssembly's 32-bit sizes: MiniJinja aborts.
+    // Its panic text reaches us only once the instance has installed its panic hook.
     expect(() => renderTemplate("{{ 'xxxx' * n }}", { n: 2 ** 30 })).toThrow(
-      /^the template engine failed: capacity overflow$/,
+      /^the template engine failed: (capacity overflow|out of memory)/,
     );
     expect(renderTemplate("{{ 1 + 1 }}", {})).toBe("2");
     // A fresh engine is a new WebAssembly instance: ~0.1 s alone, seconds on a loaded machine.
