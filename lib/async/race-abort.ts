@@ -19,3 +19,19 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
     );
   });
 }
+
+/**
+ * Resolves with `promise`, or earlier when `signal` aborts; never rejects on abort (raceAbort's
+ * gentle twin: for waits whose end needs no value, such as "room in the buffer").
+ */
+export function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+    promise.then(done);
+  });
+}

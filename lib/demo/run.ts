@@ -10,9 +10,10 @@ import { VERSION } from "../version.ts";
 import type { WorkerHooks } from "../webhooks/loop.ts";
 import { generateSecret } from "../webhooks/signing.ts";
 import { attemptLogEntry, describeAttempt } from "../worker/attempt-log.ts";
-import { createDeliveryWorker, loggingHooks } from "../worker/bind.ts";
+import { createDeliveryWorker } from "../worker/bind.ts";
 import { loadWorkerConfig, type WorkerConfig } from "../worker/config.ts";
 import { startHeartbeat, workerSnapshot } from "../worker/heartbeat.ts";
+import { loggingHooks } from "../worker/log-hooks.ts";
 
 const HOST = "127.0.0.1";
 

@@ -1,12 +1,94 @@
 import { abortableSleep } from "../async/sleep.ts";
 import type { Claim } from "./model.ts";
 
-/** The part of the loop's collaborators (loop.ts) an outage concerns. */
-interface OutageCollaborators<D> {
+/** Whether the database answers: one object, bound to the store (Store.reachable and kin). */
+export interface Availability {
+  /** False while the database is known to be unreachable. */
+  reachable(): boolean;
+  /** Resolves when the database answers again after an outage, or on abort. */
+  untilReachable(signal: AbortSignal): Promise<void>;
+  /** Whether a failed store call means the database is unreachable (an outage). */
+  isUnreachable(error: unknown): boolean;
+}
+
+/** The database always answers (a test's fake queue). */
+export const ALWAYS_AVAILABLE: Availability = {
+  reachable: () => true,
+  untilReachable: async () => {},
+  isUnreachable: () => false,
+};
+
+/**
+ * Closed while a result cannot be recorded: the database is unreachable, or a result already
+ * made waits to be written. A request made then would be made again once its lease ran out, so
+ * held claims wait unsent; and when the database answers, the results held are written before
+ * any new request or claim (they are fenced: one whose lease was taken over is discarded).
+ */
+export interface OutageGate {
+  /** A question only: starts nothing. */
+  closed(): boolean;
+  /** Results whose write failed and is being retried. */
+  resultsWaiting(): number;
+  /** Counts a result as waiting; call the returned function once it is written or given up. */
+  holdResult(): () => void;
+  /** Resolves once the gate is open, or on abort. */
+  opened(signal: AbortSignal): Promise<void>;
+}
+
+export function createOutageGate(availability: Partial<Availability>): OutageGate {
+  let waiting = 0;
+  let drained: Array<() => void> = [];
+  const unreachable = () => availability.reachable?.() === false;
+  function closed(): boolean {
+    return waiting > 0 || unreachable();
+  }
+  function untilNoneWaiting(signal: AbortSignal): Promise<void> {
+    if (waiting === 0 || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      drained.push(done);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+  return {
+    closed,
+    resultsWaiting: () => waiting,
+    holdResult() {
+      waiting++;
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        if (--waiting > 0) return;
+        const woken = drained;
+        drained = [];
+        for (const wake of woken) wake();
+      };
+    },
+    async opened(signal) {
+      // A wait on an aborted signal returns at once: checked first, or this would spin while
+      // the database stays down after a hard stop.
+      while (!signal.aborted && closed()) {
+        if (unreachable() && availability.untilReachable) {
+          await availability.untilReachable(signal).catch(() => {});
+          // Still down (an answer from a dying connection): look again a little later.
+          if (unreachable() && !signal.aborted) await abortableSleep(100, signal);
+        } else {
+          await untilNoneWaiting(signal);
+        }
+      }
+    },
+  };
+}
+
+/** The part of the loop's collaborators writing a result concerns. */
+interface RecordCollaborators<D> {
   finish(claim: Claim, delivered: D): Promise<boolean>;
   isUnreachable?(error: unknown): boolean;
   untilReachable?(signal: AbortSignal): Promise<void>;
-  reachable?(): boolean;
 }
 
 interface FinishErrorHook {
@@ -14,64 +96,42 @@ interface FinishErrorHook {
 }
 
 /**
- * Closed while the database is known to be unreachable: a result could not be recorded, and a
- * request made now would be made again once its lease ran out. Held claims wait unsent; when
- * the database answers, `onOpen` refills the slots.
- */
-export function createSendGate(
-  collaborators: Pick<OutageCollaborators<unknown>, "untilReachable" | "reachable">,
-  options: { signal: () => AbortSignal; onOpen: () => void },
-): { closed(): boolean } {
-  let reopening = false;
-  return {
-    closed() {
-      if (collaborators.reachable?.() !== false) return false;
-      // After a hard stop nothing starts anyway, and a wait on an aborted signal returns at
-      // once: reopening then would loop without end while the database stays down.
-      if (!reopening && collaborators.untilReachable && !options.signal().aborted) {
-        reopening = true;
-        collaborators
-          .untilReachable(options.signal())
-          .catch(() => {})
-          .finally(() => {
-            reopening = false;
-            if (!options.signal().aborted) options.onOpen();
-          });
-      }
-      return true;
-    },
-  };
-}
-
-/**
  * Records a result, keeping it in memory through an outage and writing it when the database
- * answers again, and retrying with a backoff after any other failure (a busy lock, a deadlock):
- * the write is fenced, so once a lease is taken over meanwhile it is discarded, never applied
- * twice. Null only when the requests in flight were aborted (hard shutdown); then the lease runs
- * out and the delivery is retried, as after a crash.
+ * answers again, and retrying with a backoff after any other failure (a busy lock, a deadlock,
+ * a full disk): the write is fenced, so once a lease is taken over meanwhile it is discarded,
+ * never applied twice. While it waits, `gate` counts it (no new request starts). Null only when
+ * the requests in flight were aborted (hard shutdown); then the lease runs out and the delivery
+ * is retried, as after a crash.
  */
 export async function recordThroughOutage<D>(
-  collaborators: OutageCollaborators<D>,
+  collaborators: RecordCollaborators<D>,
   options: {
     claim: Claim;
     delivered: D;
     signal: AbortSignal;
     hooks: FinishErrorHook;
     sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+    gate?: OutageGate;
   },
 ): Promise<boolean | null> {
   const { claim, delivered, signal, hooks } = options;
-  for (let failures = 0; ; failures++) {
-    try {
-      return await collaborators.finish(claim, delivered);
-    } catch (error) {
-      hooks.onError?.(error, { phase: "finish", claim });
-      if (signal.aborted) return null;
-      const outage = collaborators.isUnreachable?.(error) === true;
-      if (outage && collaborators.untilReachable) await collaborators.untilReachable(signal);
-      else await (options.sleep ?? abortableSleep)(retryDelayMs(failures), signal);
-      if (signal.aborted) return null;
+  let written: (() => void) | undefined;
+  try {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await collaborators.finish(claim, delivered);
+      } catch (error) {
+        written ??= options.gate?.holdResult();
+        hooks.onError?.(error, { phase: "finish", claim });
+        if (signal.aborted) return null;
+        const outage = collaborators.isUnreachable?.(error) === true;
+        if (outage && collaborators.untilReachable) await collaborators.untilReachable(signal);
+        else await (options.sleep ?? abortableSleep)(retryDelayMs(failures), signal);
+        if (signal.aborted) return null;
+      }
     }
+  } finally {
+    written?.();
   }
 }
 

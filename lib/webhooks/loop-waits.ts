@@ -29,19 +29,6 @@ export async function pauseAfterFailure(options: {
   pause.abort();
 }
 
-/** Resolves with `promise`, or earlier when `signal` aborts. */
-export function untilAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    signal.addEventListener("abort", done, { once: true });
-    promise.then(done);
-  });
-}
-
 /**
  * The loop's wake-ups. `progress()` resolves at the next `wake()` (a request ended, a result
  * was written); `room()` only at a wake-up that finds `wantsClaims()` true, so a full worker

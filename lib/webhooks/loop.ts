@@ -1,43 +1,43 @@
-import { createSendGate, recordThroughOutage } from "./loop-outage.ts";
-import { createWakeups, pauseAfterFailure, untilAborted } from "./loop-waits.ts";
+import { untilAborted } from "../async/race-abort.ts";
+import { ClaimBuffer } from "./claim-buffer.ts";
+import type { Freshness } from "./lease-rules.ts";
+import {
+  ALWAYS_AVAILABLE,
+  type Availability,
+  createOutageGate,
+  type OutageGate,
+  recordThroughOutage,
+} from "./loop-outage.ts";
+import { createWakeups, pauseAfterFailure } from "./loop-waits.ts";
 import type { Claim, Delivered } from "./model.ts";
 
 /**
- * What the loop needs, and nothing about SQL or HTTP (cf. pg-boss and graphile-worker): the
- * worker process (lib/worker/bind.ts) binds these to a store, the sender and the retry policy.
+ * What the loop needs, and nothing about SQL or HTTP (cf. pg-boss's fetch/onFetch/onError): the
+ * worker process (lib/worker/bind.ts) binds these to a store and the sender.
  */
 export interface WorkerCollaborators {
   /** Leases up to `limit` due deliveries. */
   claim(limit: number): Promise<Claim[]>;
   /**
-   * Makes the attempt. Throws only when `signal` aborted it (hard shutdown). Null: not sent,
-   * because right before the request the claim's lease no longer outlasted it (the process was
-   * paused); the claim is given back.
+   * Renews held claims that may not be sent as held (Freshness): resolves with those to send
+   * now (lease renewed, webhook as it is now); the others must not be sent (given back, or no
+   * longer ours). On a rejection none are sent and all are given back (release).
    */
-  deliver(claim: Claim, signal: AbortSignal): Promise<Delivered | null>;
+  renew(claims: Claim[]): Promise<Claim[]>;
   /**
-   * Whether a held claim can be sent as it is, now: its lease outlasts the request and its
-   * webhook's values were read recently. Absent: always.
+   * Makes the attempt and judges it. Throws only when `signal` aborted it (hard shutdown). Null:
+   * not sent, because right before the request the claim's lease no longer outlasted it (the
+   * process was paused); the claim is given back.
    */
-  sendable?(claim: Claim): boolean;
-  /**
-   * Re-checks with the store the claims that were not sendable as held: resolves with those to
-   * send now (lease renewed, webhook as it is now); the others must not be sent (given back,
-   * or no longer ours). On a rejection none are sent and all are given back (release).
-   */
-  recheck?(claims: Claim[]): Promise<Claim[]>;
+  send(claim: Claim, signal: AbortSignal): Promise<Delivered | null>;
   /** Records the attempt; false when the lease was lost and the result discarded. */
   finish(claim: Claim, delivered: Delivered): Promise<boolean>;
   /** Gives unfinished claims back. */
   release(claims: Claim[]): Promise<void>;
   /** Resolves when work may be due (a change, the next due time) or on abort. */
   waitForWork(signal: AbortSignal): Promise<void>;
-  /** Whether a failed store call means the database is unreachable (an outage). */
-  isUnreachable?(error: unknown): boolean;
-  /** Resolves when the database answers again after an outage, or on abort. */
-  untilReachable?(signal: AbortSignal): Promise<void>;
-  /** False while the database is known to be unreachable: no request starts then. */
-  reachable?(): boolean;
+  /** Whether the database answers. Absent: always. */
+  availability?: Availability;
 }
 
 /** Observers (logging, metrics). They must not throw. */
@@ -46,6 +46,8 @@ export interface WorkerHooks {
   onFinished?(claim: Claim, delivered: Delivered, applied: boolean): void;
   onReleased?(claims: Claim[]): void;
   onError?(error: unknown, context: { phase: WorkerPhase; claim?: Claim }): void;
+  /** A store call succeeded after one or more failed (the end of an outage or a full disk). */
+  onStoreBack?(): void;
 }
 
 /** Where an error happened; all but "deliver" are store calls ("wait": looking for work). */
@@ -76,6 +78,8 @@ export interface WorkerOptions {
    * a database write before every request.
    */
   prefetch?: number;
+  /** When a held claim may start as it is (lease-rules.ts). Absent: always. */
+  freshness?: Freshness;
   hooks?: WorkerHooks;
   /**
    * First pause after a failed claim or wait (the database was locked or gone), doubling to
@@ -102,26 +106,17 @@ export interface Worker {
 }
 
 /**
- * A delivery worker. At most `concurrency` requests are in flight; up to `prefetch` more claims
- * wait in a buffer, so a slot is refilled the moment its request ends while the claim that tops
- * the buffer up and the finished results share the store's next write.
+ * A delivery worker: `concurrency` slots, each doing take → send → record, fed by a claim
+ * buffer (claim-buffer.ts) that holds up to `prefetch` more claims, so a slot is refilled the
+ * moment its request ends while the claim that tops the buffer up and the finished results
+ * share the store's next write.
  */
 export function createWorker(collaborators: WorkerCollaborators, options: WorkerOptions): Worker {
-  const { concurrency, hooks = {} } = options;
-  const capacity = concurrency + (options.prefetch ?? 0);
-  // Topped up once half empty: claims then come in chunks of at least half the buffer, and each
-  // claim shares its transaction with the results written meanwhile.
-  const lowWater = Math.floor((options.prefetch ?? 0) / 2);
-  const claimErrorDelayMs = options.claimErrorDelayMs ?? 1000;
-  /** Every delivery being handled, until its result is written (shutdown waits for these). */
-  const running = new Set<Promise<void>>();
-  /** Claimed, not started yet. */
-  const ready: Claim[] = [];
-  /** Requests in flight: what `concurrency` bounds. */
-  let busy = 0;
-  let accepting = false;
-  let deliverSignal: AbortSignal = new AbortController().signal;
-  const counts: WorkerCounts = {
+  return new DeliveryLoop(collaborators, options);
+}
+
+class DeliveryLoop implements Worker {
+  readonly counts: WorkerCounts = {
     claimed: 0,
     successful: 0,
     failed: 0,
@@ -130,185 +125,245 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     released: 0,
     withdrawn: 0,
   };
-  /** Held claims not sendable as they were, waiting for `recheck`. */
-  const stale: Claim[] = [];
-  /** Claims in the recheck under way. */
-  let rechecking = 0;
-  /** Claims just back from a recheck, started at once without asking `sendable` again. */
-  const checked = new Set<Claim>();
+  readonly #collaborators: WorkerCollaborators;
+  readonly #availability: Availability;
+  readonly #hooks: WorkerHooks;
+  readonly #concurrency: number;
+  readonly #claimErrorDelayMs: number;
+  readonly #gate: OutageGate;
+  readonly #buffer: ClaimBuffer;
+  readonly #wakeups: ReturnType<typeof createWakeups>;
+  /** Every delivery being handled, until its result is written (shutdown waits for these). */
+  readonly #running = new Set<Promise<void>>();
+  /** Requests in flight: what `concurrency` bounds. */
+  #busy = 0;
+  #accepting = false;
+  #deliverSignal: AbortSignal = new AbortController().signal;
+  /** Whether the last store call failed: the next that succeeds says so (onStoreBack). */
+  #storeFailing = false;
+  /** What writing a result needs, built once. */
+  readonly #recording: Parameters<typeof recordThroughOutage<Delivered>>[0];
 
-  const { progress, room, wake, progressUnlessDropped } = createWakeups(() => wantsClaims());
-
-  async function release(claims: Claim[]): Promise<void> {
-    if (claims.length === 0) return;
-    try {
-      await collaborators.release(claims);
-      counts.released += claims.length;
-      hooks.onReleased?.(claims);
-    } catch (error) {
-      // The leases expire and the deliveries are claimed again.
-      hooks.onError?.(error, { phase: "release", claim: claims[0] });
-    }
+  constructor(collaborators: WorkerCollaborators, options: WorkerOptions) {
+    this.#collaborators = collaborators;
+    this.#availability = collaborators.availability ?? ALWAYS_AVAILABLE;
+    this.#hooks = options.hooks ?? {};
+    this.#concurrency = options.concurrency;
+    this.#claimErrorDelayMs = options.claimErrorDelayMs ?? 1000;
+    this.#gate = createOutageGate(this.#availability);
+    const availability = this.#availability;
+    this.#recording = {
+      finish: (claim, delivered) => collaborators.finish(claim, delivered),
+      isUnreachable: (error) => availability.isUnreachable(error),
+      untilReachable: (signal) => availability.untilReachable(signal),
+    };
+    this.#buffer = new ClaimBuffer({
+      concurrency: options.concurrency,
+      prefetch: options.prefetch ?? 0,
+      inFlight: () => this.#busy,
+      claim: (limit) => collaborators.claim(limit),
+      renew: (claims) => collaborators.renew(claims),
+      release: (claims) => this.#release(claims),
+      freshness: options.freshness,
+      gate: this.#gate,
+      onReady: () => {
+        this.#fill();
+        this.#wakeups.wake();
+      },
+      onClaimed: (claims) => {
+        this.counts.claimed += claims.length;
+        this.#hooks.onClaimed?.(claims);
+      },
+      onWithdrawn: (count) => {
+        this.counts.withdrawn += count;
+      },
+      onRenewError: (error, claims) => this.#storeFailed(error, "recheck", claims[0]),
+    });
+    this.#wakeups = createWakeups(() => this.#buffer.wantsClaims());
   }
 
-  /** The request is over: its slot goes to the next ready claim while its result is written. */
-  function requestEnded(): void {
-    busy--;
-    startReady();
-    wake();
+  get inFlight(): number {
+    return this.#busy;
   }
 
-  // While the database cannot be reached no request starts; the slots fill when it answers.
-  const sendGate = createSendGate(collaborators, {
-    signal: () => deliverSignal,
-    onOpen: () => {
-      startReady();
-      wake();
-    },
-  });
-
-  async function handle(claim: Claim, signal: AbortSignal): Promise<void> {
-    let delivered: Delivered | null;
-    try {
-      delivered = await collaborators.deliver(claim, signal);
-    } catch (error) {
-      requestEnded();
-      if (signal.aborted) return release([claim]);
-      // Not released on purpose: the lease runs out and the delivery is retried after it,
-      // instead of a tight loop over a delivery that makes the sender throw.
-      hooks.onError?.(error, { phase: "deliver", claim });
-      return;
-    }
-    requestEnded();
-    if (delivered === null) {
-      counts.withdrawn++;
-      return release([claim]);
-    }
-    const applied = await recordThroughOutage(collaborators, { claim, delivered, signal, hooks });
-    if (applied === null) return;
-    if (!applied) counts.discarded++;
-    else if (delivered.outcome.state === "successful") counts.successful++;
-    else if (delivered.outcome.state === "failed") counts.failed++;
-    else counts.retried++;
-    hooks.onFinished?.(claim, delivered, applied);
-  }
-
-  function startReady(): void {
-    while (accepting && busy < concurrency && ready.length > 0 && !sendGate.closed()) {
-      const claim = ready.shift() as Claim;
-      if (checked.has(claim)) checked.delete(claim);
-      else if (collaborators.sendable && !collaborators.sendable(claim)) {
-        // The buffer is first in, first out: when its head needs a recheck, the claims taken
-        // with it soon will too. All go in one recheck now, long before their leases run out.
-        stale.push(claim);
-        moveStale(collaborators.sendable);
+  async run(runOptions: { signal: AbortSignal; abortInFlight?: AbortSignal }): Promise<void> {
+    const { signal } = runOptions;
+    this.#begin(runOptions);
+    // Store calls failed in a row on the idle path (claim, or looking for the next due time).
+    let storeErrors = 0;
+    while (!signal.aborted) {
+      let more: boolean;
+      try {
+        more = await this.#topUp();
+        storeErrors = 0;
+      } catch (error) {
+        this.#storeFailed(error, "claim");
+        await this.#pauseAfter(error, storeErrors++, signal);
         continue;
       }
-      busy++;
-      const task: Promise<void> = handle(claim, deliverSignal).finally(() => {
-        running.delete(task);
-        wake();
-      });
-      running.add(task);
-    }
-    checked.clear();
-    if (accepting && stale.length > 0 && rechecking === 0) recheckStale();
-  }
-
-  /** Moves the ready claims that cannot be sent as they are to `stale`, keeping the order. */
-  function moveStale(sendable: (claim: Claim) => boolean): void {
-    let kept = 0;
-    for (const claim of ready) {
-      if (checked.has(claim) || sendable(claim)) ready[kept++] = claim;
-      else stale.push(claim);
-    }
-    ready.length = kept;
-  }
-
-  /** One recheck at a time; claims found stale meanwhile wait for the next. */
-  function recheckStale(): void {
-    const batch = stale.splice(0);
-    rechecking = batch.length;
-    const task: Promise<void> = (async () => {
-      try {
-        const keep = (await collaborators.recheck?.(batch)) ?? batch;
-        counts.withdrawn += batch.length - keep.length;
-        // Those that can start now do so as rechecked; the others are judged again when their
-        // turn comes (renewed again if need be), so a wait in the buffer never outlives a lease.
-        for (const claim of keep.slice(0, Math.max(0, concurrency - busy))) checked.add(claim);
-        ready.unshift(...keep);
-        startReady();
-      } catch (error) {
-        hooks.onError?.(error, { phase: "recheck", claim: batch[0] });
-        // Given back, not left to their leases: a passing failure (a deadlock, a dropped
-        // connection) would otherwise hold them a whole lease. If the store is down, the
-        // release fails too and the leases run out as before.
-        await release(batch);
+      if (signal.aborted) break;
+      if (more) {
+        // Full: wait for room (a request ending).
+        if (!this.#buffer.wantsClaims()) await untilAborted(this.#wakeups.room(), signal);
+        continue;
       }
-    })().finally(() => {
-      rechecking = 0;
-      running.delete(task);
-      startReady();
-      wake();
-    });
-    running.add(task);
-  }
-
-  /** Claims held and not in flight: ready, stale, or being rechecked. */
-  function waiting(): number {
-    return ready.length + stale.length + rechecking;
-  }
-
-  function wantsClaims(): boolean {
-    return busy + waiting() < capacity && waiting() <= lowWater;
-  }
-
-  /** Tops the buffer up; returns whether the queue had as many due as there was room for. */
-  async function topUp(): Promise<boolean> {
-    if (!wantsClaims()) return true;
-    const room = capacity - busy - waiting();
-    const claims = await collaborators.claim(room);
-    if (claims.length > 0) {
-      counts.claimed += claims.length;
-      hooks.onClaimed?.(claims);
-      ready.push(...claims);
-      startReady();
+      // Fewer due than room: sleep until new work, its due time, or progress (a finished
+      // delivery may have been rescheduled).
+      const failed = await this.#idle(signal);
+      if (failed !== null && !signal.aborted) {
+        this.#storeFailed(failed, "wait");
+        await this.#pauseAfter(failed, storeErrors++, signal);
+      }
     }
-    return claims.length === room;
+    await this.#end();
   }
 
-  function begin(runOptions: { abortInFlight?: AbortSignal }): void {
-    accepting = true;
-    deliverSignal = runOptions.abortInFlight ?? new AbortController().signal;
+  async runOnce(runOptions: { signal?: AbortSignal; abortInFlight?: AbortSignal } = {}) {
+    const signal = runOptions.signal ?? new AbortController().signal;
+    this.#begin(runOptions);
+    try {
+      while (!signal.aborted) {
+        const more = await this.#topUp();
+        if (more) {
+          if (!this.#buffer.wantsClaims()) await untilAborted(this.#wakeups.room(), signal);
+          continue;
+        }
+        if (this.#busy === 0 && this.#buffer.held === 0) {
+          // Nothing more was due: wait for the results being written, then look once more (a
+          // result written meanwhile may not have been visible to the claim).
+          if (this.#running.size === 0) break;
+          await Promise.all(this.#running);
+          continue;
+        }
+        await untilAborted(this.#wakeups.progress(), signal);
+      }
+    } finally {
+      await this.#end();
+    }
+  }
+
+  #begin(runOptions: { abortInFlight?: AbortSignal }): void {
+    this.#accepting = true;
+    this.#deliverSignal = runOptions.abortInFlight ?? new AbortController().signal;
+    this.#buffer.start();
   }
 
   /** Stops starting requests, gives back the claims never started, waits for the rest. */
-  async function end(): Promise<void> {
-    accepting = false;
-    await release([...ready.splice(0), ...stale.splice(0)]);
-    while (running.size > 0) await Promise.all(running);
-    // Claims a recheck returned while the requests in flight ended.
-    checked.clear();
-    await release(ready.splice(0));
+  async #end(): Promise<void> {
+    this.#accepting = false;
+    const drained = this.#buffer.drain();
+    while (this.#running.size > 0) await Promise.all(this.#running);
+    await drained;
+  }
+
+  /** Tops the buffer up and starts what it can; a claim's failure is thrown. */
+  async #topUp(): Promise<boolean> {
+    const more = await this.#buffer.topUp();
+    this.#storeAnswered();
+    this.#fill();
+    return more;
+  }
+
+  /** Starts a request in every free slot the buffer has a claim for. */
+  #fill(): void {
+    if (!this.#accepting) return;
+    for (const claim of this.#buffer.take(this.#concurrency - this.#busy)) {
+      this.#busy++;
+      const task: Promise<void> = this.#handle(claim, this.#deliverSignal).finally(() => {
+        this.#running.delete(task);
+        this.#wakeups.wake();
+      });
+      this.#running.add(task);
+    }
+  }
+
+  /** One slot's turn: send, then record. */
+  async #handle(claim: Claim, signal: AbortSignal): Promise<void> {
+    let delivered: Delivered | null;
+    try {
+      delivered = await this.#collaborators.send(claim, signal);
+    } catch (error) {
+      this.#requestEnded();
+      if (signal.aborted) return this.#release([claim]);
+      // Not released on purpose: the lease runs out and the delivery is retried after it,
+      // instead of a tight loop over a delivery that makes the sender throw.
+      this.#hooks.onError?.(error, { phase: "deliver", claim });
+      return;
+    }
+    this.#requestEnded();
+    if (delivered === null) {
+      this.counts.withdrawn++;
+      return this.#release([claim]);
+    }
+    const applied = await this.#record(claim, delivered, signal);
+    if (applied === null) return;
+    if (!applied) this.counts.discarded++;
+    else if (delivered.outcome.state === "successful") this.counts.successful++;
+    else if (delivered.outcome.state === "failed") this.counts.failed++;
+    else this.counts.retried++;
+    this.#hooks.onFinished?.(claim, delivered, applied);
+  }
+
+  /** The request is over: its slot goes to the next claim while its result is written. */
+  #requestEnded(): void {
+    this.#busy--;
+    this.#fill();
+    this.#wakeups.wake();
+  }
+
+  async #record(claim: Claim, delivered: Delivered, signal: AbortSignal) {
+    const applied = await recordThroughOutage(this.#recording, {
+      claim,
+      delivered,
+      signal,
+      gate: this.#gate,
+      hooks: { onError: (error) => this.#storeFailed(error, "finish", claim) },
+    });
+    if (applied !== null) this.#storeAnswered();
+    return applied;
+  }
+
+  async #release(claims: Claim[]): Promise<void> {
+    if (claims.length === 0) return;
+    try {
+      await this.#collaborators.release(claims);
+      this.counts.released += claims.length;
+      this.#storeAnswered();
+      this.#hooks.onReleased?.(claims);
+    } catch (error) {
+      // The leases expire and the deliveries are claimed again.
+      this.#storeFailed(error, "release", claims[0]);
+    }
+  }
+
+  #storeFailed(error: unknown, phase: WorkerPhase, claim?: Claim): void {
+    this.#storeFailing = true;
+    this.#hooks.onError?.(error, { phase, claim });
+  }
+
+  #storeAnswered(): void {
+    if (!this.#storeFailing) return;
+    this.#storeFailing = false;
+    this.#hooks.onStoreBack?.();
   }
 
   /** After a failed store call on the idle path. */
-  function pauseAfter(error: unknown, failures: number, signal: AbortSignal): Promise<void> {
-    const baseDelayMs = claimErrorDelayMs;
-    return pauseAfterFailure({ error, failures, baseDelayMs, signal, store: collaborators });
+  #pauseAfter(error: unknown, failures: number, signal: AbortSignal): Promise<void> {
+    const baseDelayMs = this.#claimErrorDelayMs;
+    return pauseAfterFailure({ error, failures, baseDelayMs, signal, store: this.#availability });
   }
 
   /** Sleeps until new work, its due time, or progress; a failed look is returned, not thrown. */
-  async function idle(signal: AbortSignal): Promise<unknown> {
+  async #idle(signal: AbortSignal): Promise<unknown> {
     const wait = new AbortController();
     const stop = () => wait.abort();
     signal.addEventListener("abort", stop, { once: true });
     // Settled either way, so a look that fails after progress() won the race is still handled.
-    const looked = collaborators.waitForWork(wait.signal).then(
+    const looked = this.#collaborators.waitForWork(wait.signal).then(
       () => null,
       (error: unknown) => error ?? new Error("waitForWork failed"),
     );
-    const progressed = progressUnlessDropped();
+    const progressed = this.#wakeups.progressUnlessDropped();
     const result = await Promise.race([looked, progressed.promise.then(() => null)]);
     // Dropped when the look won: an idle worker would gather one per look otherwise.
     progressed.drop();
@@ -316,71 +371,4 @@ export function createWorker(collaborators: WorkerCollaborators, options: Worker
     wait.abort();
     return result;
   }
-
-  async function run(runOptions: { signal: AbortSignal; abortInFlight?: AbortSignal }) {
-    const { signal } = runOptions;
-    begin(runOptions);
-    // Store calls failed in a row on the idle path (claim, or looking for the next due time).
-    let storeErrors = 0;
-    while (!signal.aborted) {
-      let more: boolean;
-      try {
-        more = await topUp();
-        storeErrors = 0;
-      } catch (error) {
-        hooks.onError?.(error, { phase: "claim" });
-        await pauseAfter(error, storeErrors++, signal);
-        continue;
-      }
-      if (signal.aborted) break;
-      if (more) {
-        // Full: wait for room (a request ending).
-        if (!wantsClaims()) await untilAborted(room(), signal);
-        continue;
-      }
-      // Fewer due than room: sleep until new work, its due time, or progress (a finished
-      // delivery may have been rescheduled).
-      const failed = await idle(signal);
-      if (failed !== null && !signal.aborted) {
-        hooks.onError?.(failed, { phase: "wait" });
-        await pauseAfter(failed, storeErrors++, signal);
-      }
-    }
-    await end();
-  }
-
-  async function runOnce(
-    runOptions: { signal?: AbortSignal; abortInFlight?: AbortSignal } = {},
-  ): Promise<void> {
-    const signal = runOptions.signal ?? new AbortController().signal;
-    begin(runOptions);
-    try {
-      while (!signal.aborted) {
-        const more = await topUp();
-        if (more) {
-          if (!wantsClaims()) await untilAborted(room(), signal);
-          continue;
-        }
-        if (busy === 0 && waiting() === 0) {
-          // Nothing more was due: wait for the results being written, then look once more (a
-          // result written meanwhile may not have been visible to the claim).
-          if (running.size === 0) break;
-          await Promise.all(running);
-          continue;
-        }
-        await untilAborted(progress(), signal);
-      }
-    } finally {
-      await end();
-    }
-  }
-
-  return {
-    run,
-    runOnce,
-    get inFlight() {
-      return busy;
-    },
-    counts,
-  };
 }

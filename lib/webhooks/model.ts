@@ -164,10 +164,17 @@ export type ConditionOp = (typeof CONDITION_OPS)[number];
 export type ConditionSet = { and: ConditionNode[] } | { or: ConditionNode[] };
 export type ConditionNode = Condition | ConditionSet;
 
-/** One attempt's result and the state it leads to. */
+/**
+ * One attempt's result and what it leads to, as judged (policy/judge.ts): the delivery's next
+ * state, and what to write about its webhook once the result is recorded.
+ */
 export interface Delivered {
   record: AttemptRecord;
   outcome: Outcome;
+  /** The receiver asked to slow down (429/503): no attempt to the webhook before this time. */
+  pauseWebhookUntil?: number;
+  /** The webhook's failure streak: ended by a success, extended by a failure; absent: untouched. */
+  streak?: "end" | "extend";
 }
 
 /** An application change, turned into NetBox's payload shape at enqueue. */

@@ -86,8 +86,18 @@ export interface DeliveryQueue {
   attemptsAfter(afterId: number, limit: number): Promise<AttemptSample[]>;
 }
 
-/** A webhook's failure streak and automatic disabling (policy/endpoint-health.ts). */
-export interface HealthStore {
+/** Worker heartbeats, so people can see which workers run. */
+export interface WorkerRegistry {
+  heartbeat(info: WorkerInfo): Promise<void>;
+  remove(id: string): Promise<void>;
+  list(): Promise<WorkerInfo[]>;
+}
+
+/**
+ * A webhook's sending health: its failure streak and automatic disabling
+ * (policy/endpoint-health.ts) and the 429/503 slow-down.
+ */
+export interface WebhookHealthRepo {
   /** Ends the streak (a success); cheap when there is none. */
   recordSuccess(webhookId: number): Promise<void>;
   /**
@@ -100,20 +110,6 @@ export interface HealthStore {
   ): Promise<Streak | null>;
   /** Disables an enabled webhook with a reason and clears its streak; false if it was not enabled. */
   disable(webhookId: number, options: { reason: string; now: number }): Promise<boolean>;
-}
-
-/** Worker heartbeats, so people can see which workers run. */
-export interface WorkerRegistry {
-  heartbeat(info: WorkerInfo): Promise<void>;
-  remove(id: string): Promise<void>;
-  list(): Promise<WorkerInfo[]>;
-}
-
-/**
- * A webhook's sending health: its failure streak and automatic disabling (policy/endpoint-health.ts)
- * and the 429/503 slow-down.
- */
-export interface WebhookHealthRepo extends HealthStore {
   /** No attempt to the webhook before `until`; never shortens a longer pause. True if extended. */
   pause(webhookId: number, until: number): Promise<boolean>;
 }

@@ -9,6 +9,7 @@ import {
   type Resolver,
 } from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
+import { timeoutOf } from "./lease-rules.ts";
 import type { AttemptRecord, Claim } from "./model.ts";
 import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
@@ -173,21 +174,6 @@ function unrenderedTemplate({ webhook, delivery }: Claim): string | null {
     return "A header of the webhook became a template after this delivery was queued: nothing was rendered for it";
   }
   return null;
-}
-
-/** The webhook's own timeout, capped below the lease, or WEBHOOK_TIMEOUT_MS. */
-export function timeoutOf(
-  claim: Claim,
-  options: Pick<SendOptions, "timeoutMs" | "maxTimeoutMs">,
-): { ms: number; source: string } {
-  const own = claim.webhook.timeoutMs;
-  if (own === null || own === undefined) {
-    return { ms: options.timeoutMs, source: "WEBHOOK_TIMEOUT_MS" };
-  }
-  const max = options.maxTimeoutMs ?? Number.POSITIVE_INFINITY;
-  return own <= max
-    ? { ms: own, source: "the webhook's timeout" }
-    : { ms: max, source: `the webhook's timeout ${own} ms, capped below the lease` };
 }
 
 async function checkAndRemember(url: string, options: SendOptions): Promise<DestinationCheck> {

@@ -6,6 +6,7 @@ import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { type AllowedHosts, parseAllowedHosts } from "../http/host-check.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
+import { LEASE_MARGIN_MS } from "../webhooks/lease-rules.ts";
 import { assertMetricsBinding } from "./metrics-binding.ts";
 
 export interface WorkerConfig {
@@ -34,9 +35,7 @@ export interface WorkerConfig {
 type WorkerKey = Exclude<keyof WorkerConfig, "database" | "allowList">;
 
 /** Lease = timeout + this by default: room for the DB write after the slowest request. */
-const LEASE_MARGIN_MS = 30_000;
-/** The least an explicit lease may exceed the timeout by. */
-const MIN_LEASE_MARGIN_MS = 1000;
+const DEFAULT_LEASE_EXTRA_MS = 30_000;
 
 /**
  * Every worker setting with its variable, flag, form and default: parsing, the citty arguments
@@ -89,7 +88,7 @@ export const WORKER_FIELDS: readonly Field<WorkerKey>[] = [
     env: "WEBHOOK_LEASE_MS",
     flag: "lease-ms",
     schema: intInRange(1000, 86_400_000),
-    default: (values) => (Number(values.timeoutMs) || 10_000) + LEASE_MARGIN_MS,
+    default: (values) => (Number(values.timeoutMs) || 10_000) + DEFAULT_LEASE_EXTRA_MS,
     defaultText: "the timeout + 30000",
     hint: "ms",
     description: "lease of a claimed delivery (ms); must exceed the timeout by 1000",
@@ -161,10 +160,10 @@ export function loadWorkerConfig(env: Env, flags: Flags = {}): WorkerConfig {
     database: loadDatabaseTarget(env, flags),
     allowList: parseAllowList(withoutEmpty(env).WEBHOOK_ALLOWED_HOSTS),
   };
-  if (given.has("leaseMs") && config.leaseMs < config.timeoutMs + MIN_LEASE_MARGIN_MS) {
+  if (given.has("leaseMs") && config.leaseMs < config.timeoutMs + LEASE_MARGIN_MS) {
     // A lease shorter than a request would let a second worker resend a delivery in flight.
     throw new ConfigError(
-      `${sourceOf("leaseMs")}=${config.leaseMs} is invalid: expected at least the timeout + ${MIN_LEASE_MARGIN_MS} (${config.timeoutMs + MIN_LEASE_MARGIN_MS})`,
+      `${sourceOf("leaseMs")}=${config.leaseMs} is invalid: expected at least the timeout + ${LEASE_MARGIN_MS} (${config.timeoutMs + LEASE_MARGIN_MS})`,
     );
   }
   if (config.retryMaxMs < config.retryBaseMs) {

@@ -7,10 +7,11 @@ import type { Metrics } from "../webhooks/observe/metrics.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
 import { DEFAULT_AUTO_DISABLE } from "../webhooks/policy/endpoint-health.ts";
 import type { Store } from "../webhooks/ports.ts";
-import { combineHooks, createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
+import { createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
 import { METRICS_ALLOWED_HOSTS_VARIABLE, type MetricsListen, type WorkerConfig } from "./config.ts";
 import { databaseFileError, watchDatabaseFile } from "./database-file.ts";
 import { type Heartbeat, startHeartbeat, workerSnapshot } from "./heartbeat.ts";
+import { combineHooks } from "./log-hooks.ts";
 import { metricsHooks } from "./metrics-hooks.ts";
 import { createRetention } from "./retention.ts";
 

@@ -1,7 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { createWorker, type WorkerCollaborators } from "../../lib/webhooks/loop.ts";
-import { createSendGate, recordThroughOutage } from "../../lib/webhooks/loop-outage.ts";
 import type { Claim, Delivered } from "../../lib/webhooks/model.ts";
+import {
+  createSendGate,
+  createWorker,
+  recordThroughOutage,
+  type WorkerCollaborators,
+} from "../fakes/loop-collaborators.ts";
 import { gate } from "../fakes/webhook-endpoint.ts";
 
 /** An in-memory queue of `count` claims whose deliveries finish when the test says so. */

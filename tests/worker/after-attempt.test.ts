@@ -2,9 +2,11 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { createSqliteHealthStore, pauseWebhook } from "../../lib/store/sqlite/health.ts";
 import { nextQueuedDueAt } from "../../lib/store/sqlite/queue/due.ts";
-import type { Outcome } from "../../lib/webhooks/model.ts";
+import type { AttemptRecord, Claim, Delivered } from "../../lib/webhooks/model.ts";
 import { createEndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";
-import type { HealthStore, Store } from "../../lib/webhooks/ports.ts";
+import { judgeAttempt } from "../../lib/webhooks/policy/judge.ts";
+import { DEFAULT_RETRY_POLICY } from "../../lib/webhooks/policy/retry.ts";
+import type { Store, WebhookHealthRepo } from "../../lib/webhooks/ports.ts";
 import { createAfterAttempt } from "../../lib/worker/after-attempt.ts";
 import { attemptRecord, itemChange } from "../fakes/delivery.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
@@ -33,7 +35,6 @@ async function setup() {
   const afterAttempt = createAfterAttempt({
     health: createEndpointHealth({ store: createSqliteHealthStore(db), now: clock.now }),
     pause: async (id, until) => pauseWebhook(db, id, until),
-    now: clock.now,
     logger,
   });
   const pausedUntil = () =>
@@ -43,16 +44,18 @@ async function setup() {
   return { clock, db, store, hook, claim, logger, afterAttempt, pausedUntil };
 }
 
-const retry: Outcome = { state: "queued", nextAttemptAt: T0 + 120_000 };
+/** What the judge makes of an attempt at T0 (Retry-After as sendAttempt parsed it). */
+function judged(claim: Claim, record: AttemptRecord, retryAfterMs?: number): Delivered {
+  const result = { record, outcome: record.outcome, statusCode: record.statusCode, retryAfterMs };
+  return judgeAttempt({ result, claim, policies: { retry: DEFAULT_RETRY_POLICY }, now: T0 });
+}
 
 describe("createAfterAttempt()", () => {
   test("a 429 with Retry-After pauses the whole webhook and says so", async () => {
     const { db, store, claim, logger, afterAttempt, pausedUntil } = await setup();
-    const record = attemptRecord(429, {
-      responseHeaders: "content-type: text/plain\nRetry-After: 120",
-    });
-    await store.queue.finish(claim, record, retry);
-    await afterAttempt(claim, { record, outcome: retry });
+    const delivered = judged(claim, attemptRecord(429), 120_000);
+    await store.queue.finish(claim, delivered.record, delivered.outcome);
+    await afterAttempt(claim, delivered);
     expect(pausedUntil()).toBe(T0 + 120_000);
     expect(nextQueuedDueAt(db)).toBe(T0 + 119_000);
     expect(logger.lines).toEqual([
@@ -62,22 +65,22 @@ describe("createAfterAttempt()", () => {
 
   test("a 503 without Retry-After pauses for the default 30 s; a 500 does not pause", async () => {
     const { claim, afterAttempt, pausedUntil } = await setup();
-    await afterAttempt(claim, { record: attemptRecord(500), outcome: retry });
+    await afterAttempt(claim, judged(claim, attemptRecord(500)));
     expect(pausedUntil()).toBe(0);
-    await afterAttempt(claim, { record: attemptRecord(503), outcome: retry });
+    await afterAttempt(claim, judged(claim, attemptRecord(503)));
     expect(pausedUntil()).toBe(T0 + 30_000);
   });
 
   test("records endpoint health: a 410 disables the webhook", async () => {
     const { store, hook, claim, afterAttempt } = await setup();
-    await afterAttempt(claim, { record: attemptRecord(410), outcome: { state: "failed" } });
+    await afterAttempt(claim, judged(claim, attemptRecord(410)));
     expect((await store.webhooks.get(hook.id))?.enabled).toBe(false);
   });
 
   test("logs a failing health write instead of throwing", async () => {
     const { claim } = await setup();
     const logger = createMemoryLogger();
-    const broken: HealthStore = {
+    const broken: Omit<WebhookHealthRepo, "pause"> = {
       recordSuccess: async () => {},
       recordFailure: async () => {
         throw new Error("database is locked");
@@ -88,9 +91,35 @@ describe("createAfterAttempt()", () => {
       health: createEndpointHealth({ store: broken }),
       logger,
     });
-    await afterAttempt(claim, { record: attemptRecord(500), outcome: { state: "failed" } });
+    await afterAttempt(claim, judged(claim, attemptRecord(500)));
     expect(logger.lines).toEqual([
       'warn Could not record the health of webhook "busy": database is locked',
     ]);
   });
+});
+
+test("createAfterAttempt() writes nothing the judge did not decide: a success with no streak", async () => {
+  const { claim, logger, pausedUntil } = await setup();
+  let writes = 0;
+  const counted = createAfterAttempt({
+    health: {
+      afterAttempt: async () => {
+        writes++;
+        return null;
+      },
+    },
+    pause: async () => {
+      writes++;
+      return true;
+    },
+    logger,
+  });
+  const success = judged(
+    { ...claim, webhook: { ...claim.webhook, failingSince: null } },
+    attemptRecord(200),
+  );
+  expect(success).toEqual({ record: attemptRecord(200), outcome: { state: "successful" } });
+  await counted(claim, success);
+  expect(writes).toBe(0);
+  expect(pausedUntil()).toBe(0);
 });

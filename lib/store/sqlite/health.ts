@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Streak } from "../../webhooks/model.ts";
-import type { HealthStore, WebhookHealthRepo } from "../../webhooks/ports.ts";
+import type { WebhookHealthRepo } from "../../webhooks/ports.ts";
 
 const STREAK_SQL = "SELECT failing_since FROM webhooks WHERE id = ?";
 const CLEAR_SQL =
@@ -21,7 +21,7 @@ const PAUSE_SQL = "UPDATE webhooks SET paused_until = ?2 WHERE id = ?1 AND pause
  * transaction; a success reads first and writes only when there is a streak to end, so the
  * common case takes no write lock.
  */
-export function createSqliteHealthStore(db: Database): HealthStore {
+export function createSqliteHealthStore(db: Database): Omit<WebhookHealthRepo, "pause"> {
   const streakStmt = db.prepare<{ failing_since: number | null }, [number]>(STREAK_SQL);
   const clearStmt = db.prepare<unknown, [number]>(CLEAR_SQL);
   const extendStmt = db.prepare<

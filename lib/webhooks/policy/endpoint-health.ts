@@ -1,7 +1,7 @@
 import type { Logger } from "../../log.ts";
 import { escapeControl } from "../../text/control.ts";
 import type { AttemptRecord, Outcome, Streak, Webhook } from "../model.ts";
-import type { HealthStore } from "../ports.ts";
+import type { WebhookHealthRepo } from "../ports.ts";
 
 /** When a failing endpoint is disabled automatically. */
 export interface AutoDisableSettings {
@@ -76,7 +76,7 @@ export interface EndpointHealth {
  * it and may disable the webhook (its queued deliveries then wait, and resume when re-enabled).
  */
 export function createEndpointHealth(options: {
-  store: HealthStore;
+  store: Omit<WebhookHealthRepo, "pause">;
   settings?: AutoDisableSettings;
   now?: () => number;
   logger?: Pick<Logger, "warn">;

@@ -1,5 +1,3 @@
-import { parseRetryAfter } from "../../http/backoff.ts";
-
 /**
  * How far ahead a claim may reserve send slots. A claimed delivery whose slot is in the future
  * waits in its worker until then, so the lease must outlast this plus the request timeout.
@@ -113,30 +111,14 @@ export const DEFAULT_SLOW_DOWN: SlowDownSettings = {
 };
 
 /**
- * The time until which a webhook is paused after an answer, honouring Retry-After (seconds or an
- * HTTP date), or null when the answer does not ask to slow down.
+ * The time until which a webhook is paused after an answer, honouring its Retry-After (parsed
+ * where the response was read, in ms), or null when the answer does not ask to slow down.
  */
 export function slowDownUntil(
-  answer: { statusCode: number | null; retryAfter: string | null | undefined; now: number },
+  answer: { statusCode: number | null; retryAfterMs?: number; now: number },
   settings: SlowDownSettings = DEFAULT_SLOW_DOWN,
 ): number | null {
   if (answer.statusCode === null || !PAUSE_WEBHOOK_STATUSES.has(answer.statusCode)) return null;
-  const delay = parseRetryAfter(answer.retryAfter, answer.now) ?? settings.defaultPauseMs;
+  const delay = answer.retryAfterMs ?? settings.defaultPauseMs;
   return answer.now + Math.min(settings.maxPauseMs, delay);
-}
-
-/**
- * A header's value from an attempt's stored response headers (`name: value` lines, as in
- * AttemptRecord.responseHeaders); case-insensitive, first occurrence, null when absent.
- */
-export function headerValue(responseHeaders: string | null, name: string): string | null {
-  if (!responseHeaders) return null;
-  const wanted = name.toLowerCase();
-  for (const line of responseHeaders.split(/\r?\n/)) {
-    const colon = line.indexOf(":");
-    if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === wanted) {
-      return line.slice(colon + 1).trim();
-    }
-  }
-  return null;
 }

@@ -29,10 +29,10 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxRetryAfterMs: 3_600_000,
 };
 
-/** Never retried: the receiver said the endpoint is gone for good. */
-export const GONE_STATUSES: ReadonlySet<number> = new Set([410]);
-/** The receiver is overloaded or rate limiting: the next retry waits at least `slowDownMs`. */
-export const SLOW_RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+/** Fail the delivery at once, never retried: the receiver said the endpoint is gone for good. */
+export const FAIL_AT_ONCE_STATUSES: ReadonlySet<number> = new Set([410]);
+/** Retry no sooner than `slowDownMs`: the receiver is overloaded or rate limiting. */
+export const RETRY_SLOWLY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
 export interface AttemptResult {
   outcome: AttemptOutcome;
@@ -56,7 +56,7 @@ export function decideOutcome(
   options: { now: number; random?: () => number },
 ): Outcome {
   if (result.outcome === "success" || isSuccess(result.statusCode)) return { state: "successful" };
-  if (result.statusCode !== null && GONE_STATUSES.has(result.statusCode))
+  if (result.statusCode !== null && FAIL_AT_ONCE_STATUSES.has(result.statusCode))
     return { state: "failed" };
   // Nothing was rendered to send: another attempt would fail the same way.
   if (result.outcome === "template_error") return { state: "failed" };
@@ -82,7 +82,7 @@ export function retryDelay(
   });
   const slowDown =
     result.outcome === "timeout" ||
-    (result.statusCode !== null && SLOW_RETRY_STATUSES.has(result.statusCode));
+    (result.statusCode !== null && RETRY_SLOWLY_STATUSES.has(result.statusCode));
   if (slowDown) delay = Math.max(delay, policy.slowDownMs);
   if (result.retryAfterMs !== undefined) {
     delay = Math.max(delay, Math.min(result.retryAfterMs, policy.maxRetryAfterMs));

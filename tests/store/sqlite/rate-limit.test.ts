@@ -12,11 +12,7 @@ import {
   SENDABLE_WEBHOOK_SQLITE,
 } from "../../../lib/store/sqlite/queue/claim.ts";
 import { nextQueuedDueAt } from "../../../lib/store/sqlite/queue/due.ts";
-import {
-  headerValue,
-  RATE_HORIZON_MS,
-  slowDownUntil,
-} from "../../../lib/webhooks/policy/rate-limit.ts";
+import { RATE_HORIZON_MS, slowDownUntil } from "../../../lib/webhooks/policy/rate-limit.ts";
 import type { Store } from "../../../lib/webhooks/ports.ts";
 import { itemChange } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
@@ -133,11 +129,7 @@ describe("the rate limit in the claim, on SQLite", () => {
     expect(first.map((c) => c.webhookId)).toEqual([limited.id, other.id]);
 
     // The receiver answered 429 with Retry-After: 120.
-    const until = slowDownUntil({
-      statusCode: 429,
-      retryAfter: headerValue("content-type: text/plain\nretry-after: 120", "Retry-After"),
-      now: clock.now(),
-    });
+    const until = slowDownUntil({ statusCode: 429, retryAfterMs: 120_000, now: clock.now() });
     expect(until).toBe(T0 + 120_000);
     expect(pauseWebhook(w1, limited.id, until ?? 0)).toBe(true);
     expect(pauseWebhook(w1, limited.id, T0 + 60_000)).toBe(false);

@@ -8,7 +8,7 @@ import {
   DEFAULT_AUTO_DISABLE,
   shouldDisable,
 } from "../../../lib/webhooks/policy/endpoint-health.ts";
-import type { HealthStore, Store } from "../../../lib/webhooks/ports.ts";
+import type { Store, WebhookHealthRepo } from "../../../lib/webhooks/ports.ts";
 import { attemptRecord, completeClaim, itemChange } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
 import { openSqliteDb } from "../../fakes/sqlite-db.ts";
@@ -208,7 +208,7 @@ describe("endpoint health on the SQLite store", () => {
     const hook = await store.webhooks.create({ name: "fast", url: "https://example.com/h" });
     const real = createSqliteHealthStore(db);
     let reads = 0;
-    const counting: HealthStore = {
+    const counting: Omit<WebhookHealthRepo, "pause"> = {
       ...real,
       recordSuccess: (id) => {
         reads++;

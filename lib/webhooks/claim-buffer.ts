@@ -1,0 +1,236 @@
+import type { Freshness } from "./lease-rules.ts";
+import type { OutageGate } from "./loop-outage.ts";
+import type { Claim } from "./model.ts";
+
+/**
+ * The claims a worker holds ready beyond its requests in flight (after graphile-worker's
+ * LocalQueue). It tops itself up from the queue, hands out claims that may start now, renews
+ * the ones held too long, holds everything while the database cannot record a result, and gives
+ * back what it holds when the worker stops. It is always in one of these modes:
+ *
+ * - STOPPED: holds nothing, hands out nothing. `start()` → ACCEPTING.
+ * - ACCEPTING: hands out held claims in order, each as Freshness.prepare allows. A claim that
+ *   may not start as held (its webhook values too old, its lease too short) is set aside with
+ *   every other such claim, and a renewal of them starts → RECHECKING. When the send gate is
+ *   closed (the database is unreachable, or a result waits to be written) → GATED.
+ * - RECHECKING: one renewal under way; claims that may start still go out, claims found stale
+ *   meanwhile wait for the next renewal. When it settles → ACCEPTING (the renewed claims first).
+ * - GATED: hands out nothing until the gate opens → ACCEPTING. No renewal runs in this mode.
+ * - DRAINING: `drain()` gives back everything held and waits for a renewal under way, whose
+ *   claims are given back too → STOPPED.
+ *
+ * Modes change only in the `setMode…` functions, each of which asserts where it comes from.
+ */
+export type ClaimBufferMode = "STOPPED" | "ACCEPTING" | "RECHECKING" | "GATED" | "DRAINING";
+
+export interface ClaimBufferOptions {
+  concurrency: number;
+  /** Claims held beyond the requests in flight; topped up when half of them are gone. */
+  prefetch: number;
+  /** Requests in flight now (the loop's slots in use). */
+  inFlight(): number;
+  claim(limit: number): Promise<Claim[]>;
+  /** Renews held claims: those that may be sent, with new leases and current webhooks. */
+  renew?(claims: Claim[]): Promise<Claim[]>;
+  /** Gives claims back (counted and reported by the loop); never throws. */
+  release(claims: Claim[]): Promise<void>;
+  /** Absent: every held claim may start as it is. */
+  freshness?: Freshness;
+  gate: OutageGate;
+  /** Claims can be taken again (a renewal settled, the gate opened). */
+  onReady(): void;
+  onClaimed(claims: Claim[]): void;
+  /** Claims dropped by a renewal (no longer ours, webhook disabled or gone). */
+  onWithdrawn(count: number): void;
+  onRenewError(error: unknown, claims: Claim[]): void;
+}
+
+export class ClaimBuffer {
+  #mode: ClaimBufferMode = "STOPPED";
+  readonly #options: ClaimBufferOptions;
+  readonly #capacity: number;
+  /** Topped up once half empty: claims then come in chunks of at least half the buffer. */
+  readonly #lowWater: number;
+  /** Claimed and not started, oldest first. */
+  readonly #ready: Claim[] = [];
+  /** Set aside for the next renewal. */
+  readonly #stale: Claim[] = [];
+  /** Claims in the renewal under way, and its end. */
+  #renewing: { count: number; settled: Promise<void> } | null = null;
+  /** Just renewed: handed out by the next take() without asking Freshness again. */
+  readonly #renewed = new Set<Claim>();
+  /** Ends the wait for the gate to open when the buffer drains. */
+  #gateWait = new AbortController();
+
+  constructor(options: ClaimBufferOptions) {
+    this.#options = options;
+    this.#capacity = options.concurrency + options.prefetch;
+    this.#lowWater = Math.floor(options.prefetch / 2);
+  }
+
+  get mode(): ClaimBufferMode {
+    return this.#mode;
+  }
+
+  /** Claims held and not in flight: ready, set aside, or being renewed. */
+  get held(): number {
+    return this.#ready.length + this.#stale.length + (this.#renewing?.count ?? 0);
+  }
+
+  start(): void {
+    this.#setModeAccepting();
+  }
+
+  /** Whether the buffer should be topped up now. */
+  wantsClaims(): boolean {
+    if (this.#mode === "STOPPED" || this.#mode === "DRAINING") return false;
+    // Results held through an outage are written before anything new is claimed.
+    if (this.#options.gate.resultsWaiting() > 0) return false;
+    const waiting = this.held;
+    return this.#options.inFlight() + waiting < this.#capacity && waiting <= this.#lowWater;
+  }
+
+  /** Tops the buffer up; returns whether the queue had as many due as there was room for. */
+  async topUp(): Promise<boolean> {
+    if (!this.wantsClaims()) return true;
+    const { freshness } = this.#options;
+    const room = this.#capacity - this.#options.inFlight() - this.held;
+    const t = freshness?.now() ?? 0;
+    const claims = await this.#options.claim(room);
+    if (claims.length > 0) {
+      freshness?.remember(claims, t);
+      this.#options.onClaimed(claims);
+      if (this.#mode === "DRAINING" || this.#mode === "STOPPED")
+        await this.#options.release(claims);
+      else this.#ready.push(...claims);
+    }
+    return claims.length === room;
+  }
+
+  /** Up to `count` claims that may start now, in order. */
+  take(count: number): Claim[] {
+    const taken: Claim[] = [];
+    if (this.#mode !== "ACCEPTING" && this.#mode !== "RECHECKING") return taken;
+    if (this.#options.gate.closed()) {
+      // A renewal under way settles first; the gate is entered from ACCEPTING.
+      if (this.#mode === "ACCEPTING") this.#setModeGated();
+      return taken;
+    }
+    const { freshness } = this.#options;
+    const t = freshness?.now() ?? 0;
+    while (taken.length < count && this.#ready.length > 0) {
+      const claim = this.#ready.shift() as Claim;
+      const prepared =
+        this.#renewed.delete(claim) || !freshness ? claim : freshness.prepare(claim, t);
+      if (prepared !== null) {
+        taken.push(prepared);
+        continue;
+      }
+      // First in, first out: when the head needs a renewal, the claims taken with it soon will
+      // too. All go in one renewal now, long before their leases run out.
+      this.#stale.push(claim);
+      this.#setAsideStale(t);
+    }
+    this.#renewed.clear();
+    if (this.#mode === "ACCEPTING" && this.#stale.length > 0) this.#setModeRechecking();
+    return taken;
+  }
+
+  /** Gives back every claim held, now and when a renewal under way settles. */
+  async drain(): Promise<void> {
+    if (this.#mode === "STOPPED") return;
+    this.#setModeDraining();
+    this.#renewed.clear();
+    await this.#options.release([...this.#ready.splice(0), ...this.#stale.splice(0)]);
+    while (this.#renewing !== null) await this.#renewing.settled;
+    this.#setModeStopped();
+  }
+
+  #assertMode(from: ClaimBufferMode[], to: ClaimBufferMode): void {
+    if (!from.includes(this.#mode)) {
+      throw new Error(`Claim buffer: cannot enter ${to} from ${this.#mode}`);
+    }
+  }
+
+  #setModeAccepting(): void {
+    this.#assertMode(["STOPPED", "RECHECKING", "GATED"], "ACCEPTING");
+    if (this.#renewing !== null) throw new Error("Claim buffer: cannot accept during a renewal");
+    this.#mode = "ACCEPTING";
+  }
+
+  #setModeRechecking(): void {
+    this.#assertMode(["ACCEPTING"], "RECHECKING");
+    this.#mode = "RECHECKING";
+    const batch = this.#stale.splice(0);
+    const settled = this.#renew(batch).finally(() => {
+      this.#renewing = null;
+      if (this.#mode !== "RECHECKING") return;
+      this.#setModeAccepting();
+      this.#options.onReady();
+    });
+    this.#renewing = { count: batch.length, settled };
+  }
+
+  #setModeGated(): void {
+    this.#assertMode(["ACCEPTING"], "GATED");
+    this.#mode = "GATED";
+    this.#gateWait = new AbortController();
+    void this.#options.gate.opened(this.#gateWait.signal).then(() => {
+      if (this.#mode !== "GATED") return;
+      this.#setModeAccepting();
+      this.#options.onReady();
+    });
+  }
+
+  #setModeDraining(): void {
+    this.#assertMode(["ACCEPTING", "RECHECKING", "GATED"], "DRAINING");
+    this.#mode = "DRAINING";
+    this.#gateWait.abort();
+  }
+
+  #setModeStopped(): void {
+    this.#assertMode(["DRAINING"], "STOPPED");
+    if (this.held > 0) throw new Error("Claim buffer: cannot stop while holding claims");
+    this.#mode = "STOPPED";
+  }
+
+  async #renew(batch: Claim[]): Promise<void> {
+    const { freshness } = this.#options;
+    const t = freshness?.now() ?? 0;
+    let keep: Claim[];
+    try {
+      keep = this.#options.renew ? await this.#options.renew(batch) : batch;
+    } catch (error) {
+      this.#options.onRenewError(error, batch);
+      // Given back, not left to their leases: a passing failure (a deadlock, a dropped
+      // connection) would otherwise hold them a whole lease. If the store is down, the release
+      // fails too and the leases run out as before.
+      await this.#options.release(batch);
+      return;
+    }
+    freshness?.remember(keep, t);
+    this.#options.onWithdrawn(batch.length - keep.length);
+    if (this.#mode === "DRAINING") {
+      await this.#options.release(keep);
+      return;
+    }
+    // Those that can start at once do so as renewed; the others are judged again when their turn
+    // comes (renewed again if need be), so a wait in the buffer never outlives a lease.
+    const free = Math.max(0, this.#options.concurrency - this.#options.inFlight());
+    for (const claim of keep.slice(0, free)) this.#renewed.add(claim);
+    this.#ready.unshift(...keep);
+  }
+
+  /** Moves the ready claims that may not start as held to `stale`, keeping the order. */
+  #setAsideStale(t: number): void {
+    const { freshness } = this.#options;
+    if (!freshness) return;
+    let kept = 0;
+    for (const claim of this.#ready) {
+      if (this.#renewed.has(claim) || freshness.prepare(claim, t) !== null)
+        this.#ready[kept++] = claim;
+      else this.#stale.push(claim);
+    }
+    this.#ready.length = kept;
+  }
+}

@@ -1,0 +1,100 @@
+import type { Logger } from "../log.ts";
+import { escapeControl } from "../text/control.ts";
+import { errorMessage } from "../text/error-message.ts";
+import type { WorkerHooks } from "../webhooks/loop.ts";
+import { attemptLogEntry, logAttempt } from "./attempt-log.ts";
+import type { WorkerConfig } from "./config.ts";
+
+/**
+ * One line per attempt (attempt-log.ts): failures at warn, successes at debug, with delivery
+ * id, webhook, attempt, status and duration; JSON fields with LOG_FORMAT=json. Store errors are
+ * logged once per run of failures, with a count when calls succeed again, as the store logs an
+ * outage ("unreachable", then "back"): a full disk would otherwise log every retried write.
+ */
+export function loggingHooks(
+  logger: Logger,
+  config: Pick<WorkerConfig, "maxAttempts">,
+  options: {
+    verbose?: boolean;
+    /** Errors of an outage, which the store logs once for all ("database unreachable"). */
+    isUnreachable?: (error: unknown) => boolean;
+    /** Whether a webhook still exists: a discarded result then names why it was discarded. */
+    webhookExists?: (id: number) => Promise<boolean>;
+    now?: () => number;
+  } = {},
+): WorkerHooks {
+  const now = options.now ?? Date.now;
+  /** The run of failed store calls under way: when its first was logged, and how many more. */
+  let failing: { since: number; more: number } | null = null;
+  function discarded(...[claim]: Parameters<NonNullable<WorkerHooks["onFinished"]>>): void {
+    const what = `Delivery ${claim.delivery.id} (${claim.delivery.event}) to "${escapeControl(claim.webhook.name)}", attempt ${claim.attempt}: result discarded`;
+    const exists = options.webhookExists?.(claim.webhook.id) ?? Promise.resolve(true);
+    void exists
+      .catch(() => true)
+      .then((still) =>
+        logger.warn(
+          still
+            ? `${what}, the lease had expired and another worker took it`
+            : `${what}, the webhook was removed meanwhile`,
+        ),
+      );
+  }
+  return {
+    onFinished(claim, delivered, applied) {
+      if (!applied) return discarded(claim, delivered, applied);
+      // Built only when shown: at thousands of deliveries a second the strings add up.
+      if (delivered.outcome.state === "successful" && !options.verbose) return;
+      logAttempt(logger, attemptLogEntry(claim, delivered, config.maxAttempts));
+    },
+    onReleased(claims) {
+      logger.info(
+        `Released ${claims.length} unfinished ${claims.length === 1 ? "delivery" : "deliveries"}`,
+      );
+    },
+    onError(error, context) {
+      const store = context.phase !== "deliver";
+      if (store && options.isUnreachable?.(error)) return;
+      if (store && failing !== null) {
+        failing.more++;
+        return;
+      }
+      if (store) failing = { since: now(), more: 0 };
+      const message = escapeControl(errorMessage(error));
+      const where = context.claim ? ` (delivery ${context.claim.delivery.id})` : "";
+      logger.error(`Worker ${context.phase} failed${where}: ${message}`);
+    },
+    onStoreBack() {
+      if (failing === null) return;
+      const { since, more } = failing;
+      failing = null;
+      if (more === 0) return;
+      const seconds = ((now() - since) / 1000).toFixed(1);
+      logger.info(
+        `Store calls succeed again: ${more} more failed in ${seconds} s after the one logged`,
+      );
+    },
+  };
+}
+
+/** Observers run in order; absent ones are skipped. */
+export function combineHooks(...all: Array<WorkerHooks | undefined>): WorkerHooks {
+  const list = all.filter((hooks): hooks is WorkerHooks => hooks !== undefined);
+  if (list.length === 1 && list[0]) return list[0];
+  return {
+    onClaimed: (claims) => {
+      for (const hooks of list) hooks.onClaimed?.(claims);
+    },
+    onFinished: (claim, delivered, applied) => {
+      for (const hooks of list) hooks.onFinished?.(claim, delivered, applied);
+    },
+    onReleased: (claims) => {
+      for (const hooks of list) hooks.onReleased?.(claims);
+    },
+    onError: (error, context) => {
+      for (const hooks of list) hooks.onError?.(error, context);
+    },
+    onStoreBack: () => {
+      for (const hooks of list) hooks.onStoreBack?.();
+    },
+  };
+}

@@ -1,0 +1,247 @@
+import { describe, expect, test } from "bun:test";
+import { ClaimBuffer, type ClaimBufferOptions } from "../../lib/webhooks/claim-buffer.ts";
+import type { Freshness } from "../../lib/webhooks/lease-rules.ts";
+import { createOutageGate } from "../../lib/webhooks/loop-outage.ts";
+import type { Claim } from "../../lib/webhooks/model.ts";
+import { gate as opening } from "../fakes/webhook-endpoint.ts";
+
+function claim(id: number): Claim {
+  return {
+    attempt: 1,
+    workerId: "w",
+    delivery: { id } as Claim["delivery"],
+    webhook: { id: 1 } as Claim["webhook"],
+  };
+}
+
+/** Lets the promise callbacks already queued run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A buffer over an in-memory queue of `due` claims. Renewals wait until the test opens them;
+ * `stale` claims may not start as held; the database answers while `reachable`.
+ */
+function setup(options: { due?: number; concurrency?: number; prefetch?: number } = {}) {
+  const pending = Array.from({ length: options.due ?? 10 }, (_, i) => claim(i + 1));
+  const state = { reachable: true, inFlight: 0, ready: 0 };
+  const stale = new Set<number>();
+  const released: number[] = [];
+  const withdrawn: number[] = [];
+  const renewals: Array<{ claims: Claim[]; answer(keep: Claim[] | Error): void }> = [];
+  let back = opening();
+  const freshness: Freshness = {
+    now: () => 0,
+    remember() {},
+    prepare: (held) => (stale.has(held.delivery.id) ? null : held),
+  };
+  const gate = createOutageGate({
+    reachable: () => state.reachable,
+    untilReachable: (signal) =>
+      state.reachable
+        ? Promise.resolve()
+        : Promise.race([
+            back.promise,
+            new Promise<void>((r) => signal.addEventListener("abort", () => r())),
+          ]),
+  });
+  const bufferOptions: ClaimBufferOptions = {
+    concurrency: options.concurrency ?? 2,
+    prefetch: options.prefetch ?? 4,
+    inFlight: () => state.inFlight,
+    claim: async (limit) => pending.splice(0, limit),
+    renew: (claims) =>
+      new Promise((resolve, reject) => {
+        renewals.push({
+          claims,
+          answer: (keep) => (keep instanceof Error ? reject(keep) : resolve(keep)),
+        });
+      }),
+    release: async (claims) => {
+      released.push(...claims.map((c) => c.delivery.id));
+    },
+    freshness,
+    gate,
+    onReady: () => state.ready++,
+    onClaimed() {},
+    onWithdrawn: (count) => withdrawn.push(count),
+    onRenewError() {},
+  };
+  const buffer = new ClaimBuffer(bufferOptions);
+  const ids = (claims: Claim[]) => claims.map((c) => c.delivery.id);
+  return {
+    buffer,
+    gate,
+    state,
+    stale,
+    released,
+    withdrawn,
+    renewals,
+    ids,
+    databaseBack() {
+      state.reachable = true;
+      back.open();
+      back = opening();
+    },
+  };
+}
+
+describe("ClaimBuffer modes", () => {
+  test("STOPPED → ACCEPTING: start() opens it; a stopped buffer hands out nothing and wants nothing", async () => {
+    const { buffer, ids } = setup();
+    expect(buffer.mode).toBe("STOPPED");
+    expect(buffer.wantsClaims()).toBe(false);
+    expect(buffer.take(2)).toEqual([]);
+    buffer.start();
+    expect(buffer.mode).toBe("ACCEPTING");
+    expect(await buffer.topUp()).toBe(true); // 6 due, room for 6
+    expect(buffer.held).toBe(6);
+    expect(ids(buffer.take(2))).toEqual([1, 2]);
+  });
+
+  test("start() is refused unless stopped: transitions are asserted", () => {
+    const { buffer } = setup();
+    buffer.start();
+    expect(() => buffer.start()).toThrow("Claim buffer: cannot enter ACCEPTING from ACCEPTING");
+  });
+
+  test("ACCEPTING tops up only once half the prefetch is gone, counting requests in flight", async () => {
+    const { buffer, state } = setup({ due: 20, concurrency: 2, prefetch: 4 });
+    buffer.start();
+    await buffer.topUp();
+    expect(buffer.wantsClaims()).toBe(false); // 6 held
+    buffer.take(2);
+    state.inFlight = 2;
+    expect(buffer.wantsClaims()).toBe(false); // 4 held > half of 4
+    buffer.take(2); // say two more requests were started elsewhere: 2 held
+    expect(buffer.wantsClaims()).toBe(true); // 2 held ≤ 2, and 2 + 2 < 6
+    expect(await buffer.topUp()).toBe(true); // room for 6 - 2 in flight - 2 held
+    expect(buffer.held).toBe(4);
+  });
+
+  test("ACCEPTING → RECHECKING: a stale head sets aside every stale claim in one renewal; fresh ones still go out", async () => {
+    const { buffer, stale, renewals, ids } = setup();
+    buffer.start();
+    await buffer.topUp();
+    stale.add(1);
+    stale.add(3);
+    expect(ids(buffer.take(2))).toEqual([2, 4]);
+    expect(buffer.mode).toBe("RECHECKING");
+    expect(renewals.map((r) => ids(r.claims))).toEqual([[1, 3]]);
+    expect(buffer.held).toBe(4); // 5, 6 ready; 1, 3 being renewed
+    // Found stale during the renewal: they wait for the next one.
+    stale.add(5);
+    expect(ids(buffer.take(1))).toEqual([6]);
+    expect(renewals).toHaveLength(1);
+  });
+
+  test("RECHECKING → ACCEPTING: renewed claims come first and start without another check; dropped ones are counted", async () => {
+    const { buffer, stale, renewals, withdrawn, state, ids } = setup();
+    buffer.start();
+    await buffer.topUp();
+    stale.add(1);
+    stale.add(2);
+    stale.add(3);
+    expect(ids(buffer.take(0))).toEqual([]); // nothing asked for: nothing checked
+    expect(ids(buffer.take(1))).toEqual([4]);
+    const [renewal] = renewals;
+    renewal?.answer([claim(1), claim(3)]); // 2 is no longer ours
+    await settle();
+    expect(buffer.mode).toBe("ACCEPTING");
+    expect(state.ready).toBe(1);
+    expect(withdrawn).toEqual([1]);
+    // Still "stale" by the test's rule, but just renewed: they start.
+    expect(ids(buffer.take(3))).toEqual([1, 3, 5]);
+  });
+
+  test("RECHECKING → ACCEPTING after a failed renewal: its claims are given back", async () => {
+    const { buffer, stale, renewals, released } = setup();
+    buffer.start();
+    await buffer.topUp();
+    stale.add(1);
+    buffer.take(1);
+    renewals[0]?.answer(new Error("deadlock detected"));
+    await settle();
+    expect(buffer.mode).toBe("ACCEPTING");
+    expect(released).toEqual([1]);
+  });
+
+  test("ACCEPTING → GATED while the database is unreachable: nothing goes out; → ACCEPTING when it answers", async () => {
+    const { buffer, state, databaseBack, ids } = setup();
+    buffer.start();
+    await buffer.topUp();
+    state.reachable = false;
+    expect(buffer.take(2)).toEqual([]);
+    expect(buffer.mode).toBe("GATED");
+    expect(buffer.take(2)).toEqual([]);
+    databaseBack();
+    await settle();
+    expect(buffer.mode).toBe("ACCEPTING");
+    expect(state.ready).toBe(1);
+    expect(ids(buffer.take(2))).toEqual([1, 2]);
+  });
+
+  test("GATED while a result waits to be written, even with the database answering; claims wait too", async () => {
+    const { buffer, gate, state } = setup({ due: 20 });
+    buffer.start();
+    await buffer.topUp();
+    buffer.take(6);
+    const written = gate.holdResult();
+    expect(buffer.wantsClaims()).toBe(false);
+    expect(await buffer.topUp()).toBe(true); // nothing claimed
+    expect(buffer.held).toBe(0);
+    expect(buffer.take(1)).toEqual([]);
+    expect(buffer.mode).toBe("GATED");
+    written();
+    await settle();
+    expect(buffer.mode).toBe("ACCEPTING");
+    expect(state.ready).toBe(1);
+    expect(buffer.wantsClaims()).toBe(true);
+  });
+
+  test("RECHECKING is not left for GATED: the renewal settles first, then the gate is entered", async () => {
+    const { buffer, stale, state, renewals } = setup();
+    buffer.start();
+    await buffer.topUp();
+    stale.add(1);
+    buffer.take(1);
+    state.reachable = false;
+    expect(buffer.take(1)).toEqual([]);
+    expect(buffer.mode).toBe("RECHECKING");
+    renewals[0]?.answer([claim(1)]);
+    await settle();
+    expect(buffer.mode).toBe("ACCEPTING");
+    expect(buffer.take(1)).toEqual([]);
+    expect(buffer.mode).toBe("GATED");
+  });
+
+  test("→ DRAINING → STOPPED: drain() gives back what is held at once, and a renewal's claims when it settles", async () => {
+    const { buffer, stale, renewals, released } = setup();
+    buffer.start();
+    await buffer.topUp();
+    stale.add(1);
+    buffer.take(1); // 2 goes out, 1 is being renewed
+    const drained = buffer.drain();
+    expect(buffer.mode).toBe("DRAINING");
+    await settle();
+    expect(released.sort((a, b) => a - b)).toEqual([3, 4, 5, 6]);
+    renewals[0]?.answer([claim(1)]);
+    await drained;
+    expect(released.sort((a, b) => a - b)).toEqual([1, 3, 4, 5, 6]);
+    expect(buffer.mode).toBe("STOPPED");
+    expect(buffer.held).toBe(0);
+  });
+
+  test("→ DRAINING from GATED ends the wait for the database; the buffer can start again", async () => {
+    const { buffer, state, released } = setup();
+    buffer.start();
+    await buffer.topUp();
+    state.reachable = false;
+    buffer.take(1);
+    await buffer.drain();
+    expect(buffer.mode).toBe("STOPPED");
+    expect(released).toHaveLength(6);
+    state.reachable = true;
+    buffer.start();
+    expect(buffer.mode).toBe("ACCEPTING");
+  });
+});
