@@ -70,9 +70,9 @@ export async function measureBudget(
   };
 }
 
-export function budgetLine(run: BudgetRun): string {
+export function budgetLine(run: BudgetRun, variant = "default"): string {
   return (
-    `${run.rates.label.padEnd(20)} ${run.calls} calls · ${run.promptTokens.toLocaleString("en-US")} prompt tokens · ` +
+    `${`${run.rates.label}, ${variant}`.padEnd(30)} ${run.calls} calls · ${run.promptTokens.toLocaleString("en-US")} prompt tokens · ` +
     `${run.modelledMinutes.toFixed(1)} modelled min · largest call ${run.largestCallSeconds.toFixed(0)} s ` +
     `(${run.largestCallTokens.toLocaleString("en-US")} tokens) · ${run.callsOver300s} calls over 300 s`
   );

@@ -139,6 +139,8 @@ async function bench(env: Record<string, string | undefined>): Promise<void> {
   print(
     "a default digest of today's front page (10 stories) at a machine's rates, Llama 3 tokens, modelled time:",
   );
+  const [cpu] = MACHINES;
+  if (cpu) print(budgetLine(await measureBudget(cpu, { "time-budget": "0" }), "no budget"));
   for (const rates of MACHINES) print(budgetLine(await measureBudget(rates)));
 }
 

@@ -1,7 +1,7 @@
 import { type ArticleResult, fetchArticle } from "./fetch/article.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
-import { articlePrompt } from "./summarise/prompt.ts";
+import { articlePrompt, type PromptBudget } from "./summarise/prompt.ts";
 import { summarise } from "./summarise/summarise.ts";
 import type { Story } from "./types.ts";
 
@@ -34,30 +34,31 @@ export async function articlePart(
     }, index);
     if (!result.ok) context.logger.info(`${storyName(story.title)}: no article: ${result.reason}`);
   }
-  const budget = { numCtx: config.numCtx };
   if (result?.ok) {
-    const built = articlePrompt(story, result.text, budget);
-    const notes = built.truncated ? [articleCoverage(built.shownChars, built.totalChars)] : [];
+    const text = result.text;
     const source = story.storyText ? "article and post" : "article";
-    const part = await summarise(
-      built.prompt,
-      { index, kind: "article", notes, title: story.title },
-      context,
-    );
-    return { ...part, source, words: wordCount(result.text) };
+    const build = (budget: PromptBudget) => {
+      const built = articlePrompt(story, text, budget);
+      const notes = built.truncated ? [articleCoverage(built.shownChars, built.totalChars)] : [];
+      return { prompt: built.prompt, notes };
+    };
+    const part = await summarise({ index, kind: "article", title: story.title, build }, context);
+    return { ...part, source, words: wordCount(text) };
   }
   if (story.storyText) {
-    const built = articlePrompt(story, null, budget);
-    const notes = result
+    const postText = story.storyText;
+    const fixed = result
       ? [`The link gave no article (${result.reason}); the summary is of the post's own text.`]
       : [];
-    if (built.truncated) notes.push(articleCoverage(built.shownChars, built.totalChars));
-    const part = await summarise(
-      built.prompt,
-      { index, kind: "article", notes, title: story.title },
-      context,
-    );
-    return { ...part, source: "post", words: wordCount(story.storyText) };
+    const build = (budget: PromptBudget) => {
+      const built = articlePrompt(story, null, budget);
+      const notes = built.truncated
+        ? [...fixed, articleCoverage(built.shownChars, built.totalChars)]
+        : fixed;
+      return { prompt: built.prompt, notes };
+    };
+    const part = await summarise({ index, kind: "article", title: story.title, build }, context);
+    return { ...part, source: "post", words: wordCount(postText) };
   }
   if (!result) {
     return { summary: null, notes: ["No article summary: the post has no link and no text."] };

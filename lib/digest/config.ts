@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import parseDuration from "parse-duration";
 import { z } from "zod";
 import { type Env, httpUrl, intInRange, withoutEmpty } from "../config/env.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
@@ -35,7 +36,10 @@ export interface DigestConfig {
   fetchConcurrency: number;
   searchTimeoutMs: number;
   articleTimeoutMs: number;
-  ollamaTimeoutMs: number;
+  /** Ceiling of one model call's timeout (each call's own follows its expected time); none when unset. */
+  ollamaTimeoutMs: number | undefined;
+  /** Model time the run may take: 0 none; unset, 20 min unless the model runs on a GPU. */
+  timeBudgetMs: number | undefined;
   articleMaxBytes: number;
   format: Format;
   out: string | undefined;
@@ -62,6 +66,22 @@ const api = z.enum(APIS, { error: `expected one of ${APIS.join(", ")}` });
 
 // A header value: printable ASCII, no spaces (a newline in it would be refused by fetch anyway).
 const apiKey = z.string().regex(/^[\x21-\x7e]{1,4096}$/, "expected printable ASCII without spaces");
+
+/** `15m`, `1h`, `1h30m`, `90s`; `0` means no budget. A bare number has no unit and is refused. */
+const duration = z.string().transform((value, context) => {
+  const text = value.trim();
+  if (text === "0") return 0;
+  const ms = /[a-z]/i.test(text) ? parseDuration(text) : null;
+  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 1000 || ms > 7 * 86_400_000) {
+    context.addIssue({
+      code: "custom",
+      message:
+        "expected a duration such as 15m, 1h or 1h30m (at least 1s, at most 7d), or 0 for none",
+    });
+    return z.NEVER;
+  }
+  return Math.round(ms);
+});
 
 const outPath = z.string().min(1, "expected a file path");
 
@@ -256,8 +276,19 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     flag: "ollama-timeout-ms",
     hint: "ms",
     schema: intInRange(1000, 3_600_000),
-    default: 300_000,
-    description: "timeout of one model call, Ollama or OpenAI-compatible (ms)",
+    defaultText: "none",
+    description:
+      "ceiling on one model call's timeout, Ollama or OpenAI-compatible (ms); each call's own follows its expected time at the measured rates",
+  },
+  {
+    key: "timeBudgetMs",
+    env: "DIGEST_TIME_BUDGET",
+    flag: "time-budget",
+    hint: "duration",
+    schema: duration,
+    defaultText: "20m on a CPU, none on a GPU",
+    description:
+      "model time the digest may take (15m, 1h; 0 for none): prompts are sized to fit it at the measured rates",
   },
   {
     key: "allowedHosts",

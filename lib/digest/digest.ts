@@ -12,9 +12,12 @@ import { createProgress, loggerAround, type Progress, type ProgressStream } from
 import { openArchive } from "./render/archive.ts";
 import { openOutput, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
+import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise/cache.ts";
-import type { ModelClient } from "./summarise/model-client.ts";
+import type { MachineInfo, ModelClient } from "./summarise/model-client.ts";
 import { cachedModelName, openModelClient } from "./summarise/open-model.ts";
+import { promptLimit } from "./summarise/prompt.ts";
+import { createRateMeter } from "./summarise/rates.ts";
 import type { DigestMeta, Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
@@ -78,20 +81,34 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     }
     const numCtx = contextWindow(config.numCtx, facts.contextLength, facts.model, baseLogger);
     cache = openCache(config.cacheFile, deps.openCache, baseLogger);
-    const { stories, malformed } = await fetchFrontPage(config.searchUrl, config.limit, {
-      fetch,
-      timeoutMs: config.searchTimeoutMs,
-      userAgent: USER_AGENT,
-      sleep: deps.sleep,
-      policy: deps.retryPolicy,
-      now,
+    // Where the model runs (loading it meanwhile) is asked while the front page is read.
+    const [machine, front] = await Promise.allSettled([
+      model.machine?.({ numCtx, signal: deps.signal }) ?? Promise.resolve(null),
+      fetchFrontPage(config.searchUrl, config.limit, {
+        fetch,
+        timeoutMs: config.searchTimeoutMs,
+        userAgent: USER_AGENT,
+        sleep: deps.sleep,
+        policy: deps.retryPolicy,
+        now,
+        logger: baseLogger,
+        signal: deps.signal,
+      }),
+    ]);
+    if (front.status === "rejected") throw front.reason;
+    const { stories, malformed } = front.value;
+    const budget = startBudget(config, {
+      model: facts.model,
+      machine: machine.status === "fulfilled" ? machine.value : null,
+      numCtx,
+      stories: stories.length,
       logger: baseLogger,
-      signal: deps.signal,
     });
     progress = createProgress(deps.stderr, {
       total: stories.length,
       titles: stories.map((story) => story.title),
       now,
+      timeLeft: () => budget.leftMs(),
     });
     const logger = loggerAround(baseLogger, progress);
     const renderer = createRenderer(config.format, { timeZone: deps.timeZone });
@@ -112,6 +129,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       config: { ...config, model: cachedModelName(config.api, facts.model), numCtx },
       fetch,
       model,
+      budget,
       cache,
       logger,
       progress,
@@ -183,6 +201,37 @@ export function summaryCounts(stats: PipelineStats, model: string): string {
     return `${plural(made)}, ${made === 1 ? "" : "all "}from the cache${failed}`;
   }
   return `${plural(made)}: ${stats.generated} by ${model}, ${stats.cached} from the cache${failed}`;
+}
+
+/** The run's time budget, said in one line when it was chosen for the reader (a model on the CPU). */
+function startBudget(
+  config: DigestConfig,
+  run: {
+    model: string;
+    machine: MachineInfo | null;
+    numCtx: number;
+    stories: number;
+    logger: Logger;
+  },
+): TimeBudget {
+  const budgetMs = budgetFor(config.timeBudgetMs, run.machine);
+  if (config.timeBudgetMs === undefined && budgetMs !== null) {
+    const where =
+      run.machine === null
+        ? "may run on the CPU"
+        : `runs on the ${run.machine.placement === "cpu" ? "CPU" : "CPU in part"}`;
+    run.logger.info(
+      `${run.model} ${where}: prompts are sized to finish within ${budgetMs / 60_000} min (--time-budget / DIGEST_TIME_BUDGET; 0 for none)`,
+    );
+  }
+  return createTimeBudget({
+    budgetMs,
+    slots: run.stories * 2,
+    meter: createRateMeter(),
+    promptLimit: promptLimit(run.numCtx),
+    timeoutCeilingMs: config.ollamaTimeoutMs,
+    spentMs: run.machine?.loadMs ?? 0,
+  });
 }
 
 function interrupted(config: DigestConfig): DigestInterruptedError {

@@ -4,7 +4,7 @@ import { fetchComments } from "./fetch/hn-client.ts";
 import { buildThread } from "./fetch/thread.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
-import { discussionPrompt } from "./summarise/prompt.ts";
+import { discussionPrompt, type PromptBudget } from "./summarise/prompt.ts";
 import { summarise } from "./summarise/summarise.ts";
 import type { Comment, Story } from "./types.ts";
 
@@ -51,9 +51,12 @@ export async function discussionPart(
   if (thread.length === 0) {
     return { summary: null, notes: ["No discussion summary: every comment is deleted or empty."] };
   }
-  const built = discussionPrompt(story, thread, { numCtx: config.numCtx });
-  const notes = coverageNotes(story, comments.length, built.packed, config.maxComments);
-  return summarise(built.prompt, { index, kind: "discussion", notes, title: story.title }, context);
+  const build = (budget: PromptBudget) => {
+    const built = discussionPrompt(story, thread, budget);
+    const notes = coverageNotes(story, comments.length, built.packed, config.maxComments);
+    return { prompt: built.prompt, notes };
+  };
+  return summarise({ index, kind: "discussion", title: story.title, build }, context);
 }
 
 /** Says how much of the discussion the model saw, when it was not all of it. */

@@ -4,6 +4,7 @@ import type { DigestConfig } from "./config.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import type { Limiter } from "./limiter.ts";
 import type { Progress } from "./progress.ts";
+import type { TimeBudget } from "./summarise/budget.ts";
 import type { SummaryCache } from "./summarise/cache.ts";
 import type { ModelClient } from "./summarise/model-client.ts";
 import type { ArticleSource } from "./types.ts";
@@ -38,6 +39,8 @@ export interface PipelineDeps {
   fetch?: typeof fetch;
   /** Writes the summaries. */
   model: ModelClient;
+  /** Sizes each prompt and its timeout; default: no budget, rates learnt from a CPU prior. */
+  budget?: TimeBudget;
   cache?: SummaryCache;
   logger: Logger;
   progress: Progress;
@@ -62,6 +65,7 @@ export interface Part {
 
 /** What every step of one run shares. */
 export interface PipelineContext extends PipelineDeps {
+  budget: TimeBudget;
   fetchLimit: Limiter;
   llmLimit: Limiter;
   stats: PipelineStats;

@@ -4,6 +4,10 @@ import { discussionPart } from "./discussion-part.ts";
 import { hnItemUrl } from "./fetch/hn-client.ts";
 import { createLimiter } from "./limiter.ts";
 import type { Part, PipelineContext, PipelineDeps } from "./pipeline-context.ts";
+import { createTimeBudget } from "./summarise/budget.ts";
+import { promptLimit } from "./summarise/prompt.ts";
+import { createRateMeter } from "./summarise/rates.ts";
+import { budgetSlot } from "./summarise/summarise.ts";
 import type { Story, StoryDigest } from "./types.ts";
 
 export type { PipelineConfig, PipelineDeps, PipelineStats } from "./pipeline-context.ts";
@@ -22,6 +26,15 @@ export async function* digestStories(
     ...deps,
     fetchLimit: createLimiter(deps.config.fetchConcurrency),
     llmLimit: createLimiter(deps.config.concurrency),
+    budget:
+      deps.budget ??
+      createTimeBudget({
+        budgetMs: null,
+        slots: stories.length * 2,
+        meter: createRateMeter(),
+        promptLimit: promptLimit(deps.config.numCtx),
+        timeoutCeilingMs: deps.config.ollamaTimeoutMs,
+      }),
     stats: deps.stats ?? { generated: 0, cached: 0, failed: 0 },
   };
   const tasks = stories.map((story, index) => digestStory(story, index, context));
@@ -38,9 +51,14 @@ async function digestStory(
   index: number,
   context: PipelineContext,
 ): Promise<StoryDigest> {
+  // A part that ends (answered, failed, or with nothing to summarise) gives its time back.
   const [article, discussion] = await Promise.all([
-    settle(articlePart(story, index, context), "article", context),
-    settle(discussionPart(story, index, context), "discussion", context),
+    settle(articlePart(story, index, context), "article", context).finally(() =>
+      context.budget.finish(budgetSlot(index, "article")),
+    ),
+    settle(discussionPart(story, index, context), "discussion", context).finally(() =>
+      context.budget.finish(budgetSlot(index, "discussion")),
+    ),
   ]);
   context.progress.done(index);
   return {

@@ -34,6 +34,8 @@ export function createProgress(
     now?: () => number;
     /** Redraw this often so the elapsed time moves during a long Ollama call; 0 = never. */
     tickMs?: number;
+    /** Model time the run expects still to take (ms), or null while it cannot tell. */
+    timeLeft?: () => number | null;
   },
 ): Progress {
   if (!stream.isTTY) return NO_PROGRESS;
@@ -45,7 +47,9 @@ export function createProgress(
     if (!current) return "";
     const title = stripControl(options.titles[current.index] ?? "").replace(/\s+/g, " ");
     const elapsed = ((now() - started) / 1000).toFixed(1);
-    return `story ${current.index + 1}/${options.total} · ${current.action} · ${finished} done · ${elapsed}s · ${title}`;
+    const left = options.timeLeft?.() ?? null;
+    const estimate = left === null ? "" : ` · ${timeLeftText(left)}`;
+    return `story ${current.index + 1}/${options.total}${estimate} · ${current.action} · ${finished} done · ${elapsed}s · ${title}`;
   };
   const draw = () => {
     const text = line();
@@ -87,6 +91,14 @@ export function createProgress(
 export function storyName(title: string, max = 60): string {
   const clean = stripControl(title).replace(/\s+/g, " ").trim();
   return `“${clean.length > max ? `${clean.slice(0, max - 1).trimEnd()}…` : clean}”`;
+}
+
+/** "about 12 min left", "about 40 s left", "under 10 s left". */
+export function timeLeftText(ms: number): string {
+  const seconds = ms / 1000;
+  if (seconds < 10) return "under 10 s left";
+  if (seconds < 90) return `about ${Math.round(seconds / 10) * 10} s left`;
+  return `about ${Math.round(seconds / 60)} min left`;
 }
 
 /** A logger whose lines do not run into the progress line. */

@@ -31,7 +31,8 @@ describe("loadDigestConfig()", () => {
       fetchConcurrency: 4,
       searchTimeoutMs: 10_000,
       articleTimeoutMs: 10_000,
-      ollamaTimeoutMs: 300_000,
+      ollamaTimeoutMs: undefined,
+      timeBudgetMs: undefined,
       archive: undefined,
       articleMaxBytes: 2_000_000,
       format: "markdown",
@@ -55,6 +56,7 @@ describe("loadDigestConfig()", () => {
       ARTICLE_TIMEOUT_MS: "3000",
       ARTICLE_MAX_BYTES: "4096",
       OLLAMA_TIMEOUT_MS: "60000",
+      DIGEST_TIME_BUDGET: "1h30m",
     });
     expect(config).toMatchObject({
       ollamaUrl: "http://gpu-box:11434",
@@ -68,6 +70,7 @@ describe("loadDigestConfig()", () => {
       articleTimeoutMs: 3000,
       articleMaxBytes: 4096,
       ollamaTimeoutMs: 60000,
+      timeBudgetMs: 90 * 60_000,
     });
   });
 
@@ -84,6 +87,16 @@ describe("loadDigestConfig()", () => {
       out: "d.json",
       numCtx: 2048,
     });
+  });
+
+  test("reads --time-budget as a duration, 0 meaning none, over DIGEST_TIME_BUDGET", () => {
+    const budget = (flag: string) =>
+      loadDigestConfig({ ...HOME, DIGEST_TIME_BUDGET: "1h" }, { "time-budget": flag }).timeBudgetMs;
+    expect(budget("15m")).toBe(900_000);
+    expect(budget("1h")).toBe(3_600_000);
+    expect(budget("90s")).toBe(90_000);
+    expect(budget("0")).toBe(0);
+    expect(loadDigestConfig({ ...HOME, DIGEST_TIME_BUDGET: "45m" }).timeBudgetMs).toBe(2_700_000);
   });
 
   test("treats empty env values as unset", () => {
@@ -112,6 +125,10 @@ describe("loadDigestConfig()", () => {
     ["ARTICLE_TIMEOUT_MS", "-1", "expected a whole number from 100 to 600000"],
     ["ARTICLE_MAX_BYTES", "1e6", "expected a whole number from 1024 to 100000000"],
     ["OLLAMA_TIMEOUT_MS", "0", "expected a whole number from 1000 to 3600000"],
+    ["DIGEST_TIME_BUDGET", "15", "expected a duration such as 15m, 1h or 1h30m"],
+    ["DIGEST_TIME_BUDGET", "soon", "expected a duration such as 15m, 1h or 1h30m"],
+    ["DIGEST_TIME_BUDGET", "-5m", "expected a duration such as 15m, 1h or 1h30m"],
+    ["DIGEST_TIME_BUDGET", "100ms", "expected a duration such as 15m, 1h or 1h30m"],
   ])("rejects %s=%s with one line naming it", (name, value, expected) => {
     const error = errorOf(() => loadDigestConfig({ ...HOME, [name]: value }));
     expect(error).toBeInstanceOf(ConfigError);

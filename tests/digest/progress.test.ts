@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { createProgress, loggerAround, storyName } from "../../lib/digest/progress.ts";
+import {
+  createProgress,
+  loggerAround,
+  storyName,
+  timeLeftText,
+} from "../../lib/digest/progress.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 
 function stream(isTTY: boolean) {
@@ -25,6 +30,32 @@ describe("createProgress()", () => {
     ]);
     progress.clear();
     expect(tty.writes.at(-1)).toBe("\r\u001b[K");
+  });
+
+  test("says the time the run expects still to take, once it can tell", () => {
+    const tty = stream(true);
+    let left: number | null = null;
+    const progress = createProgress(tty, {
+      total: 10,
+      titles: ["", "", "Third"],
+      now: () => 0,
+      tickMs: 0,
+      timeLeft: () => left,
+    });
+    progress.update(2, "summarising the article");
+    left = 12 * 60_000 + 10_000;
+    progress.redraw();
+    expect(tty.writes).toEqual([
+      "\r\u001b[Kstory 3/10 · summarising the article · 0 done · 0.0s · Third",
+      "\r\u001b[Kstory 3/10 · about 12 min left · summarising the article · 0 done · 0.0s · Third",
+    ]);
+  });
+
+  test("timeLeftText() speaks minutes, then tens of seconds at the end", () => {
+    expect(timeLeftText(20 * 60_000)).toBe("about 20 min left");
+    expect(timeLeftText(95_000)).toBe("about 2 min left");
+    expect(timeLeftText(44_000)).toBe("about 40 s left");
+    expect(timeLeftText(3_000)).toBe("under 10 s left");
   });
 
   test("writes nothing when stderr is not a terminal", () => {

@@ -20,7 +20,7 @@ export function openModelClient(
   >,
   options: OpenModelOptions = {},
 ): ModelClient {
-  const checkTimeoutMs = Math.min(10_000, config.ollamaTimeoutMs);
+  const checkTimeoutMs = Math.min(10_000, config.ollamaTimeoutMs ?? 10_000);
   if (config.api === "openai") {
     return createOpenAiClient({
       url: config.openaiUrl,

@@ -1,0 +1,179 @@
+import type { MachineInfo, ModelAnswer } from "./model-client.ts";
+import { callSeconds, type RateMeter } from "./rates.ts";
+
+/** The default budget on a machine without a GPU for the whole model; a GPU needs none. */
+export const CPU_DEFAULT_BUDGET_MS = 20 * 60_000;
+/** Part of the budget kept back: rates and answer lengths vary from call to call. */
+const SAFETY = 0.05;
+/** No single call is planned longer than this, so one prompt cannot eat the run. */
+const MAX_CALL_SECONDS = 240;
+/** Time a call costs besides reading and writing (the request, the template), in seconds. */
+const CALL_OVERHEAD_SECONDS = 1;
+/** The smallest prompt worth sending: the instruction and a few hundred tokens of text. */
+export const MIN_PROMPT_TOKENS = 500;
+/** Cut prompts are sized in steps, so a re-run planned a little differently asks the same prompt. */
+const STEP_TOKENS = 256;
+/** A discussion gets this much more room than an article: its worth is spread over many voices. */
+const DISCUSSION_WEIGHT = 1.5;
+
+/**
+ * The run's budget (ms), or null for none: `--time-budget` when given (0 = none); otherwise 20
+ * minutes unless the model sits wholly in a GPU's memory. A server that cannot tell where the
+ * model runs is taken for a CPU: a budget costs a fast machine little, since its prompts fit.
+ */
+export function budgetFor(given: number | undefined, machine: MachineInfo | null): number | null {
+  if (given !== undefined) return given === 0 ? null : given;
+  return machine?.placement === "gpu" ? null : CPU_DEFAULT_BUDGET_MS;
+}
+
+export interface TimeBudgetOptions {
+  /** Model time the run may take (ms); null: none, every prompt gets its whole window. */
+  budgetMs: number | null;
+  /** Calls the run may make: slot 2i is story i's article, 2i + 1 its discussion. */
+  slots: number;
+  meter: RateMeter;
+  /** The most tokens a prompt may take in the context window. */
+  promptLimit: number;
+  /** OLLAMA_TIMEOUT_MS when set: no call waits longer. */
+  timeoutCeilingMs?: number;
+  /** Model time spent before the first prompt (loading the model), ms. */
+  spentMs?: number;
+}
+
+export interface TimeBudget {
+  readonly budgetMs: number | null;
+  /** The call in `slot` would take `tokens` with its whole window (what it wants). */
+  want(slot: number, tokens: number): void;
+  /** The slot will make no (further) call: answered, failed, cached or nothing to summarise. */
+  finish(slot: number): void;
+  /** Tokens the prompt in `slot` may take now, planned over every call still to come. */
+  tokensFor(slot: number): number;
+  /** The call's timeout: its expected time at the measured rates, doubled, plus half a minute. */
+  timeoutMs(promptTokens: number, numPredict: number): number;
+  /**
+   * Learns from an answer and counts its time as spent. `estimatedTokens` is what the prompt was
+   * sized as: the plan learns how the server's count compares, so it buys whole windows of real
+   * tokens, whatever the estimate's error.
+   */
+  answered(answer: ModelAnswer, estimatedTokens: number): void;
+  /** Counts a failed call's time as spent. */
+  failed(wallMs: number): void;
+  /** Model time the calls still to come are expected to take; null before the first answer. */
+  leftMs(): number | null;
+}
+
+/**
+ * Plans the prompts of a run so its model time fits a budget. Before each call it shares the
+ * prompt tokens the remaining time buys at the measured rates among every call still to come
+ * (water-filling: a call that wants less than its share leaves the rest to the others, a
+ * discussion weighs 1.5 articles), so the plan is re-made as answers teach the machine's speed.
+ */
+export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
+  const { budgetMs, meter, promptLimit } = options;
+  const wants = new Map<number, number>();
+  const finished = new Set<number>();
+  let spentMs = options.spentMs ?? 0;
+  // Server-counted prompt tokens per estimated one, from the answers (1 until one says).
+  let counted = 0;
+  let estimated = 0;
+  const tokenRatio = () => (counted > 0 && estimated > 0 ? counted / estimated : 1);
+  /** The machine's rates with prompt tokens as the estimate counts them. */
+  const rates = () => {
+    const measured = meter.rates();
+    return { ...measured, prefillPerSecond: measured.prefillPerSecond / tokenRatio() };
+  };
+  const pending = () =>
+    Array.from({ length: options.slots }, (_, slot) => slot).filter((s) => !finished.has(s));
+  const typicalWant = () => {
+    const known = [...wants.entries()].filter(([slot]) => !finished.has(slot));
+    if (known.length === 0) return promptLimit;
+    return known.reduce((sum, [, tokens]) => sum + tokens, 0) / known.length;
+  };
+  const wantOf = (slot: number) => Math.min(wants.get(slot) ?? typicalWant(), promptLimit);
+  const fixedSeconds = () => {
+    const now = rates();
+    return now.answerTokens / now.decodePerSecond + CALL_OVERHEAD_SECONDS;
+  };
+  return {
+    budgetMs,
+    want(slot, tokens) {
+      wants.set(slot, tokens);
+    },
+    finish(slot) {
+      finished.add(slot);
+    },
+    tokensFor(slot) {
+      const want = wantOf(slot);
+      if (budgetMs === null) return want;
+      const { prefillPerSecond } = rates();
+      const open = pending();
+      if (!open.includes(slot)) open.push(slot);
+      const seconds = ((budgetMs - spentMs) / 1000) * (1 - SAFETY) - open.length * fixedSeconds();
+      const perCall = Math.max(0, (MAX_CALL_SECONDS - fixedSeconds()) * prefillPerSecond);
+      const shares = waterFill(
+        Math.max(0, seconds * prefillPerSecond),
+        open.map((s) => ({
+          key: s,
+          cap: Math.min(wantOf(s), perCall),
+          weight: s % 2 === 1 ? DISCUSSION_WEIGHT : 1,
+        })),
+      );
+      const share = shares.get(slot) ?? 0;
+      if (share >= want) return want;
+      const stepped = Math.floor(share / STEP_TOKENS) * STEP_TOKENS;
+      return Math.min(want, Math.max(MIN_PROMPT_TOKENS, stepped));
+    },
+    timeoutMs(promptTokens, numPredict) {
+      const expected = callSeconds(rates(), promptTokens, numPredict);
+      // The first call may also load the model, when the server could not be asked to first.
+      const firstCall = meter.answers === 0 ? 60 : 0;
+      const timeout = Math.ceil((2 * expected + 30 + firstCall) * 1000);
+      return Math.min(timeout, options.timeoutCeilingMs ?? Number.POSITIVE_INFINITY);
+    },
+    answered(answer, estimatedTokens) {
+      meter.record(answer);
+      if (answer.promptTokens !== null && answer.promptTokens > 0 && estimatedTokens > 0) {
+        counted += answer.promptTokens;
+        estimated += estimatedTokens;
+      }
+      const { promptMs, answerMs, loadMs, wallMs } = answer.timings;
+      spentMs += Math.max(wallMs, (promptMs ?? 0) + (answerMs ?? 0) + (loadMs ?? 0));
+    },
+    failed(wallMs) {
+      spentMs += wallMs;
+    },
+    leftMs() {
+      if (meter.answers === 0) return null;
+      const now = rates();
+      const expected =
+        1000 *
+        pending().reduce(
+          (sum, slot) => sum + callSeconds(now, wantOf(slot)) + CALL_OVERHEAD_SECONDS,
+          0,
+        );
+      return budgetMs === null ? expected : Math.max(0, Math.min(expected, budgetMs - spentMs));
+    },
+  };
+}
+
+/**
+ * Shares `total` among items in proportion to their weight, none above its cap; what a capped
+ * item leaves goes to the others.
+ */
+export function waterFill(
+  total: number,
+  items: readonly { key: number; cap: number; weight: number }[],
+): Map<number, number> {
+  const shares = new Map<number, number>();
+  const sorted = [...items].sort((a, b) => a.cap / a.weight - b.cap / b.weight);
+  let left = total;
+  let weight = sorted.reduce((sum, item) => sum + item.weight, 0);
+  for (const item of sorted) {
+    const level = weight > 0 ? left / weight : 0;
+    const share = Math.min(item.cap, level * item.weight);
+    shares.set(item.key, share);
+    left -= share;
+    weight -= item.weight;
+  }
+  return shares;
+}

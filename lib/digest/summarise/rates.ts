@@ -1,0 +1,96 @@
+import type { ModelAnswer } from "./model-client.ts";
+
+/** How fast the machine reads prompts and writes answers, and how long answers run. */
+export interface MachineRates {
+  prefillPerSecond: number;
+  decodePerSecond: number;
+  /** Tokens an answer takes, on average. */
+  answerTokens: number;
+}
+
+/**
+ * What the digest assumes before the first answer: llama3.2 3B on a laptop CPU (the i3-1315U's
+ * published llama.cpp figures, 24 / 11 tokens/s) and a summary of about 200 tokens. Slow on
+ * purpose: on a GPU the first answer corrects it within one call, while a fast guess on a CPU
+ * would size the first prompt (and its timeout) for a machine ten times quicker.
+ */
+export const CPU_PRIOR: MachineRates = {
+  prefillPerSecond: 24,
+  decodePerSecond: 11,
+  answerTokens: 200,
+};
+
+export interface RateMeter {
+  /** Learns from one answer: its counts and durations, or its wall time when they are missing. */
+  record(answer: ModelAnswer): void;
+  /** The rates as measured so far; the prior's until an answer says. */
+  rates(): MachineRates;
+  /** Answers measured. */
+  readonly answers: number;
+}
+
+/**
+ * The machine's rates learnt from the answers, as totals (tokens over seconds), so a long prompt
+ * counts for more than a short one; the prior stands only until the first answer measures it. A server that reports token counts but no durations (most
+ * OpenAI-compatible ones) is measured by its wall time: the call is taken as the current rates
+ * scaled by how much longer or shorter it really took.
+ */
+export function createRateMeter(prior: MachineRates = CPU_PRIOR): RateMeter {
+  let promptTokens = 0;
+  let promptSeconds = 0;
+  let answerTokens = 0;
+  let answerSeconds = 0;
+  let answerCount = 0;
+  let answerTokensSum = 0;
+  let answers = 0;
+  const meter: RateMeter = {
+    get answers() {
+      return answers;
+    },
+    record(answer) {
+      const current = meter.rates();
+      const read = answer.promptTokens ?? 0;
+      const written = answer.answerTokens ?? current.answerTokens;
+      const { promptMs, answerMs, wallMs } = answer.timings;
+      if (promptMs !== null && answerMs !== null) {
+        if (read > 0 && promptMs > 0) {
+          promptTokens += read;
+          promptSeconds += promptMs / 1000;
+        }
+        if (written > 0 && answerMs > 0) {
+          answerTokens += written;
+          answerSeconds += answerMs / 1000;
+        }
+      } else if (read > 0 && wallMs > 0) {
+        const expected = read / current.prefillPerSecond + written / current.decodePerSecond;
+        const scale = wallMs / 1000 / expected;
+        promptTokens += read;
+        promptSeconds += (read / current.prefillPerSecond) * scale;
+        answerTokens += written;
+        answerSeconds += (written / current.decodePerSecond) * scale;
+      }
+      if (answer.answerTokens !== null) {
+        answerCount++;
+        answerTokensSum += answer.answerTokens;
+      }
+      answers++;
+    },
+    rates() {
+      return {
+        prefillPerSecond: promptSeconds > 0 ? promptTokens / promptSeconds : prior.prefillPerSecond,
+        decodePerSecond: answerSeconds > 0 ? answerTokens / answerSeconds : prior.decodePerSecond,
+        answerTokens: answerCount > 0 ? answerTokensSum / answerCount : prior.answerTokens,
+      };
+    },
+  };
+  return meter;
+}
+
+/** Seconds a call of `promptTokens` and `answerTokens` takes at `rates`. */
+export function callSeconds(
+  rates: MachineRates,
+  promptTokens: number,
+  answerTokens = rates.answerTokens,
+): number {
+  return promptTokens / rates.prefillPerSecond + answerTokens / rates.decodePerSecond;
+}

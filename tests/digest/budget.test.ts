@@ -1,0 +1,105 @@
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { loadDigestConfig } from "../../lib/digest/config.ts";
+import { runDigest } from "../../lib/digest/digest.ts";
+import type { ModelClient } from "../../lib/digest/summarise/model-client.ts";
+import { openModelClient } from "../../lib/digest/summarise/open-model.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { startDigestWorld } from "../fakes/digest-world.ts";
+import { frontPageToday } from "../fakes/front-page-today.ts";
+
+// Ten stories with hundreds of comments each, over real sockets, on a busy machine.
+setDefaultTimeout(60_000);
+
+const CPU = { prefillPerSecond: 24, decodePerSecond: 11, answerTokens: 150 };
+const GPU = { prefillPerSecond: 20_000, decodePerSecond: 200, answerTokens: 150 };
+
+/** A default digest of today's front page against a fake Ollama modelling `machine`. */
+async function digestToday(
+  machine: typeof CPU,
+  placement: "cpu" | "gpu",
+  options: { flags?: Record<string, string>; env?: Record<string, string> } = {},
+) {
+  using world = startDigestWorld({ ...frontPageToday(), ollama: { placement, machine } });
+  const config = loadDigestConfig(
+    { ...world.env, ...options.env },
+    { ...options.flags, cache: false },
+  );
+  const logger = createMemoryLogger();
+  const timeouts: number[] = [];
+  const client = openModelClient(config);
+  // The real client, recording the timeout each call was given.
+  const model: ModelClient = {
+    ...client,
+    generate: (request, call) => {
+      timeouts.push(call.timeoutMs);
+      return client.generate(request, call);
+    },
+  };
+  const result = await runDigest(config, {
+    stdout: { write() {} },
+    stderr: { write() {} },
+    logger,
+    model,
+    now: world.ollama.now,
+  });
+  return {
+    result,
+    logger,
+    timeouts,
+    calls: world.ollama.modelled,
+    // Each world has its own port and numbers its authors afresh: compare without them.
+    prompts: world.ollama.generateCalls.map((call) =>
+      call.prompt.replace(/user\d+/g, "user").replace(/127\.0\.0\.1:\d+/g, "host"),
+    ),
+    modelledMinutes: world.ollama.modelledMs / 60_000,
+  };
+}
+
+describe("the time budget, on today's front page", () => {
+  test("keeps a CPU's default 20 minutes with no call over 300 s, every summary written", async () => {
+    const run = await digestToday(CPU, "cpu");
+    const unbudgeted = await digestToday(CPU, "cpu", { flags: { "time-budget": "0" } });
+    expect(unbudgeted.modelledMinutes).toBeGreaterThan(40);
+    expect(run.modelledMinutes).toBeLessThanOrEqual(20);
+    expect(run.modelledMinutes).toBeGreaterThan(15);
+    expect(Math.max(...run.calls.map((call) => call.ms))).toBeLessThanOrEqual(300_000);
+    expect(run.result.stats).toEqual({ generated: 20, cached: 0, failed: 0 });
+    expect(run.logger.lines).toContain(
+      "info llama3.2 runs on the CPU: prompts are sized to finish within 20 min (--time-budget / DIGEST_TIME_BUDGET; 0 for none)",
+    );
+  });
+
+  test("keeps a budget given with --time-budget, with more text the more time it has", async () => {
+    const short = await digestToday(CPU, "cpu", { flags: { "time-budget": "15m" } });
+    const long = await digestToday(CPU, "cpu", { env: { DIGEST_TIME_BUDGET: "40m" } });
+    expect(short.modelledMinutes).toBeLessThanOrEqual(15);
+    expect(long.modelledMinutes).toBeLessThanOrEqual(40);
+    const tokens = (run: typeof short) => run.calls.reduce((sum, c) => sum + c.promptTokens, 0);
+    expect(tokens(long)).toBeGreaterThan(1.5 * tokens(short));
+  });
+
+  test("at a GPU's rates needs no budget: every prompt is what it was without one", async () => {
+    const gpu = await digestToday(GPU, "gpu");
+    const unbudgeted = await digestToday(CPU, "cpu", { flags: { "time-budget": "0" } });
+    expect(gpu.prompts).toEqual(unbudgeted.prompts);
+    expect(gpu.logger.lines.join("\n")).not.toContain("prompts are sized");
+  });
+
+  test("times each call out from its expected duration at the measured rates", async () => {
+    const cpu = await digestToday(CPU, "cpu", { flags: { "time-budget": "0" } });
+    // Even the largest prompts on the slow machine are never cut off...
+    cpu.calls.forEach((call, i) => {
+      expect(cpu.timeouts[i]).toBeGreaterThan(1.5 * call.ms);
+    });
+    expect(Math.max(...cpu.timeouts)).toBeGreaterThan(300_000);
+    // ...while on a fast one a hung server would be given up on within a minute.
+    const gpu = await digestToday(GPU, "gpu");
+    expect(Math.max(...gpu.timeouts.slice(1))).toBeLessThan(60_000);
+    // OLLAMA_TIMEOUT_MS stays the ceiling when set.
+    const capped = await digestToday(CPU, "cpu", {
+      flags: { "time-budget": "0" },
+      env: { OLLAMA_TIMEOUT_MS: "120000" },
+    });
+    expect(Math.max(...capped.timeouts)).toBe(120_000);
+  });
+});

@@ -1,0 +1,180 @@
+import { describe, expect, test } from "bun:test";
+import {
+  budgetFor,
+  CPU_DEFAULT_BUDGET_MS,
+  createTimeBudget,
+  MIN_PROMPT_TOKENS,
+  waterFill,
+} from "../../../lib/digest/summarise/budget.ts";
+import type { ModelAnswer } from "../../../lib/digest/summarise/model-client.ts";
+import { CPU_PRIOR, createRateMeter } from "../../../lib/digest/summarise/rates.ts";
+
+/** An answer as a machine of these rates reports it. */
+function answerAt(
+  rates: { prefill: number; decode: number },
+  promptTokens: number,
+  answerTokens = 150,
+): ModelAnswer {
+  const promptMs = (promptTokens / rates.prefill) * 1000;
+  const answerMs = (answerTokens / rates.decode) * 1000;
+  return {
+    text: "A summary.",
+    doneReason: "stop",
+    promptTokens,
+    answerTokens,
+    timings: { promptMs, answerMs, loadMs: 0, wallMs: promptMs + answerMs },
+  };
+}
+
+const CPU = { prefill: 24, decode: 11 };
+const GPU = { prefill: 20_000, decode: 200 };
+
+function budget(budgetMs: number | null, slots = 20, timeoutCeilingMs?: number) {
+  return createTimeBudget({
+    budgetMs,
+    slots,
+    meter: createRateMeter(),
+    promptLimit: 7600,
+    timeoutCeilingMs,
+  });
+}
+
+describe("waterFill()", () => {
+  test("shares by weight, and what a capped item leaves goes to the others", () => {
+    const shares = waterFill(3000, [
+      { key: 0, cap: 500, weight: 1 },
+      { key: 1, cap: 10_000, weight: 1 },
+      { key: 2, cap: 10_000, weight: 2 },
+    ]);
+    expect(shares.get(0)).toBe(500);
+    expect(shares.get(1)).toBeCloseTo(2500 / 3, 6);
+    expect(shares.get(2)).toBeCloseTo(5000 / 3, 6);
+  });
+
+  test("gives every item its cap when the total allows", () => {
+    const shares = waterFill(1e9, [
+      { key: 0, cap: 100, weight: 1 },
+      { key: 1, cap: 200, weight: 1.5 },
+    ]);
+    expect([shares.get(0), shares.get(1)]).toEqual([100, 200]);
+  });
+});
+
+describe("budgetFor()", () => {
+  test("takes --time-budget when given, 0 meaning none", () => {
+    expect(budgetFor(900_000, { placement: "gpu", loadMs: null })).toBe(900_000);
+    expect(budgetFor(0, { placement: "cpu", loadMs: null })).toBeNull();
+  });
+
+  test("defaults to 20 minutes unless the model is wholly on a GPU", () => {
+    expect(budgetFor(undefined, { placement: "gpu", loadMs: null })).toBeNull();
+    expect(budgetFor(undefined, { placement: "cpu", loadMs: null })).toBe(CPU_DEFAULT_BUDGET_MS);
+    expect(budgetFor(undefined, { placement: "partial", loadMs: null })).toBe(20 * 60_000);
+    expect(budgetFor(undefined, null)).toBe(20 * 60_000);
+  });
+});
+
+describe("createTimeBudget()", () => {
+  test("without a budget, every prompt gets what it wants, up to the window", () => {
+    const plan = budget(null);
+    plan.want(0, 3000);
+    plan.want(1, 50_000);
+    expect(plan.tokensFor(0)).toBe(3000);
+    expect(plan.tokensFor(1)).toBe(7600);
+  });
+
+  test("shares a CPU's 20 minutes among the calls to come, discussions weighing more", () => {
+    const plan = budget(20 * 60_000);
+    for (let slot = 0; slot < 20; slot++) plan.want(slot, 7000);
+    const article = plan.tokensFor(0);
+    const discussion = plan.tokensFor(1);
+    expect(article).toBeGreaterThanOrEqual(MIN_PROMPT_TOKENS);
+    expect(article).toBeLessThan(1500);
+    expect(discussion).toBeGreaterThan(article);
+    // The whole plan at the prior's rates fits the budget.
+    const seconds =
+      (10 * (article + discussion)) / CPU_PRIOR.prefillPerSecond +
+      (20 * CPU_PRIOR.answerTokens) / CPU_PRIOR.decodePerSecond;
+    expect(seconds).toBeLessThanOrEqual(20 * 60);
+  });
+
+  test("re-plans as answers come in: larger prompts on a fast machine, smaller on a slow one", () => {
+    const fast = budget(20 * 60_000);
+    const slow = budget(20 * 60_000);
+    for (let slot = 0; slot < 20; slot++) {
+      fast.want(slot, 7000);
+      slow.want(slot, 7000);
+    }
+    const before = fast.tokensFor(1);
+    fast.answered(answerAt({ prefill: 96, decode: 30 }, before), before);
+    fast.finish(1);
+    slow.answered(answerAt({ prefill: 12, decode: 6 }, before), before);
+    slow.finish(1);
+    expect(fast.tokensFor(3)).toBeGreaterThan(before);
+    expect(slow.tokensFor(3)).toBeLessThan(before);
+  });
+
+  test("a call that wants little leaves its share to the others", () => {
+    const plan = budget(20 * 60_000);
+    for (let slot = 0; slot < 20; slot++) plan.want(slot, slot === 0 ? 600 : 7000);
+    const generous = plan.tokensFor(1);
+    const tight = budget(20 * 60_000);
+    for (let slot = 0; slot < 20; slot++) tight.want(slot, 7000);
+    expect(plan.tokensFor(0)).toBe(600);
+    expect(generous).toBeGreaterThanOrEqual(tight.tokensFor(1));
+  });
+
+  test("learns how the server counts tokens against the estimate", () => {
+    const plan = budget(20 * 60_000);
+    for (let slot = 0; slot < 20; slot++) plan.want(slot, 7000);
+    const before = plan.tokensFor(1);
+    // The estimate said `before`, the server read a quarter less: the same time buys more.
+    plan.answered(answerAt(CPU, Math.round(before * 0.75)), before);
+    plan.finish(1);
+    const sameMachine = budget(20 * 60_000);
+    for (let slot = 0; slot < 20; slot++) sameMachine.want(slot, 7000);
+    sameMachine.answered(answerAt(CPU, before), before);
+    sameMachine.finish(1);
+    expect(plan.tokensFor(3)).toBeGreaterThan(sameMachine.tokensFor(3));
+  });
+
+  test("never plans one call past four minutes, nor a prompt below the floor", () => {
+    const plan = budget(6 * 60 * 60_000, 2);
+    plan.want(0, 7000);
+    plan.want(1, 7000);
+    const tokens = plan.tokensFor(1);
+    expect(tokens / CPU.prefill + CPU_PRIOR.answerTokens / CPU.decode).toBeLessThanOrEqual(240);
+    const starved = budget(60_000);
+    for (let slot = 0; slot < 20; slot++) starved.want(slot, 7000);
+    expect(starved.tokensFor(0)).toBe(MIN_PROMPT_TOKENS);
+  });
+
+  test("times a call out from its expected time at the measured rates, under the ceiling", () => {
+    const plan = budget(null);
+    // Before any answer: the CPU prior, and a minute more in case the call loads the model.
+    expect(plan.timeoutMs(4800, 512)).toBe(Math.ceil((2 * (4800 / 24 + 512 / 11) + 90) * 1000));
+    plan.answered(answerAt(GPU, 4000), 4000);
+    expect(plan.timeoutMs(4800, 512)).toBeLessThan(60_000);
+    expect(plan.timeoutMs(4800, 512)).toBeGreaterThanOrEqual(30_000);
+    const slowMachine = budget(null);
+    slowMachine.answered(answerAt({ prefill: 10, decode: 4 }, 4000), 4000);
+    // A big prompt on a slow machine gets far more than the old fixed 300 s...
+    expect(slowMachine.timeoutMs(7000, 512)).toBeGreaterThan(2 * 700_000);
+    // ...unless OLLAMA_TIMEOUT_MS caps it.
+    const capped = budget(null, 20, 300_000);
+    capped.answered(answerAt({ prefill: 10, decode: 4 }, 4000), 4000);
+    expect(capped.timeoutMs(7000, 512)).toBe(300_000);
+  });
+
+  test("tells the time left once an answer has been measured", () => {
+    const plan = budget(20 * 60_000, 4);
+    for (let slot = 0; slot < 4; slot++) plan.want(slot, 2400);
+    expect(plan.leftMs()).toBeNull();
+    plan.answered(answerAt(CPU, 2400), 2400);
+    plan.finish(0);
+    const left = plan.leftMs() ?? 0;
+    // Three calls of about 2,400 tokens at 24 tokens/s and 150-odd answer tokens at 11.
+    expect(left).toBeGreaterThan(3 * 110_000);
+    expect(left).toBeLessThan(3 * 140_000);
+  });
+});
