@@ -60,8 +60,10 @@ export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
 
+/** `#2  <time>  500  12 ms  http_error  to https://…  HTTP 500`: where it went, when known. */
 export function attemptLine(attempt: Attempt): string {
   const status = attempt.statusCode === null ? "-" : String(attempt.statusCode);
+  const to = attempt.url ? `  to ${oneLine(attempt.url)}` : "";
   const error = attempt.error ? `  ${oneLine(attempt.error)}` : "";
-  return `#${attempt.attempt}  ${time(attempt.startedAt)}  ${status}  ${Math.round(attempt.durationMs)} ms  ${attempt.outcome}${error}`;
+  return `#${attempt.attempt}  ${time(attempt.startedAt)}  ${status}  ${Math.round(attempt.durationMs)} ms  ${attempt.outcome}${to}${error}`;
 }

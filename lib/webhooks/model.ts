@@ -123,6 +123,12 @@ export interface AttemptRecord {
   /** Response headers as `name: value` lines, and the body, each cut to 4 KiB. */
   responseHeaders: string | null;
   responseBody: string | null;
+  /**
+   * The URL this attempt went to (or was refused for): the delivery's rendered URL or the
+   * webhook's at the time, so attempts before and after a URL change tell apart. Null when no
+   * URL was reached for (a template that did not render, a lease lost in a crash).
+   */
+  url?: string | null;
 }
 
 export interface Attempt extends AttemptRecord {

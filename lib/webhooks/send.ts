@@ -58,6 +58,15 @@ export interface SendResult extends AttemptResult {
  * host for the SSRF check, the request, and reading the (capped) response.
  */
 export async function sendAttempt(claim: Claim, options: SendOptions): Promise<SendResult> {
+  const sent = await attemptWithoutUrl(claim, options);
+  // The URL this attempt went to (or was refused for), recorded with it; a delivery whose
+  // template never rendered reached for none.
+  sent.record.url =
+    sent.record.outcome === "template_error" ? null : (claim.delivery.url ?? claim.webhook.url);
+  return sent;
+}
+
+async function attemptWithoutUrl(claim: Claim, options: SendOptions): Promise<SendResult> {
   const now = options.now ?? Date.now;
   const startedAt = now();
   const started = performance.now();

@@ -44,6 +44,7 @@ export function record(overrides: Partial<AttemptRecord> = {}): AttemptRecord {
     error: null,
     responseHeaders: "content-type: text/plain",
     responseBody: "Webhook received!",
+    url: "https://e.example/1",
     ...overrides,
   };
 }
@@ -768,6 +769,43 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(shown?.attempts).toEqual([
           { ...rec, id: expect.any(Number), deliveryId: id ?? 0, attempt: 1, workerId: "w1" },
         ]);
+      });
+
+      test("finish() records the URL each attempt went to: after a URL change old and new tell apart", async () => {
+        const hook = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const ids = [
+          ...(await store.queue.enqueue(change())),
+          ...(await store.queue.enqueue(change())),
+        ];
+        const first = await claim({ limit: 2 });
+        // Both at once: a store that groups writes records each row's own URL.
+        await Promise.all(
+          first.map((c) =>
+            store.queue.finish(c, record({ statusCode: 500, outcome: "http_error" }), {
+              state: "queued",
+              nextAttemptAt: T0,
+            }),
+          ),
+        );
+        await store.webhooks.update(hook.id, { url: "https://e.example/2" });
+        const second = await claim({ limit: 2 });
+        expect(second).toHaveLength(2);
+        await Promise.all(
+          second.map((c) =>
+            store.queue.finish(c, record({ url: c.webhook.url }), { state: "successful" }),
+          ),
+        );
+        const old = await store.queue.finish(first[0] as Claim, record({ url: null }), {
+          state: "successful",
+        });
+        expect(old).toBe(false);
+        for (const id of ids) {
+          const attempts = (await store.queue.get(id ?? 0))?.attempts ?? [];
+          expect(attempts.map((a) => [a.attempt, a.url])).toEqual([
+            [1, "https://e.example/1"],
+            [2, "https://e.example/2"],
+          ]);
+        }
       });
 
       test("finish() with a retry queues the delivery for its next time", async () => {

@@ -447,6 +447,7 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     expect(output).toContain(`webhook-id  ${claim.delivery.messageId}`);
     expect(output).toContain('"event": "created"');
     expect(output).toContain("#1  2023-");
+    expect(output).toContain("  502  13 ms  http_error  to https://e.example/1");
     expect(output).toContain("bad \\x1b[31mgateway");
     expect(output).not.toContain("\u001b");
     const shown = JSON.parse(await cli("show", String(claim.delivery.id), "--json"));

@@ -262,6 +262,23 @@ describe("sendAttempt", () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  test("sendAttempt() records the URL it went to or was refused for: the rendered one when templated, none for an unrendered template", async () => {
+    const fake = endpoint();
+    const sent = await sendAttempt(claimFor(fake.url), { timeoutMs: 5000, allow: LOOPBACK });
+    expect(sent.record).toMatchObject({ outcome: "success", url: fake.url });
+    const rendered = `${fake.url}/items/1`;
+    const templated = claimFor("http://127.0.0.1:9/{{ data.id }}", {}, { url: rendered });
+    expect((await sendAttempt(templated, { timeoutMs: 5000, allow: LOOPBACK })).record.url).toBe(
+      rendered,
+    );
+    expect(fake.requests.map((r) => r.path)).toEqual(["/", "/items/1"]);
+    const refused = await sendAttempt(claimFor(fake.url), { timeoutMs: 5000, allow: [] });
+    expect(refused.record).toMatchObject({ outcome: "blocked", url: fake.url });
+    const unrendered = claimFor("http://127.0.0.1:9/{{ data.id }}");
+    const none = await sendAttempt(unrendered, { timeoutMs: 5000, allow: LOOPBACK });
+    expect(none.record).toMatchObject({ outcome: "template_error", url: null });
+  });
+
   test("sendAttempt() checks resolved addresses, not just literals", async () => {
     const sent = await sendAttempt(claimFor("http://metadata.internal.example/"), {
       timeoutMs: 5000,

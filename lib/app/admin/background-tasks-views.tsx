@@ -300,6 +300,7 @@ function AttemptsTable(props: { attempts: Attempt[] }) {
         <tr>
           <th class="num">#</th>
           <th>Time</th>
+          <th>URL</th>
           <th>Status</th>
           <th>Outcome</th>
           <th class="num">Duration</th>
@@ -312,6 +313,7 @@ function AttemptsTable(props: { attempts: Attempt[] }) {
           <tr id={`attempt-${a.attempt}`}>
             <td class="num">{a.attempt}</td>
             <td>{formatTime(a.startedAt)}</td>
+            <td class="wrap">{a.url ?? "–"}</td>
             <td>{a.statusCode ?? "–"}</td>
             <td>{a.outcome}</td>
             <td class="num">{formatDuration(a.durationMs)}</td>

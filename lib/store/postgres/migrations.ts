@@ -123,6 +123,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE deliveries ADD COLUMN context TEXT;
   ALTER TABLE deliveries ADD COLUMN template_failed BOOLEAN NOT NULL DEFAULT FALSE;
   `,
+  // 5: the URL each attempt went to; NULL for attempts recorded before it was kept.
+  `
+  ALTER TABLE attempts ADD COLUMN url TEXT;
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

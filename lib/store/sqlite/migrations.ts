@@ -141,6 +141,10 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO delivery_payloads (delivery_id, payload) SELECT id, payload FROM deliveries;
   ALTER TABLE deliveries DROP COLUMN payload;
   `,
+  // 7: the URL each attempt went to; NULL for attempts recorded before it was kept.
+  `
+  ALTER TABLE attempts ADD COLUMN url TEXT;
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */

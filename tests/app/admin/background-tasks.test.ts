@@ -130,6 +130,20 @@ describe("GET /admin/background-tasks/deliveries/:id", () => {
     expect(html).toContain(">Retry</button>");
   });
 
+  test("shows the URL each attempt went to, so attempts before and after a URL change tell apart", async () => {
+    const [id] = await enqueue(1);
+    await attemptAll(
+      { state: "queued", nextAttemptAt: T0.getTime() },
+      { url: "http://h.example/" },
+    );
+    await attemptAll({ state: "failed" }, { url: "http://new.example/hook?a=1&b=<2>" });
+    const { html } = await t.client.open(`/admin/background-tasks/deliveries/${id}`);
+    const row = (n: number) => html.slice(html.indexOf(`id="attempt-${n}"`)).split("</tr>")[0];
+    expect(html).toContain("<th>URL</th>");
+    expect(row(1)).toContain('<td class="wrap">http://h.example/</td>');
+    expect(row(2)).toContain('<td class="wrap">http://new.example/hook?a=1&amp;b=&lt;2&gt;</td>');
+  });
+
   test("answers 404 for an unknown delivery", async () => {
     const response = await t.client.request("/admin/background-tasks/deliveries/999");
     expect(response.status).toBe(404);

@@ -54,6 +54,7 @@ export function createFinish(db: Db, options: { clock: StoreClock; reconnectWait
       outcome: record.outcome,
       response_headers: storableText(record.responseHeaders),
       response_body: storableText(record.responseBody),
+      url: storableText(record.url ?? null),
     }));
     return persistently(db, reconnectWaitMs, async (retrying) => {
       // A test clock is read at the decision too, so the distance is kept exactly.
@@ -66,7 +67,7 @@ export function createFinish(db: Db, options: { clock: StoreClock; reconnectWait
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::text::jsonb) AS f(
           id bigint, attempt int, state text, next_in bigint, status int, error text,
           worker_id text, started_at bigint, duration_ms float8, outcome text,
-          response_headers text, response_body text)
+          response_headers text, response_body text, url text)
       ), updated AS (
         UPDATE deliveries d SET state = f.state,
           next_attempt_at = coalesce((SELECT t FROM clock) + f.next_in, d.next_attempt_at),
@@ -78,9 +79,9 @@ export function createFinish(db: Db, options: { clock: StoreClock; reconnectWait
         RETURNING d.id
       ), recorded AS (
         INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
-          status_code, outcome, error, response_headers, response_body)
+          status_code, outcome, error, response_headers, response_body, url)
         SELECT f.id, f.attempt, f.worker_id, f.started_at, f.duration_ms, f.status, f.outcome,
-          f.error, f.response_headers, f.response_body
+          f.error, f.response_headers, f.response_body, f.url
         FROM input f JOIN updated u ON u.id = f.id
         RETURNING delivery_id
       )

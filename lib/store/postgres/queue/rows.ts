@@ -39,6 +39,7 @@ export interface AttemptRow {
   error: string | null;
   response_headers: string | null;
   response_body: string | null;
+  url: string | null;
 }
 
 export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery {
@@ -79,5 +80,6 @@ export function attemptFromRow(row: AttemptRow): Attempt {
     error: row.error,
     responseHeaders: row.response_headers,
     responseBody: row.response_body,
+    url: row.url,
   };
 }

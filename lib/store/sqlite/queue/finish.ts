@@ -18,8 +18,8 @@ export function createFinish(db: Database) {
   );
   const insertAttemptStmt = db.prepare<unknown, SQLQueryBindings[]>(
     `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms, status_code,
-       outcome, error, response_headers, response_body)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`,
+       outcome, error, response_headers, response_body, url)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)`,
   );
   const releaseStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = 'queued', attempts = attempts - 1, lease_owner = NULL,
@@ -61,6 +61,7 @@ export function createFinish(db: Database) {
       record.error,
       record.responseHeaders,
       record.responseBody,
+      record.url ?? null,
     ];
   }
 
@@ -78,12 +79,12 @@ export function createFinish(db: Database) {
     let stmt = insertAttemptsStmts.get(count);
     if (!stmt) {
       const rows = Array.from({ length: count }, (_, i) => {
-        const n = i * 10;
-        return `(?${n + 1}, ?${n + 2}, ?${n + 3}, ?${n + 4}, ?${n + 5}, ?${n + 6}, ?${n + 7}, ?${n + 8}, ?${n + 9}, ?${n + 10})`;
+        const n = i * 11;
+        return `(${Array.from({ length: 11 }, (_, k) => `?${n + k + 1}`).join(", ")})`;
       });
       stmt = db.prepare(
         `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
-           status_code, outcome, error, response_headers, response_body)
+           status_code, outcome, error, response_headers, response_body, url)
          VALUES ${rows.join(", ")}`,
       );
       insertAttemptsStmts.set(count, stmt);

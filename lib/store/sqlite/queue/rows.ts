@@ -46,6 +46,7 @@ export interface AttemptRow {
   error: string | null;
   response_headers: string | null;
   response_body: string | null;
+  url: string | null;
 }
 
 /** Named parameters ($now, $limit, …). */
@@ -89,5 +90,6 @@ export function attemptFromRow(row: AttemptRow): Attempt {
     error: row.error,
     responseHeaders: row.response_headers,
     responseBody: row.response_body,
+    url: row.url,
   };
 }
