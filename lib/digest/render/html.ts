@@ -123,7 +123,7 @@ function contents(parts: readonly Group[]): string {
         readingTimeText(digest.articleWords),
         count(story.numComments, "comment"),
       ].filter((fact) => fact !== null);
-      return `<li value="${rank}"><a href="#story-${story.id}">${escapeHtml(story.title)}</a> <span class="facts">· ${facts.join(" · ")}</span></li>`;
+      return `<li value="${rank}"><a href="#story-${story.id}">${escapeHtml(story.title)}</a> <span class="facts">${facts.join(" · ")}</span></li>`;
     });
     return `<h2>${group.heading}</h2>\n<ol>\n${items.join("\n")}\n</ol>`;
   });
