@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { AttemptRecord, Outcome } from "../../lib/webhooks/model.ts";
+import { itemChange } from "../fakes/change.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { T0, testApp } from "./harness.ts";
 
@@ -11,16 +12,7 @@ beforeEach(() => {
 afterEach(() => t.store.close());
 
 function change(n: number) {
-  return {
-    event: "item.created" as const,
-    model: "item",
-    username: "alice",
-    requestId: `req-${n}`,
-    data: { id: n },
-    prechange: null,
-    postchange: { id: n },
-    timestamp: T0,
-  };
+  return itemChange(n, { event: "item.created", data: { id: n }, timestamp: T0 });
 }
 
 /** Claims up to `limit` due deliveries and finishes each with the next status in `statuses`. */

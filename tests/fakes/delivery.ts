@@ -1,20 +1,6 @@
-import type { AttemptRecord, ChangeEvent, Claim, Outcome } from "../../lib/webhooks/model.ts";
+import type { AttemptRecord, Claim, Outcome } from "../../lib/webhooks/model.ts";
 import type { EndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
-
-/** An application change as the inventory emits it. */
-export function itemChange(n = 1): ChangeEvent {
-  return {
-    event: "item.updated",
-    model: "item",
-    username: "worker-test",
-    requestId: `req-${n}`,
-    data: { id: n, sku: `SKU-${n}`, quantity: n },
-    prechange: { quantity: n - 1 },
-    postchange: { quantity: n },
-    timestamp: new Date(0),
-  };
-}
 
 /** An attempt that got `statusCode` (or, when null, timed out). */
 export function attemptRecord(

@@ -69,3 +69,22 @@ export function gate(): { promise: Promise<void>; open(): void } {
   });
   return { promise, open };
 }
+
+/**
+ * A responder whose first request hangs until `release()` (a slow answer, or a worker paused
+ * with a request in flight); every other request is answered 200 "ok" at once.
+ */
+export function hangFirst(): { respond: Responder; release(): void } {
+  const hang = gate();
+  let first = true;
+  return {
+    async respond() {
+      if (first) {
+        first = false;
+        await hang.promise;
+      }
+      return new Response("ok");
+    },
+    release: hang.open,
+  };
+}

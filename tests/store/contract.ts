@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../lib/webhooks/errors.ts";
-import type { AttemptRecord, ChangeEvent, Claim, Outcome } from "../../lib/webhooks/model.ts";
+import type { AttemptRecord, Claim, Outcome } from "../../lib/webhooks/model.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
+import { change } from "../fakes/change.ts";
 
 /**
  * The behaviour every Store must have (SQLite, PostgreSQL), run against each by its own test
@@ -21,19 +22,8 @@ export type MakeStore = (options: { now: () => number }) => Promise<StoreFixture
 
 export const T0 = 1_700_000_000_000;
 
-export function change(overrides: Partial<ChangeEvent> = {}): ChangeEvent {
-  return {
-    event: "item.created",
-    model: "item",
-    username: "alice",
-    requestId: "3f2a6c1e-0000-4000-8000-000000000001",
-    data: { id: 1, sku: "A-1", name: "Widget", quantity: 3 },
-    prechange: null,
-    postchange: { sku: "A-1", name: "Widget", quantity: 3 },
-    timestamp: new Date(Date.UTC(2021, 2, 9, 17, 55, 33, 968)),
-    ...overrides,
-  };
-}
+// The change fixture lives in tests/fakes/change.ts; re-exported for the store suites.
+export { change };
 
 export function record(overrides: Partial<AttemptRecord> = {}): AttemptRecord {
   return {

@@ -7,7 +7,7 @@ import {
   TemplateError,
   templateProblem,
 } from "../../lib/webhooks/template.ts";
-import { change } from "../store/contract.ts";
+import { change } from "../fakes/change.ts";
 
 const body = buildPayload(
   change({

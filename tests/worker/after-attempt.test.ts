@@ -8,7 +8,8 @@ import { judgeAttempt } from "../../lib/webhooks/policy/judge.ts";
 import { DEFAULT_RETRY_POLICY } from "../../lib/webhooks/policy/retry.ts";
 import type { Store, WebhookHealthRepo } from "../../lib/webhooks/ports.ts";
 import { createAfterAttempt } from "../../lib/worker/after-attempt.ts";
-import { attemptRecord, itemChange } from "../fakes/delivery.ts";
+import { itemChange } from "../fakes/change.ts";
+import { attemptRecord } from "../fakes/delivery.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
 import { openSqliteDb } from "../fakes/sqlite-db.ts";
 

@@ -9,8 +9,8 @@ import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { NewWebhook } from "../../lib/webhooks/model.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "../../lib/worker/bind.ts";
+import { change } from "../fakes/change.ts";
 import { gate, type Responder, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
-import { change } from "../store/contract.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const T0 = Date.UTC(2030, 0, 1);

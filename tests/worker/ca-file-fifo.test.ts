@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { change } from "../fakes/change.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
-import { change } from "../store/contract.ts";
 
 // A worker stuck on the FIFO never ends: the test's timeout is what fails then.
 setDefaultTimeout(60_000);

@@ -8,8 +8,8 @@ import { UsageError } from "../../lib/config/errors.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { createWorkerCommand } from "../../lib/worker/command.ts";
+import { change } from "../fakes/change.ts";
 import { gate, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
-import { change } from "../store/contract.ts";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

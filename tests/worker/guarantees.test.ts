@@ -7,6 +7,7 @@ import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "../../lib/worker/bind.ts";
+import { change } from "../fakes/change.ts";
 import {
   describePostgres,
   type PostgresCluster,
@@ -14,11 +15,10 @@ import {
 } from "../fakes/postgres-cluster.ts";
 import {
   type FakeEndpoint,
-  gate,
+  hangFirst,
   type Responder,
   startFakeEndpoint,
 } from "../fakes/webhook-endpoint.ts";
-import { change } from "../store/contract.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const T0 = Date.UTC(2030, 0, 1);
@@ -176,18 +176,9 @@ function describeGuarantees(name: string, open: OpenStores): void {
     });
 
     test("a worker paused past its lease sends none of its stale claims when it resumes", async () => {
-      const hang = gate();
-      let first = true;
-      const env = await setup({
-        respond: async () => {
-          if (first) {
-            first = false;
-            await hang.promise;
-          }
-          return new Response("ok");
-        },
-      });
-      cleanups.push(hang.open);
+      const first = hangFirst();
+      const env = await setup({ respond: first.respond });
+      cleanups.push(first.release);
       await env.enqueue(5);
       const paused = env.worker({}, { workerId: "paused" });
       const pausedRun = paused.runOnce();
@@ -200,7 +191,7 @@ function describeGuarantees(name: string, open: OpenStores): void {
       expect(rescuer.counts.successful).toBe(5);
       const sentBeforeResume = env.main.requests.length;
 
-      hang.open(); // it resumes
+      first.release(); // it resumes
       await pausedRun;
       // Only the request that was already in flight went out twice (at-least-once); none of
       // the held claims was sent.
@@ -210,18 +201,9 @@ function describeGuarantees(name: string, open: OpenStores): void {
     });
 
     test("a URL change reaches the claims a worker holds within a second", async () => {
-      const hang = gate();
-      let first = true;
-      const env = await setup({
-        respond: async () => {
-          if (first) {
-            first = false;
-            await hang.promise;
-          }
-          return new Response("ok");
-        },
-      });
-      cleanups.push(hang.open);
+      const first = hangFirst();
+      const env = await setup({ respond: first.respond });
+      cleanups.push(first.release);
       const moved = env.endpoint();
       await env.enqueue(5);
       const worker = env.worker();
@@ -230,7 +212,7 @@ function describeGuarantees(name: string, open: OpenStores): void {
 
       await env.store.webhooks.update(env.webhook.id, { url: `${moved.url}/new` });
       env.clock.t += 1000;
-      hang.open();
+      first.release();
       await run;
       expect(env.main.requests).toHaveLength(1);
       expect(moved.requests.map((r) => r.path)).toEqual(Array(4).fill("/new"));
@@ -238,18 +220,9 @@ function describeGuarantees(name: string, open: OpenStores): void {
     });
 
     test("a secret or header change reaches held claims; so does a disable, with no request", async () => {
-      const hang = gate();
-      let first = true;
-      const env = await setup({
-        respond: async () => {
-          if (first) {
-            first = false;
-            await hang.promise;
-          }
-          return new Response("ok");
-        },
-      });
-      cleanups.push(hang.open);
+      const first = hangFirst();
+      const env = await setup({ respond: first.respond });
+      cleanups.push(first.release);
       const ids = await env.enqueue(5);
       const worker = env.worker();
       const run = worker.runOnce();
@@ -257,7 +230,7 @@ function describeGuarantees(name: string, open: OpenStores): void {
 
       await env.store.webhooks.update(env.webhook.id, { enabled: false });
       env.clock.t += 1000;
-      hang.open();
+      first.release();
       await run;
       expect(env.main.requests).toHaveLength(1);
       expect(worker.counts.withdrawn).toBe(4);
@@ -279,25 +252,16 @@ function describeGuarantees(name: string, open: OpenStores): void {
     });
 
     test("claims of a deleted webhook end without a request", async () => {
-      const hang = gate();
-      let first = true;
-      const env = await setup({
-        respond: async () => {
-          if (first) {
-            first = false;
-            await hang.promise;
-          }
-          return new Response("ok");
-        },
-      });
-      cleanups.push(hang.open);
+      const first = hangFirst();
+      const env = await setup({ respond: first.respond });
+      cleanups.push(first.release);
       await env.enqueue(5);
       const worker = env.worker();
       const run = worker.runOnce();
       await env.main.waitForRequests(1);
       await env.store.webhooks.remove(env.webhook.id);
       env.clock.t += 1000;
-      hang.open();
+      first.release();
       await run;
       expect(env.main.requests).toHaveLength(1);
       expect(worker.counts.withdrawn).toBe(4);

@@ -3,7 +3,8 @@ import type { Outcome } from "../../lib/webhooks/model.ts";
 import { createMetrics } from "../../lib/webhooks/observe/metrics.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { metricsHooks } from "../../lib/worker/metrics-hooks.ts";
-import { attemptRecord, itemChange } from "../fakes/delivery.ts";
+import { itemChange } from "../fakes/change.ts";
+import { attemptRecord } from "../fakes/delivery.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { openSqliteDb } from "../fakes/sqlite-db.ts";
 

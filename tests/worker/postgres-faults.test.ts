@@ -6,11 +6,11 @@ import { DATABASE_NOW_MS } from "../../lib/store/postgres/clock.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { loadWorkerConfig } from "../../lib/worker/config.ts";
+import { change } from "../fakes/change.ts";
 import { skewedClockEnv } from "../fakes/faketime.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { hasTool } from "../fakes/system-tools.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
-import { change } from "../store/contract.ts";
 
 const WORKER_SCRIPT = join(import.meta.dir, "../../scripts/worker.ts");
 const CLI_SCRIPT = join(import.meta.dir, "../../scripts/webhooks.ts");

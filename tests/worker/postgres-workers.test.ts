@@ -3,8 +3,8 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
+import { change } from "../fakes/change.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
-import { change } from "../store/contract.ts";
 
 const WORKER_SCRIPT = join(import.meta.dir, "../../scripts/worker.ts");
 

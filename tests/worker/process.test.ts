@@ -14,9 +14,9 @@ import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { loadWorkerConfig } from "../../lib/worker/config.ts";
 import { type RunWorkerOptions, runWorker } from "../../lib/worker/process.ts";
 import { createClient } from "../app/harness.ts";
+import { change } from "../fakes/change.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
 import { gate, type Responder, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
-import { change } from "../store/contract.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 const HOUR = 3_600_000;

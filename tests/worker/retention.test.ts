@@ -4,7 +4,8 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import { purgeBatch } from "../../lib/store/sqlite/queue/maintenance.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createRetention } from "../../lib/worker/retention.ts";
-import { attemptRecord, completeClaim, itemChange } from "../fakes/delivery.ts";
+import { itemChange } from "../fakes/change.ts";
+import { attemptRecord, completeClaim } from "../fakes/delivery.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
 import { openSqliteDb } from "../fakes/sqlite-db.ts";
 

@@ -6,8 +6,8 @@ import { Webhook as StandardWebhook } from "standardwebhooks";
 import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
+import { change } from "../fakes/change.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
-import { change } from "../store/contract.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const cleanups: Array<() => Promise<void> | void> = [];

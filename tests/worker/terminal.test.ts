@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { change } from "../fakes/change.ts";
 import { hasTool } from "../fakes/system-tools.ts";
 import { startInTerminal } from "../fakes/terminal.ts";
 import { gate, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
-import { change } from "../store/contract.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 // A shell, `bun run` and a worker or the demo in a tmux pane: seconds on a loaded 2-core machine.

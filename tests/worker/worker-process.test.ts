@@ -6,6 +6,7 @@ import { runCommand } from "citty";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
+import { change } from "../fakes/change.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { rawHttp, statusOf } from "../fakes/raw-http.ts";
 import {
@@ -14,7 +15,6 @@ import {
   type Responder,
   startFakeEndpoint,
 } from "../fakes/webhook-endpoint.ts";
-import { change } from "../store/contract.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
 setDefaultTimeout(30_000);

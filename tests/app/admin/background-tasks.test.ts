@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { AttemptRecord, Outcome } from "../../../lib/webhooks/model.ts";
+import { itemChange } from "../../fakes/change.ts";
 import { T0, testApp } from "../harness.ts";
 
 let t: ReturnType<typeof testApp>;
@@ -14,16 +15,11 @@ beforeEach(async () => {
 afterEach(() => t.store.close());
 
 function change(n: number) {
-  return {
-    event: "item.created" as const,
-    model: "item",
-    username: "alice",
-    requestId: `req-${n}`,
+  return itemChange(n, {
+    event: "item.created",
     data: { id: n, name: `item ${n}` },
-    prechange: null,
-    postchange: { id: n },
     timestamp: T0,
-  };
+  });
 }
 
 async function enqueue(count: number): Promise<number[]> {

@@ -14,7 +14,7 @@ import {
 import { nextQueuedDueAt } from "../../../lib/store/sqlite/queue/due.ts";
 import { RATE_HORIZON_MS, slowDownUntil } from "../../../lib/webhooks/policy/rate-limit.ts";
 import type { Store } from "../../../lib/webhooks/ports.ts";
-import { itemChange } from "../../fakes/delivery.ts";
+import { itemChange } from "../../fakes/change.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
 import { openSqliteDb } from "../../fakes/sqlite-db.ts";
 

@@ -10,7 +10,8 @@ import {
   type MetricsSource,
 } from "../../../lib/webhooks/observe/metrics.ts";
 import type { Store } from "../../../lib/webhooks/ports.ts";
-import { attemptRecord, completeClaim, itemChange } from "../../fakes/delivery.ts";
+import { itemChange } from "../../fakes/change.ts";
+import { attemptRecord, completeClaim } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
 import { family, parsePrometheusText } from "../../fakes/prometheus-text.ts";
 import { openSqliteDb } from "../../fakes/sqlite-db.ts";

@@ -9,7 +9,8 @@ import {
   shouldDisable,
 } from "../../../lib/webhooks/policy/endpoint-health.ts";
 import type { Store, WebhookHealthRepo } from "../../../lib/webhooks/ports.ts";
-import { attemptRecord, completeClaim, itemChange } from "../../fakes/delivery.ts";
+import { itemChange } from "../../fakes/change.ts";
+import { attemptRecord, completeClaim } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
 import { openSqliteDb } from "../../fakes/sqlite-db.ts";
 

@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { parseAllowList } from "../../lib/http/ssrf.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
+import { createDeliveryWorker } from "../../lib/worker/bind.ts";
+import { change } from "../fakes/change.ts";
+import { openSqliteDb } from "../fakes/sqlite-db.ts";
+import { type FakeEndpoint, hangFirst, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+
+const T0 = Date.UTC(2030, 0, 1);
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A real SQLite store whose result writes fail with a full disk for the next `failures` tries. */
+function setup(respond?: Parameters<typeof startFakeEndpoint>[0]) {
+  const clock = { t: T0, now: () => clock.t };
+  const { store } = openSqliteDb({ now: clock.now });
+  const endpoint: FakeEndpoint = startFakeEndpoint(respond);
+  cleanups.push(() => store.close());
+  cleanups.push(() => endpoint.stop());
+  const disk = { failures: 0, requestsSeenWhileFailing: [] as number[] };
+  const diskFull: Store = {
+    ...store,
+    queue: {
+      ...store.queue,
+      finish(claim, record, outcome) {
+        if (disk.failures > 0) {
+          disk.failures--;
+          disk.requestsSeenWhileFailing.push(endpoint.requests.length);
+          return Promise.reject(new Error("database or disk is full"));
+        }
+        return store.queue.finish(claim, record, outcome);
+      },
+    },
+  };
+  const logger = createMemoryLogger();
+  const worker = (concurrency = 1) =>
+    createDeliveryWorker({
+      store: diskFull,
+      now: clock.now,
+      random: () => 0.5,
+      logger,
+      config: {
+        timeoutMs: 5000,
+        maxAttempts: 5,
+        allowList: parseAllowList("127.0.0.1"),
+        leaseMs: 30_000,
+        concurrency,
+        prefetch: 4,
+        retryBaseMs: 10_000,
+        retryMaxMs: 3_600_000,
+      },
+    });
+  return { store, endpoint, disk, logger, worker };
+}
+
+describe("the worker's log lines about the store", () => {
+  test("a result write failing again and again is logged once, then once with a count when it succeeds; no new request starts meanwhile", async () => {
+    const env = setup();
+    await env.store.webhooks.create({ name: "hook", url: `${env.endpoint.url}/in` });
+    for (let n = 0; n < 5; n++) await env.store.queue.enqueue(change());
+    env.disk.failures = 3;
+    const worker = env.worker();
+    await worker.runOnce();
+
+    expect(env.endpoint.requests).toHaveLength(5);
+    expect(await env.store.queue.stats()).toMatchObject({ successful: 5, delivering: 0 });
+    // The first result could not be written three times. Its slot went to the next claim when
+    // its request ended, before the write failed; after that no request started until it was.
+    expect(env.disk.requestsSeenWhileFailing).toHaveLength(3);
+    expect(Math.max(...env.disk.requestsSeenWhileFailing)).toBeLessThanOrEqual(2);
+    const storeLines = env.logger.lines.filter((line) => !line.startsWith("info Released"));
+    expect(storeLines).toHaveLength(2);
+    expect(storeLines[0]).toBe(`error Worker finish failed (delivery 1): database or disk is full`);
+    expect(storeLines[1]).toMatch(
+      /^info Store calls succeed again: 2 more failed in \d+\.\d s after the one logged$/,
+    );
+  });
+
+  test("a result discarded because its webhook was removed meanwhile says so", async () => {
+    const first = hangFirst();
+    const env = setup(first.respond);
+    cleanups.push(first.release);
+    const webhook = await env.store.webhooks.create({
+      name: "gone",
+      url: `${env.endpoint.url}/in`,
+    });
+    await env.store.queue.enqueue(change());
+    const worker = env.worker();
+    const run = worker.runOnce();
+    await env.endpoint.waitForRequests(1);
+    await env.store.webhooks.remove(webhook.id);
+    first.release();
+    await run;
+    expect(worker.counts.discarded).toBe(1);
+    // Named once the webhook was looked up.
+    for (let turn = 0; turn < 20 && env.logger.lines.length === 0; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(env.logger.lines).toEqual([
+      'warn Delivery 1 (item.created) to "gone", attempt 1: result discarded, the webhook was removed meanwhile',
+    ]);
+  });
+});
