@@ -13,7 +13,7 @@ export interface OperabilityConfig {
   log: { format: LogFormat; level: number };
   /** Terminal deliveries older than this many days are purged; 0 keeps them forever. */
   retentionDays: number;
-  /** When a failing endpoint is disabled (AutoDisableSettings in webhooks/policy/endpoint-health.ts). */
+  /** When a failing endpoint is disabled (AutoDisableSettings in webhooks/policy/webhook-health.ts). */
   autoDisable: {
     enabled: boolean;
     failingForMs: number;

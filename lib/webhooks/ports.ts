@@ -95,7 +95,7 @@ export interface WorkerRegistry {
 
 /**
  * A webhook's sending health: its failure streak and automatic disabling
- * (policy/endpoint-health.ts) and the 429/503 slow-down.
+ * (policy/webhook-health.ts) and the 429/503 slow-down.
  */
 export interface WebhookHealthRepo {
   /** Ends the streak (a success); cheap when there is none. */

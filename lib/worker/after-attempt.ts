@@ -2,11 +2,11 @@ import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
 import type { Claim, Delivered } from "../webhooks/model.ts";
-import type { EndpointHealth } from "../webhooks/policy/endpoint-health.ts";
+import type { WebhookHealth } from "../webhooks/policy/webhook-health.ts";
 
 export interface AfterAttemptOptions {
   /** Failure streaks and auto-disable; omitted: not tracked. */
-  health?: EndpointHealth;
+  health?: WebhookHealth;
   /** Stores a 429/503 pause (WebhookHealthRepo.pause); omitted: no slow-down. */
   pause?: (webhookId: number, until: number) => Promise<boolean>;
   logger?: Pick<Logger, "warn">;

@@ -4,12 +4,12 @@ import type { DestinationCheck, Resolver } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
 import { createFreshness } from "../webhooks/lease-rules.ts";
 import { createWorker, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../webhooks/policy/retry.ts";
 import {
   type AutoDisableSettings,
-  createEndpointHealth,
+  createWebhookHealth,
   DEFAULT_AUTO_DISABLE,
-} from "../webhooks/policy/endpoint-health.ts";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../webhooks/policy/retry.ts";
+} from "../webhooks/policy/webhook-health.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { sendAttempt } from "../webhooks/send.ts";
 import { createClaimSender } from "../webhooks/send-claim.ts";
@@ -80,7 +80,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
   const literalChecks = new Map<string, DestinationCheck>();
   const caFiles = createCaFiles();
   const afterAttempt = createAfterAttempt({
-    health: createEndpointHealth({
+    health: createWebhookHealth({
       store: store.health,
       settings: options.autoDisable ?? DEFAULT_AUTO_DISABLE,
       now,

@@ -5,7 +5,7 @@ import type { Logger } from "../log.ts";
 import { VERSION } from "../version.ts";
 import type { Metrics } from "../webhooks/observe/metrics.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
-import { DEFAULT_AUTO_DISABLE } from "../webhooks/policy/endpoint-health.ts";
+import { DEFAULT_AUTO_DISABLE } from "../webhooks/policy/webhook-health.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
 import { METRICS_ALLOWED_HOSTS_VARIABLE, type MetricsListen, type WorkerConfig } from "./config.ts";

@@ -1,5 +1,5 @@
 import type { AttemptRecord, Claim, Outcome } from "../../lib/webhooks/model.ts";
-import type { EndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";
+import type { WebhookHealth } from "../../lib/webhooks/policy/webhook-health.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 
 /** An attempt that got `statusCode` (or, when null, timed out). */
@@ -27,7 +27,7 @@ export async function completeClaim(
   store: Store,
   claim: Claim,
   record: AttemptRecord,
-  health?: EndpointHealth,
+  health?: WebhookHealth,
 ): Promise<Outcome> {
   const outcome: Outcome = { state: record.outcome === "success" ? "successful" : "failed" };
   if ((await store.queue.finish(claim, record, outcome)) && health) {

@@ -3,9 +3,9 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import { createSqliteHealthStore, pauseWebhook } from "../../lib/store/sqlite/health.ts";
 import { nextQueuedDueAt } from "../../lib/store/sqlite/queue/due.ts";
 import type { AttemptRecord, Claim, Delivered } from "../../lib/webhooks/model.ts";
-import { createEndpointHealth } from "../../lib/webhooks/policy/endpoint-health.ts";
 import { judgeAttempt } from "../../lib/webhooks/policy/judge.ts";
 import { DEFAULT_RETRY_POLICY } from "../../lib/webhooks/policy/retry.ts";
+import { createWebhookHealth } from "../../lib/webhooks/policy/webhook-health.ts";
 import type { Store, WebhookHealthRepo } from "../../lib/webhooks/ports.ts";
 import { createAfterAttempt } from "../../lib/worker/after-attempt.ts";
 import { itemChange } from "../fakes/change.ts";
@@ -34,7 +34,7 @@ async function setup() {
   if (!claim) throw new Error("nothing to claim");
   const logger = createMemoryLogger();
   const afterAttempt = createAfterAttempt({
-    health: createEndpointHealth({ store: createSqliteHealthStore(db), now: clock.now }),
+    health: createWebhookHealth({ store: createSqliteHealthStore(db), now: clock.now }),
     pause: async (id, until) => pauseWebhook(db, id, until),
     logger,
   });
@@ -89,7 +89,7 @@ describe("createAfterAttempt()", () => {
       disable: async () => false,
     };
     const afterAttempt = createAfterAttempt({
-      health: createEndpointHealth({ store: broken }),
+      health: createWebhookHealth({ store: broken }),
       logger,
     });
     await afterAttempt(claim, judged(claim, attemptRecord(500)));

@@ -22,8 +22,6 @@ export const DEFAULT_AUTO_DISABLE: AutoDisableSettings = {
   onGone: true,
 };
 
-/** A webhook's current failure streak, as stored (webhooks.failing_since, failed_deliveries). */
-
 /**
  * Decides whether a webhook should be disabled after a failed attempt: returns the reason to
  * store, or null to keep sending. Pure: the streak comes from the database.
@@ -53,9 +51,8 @@ function formatHours(ms: number): string {
   return hours >= 10 ? `${Math.floor(hours)} h` : `${Math.floor(hours * 10) / 10} h`;
 }
 
-/** Where streaks live (the stores' health repositories). */
-
-export interface EndpointHealth {
+/** A webhook's failure streak kept up to date, its store being a WebhookHealthRepo. */
+export interface WebhookHealth {
   /**
    * Call after the queue accepted an attempt's result (finish() returned true). Returns the
    * reason when this attempt disabled the webhook, else null.
@@ -72,15 +69,15 @@ export interface EndpointHealth {
 }
 
 /**
- * Endpoint health for the worker: any success ends a webhook's failure streak; a failure extends
+ * Webhook health for the worker: any success ends a webhook's failure streak; a failure extends
  * it and may disable the webhook (its queued deliveries then wait, and resume when re-enabled).
  */
-export function createEndpointHealth(options: {
+export function createWebhookHealth(options: {
   store: Omit<WebhookHealthRepo, "pause">;
   settings?: AutoDisableSettings;
   now?: () => number;
   logger?: Pick<Logger, "warn">;
-}): EndpointHealth {
+}): WebhookHealth {
   const { store, settings = DEFAULT_AUTO_DISABLE, now = Date.now, logger } = options;
   return {
     async afterAttempt({ webhook, record, outcome }) {

@@ -4,10 +4,10 @@ import { createMemoryLogger } from "../../../lib/log.ts";
 import { createSqliteHealthStore } from "../../../lib/store/sqlite/health.ts";
 import {
   type AutoDisableSettings,
-  createEndpointHealth,
+  createWebhookHealth,
   DEFAULT_AUTO_DISABLE,
   shouldDisable,
-} from "../../../lib/webhooks/policy/endpoint-health.ts";
+} from "../../../lib/webhooks/policy/webhook-health.ts";
 import type { Store, WebhookHealthRepo } from "../../../lib/webhooks/ports.ts";
 import { itemChange } from "../../fakes/change.ts";
 import { attemptRecord, completeClaim } from "../../fakes/delivery.ts";
@@ -74,7 +74,7 @@ describe("endpoint health on the SQLite store", () => {
     const { db, store } = openSqliteDb({ now: clock.now });
     stores.push(store);
     const logger = createMemoryLogger();
-    const health = createEndpointHealth({
+    const health = createWebhookHealth({
       store: createSqliteHealthStore(db),
       now: clock.now,
       logger,
@@ -163,7 +163,7 @@ describe("endpoint health on the SQLite store", () => {
     const { clock, db, store } = setup();
     const hook = await store.webhooks.create({ name: "retrying", url: "https://example.com/h" });
     const healthStore = createSqliteHealthStore(db);
-    const health = createEndpointHealth({ store: healthStore, now: clock.now });
+    const health = createWebhookHealth({ store: healthStore, now: clock.now });
     const record = attemptRecord(null);
     await health.afterAttempt({
       webhook: hook,
@@ -216,7 +216,7 @@ describe("endpoint health on the SQLite store", () => {
         return real.recordSuccess(id);
       },
     };
-    const health = createEndpointHealth({ store: counting, now: () => T0 });
+    const health = createWebhookHealth({ store: counting, now: () => T0 });
     const ok = { record: attemptRecord(200), outcome: { state: "successful" } as const };
     await health.afterAttempt({ webhook: { ...hook, failingSince: null }, ...ok });
     expect(reads).toBe(0);
