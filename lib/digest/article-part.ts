@@ -1,8 +1,10 @@
 import { type ArticleResult, fetchArticle } from "./fetch/article.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
+import { sourceHash } from "./summarise/cache.ts";
 import { articlePrompt, type PromptBudget } from "./summarise/prompt.ts";
-import { summarise } from "./summarise/summarise.ts";
+import { articleReusable } from "./summarise/reuse.ts";
+import { readStored, summarise } from "./summarise/summarise.ts";
 import type { Story } from "./types.ts";
 
 /**
@@ -35,30 +37,16 @@ export async function articlePart(
     if (!result.ok) context.logger.info(`${storyName(story.title)}: no article: ${result.reason}`);
   }
   if (result?.ok) {
-    const text = result.text;
     const source = story.storyText ? "article and post" : "article";
-    const build = (budget: PromptBudget) => {
-      const built = articlePrompt(story, text, budget);
-      const notes = built.truncated ? [articleCoverage(built.shownChars, built.totalChars)] : [];
-      return { prompt: built.prompt, notes };
-    };
-    const part = await summarise({ index, kind: "article", title: story.title, build }, context);
-    return { ...part, source, words: wordCount(text) };
+    const part = await summariseArticle(story, index, context, { text: result.text, notes: [] });
+    return { ...part, source, words: wordCount(result.text) };
   }
   if (story.storyText) {
-    const postText = story.storyText;
-    const fixed = result
+    const notes = result
       ? [`The link gave no article (${result.reason}); the summary is of the post's own text.`]
       : [];
-    const build = (budget: PromptBudget) => {
-      const built = articlePrompt(story, null, budget);
-      const notes = built.truncated
-        ? [...fixed, articleCoverage(built.shownChars, built.totalChars)]
-        : fixed;
-      return { prompt: built.prompt, notes };
-    };
-    const part = await summarise({ index, kind: "article", title: story.title, build }, context);
-    return { ...part, source: "post", words: wordCount(postText) };
+    const part = await summariseArticle(story, index, context, { text: null, notes });
+    return { ...part, source: "post", words: wordCount(story.storyText) };
   }
   if (!result) {
     return { summary: null, notes: ["No article summary: the post has no link and no text."] };
@@ -84,6 +72,40 @@ export function wordCount(text: string): number {
     .split(/\s+/)
     .filter((word) => /[\p{L}\p{N}]/u.test(word)).length;
   return spaced + (ideographs?.length ?? 0);
+}
+
+/**
+ * The summary of the article (or, with `text` null, of the post's own text): the cached one
+ * while the article and the post are unchanged, whatever budget it was written with; otherwise
+ * a new one, with a note when the model saw only part of the text.
+ */
+async function summariseArticle(
+  story: Story,
+  index: number,
+  context: PipelineContext,
+  input: { text: string | null; notes: string[] },
+): Promise<Part> {
+  const content = input.text ?? story.storyText ?? "";
+  const hash = sourceHash(["article", story.storyText ?? "", input.text ?? ""]);
+  const stored = readStored(context, story.id, "article");
+  if (stored && articleReusable(stored, hash)) {
+    context.stats.cached++;
+    const notes = [...input.notes];
+    if (stored.shown < 1) {
+      notes.push(articleCoverage(Math.round(stored.shown * content.length), content.length));
+    }
+    return { summary: stored.summary, notes, coverage: { articleShare: stored.shown } };
+  }
+  const build = (budget: PromptBudget) => {
+    const built = articlePrompt(story, input.text, budget);
+    const notes = [...input.notes];
+    if (built.truncated) notes.push(articleCoverage(built.shownChars, built.totalChars));
+    const share = built.truncated ? built.shownChars / Math.max(1, built.totalChars) : 1;
+    const record = { sourceHash: hash, comments: 0, shown: share, latestCommentAt: 0, updates: 0 };
+    return { prompt: built.prompt, notes, record, coverage: { articleShare: share } };
+  };
+  const request = { index, storyId: story.id, kind: "article" as const, title: story.title, build };
+  return summarise(request, context);
 }
 
 function articleCoverage(shown: number, total: number): string {

@@ -138,6 +138,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       retryPolicy: deps.retryPolicy,
       resolve: deps.resolve,
       signal: deps.signal,
+      now,
     });
     for await (const digest of digests) {
       // After Ctrl-C the stories still coming hold only "interrupted" notes: write none.

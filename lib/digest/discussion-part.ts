@@ -1,11 +1,10 @@
 import { errorMessage } from "../text/error-message.ts";
 import { USER_AGENT } from "../version.ts";
+import { summariseThread } from "./discussion-summary.ts";
 import { fetchComments } from "./fetch/hn-client.ts";
 import { buildThread } from "./fetch/thread.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
-import { discussionPrompt, type PromptBudget } from "./summarise/prompt.ts";
-import { summarise } from "./summarise/summarise.ts";
 import type { Comment, Story } from "./types.ts";
 
 /** The discussion half of a story: fetch the comments, rebuild the thread, summarise it. */
@@ -51,35 +50,5 @@ export async function discussionPart(
   if (thread.length === 0) {
     return { summary: null, notes: ["No discussion summary: every comment is deleted or empty."] };
   }
-  const build = (budget: PromptBudget) => {
-    const built = discussionPrompt(story, thread, budget);
-    const notes = coverageNotes(story, comments.length, built.packed, config.maxComments);
-    return { prompt: built.prompt, notes };
-  };
-  return summarise({ index, kind: "discussion", title: story.title, build }, context);
-}
-
-/** Says how much of the discussion the model saw, when it was not all of it. */
-export function coverageNotes(
-  story: Story,
-  fetched: number,
-  packed: {
-    total: number;
-    shown: number;
-    shortened: number;
-    topLevel: number;
-    topLevelShown: number;
-  },
-  maxComments: number,
-): string[] {
-  const total = Math.max(story.numComments, packed.total);
-  if (packed.shown >= total && packed.shortened === 0) return [];
-  const partly = packed.shortened > 0 ? `; ${packed.shortened} of them only in part` : "";
-  const capped =
-    fetched >= maxComments && story.numComments > fetched
-      ? ` Only ${fetched} were fetched (MAX_COMMENTS_PER_STORY / --max-comments).`
-      : "";
-  return [
-    `The model saw ${packed.shown} of ${total} comments (${packed.topLevelShown} of ${packed.topLevel} top-level${partly}).${capped}`,
-  ];
+  return summariseThread(story, index, { thread, fetched: comments.length }, context);
 }

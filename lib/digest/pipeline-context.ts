@@ -6,8 +6,9 @@ import type { Limiter } from "./limiter.ts";
 import type { Progress } from "./progress.ts";
 import type { TimeBudget } from "./summarise/budget.ts";
 import type { SummaryCache } from "./summarise/cache.ts";
+import type { Calibration } from "./summarise/calibration.ts";
 import type { ModelClient } from "./summarise/model-client.ts";
-import type { ArticleSource } from "./types.ts";
+import type { ArticleSource, Coverage } from "./types.ts";
 
 export type PipelineConfig = Pick<
   DigestConfig,
@@ -51,6 +52,10 @@ export interface PipelineDeps {
   resolve?: Resolver;
   /** Aborted by Ctrl-C: every download and Ollama call stops. */
   signal?: AbortSignal;
+  /** The clock the cache's reuse rules read (ms); Date.now by default. */
+  now?: () => number;
+  /** The model's token calibration; by default read from the cache, updated by each answer. */
+  calibration?: Calibration;
 }
 
 /** One half of a story's digest: a summary (or null) and why something is missing. */
@@ -61,6 +66,8 @@ export interface Part {
   source?: ArticleSource;
   /** Words of the article (or the post's own text) a reader would open: its reading time. */
   words?: number;
+  /** How much of the article or discussion the model saw. */
+  coverage?: Partial<Coverage>;
 }
 
 /** What every step of one run shares. */
@@ -69,4 +76,5 @@ export interface PipelineContext extends PipelineDeps {
   fetchLimit: Limiter;
   llmLimit: Limiter;
   stats: PipelineStats;
+  calibration: Calibration;
 }

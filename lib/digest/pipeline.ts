@@ -5,6 +5,7 @@ import { hnItemUrl } from "./fetch/hn-client.ts";
 import { createLimiter } from "./limiter.ts";
 import type { Part, PipelineContext, PipelineDeps } from "./pipeline-context.ts";
 import { createTimeBudget } from "./summarise/budget.ts";
+import { type Calibration, createCalibration } from "./summarise/calibration.ts";
 import { promptLimit } from "./summarise/prompt.ts";
 import { createRateMeter } from "./summarise/rates.ts";
 import { budgetSlot } from "./summarise/summarise.ts";
@@ -36,6 +37,7 @@ export async function* digestStories(
         timeoutCeilingMs: deps.config.ollamaTimeoutMs,
       }),
     stats: deps.stats ?? { generated: 0, cached: 0, failed: 0 },
+    calibration: deps.calibration ?? readCalibration(deps),
   };
   const tasks = stories.map((story, index) => digestStory(story, index, context));
   try {
@@ -69,9 +71,26 @@ async function digestStory(
     discussionSummary: discussion.summary,
     notes: [...article.notes, ...discussion.notes],
     articleWords: article.words ?? null,
+    coverage: {
+      commentsShown:
+        discussion.summary === null ? null : (discussion.coverage?.commentsShown ?? null),
+      commentsTotal:
+        discussion.summary === null ? null : (discussion.coverage?.commentsTotal ?? null),
+      articleShare: article.summary === null ? null : (article.coverage?.articleShare ?? null),
+    },
     isNew: null,
     pointsSinceLastRun: null,
   };
+}
+
+/** The calibration the cache remembers for the model; none when it cannot be read. */
+function readCalibration(deps: PipelineDeps): Calibration {
+  try {
+    return createCalibration(deps.cache?.tokenSamples(deps.config.model) ?? []);
+  } catch (error) {
+    deps.logger.warn(`Token calibration could not be read: ${errorMessage(error)}`);
+    return createCalibration();
+  }
 }
 
 /** Last line of defence: whatever went wrong inside one part becomes a note on its story. */

@@ -45,6 +45,16 @@ export interface ThreadNode {
  */
 export type ArticleSource = "article" | "post" | "article and post" | "description";
 
+/** How much of a story reached the model, as numbers; null where there is no summary. */
+export interface Coverage {
+  /** Comments in the discussion prompt. */
+  commentsShown: number | null;
+  /** Comments in the discussion (deleted ones not counted; unfetched ones are). */
+  commentsTotal: number | null;
+  /** Share of the article text in the prompt, 0 to 1. */
+  articleShare: number | null;
+}
+
 /** What the digest says about one story. A summary that could not be made is null. */
 export interface StoryDigest {
   story: Story;
@@ -55,6 +65,8 @@ export interface StoryDigest {
   discussionSummary: string | null;
   /** Why something is missing, in plain sentences. */
   notes: string[];
+  /** How much the model saw; absent where nothing was measured. */
+  coverage?: Coverage;
   /** Not shown by the previous run; null when there is no previous run to compare with. */
   isNew: boolean | null;
   /** Points gained since the previous run showed it; null when it did not (or none is known). */

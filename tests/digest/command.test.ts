@@ -302,6 +302,9 @@ describe("bun run digest", () => {
       articleSummary: "Summary of the article of Show HN: A tiny database.",
       articleSource: "article",
       discussionSummary: "Summary of the discussion of Show HN: A tiny database.",
+      commentsShown: 2,
+      commentsTotal: 2,
+      articleShare: 1,
       notes: [],
     });
     expect(doc.stories[1]).toMatchObject({

@@ -29,6 +29,11 @@ export interface JsonStory {
   /** "article", "post", "article and post", "description", or null with no summary. */
   articleSource: ArticleSource | null;
   discussionSummary: string | null;
+  /** Comments the discussion summary was made from, of commentsTotal; null without one. */
+  commentsShown: number | null;
+  commentsTotal: number | null;
+  /** Share of the article text the summary was made from (0 to 1); null without one. */
+  articleShare: number | null;
   notes: string[];
 }
 
@@ -52,6 +57,9 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
     articleSummary: digest.articleSummary,
     articleSource: digest.articleSource,
     discussionSummary: digest.discussionSummary,
+    commentsShown: digest.coverage?.commentsShown ?? null,
+    commentsTotal: digest.coverage?.commentsTotal ?? null,
+    articleShare: digest.coverage?.articleShare ?? null,
     notes: digest.notes.map(stripControl),
   };
 }

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import type { TokenSample } from "./calibration.ts";
 import { normaliseModelName } from "./ollama.ts";
 
 /** A digest run as the cache remembers it: when, and the points of each story it showed. */
@@ -9,9 +10,37 @@ export interface RunRecord {
   points: ReadonlyMap<number, number>;
 }
 
+/** Which half of a story a summary is of. */
+export type SummaryKind = "article" | "discussion";
+
+/** A summary as the cache keeps it: the latest one per model, story and kind. */
+export interface StoredSummary {
+  summary: string;
+  /** SHA-256 of what it was made from (see sourceHash): the article, or the thread's comments. */
+  sourceHash: string;
+  /** Comments in the discussion when it was written (0 for an article). */
+  comments: number;
+  /** Comments (or, for an article, per mille of the text) the model saw. */
+  shown: number;
+  /** When the newest comment it was made from was posted (unix s; 0 when unknown). */
+  latestCommentAt: number;
+  /** Times it was updated from an earlier summary plus new comments, since written whole. */
+  updates: number;
+  /** When it was written (ms). */
+  createdAt: number;
+}
+
 export interface SummaryCache {
-  get(model: string, prompt: string): string | undefined;
-  set(model: string, prompt: string, summary: string): void;
+  lookup(model: string, storyId: number, kind: SummaryKind): StoredSummary | undefined;
+  store(
+    model: string,
+    key: { storyId: number; kind: SummaryKind },
+    entry: Omit<StoredSummary, "createdAt">,
+  ): void;
+  /** What the model counted for its recent prompts, newest first (see calibration.ts). */
+  tokenSamples(model: string): TokenSample[];
+  /** Remembers what the model counted for a prompt estimated at `estimated` tokens. */
+  recordTokens(model: string, sample: TokenSample): void;
   /** The most recent run recorded, or null before the first. */
   lastRun(): RunRecord | null;
   /** Remembers a finished run's stories, so the next run can tell which are new. */
@@ -22,15 +51,21 @@ export interface SummaryCache {
 /** Runs remembered; older ones are forgotten as new ones are recorded. */
 export const RUNS_KEPT = 30;
 
-/** The cache key of a prompt: its SHA-256, hex. */
-export function promptHash(prompt: string): string {
-  return new Bun.CryptoHasher("sha256").update(prompt).digest("hex");
+/** Token samples kept per model; older ones are forgotten as new ones come in. */
+export const TOKEN_SAMPLES_KEPT = 40;
+
+/** What a summary was made from, as a key: SHA-256, hex, of the parts, each length-prefixed. */
+export function sourceHash(parts: readonly string[]): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  for (const part of parts) hasher.update(`${part.length}:${part}`);
+  return hasher.digest("hex");
 }
 
 /**
  * Opens (creating when missing) the SQLite summary cache at `path` (`:memory:` for tests).
- * Entries are keyed by model and the hash of the exact prompt, so a changed article or
- * discussion, model or budget is a miss and an unchanged story is a hit.
+ * It keeps the latest summary of each story's article and discussion per model, with what it
+ * was made from, so a re-run can reuse or update it (see reuse.ts) whatever budget the prompt
+ * had; the token counts models reported, for calibration; and the runs' stories.
  */
 export function openSummaryCache(path: string, options: { now?: () => number } = {}): SummaryCache {
   const now = options.now ?? Date.now;
@@ -40,20 +75,66 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
   db.run("PRAGMA synchronous = NORMAL");
   // Two digests running at once share the file; wait for the other's write instead of failing.
   db.run("PRAGMA busy_timeout = 5000");
-  db.run(`CREATE TABLE IF NOT EXISTS summaries (
+  // Summaries keyed by the exact prompt (before re-runs could reuse them) are of no more use.
+  db.run("DROP TABLE IF EXISTS summaries");
+  db.run(`CREATE TABLE IF NOT EXISTS story_summaries (
     model TEXT NOT NULL,
-    prompt_sha256 TEXT NOT NULL,
+    story_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    source_sha256 TEXT NOT NULL,
+    comments INTEGER NOT NULL,
+    shown REAL NOT NULL,
+    latest_comment_at INTEGER NOT NULL,
+    updates INTEGER NOT NULL,
     summary TEXT NOT NULL,
     created_at INTEGER NOT NULL,
-    PRIMARY KEY (model, prompt_sha256)
+    PRIMARY KEY (model, story_id, kind)
   ) WITHOUT ROWID`);
-  const getStmt = db.query<{ summary: string }, { model: string; hash: string }>(
-    "SELECT summary FROM summaries WHERE model = $model AND prompt_sha256 = $hash",
+  db.run(`CREATE TABLE IF NOT EXISTS token_samples (
+    id INTEGER PRIMARY KEY,
+    model TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    estimated INTEGER NOT NULL,
+    counted INTEGER NOT NULL
+  )`);
+  db.run("CREATE INDEX IF NOT EXISTS token_samples_model ON token_samples (model, id)");
+  type Row = {
+    summary: string;
+    sourceHash: string;
+    comments: number;
+    shown: number;
+    latestCommentAt: number;
+    updates: number;
+    createdAt: number;
+  };
+  const lookupStmt = db.query<Row, { model: string; story: number; kind: string }>(
+    `SELECT summary, source_sha256 AS sourceHash, comments, shown,
+            latest_comment_at AS latestCommentAt, updates, created_at AS createdAt
+     FROM story_summaries WHERE model = $model AND story_id = $story AND kind = $kind`,
   );
-  const setStmt = db.query<unknown, { model: string; hash: string; summary: string; at: number }>(
-    `INSERT INTO summaries (model, prompt_sha256, summary, created_at) VALUES ($model, $hash, $summary, $at)
-     ON CONFLICT (model, prompt_sha256) DO UPDATE SET summary = excluded.summary, created_at = excluded.created_at`,
+  const storeStmt = db.query<unknown, Row & { model: string; story: number; kind: string }>(
+    `INSERT OR REPLACE INTO story_summaries
+       (model, story_id, kind, source_sha256, comments, shown, latest_comment_at, updates, summary, created_at)
+     VALUES ($model, $story, $kind, $sourceHash, $comments, $shown, $latestCommentAt, $updates, $summary, $createdAt)`,
   );
+  const samplesStmt = db.query<TokenSample, { model: string }>(
+    "SELECT kind, estimated, counted FROM token_samples WHERE model = $model ORDER BY id DESC",
+  );
+  const addSampleStmt = db.query<
+    unknown,
+    { model: string; kind: string; estimated: number; counted: number }
+  >(
+    `INSERT INTO token_samples (model, kind, estimated, counted)
+     VALUES ($model, $kind, $estimated, $counted)`,
+  );
+  const forgetSamplesStmt = db.query<unknown, { model: string; keep: number }>(
+    `DELETE FROM token_samples WHERE model = $model AND id NOT IN
+       (SELECT id FROM token_samples WHERE model = $model ORDER BY id DESC LIMIT $keep)`,
+  );
+  const recordTokens = db.transaction((model: string, sample: TokenSample) => {
+    addSampleStmt.run({ ...sample, model });
+    forgetSamplesStmt.run({ model, keep: TOKEN_SAMPLES_KEPT });
+  });
   db.run(`CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
     at INTEGER NOT NULL
@@ -101,15 +182,28 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
     recordRun(at, stories) {
       recordRun.immediate(at, stories);
     },
-    get(model, prompt) {
-      return getStmt.get({ model: normaliseModelName(model), hash: promptHash(prompt) })?.summary;
+    lookup(model, storyId, kind) {
+      return (
+        lookupStmt.get({ model: normaliseModelName(model), story: storyId, kind }) ?? undefined
+      );
     },
-    set(model, prompt, summary) {
-      setStmt.run({
+    store(model, key, entry) {
+      storeStmt.run({
+        ...entry,
         model: normaliseModelName(model),
-        hash: promptHash(prompt),
-        summary,
-        at: now(),
+        story: key.storyId,
+        kind: key.kind,
+        createdAt: now(),
+      });
+    },
+    tokenSamples(model) {
+      return samplesStmt.all({ model: normaliseModelName(model) });
+    },
+    recordTokens(model, sample) {
+      recordTokens.immediate(normaliseModelName(model), {
+        kind: sample.kind,
+        estimated: sample.estimated,
+        counted: sample.counted,
       });
     },
     close() {

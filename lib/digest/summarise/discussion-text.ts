@@ -6,12 +6,18 @@ export interface Placement {
   depth: number;
   /** Author of the comment this one answers, when that comment is in the tree. */
   parentAuthor: string | null;
+  /** The start of the comment this one answers, when that comment is not shown above it. */
+  quote?: string;
 }
 
 const MORE = " […]";
 const FENCE = /^\s*```/;
 
-export function placeAll(roots: readonly ThreadNode[]): Map<ThreadNode, Placement> {
+/** Where each comment sits; `rootPlacement` places a root that answers a comment not shown. */
+export function placeAll(
+  roots: readonly ThreadNode[],
+  rootPlacement?: ReadonlyMap<ThreadNode, Placement>,
+): Map<ThreadNode, Placement> {
   const placement = new Map<ThreadNode, Placement>();
   const visit = (node: ThreadNode, placed: Placement) => {
     placement.set(node, placed);
@@ -19,7 +25,9 @@ export function placeAll(roots: readonly ThreadNode[]): Map<ThreadNode, Placemen
     for (const reply of node.replies)
       visit(reply, { depth: placed.depth + 1, parentAuthor: author });
   };
-  for (const root of roots) visit(root, { depth: 0, parentAuthor: null });
+  for (const root of roots) {
+    visit(root, rootPlacement?.get(root) ?? { depth: 0, parentAuthor: null });
+  }
   return placement;
 }
 
@@ -56,7 +64,9 @@ function header(node: ThreadNode, placed: Placement | undefined): string {
     case "story":
       return author;
     case "comment":
-      return `${author}, replying to ${placed?.parentAuthor ?? "anonymous"}`;
+      return placed?.quote
+        ? `${author}, replying to ${placed.parentAuthor ?? "anonymous"}: "${placed.quote}"`
+        : `${author}, replying to ${placed?.parentAuthor ?? "anonymous"}`;
     case "deleted":
       return `${author}, replying to a deleted comment`;
     case "missing":

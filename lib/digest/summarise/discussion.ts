@@ -35,6 +35,8 @@ const SIZING_CHARS_PER_TOKEN = 3.5;
 export interface PackOptions {
   /** Calibration of the token estimate for the model (see tokens.ts); 1 uncalibrated. */
   scale?: number;
+  /** Roots that answer a comment left out (an update's new comments): whom, and its start. */
+  rootPlacement?: ReadonlyMap<ThreadNode, Placement>;
 }
 
 interface Shown {
@@ -57,7 +59,7 @@ export function packDiscussion(
   options: PackOptions = {},
 ): PackedDiscussion {
   const scale = options.scale ?? 1;
-  const placement = placeAll(roots);
+  const placement = placeAll(roots, options.rootPlacement);
   const sizes = subtreeSizes(roots);
   const shown = new Map<ThreadNode, Shown>();
   let used = 0;

@@ -93,7 +93,7 @@ export function fitPrompt(frame: PromptFrame, content: string, budget: PromptBud
 
 const AFTER = '\n"""\n\nSummary:';
 
-function clip(text: string, max: number): string {
+export function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 

@@ -2,22 +2,30 @@ import type { Logger } from "../../log.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { Part, PipelineContext } from "../pipeline-context.ts";
 import { storyName } from "../progress.ts";
-import type { SummaryCache } from "./cache.ts";
+import type { Coverage } from "../types.ts";
+import type { StoredSummary, SummaryKind } from "./cache.ts";
+import { usableSample } from "./calibration.ts";
 import { ModelError } from "./model-client.ts";
 import { cleanSummary } from "./model-text.ts";
 import { answerReserve, type PromptBudget } from "./prompt.ts";
 import { estimateTokens } from "./tokens.ts";
 
-export type PartKind = "article" | "discussion";
+export type PartKind = SummaryKind;
 
-/** A prompt and what a reader should know about it (how much of the text it holds). */
+/**
+ * A prompt, what a reader should know about it (how much of the text it holds), and what the
+ * cache keeps with its summary so a later run can reuse or update it.
+ */
 export interface BuiltPrompt {
   prompt: string;
   notes: string[];
+  record: Omit<StoredSummary, "summary" | "createdAt">;
+  coverage: Partial<Coverage>;
 }
 
 export interface SummaryRequest {
   index: number;
+  storyId: number;
   kind: PartKind;
   /** The story's title, for log lines. */
   title: string;
@@ -31,24 +39,20 @@ export function budgetSlot(index: number, kind: PartKind): number {
 }
 
 /**
- * One summary: from the cache when this prompt was summarised by this model before, otherwise
- * from the model (bounded by the model limiter, earliest story first), with the prompt sized by
- * the time budget when its turn comes and a timeout from its expected time. A failure is a note
- * on the story, never an exception; after Ctrl-C it is not even a warning.
+ * One summary from the model (bounded by the model limiter, earliest story first), with the
+ * prompt sized by the time budget when its turn comes, in tokens calibrated for the model, and a
+ * timeout from its expected time. The summary is kept in the cache with what it was made from
+ * (whether to ask at all was decided before: see discussion-summary.ts, article-part.ts). A
+ * failure is a note on the story, never an exception; after Ctrl-C it is not even a warning.
  */
 export async function summarise(request: SummaryRequest, context: PipelineContext): Promise<Part> {
-  const { config, cache, stats, budget } = context;
+  const { config, stats, budget } = context;
   const { index, kind } = request;
   const slot = budgetSlot(index, kind);
-  const window: PromptBudget = { numCtx: config.numCtx };
-  // Tokens as the prompt builders count them (with the window's calibration, when it has one).
+  const window: PromptBudget = { numCtx: config.numCtx, scale: context.calibration.scale(kind) };
+  // Tokens as the prompt builders count them (with the model's calibration).
   const tokensOf = (prompt: string) => estimateTokens(prompt, window.scale ?? 1);
   const full = request.build(window);
-  const cachedFull = readCache(cache, config.model, full.prompt, context.logger);
-  if (cachedFull !== undefined) {
-    stats.cached++;
-    return { summary: cachedFull, notes: full.notes };
-  }
   const want = tokensOf(full.prompt);
   budget.want(slot, want);
   // Article before discussion, earlier stories before later ones: output streams in order.
@@ -58,14 +62,7 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
   try {
     return await context.llmLimit(async () => {
       const tokens = budget.tokensFor(slot);
-      if (tokens < want) {
-        built = request.build({ ...window, promptTokens: tokens });
-        const cached = readCache(cache, config.model, built.prompt, context.logger);
-        if (cached !== undefined) {
-          stats.cached++;
-          return { summary: cached, notes: built.notes };
-        }
-      }
+      if (tokens < want) built = request.build({ ...window, promptTokens: tokens });
       context.progress.update(index, `summarising the ${kind}`);
       const started = performance.now();
       const estimated = tokensOf(built.prompt);
@@ -83,11 +80,7 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
         throw error;
       }
       budget.answered(answer, estimated);
-      return accept(
-        answer,
-        { ...request, prompt: built.prompt, notes: built.notes, numPredict },
-        context,
-      );
+      return accept(answer, { ...request, built, numPredict }, context);
     }, priority);
   } catch (error) {
     const label = kind === "article" ? "Article" : "Discussion";
@@ -99,30 +92,46 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
   }
 }
 
-/** The answer as a summary: cleaned, cut to whole sentences when it ran out, cached. */
+/**
+ * The answer as a summary: cleaned, cut to whole sentences when it ran out, kept in the cache;
+ * its prompt-token count calibrates the estimate for the model.
+ */
 function accept(
   answer: { text: string; doneReason: string | null; promptTokens: number | null },
-  call: { title: string; kind: PartKind; prompt: string; notes: string[]; numPredict: number },
+  call: { title: string; storyId: number; kind: PartKind; built: BuiltPrompt; numPredict: number },
   context: PipelineContext,
 ): Part {
   const { config, cache, stats } = context;
+  const { built, kind } = call;
   let summary = cleanSummary(answer.text);
   if (summary === "") throw new ModelError("The model's answer held only a preamble", "bad-answer");
   stats.generated++;
-  const notes = [...call.notes];
+  const notes = [...built.notes];
   if (answer.doneReason === "length") {
     summary = wholeSentences(summary);
     notes.push(
-      `The ${call.kind} summary reached the ${call.numPredict}-token answer limit; its unfinished end is left out.`,
+      `The ${kind} summary reached the ${call.numPredict}-token answer limit; its unfinished end is left out.`,
     );
   }
   if (answer.promptTokens !== null && answer.promptTokens > config.numCtx - call.numPredict) {
     context.logger.warn(
-      `${storyName(call.title)}: the ${call.kind} prompt took ${answer.promptTokens} of ${config.numCtx} tokens; the model may have cut its front`,
+      `${storyName(call.title)}: the ${kind} prompt took ${answer.promptTokens} of ${config.numCtx} tokens; the model may have cut its front`,
     );
   }
-  writeCache(cache, { model: config.model, prompt: call.prompt, summary }, context.logger);
-  return { summary, notes };
+  if (answer.promptTokens !== null) {
+    const sample = { kind, estimated: estimateTokens(built.prompt), counted: answer.promptTokens };
+    if (usableSample(sample, config.numCtx)) {
+      context.calibration.add(sample);
+      guard(() => cache?.recordTokens(config.model, sample), "written", context.logger);
+    }
+  }
+  const key = { storyId: call.storyId, kind };
+  guard(
+    () => cache?.store(config.model, key, { ...built.record, summary }),
+    "written",
+    context.logger,
+  );
+  return { summary, notes, coverage: built.coverage };
 }
 
 /** The text up to its last finished sentence (all of it when no sentence ends). */
@@ -131,28 +140,22 @@ export function wholeSentences(text: string): string {
   return match ? match[0].trimEnd() : text;
 }
 
-function readCache(
-  cache: SummaryCache | undefined,
-  model: string,
-  prompt: string,
-  logger: Logger,
-): string | undefined {
-  try {
-    return cache?.get(model, prompt);
-  } catch (error) {
-    logger.warn(`Summary cache could not be read: ${errorMessage(error)}`);
-    return undefined;
-  }
+/** The cached summary of a story's article or discussion, if any (a broken cache is a miss). */
+export function readStored(
+  context: PipelineContext,
+  storyId: number,
+  kind: SummaryKind,
+): StoredSummary | undefined {
+  const { cache, config } = context;
+  return guard(() => cache?.lookup(config.model, storyId, kind), "read", context.logger);
 }
 
-function writeCache(
-  cache: SummaryCache | undefined,
-  entry: { model: string; prompt: string; summary: string },
-  logger: Logger,
-): void {
+/** The cache is an optimisation: a failure to read or write it is a warning, never an error. */
+function guard<T>(use: () => T, verb: string, logger: Logger): T | undefined {
   try {
-    cache?.set(entry.model, entry.prompt, entry.summary);
+    return use();
   } catch (error) {
-    logger.warn(`Summary cache could not be written: ${errorMessage(error)}`);
+    logger.warn(`Summary cache could not be ${verb}: ${errorMessage(error)}`);
+    return undefined;
   }
 }

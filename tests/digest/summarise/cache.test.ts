@@ -3,7 +3,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { openSummaryCache, promptHash, RUNS_KEPT } from "../../../lib/digest/summarise/cache.ts";
+import {
+  openSummaryCache,
+  RUNS_KEPT,
+  sourceHash,
+  TOKEN_SAMPLES_KEPT,
+} from "../../../lib/digest/summarise/cache.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -16,53 +21,100 @@ function tempDir(): string {
   return dir;
 }
 
-describe("promptHash()", () => {
-  test("is the hex SHA-256 of the prompt", () => {
-    expect(promptHash("abc")).toBe(
-      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-    );
+describe("sourceHash()", () => {
+  test("is the hex SHA-256 of the parts, each prefixed with its length", () => {
+    expect(sourceHash(["abc"])).toBe(new Bun.CryptoHasher("sha256").update("3:abc").digest("hex"));
+    // Parts cannot run into each other.
+    expect(sourceHash(["ab", "c"])).not.toBe(sourceHash(["a", "bc"]));
   });
 });
 
+const entry = {
+  summary: "summary",
+  sourceHash: "h1",
+  comments: 300,
+  shown: 120,
+  latestCommentAt: 1754247600,
+  updates: 0,
+};
+
 describe("openSummaryCache()", () => {
-  test("returns what was stored for the same model and prompt", () => {
-    const cache = openSummaryCache(":memory:");
-    expect(cache.get("llama3.2", "prompt")).toBeUndefined();
-    cache.set("llama3.2", "prompt", "summary");
-    expect(cache.get("llama3.2", "prompt")).toBe("summary");
+  test("returns what was stored for the same model, story and kind, with when", () => {
+    let now = 1000;
+    const cache = openSummaryCache(":memory:", { now: () => now });
+    expect(cache.lookup("llama3.2", 7, "discussion")).toBeUndefined();
+    cache.store("llama3.2", { storyId: 7, kind: "discussion" }, entry);
+    now = 2000;
+    expect(cache.lookup("llama3.2", 7, "discussion")).toEqual({ ...entry, createdAt: 1000 });
+    expect(cache.lookup("llama3.2", 7, "article")).toBeUndefined();
+    expect(cache.lookup("llama3.2", 8, "discussion")).toBeUndefined();
+    expect(cache.lookup("mistral", 7, "discussion")).toBeUndefined();
     cache.close();
   });
 
-  test("misses for another model or a changed prompt", () => {
+  test("keeps an article's share of the text as a fraction", () => {
     const cache = openSummaryCache(":memory:");
-    cache.set("llama3.2", "prompt", "summary");
-    expect(cache.get("mistral", "prompt")).toBeUndefined();
-    expect(cache.get("llama3.2", "prompt, changed")).toBeUndefined();
+    cache.store("m", { storyId: 1, kind: "article" }, { ...entry, comments: 0, shown: 0.375 });
+    expect(cache.lookup("m", 1, "article")?.shown).toBe(0.375);
     cache.close();
   });
 
   test("treats a model name with and without :latest as the same model", () => {
     const cache = openSummaryCache(":memory:");
-    cache.set("llama3.2", "p", "s");
-    expect(cache.get("llama3.2:latest", "p")).toBe("s");
+    cache.store("llama3.2", { storyId: 1, kind: "article" }, entry);
+    expect(cache.lookup("llama3.2:latest", 1, "article")?.summary).toBe("summary");
     cache.close();
   });
 
   test("creates its directory and keeps entries across opens", () => {
     const path = join(tempDir(), "nested", "hn-digest", "summaries.sqlite");
     const first = openSummaryCache(path);
-    first.set("m", "p", "kept");
+    first.store("m", { storyId: 1, kind: "article" }, { ...entry, summary: "kept" });
     first.close();
     const second = openSummaryCache(path);
-    expect(second.get("m", "p")).toBe("kept");
+    expect(second.lookup("m", 1, "article")?.summary).toBe("kept");
     second.close();
   });
 
-  test("overwrites an entry stored twice", () => {
+  test("keeps only the latest summary of a story's discussion", () => {
     const cache = openSummaryCache(":memory:");
-    cache.set("m", "p", "old");
-    cache.set("m", "p", "new");
-    expect(cache.get("m", "p")).toBe("new");
+    cache.store("m", { storyId: 1, kind: "discussion" }, { ...entry, summary: "old" });
+    cache.store("m", { storyId: 1, kind: "discussion" }, { ...entry, summary: "new", updates: 1 });
+    expect(cache.lookup("m", 1, "discussion")).toMatchObject({ summary: "new", updates: 1 });
+    cache.close();
+  });
+
+  test("drops the prompt-keyed table of earlier versions", () => {
+    const path = join(tempDir(), "summaries.sqlite");
+    const old = new Database(path);
+    old.run(
+      "CREATE TABLE summaries (model TEXT, prompt_sha256 TEXT, summary TEXT, created_at INTEGER)",
+    );
+    old.close();
+    openSummaryCache(path).close();
+    const db = new Database(path, { readonly: true });
+    expect(db.query("SELECT name FROM sqlite_master WHERE name = 'summaries'").get()).toBeNull();
+    db.close();
+  });
+});
+
+describe("openSummaryCache() token samples", () => {
+  test("keeps each model's latest samples, newest first", () => {
+    const cache = openSummaryCache(":memory:");
+    for (let i = 1; i <= TOKEN_SAMPLES_KEPT + 5; i++) {
+      cache.recordTokens("llama3.2", { kind: "article", estimated: 1000, counted: 800 + i });
+    }
+    cache.recordTokens("mistral", { kind: "discussion", estimated: 1000, counted: 1100 });
+    const samples = cache.tokenSamples("llama3.2:latest");
+    expect(samples).toHaveLength(TOKEN_SAMPLES_KEPT);
+    expect(samples[0]).toEqual({
+      kind: "article",
+      estimated: 1000,
+      counted: 800 + TOKEN_SAMPLES_KEPT + 5,
+    });
+    expect(cache.tokenSamples("mistral")).toEqual([
+      { kind: "discussion", estimated: 1000, counted: 1100 },
+    ]);
     cache.close();
   });
 });

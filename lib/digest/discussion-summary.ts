@@ -1,0 +1,157 @@
+import { countComments } from "./fetch/thread.ts";
+import type { Part, PipelineContext } from "./pipeline-context.ts";
+import { type StoredSummary, sourceHash } from "./summarise/cache.ts";
+import { discussionPrompt, type PromptBudget } from "./summarise/prompt.ts";
+import { asOfNote, planDiscussion } from "./summarise/reuse.ts";
+import { type BuiltPrompt, readStored, summarise } from "./summarise/summarise.ts";
+import { discussionUpdatePrompt, newComments } from "./summarise/update-prompt.ts";
+import type { Story, ThreadNode } from "./types.ts";
+
+interface ThreadFacts {
+  sourceHash: string;
+  /** Comments the story has (the larger of the API's count and the thread's). */
+  comments: number;
+  /** Comments in the thread (fetched, deleted ones dropped). */
+  inThread: number;
+  latestCommentAt: number;
+  /** Comments the digest knows of: the thread's, plus any left unfetched by --max-comments. */
+  known: number;
+  /** How many were fetched, when --max-comments held the rest back; else null. */
+  cappedAt: number | null;
+}
+
+/**
+ * The summary of a story's discussion, as cheaply as still serves the reader (see reuse.ts):
+ * the cached one when the thread is unchanged, or marked "as of N comments" when it grew a
+ * little; updated from the cached one plus the new comments when it grew more; else a new one.
+ */
+export async function summariseThread(
+  story: Story,
+  index: number,
+  input: { thread: readonly ThreadNode[]; fetched: number },
+  context: PipelineContext,
+): Promise<Part> {
+  const facts = threadFacts(story, input, context.config.maxComments);
+  const now = (context.now ?? Date.now)();
+  const plan = planDiscussion(readStored(context, story.id, "discussion"), facts, now);
+  if (plan.use === "cached" || plan.use === "as-of") {
+    context.stats.cached++;
+    const shown = plan.stored.shown;
+    const notes =
+      plan.use === "as-of"
+        ? [asOfNote(plan.stored, facts.comments, now)]
+        : shown < facts.known
+          ? [`The model saw ${shown} of ${facts.known} comments.`]
+          : [];
+    const coverage = { commentsShown: shown, commentsTotal: facts.known };
+    return { summary: plan.stored.summary, notes, coverage };
+  }
+  const { thread } = input;
+  const request = { index, storyId: story.id, kind: "discussion" as const, title: story.title };
+  if (plan.use === "update" && newComments(thread, plan.stored.latestCommentAt).roots.length > 0) {
+    const build = (budget: PromptBudget) => updateBuilt(story, thread, facts, plan.stored, budget);
+    return summarise({ ...request, build }, context);
+  }
+  const build = (budget: PromptBudget): BuiltPrompt => {
+    const built = discussionPrompt(story, thread, budget);
+    const shown = built.packed.shown;
+    return {
+      prompt: built.prompt,
+      notes: coverageNotes(built.packed, facts.known, facts.cappedAt),
+      record: { ...recordOf(facts), shown, updates: 0 },
+      coverage: { commentsShown: shown, commentsTotal: facts.known },
+    };
+  };
+  return summarise({ ...request, build }, context);
+}
+
+/** The prompt bringing the earlier summary up to date with the new comments. */
+function updateBuilt(
+  story: Story,
+  thread: readonly ThreadNode[],
+  facts: ThreadFacts,
+  stored: StoredSummary,
+  budget: PromptBudget,
+): BuiltPrompt {
+  const built = discussionUpdatePrompt(story, thread, stored, budget);
+  const shown = Math.min(facts.inThread, stored.shown + built.packed.shown);
+  return {
+    prompt: built.prompt,
+    notes: [updateNote(stored, built.packed, shown, facts.known)],
+    record: { ...recordOf(facts), shown, updates: stored.updates + 1 },
+    coverage: { commentsShown: shown, commentsTotal: facts.known },
+  };
+}
+
+function recordOf(facts: ThreadFacts) {
+  return {
+    sourceHash: facts.sourceHash,
+    comments: facts.comments,
+    latestCommentAt: facts.latestCommentAt,
+  };
+}
+
+/** What the cache compares a thread by: its comments, their count, the newest one's time. */
+function threadFacts(
+  story: Story,
+  input: { thread: readonly ThreadNode[]; fetched: number },
+  maxComments: number,
+): ThreadFacts {
+  const { thread, fetched } = input;
+  const parts: string[] = ["discussion"];
+  let latestCommentAt = 0;
+  const visit = (node: ThreadNode) => {
+    parts.push(String(node.comment.id), node.comment.text);
+    latestCommentAt = Math.max(latestCommentAt, node.comment.createdAt ?? 0);
+    for (const reply of node.replies) visit(reply);
+  };
+  for (const root of thread) visit(root);
+  const inThread = countComments(thread);
+  const capped = fetched >= maxComments && story.numComments > fetched;
+  return {
+    sourceHash: sourceHash(parts),
+    comments: Math.max(story.numComments, inThread),
+    inThread,
+    latestCommentAt,
+    known: inThread + (capped ? story.numComments - fetched : 0),
+    cappedAt: capped ? fetched : null,
+  };
+}
+
+/**
+ * Says how much of the discussion the model saw, when it was not all of it (deleted comments
+ * are not counted: there is nothing in them to see).
+ */
+export function coverageNotes(
+  packed: {
+    shown: number;
+    shortened: number;
+    topLevel: number;
+    topLevelShown: number;
+  },
+  total: number,
+  cappedAt: number | null,
+): string[] {
+  if (packed.shown >= total && packed.shortened === 0) return [];
+  const partly = packed.shortened > 0 ? `; ${packed.shortened} of them only in part` : "";
+  const capped =
+    cappedAt === null
+      ? ""
+      : ` Only ${cappedAt} were fetched (MAX_COMMENTS_PER_STORY / --max-comments).`;
+  return [
+    `The model saw ${packed.shown} of ${total} comments (${packed.topLevelShown} of ${packed.topLevel} top-level${partly}).${capped}`,
+  ];
+}
+
+function updateNote(
+  stored: { comments: number; createdAt: number },
+  packed: { total: number; shown: number },
+  shown: number,
+  total: number,
+): string {
+  const added =
+    packed.shown < packed.total
+      ? `${packed.shown} of the ${packed.total} comments posted since`
+      : `the ${packed.total} comments posted since`;
+  return `Discussion summary updated from the one written at ${stored.comments} comments with ${added}; the model saw ${shown} of ${total} comments in all.`;
+}

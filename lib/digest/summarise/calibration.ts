@@ -1,0 +1,68 @@
+/**
+ * The token estimate calibrated per model. tokens.ts errs high for any model (3.5 ASCII
+ * characters a token; Llama 3 reads about 4.5 in English prose), leaving a fifth of each window
+ * empty. Each answer says how many tokens the model's own tokenizer counted (Ollama's
+ * prompt_eval_count, the prompt's whole length even when a cached prefix was not re-read); the
+ * cache keeps the recent ones per model and kind of prompt (a discussion's author headers
+ * tokenize differently from an article's prose), and the scale is the highest ratio among them
+ * with a small margin, so the prompts that tokenize worst still fit and the others fill the window.
+ */
+
+/** Prompts shorter than this say more about the template than about the tokenizer. */
+export const MIN_SAMPLE_TOKENS = 200;
+/** Added to the highest ratio seen: content varies more than the samples show. */
+const MARGIN = 0.03;
+/** A ratio outside this range is a server reporting something else (a cut prompt, no count). */
+const PLAUSIBLE = { min: 0.4, max: 2.5 } as const;
+
+export interface TokenSample {
+  kind: "article" | "discussion";
+  /** Tokens tokens.ts estimated for the prompt (scale 1). */
+  estimated: number;
+  /** Tokens the model counted for it. */
+  counted: number;
+}
+
+/**
+ * The scale to multiply estimates by for this model and kind of prompt (the other kind's samples
+ * when this kind has none yet); 1 until the model has answered a long prompt.
+ */
+export function tokenScale(samples: readonly TokenSample[], kind: TokenSample["kind"]): number {
+  const own = samples.filter((sample) => sample.kind === kind);
+  let highest = 0;
+  for (const sample of own.length > 0 ? own : samples) {
+    if (sample.estimated < MIN_SAMPLE_TOKENS) continue;
+    const ratio = sample.counted / sample.estimated;
+    if (ratio >= PLAUSIBLE.min && ratio <= PLAUSIBLE.max) highest = Math.max(highest, ratio);
+  }
+  return highest === 0 ? 1 : Math.min(PLAUSIBLE.max, highest + MARGIN);
+}
+
+/**
+ * Whether an answer's count can calibrate: the prompt long enough, and not cut by the window
+ * (a count at the window's edge is the window, not the prompt).
+ */
+export function usableSample(sample: TokenSample, numCtx: number): boolean {
+  return sample.estimated >= MIN_SAMPLE_TOKENS && sample.counted < numCtx * 0.98;
+}
+
+/** The calibration a run keeps up to date as answers come in; the time budget reads it too. */
+export interface Calibration {
+  /** The current scale for a kind of prompt (see tokenScale). */
+  scale(kind: TokenSample["kind"]): number;
+  add(sample: TokenSample): void;
+}
+
+/** Samples a run keeps in memory, as the cache keeps per model. */
+const KEPT = 40;
+
+export function createCalibration(initial: readonly TokenSample[] = []): Calibration {
+  const samples = initial.slice(0, KEPT);
+  return {
+    scale: (kind) => tokenScale(samples, kind),
+    add(sample) {
+      samples.unshift(sample);
+      samples.length = Math.min(samples.length, KEPT);
+    },
+  };
+}

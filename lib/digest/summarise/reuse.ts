@@ -1,0 +1,57 @@
+import type { StoredSummary } from "./cache.ts";
+
+/**
+ * When a cached discussion summary is still good enough. A discussion that grew by under a
+ * quarter in under six hours is reused as it is, marked with the comments it was made from; one
+ * that grew more, or is older, is updated from the previous summary plus only the new comments,
+ * up to three times in a row and within a day; after that it is summarised from scratch again,
+ * so a summary never drifts far from the thread.
+ */
+export const REUSE = {
+  maxNewShare: 0.25,
+  maxAgeMs: 6 * 3_600_000,
+  updateMaxAgeMs: 24 * 3_600_000,
+  maxUpdates: 3,
+} as const;
+
+/** What to do with a discussion, given its cached summary. */
+export type DiscussionPlan =
+  | { use: "cached"; stored: StoredSummary }
+  | { use: "as-of"; stored: StoredSummary }
+  | { use: "update"; stored: StoredSummary }
+  | { use: "fresh" };
+
+export function planDiscussion(
+  stored: StoredSummary | undefined,
+  current: { sourceHash: string; comments: number },
+  now: number,
+): DiscussionPlan {
+  if (!stored) return { use: "fresh" };
+  if (stored.sourceHash === current.sourceHash) return { use: "cached", stored };
+  const added = Math.max(0, current.comments - stored.comments);
+  const age = now - stored.createdAt;
+  if (added < REUSE.maxNewShare * current.comments && age < REUSE.maxAgeMs) {
+    return { use: "as-of", stored };
+  }
+  if (age < REUSE.updateMaxAgeMs && stored.updates < REUSE.maxUpdates && stored.summary !== "") {
+    return { use: "update", stored };
+  }
+  return { use: "fresh" };
+}
+
+/** An article's summary is reused while the article (and the post's text) stay the same. */
+export function articleReusable(stored: StoredSummary | undefined, sourceHash: string): boolean {
+  return stored?.sourceHash === sourceHash;
+}
+
+/** "Discussion summary as of 300 of 330 comments, written 2 hours ago." */
+export function asOfNote(stored: StoredSummary, comments: number, now: number): string {
+  return `Discussion summary as of ${stored.comments} of ${comments} comments, written ${agoText(now - stored.createdAt)}.`;
+}
+
+function agoText(ms: number): string {
+  const minutes = Math.max(0, Math.round(ms / 60_000));
+  if (minutes < 60) return `${minutes} ${minutes === 1 ? "minute" : "minutes"} ago`;
+  const hours = Math.round(minutes / 60);
+  return `${hours} ${hours === 1 ? "hour" : "hours"} ago`;
+}

@@ -1,0 +1,225 @@
+/**
+ * Re-runs reuse work: the summary cache keeps each story's latest summaries with what they were
+ * made from, so a digest an hour later summarises only what is new. Real HTTP to the fakes, a
+ * real SQLite cache file, a fake clock.
+ */
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import llama3Tokenizer from "llama3-tokenizer-js";
+import { loadDigestConfig } from "../../lib/digest/config.ts";
+import { runDigest } from "../../lib/digest/digest.ts";
+import type { JsonStory } from "../../lib/digest/render/json.ts";
+import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";
+import { answerReserve } from "../../lib/digest/summarise/prompt.ts";
+import { createMemoryLogger } from "../../lib/log.ts";
+import { articleHtml } from "../fakes/article-site.ts";
+import { grownThread, type ShapedThread, shapedThread } from "../fakes/digest-corpus.ts";
+import { startDigestWorld } from "../fakes/digest-world.ts";
+import { commentHit, type Hit, storyHit } from "../fakes/hn-search.ts";
+import { type GenerateBody, promptKind } from "../fakes/ollama.ts";
+
+setDefaultTimeout(30_000);
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const HOUR = 3_600_000;
+const SHAPE = { total: 40, topLevel: 10, largest: [12, 6, 4] } as const;
+const BODY = Array.from(
+  { length: 12 },
+  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
+);
+
+interface NewsStory {
+  hit: Hit;
+  thread: ShapedThread;
+  path: string;
+}
+
+function newsStory(n: number): NewsStory {
+  const path = `/a/${n}`;
+  const hit = storyHit({ title: `Story ${n}`, url: path, num_comments: SHAPE.total });
+  return { hit, thread: shapedThread(Number(hit.objectID), SHAPE, 40 + n), path };
+}
+
+/** The front page as the search API shows it, each thread grown by `growth`. */
+function frontPage(stories: readonly NewsStory[], growth = 0) {
+  const comments: Record<number, Hit[]> = {};
+  const hits = stories.map((story) => {
+    const list = growth > 0 ? grownThread(story.thread, growth) : story.thread.hits;
+    comments[Number(story.hit.objectID)] = list;
+    return { ...story.hit, num_comments: list.length };
+  });
+  const pages = Object.fromEntries(
+    stories.map((story) => [story.path, { body: articleHtml(String(story.hit.title), BODY) }]),
+  );
+  return { stories: hits, comments, pages };
+}
+
+/** One digest (JSON) with the cache in `home` at the clock's time; the model's prompts. */
+async function digestAt(
+  home: string,
+  at: number,
+  news: {
+    stories: Hit[];
+    comments: Record<number, Hit[]>;
+    pages: Record<string, { body: string }>;
+  },
+  options: { countTokens?: (text: string) => number } = {},
+) {
+  using world = startDigestWorld({
+    ...news,
+    ollama: options.countTokens
+      ? { machine: { prefillPerSecond: 24, decodePerSecond: 11, countTokens: options.countTokens } }
+      : {},
+  });
+  const config = loadDigestConfig(
+    { ...world.env, XDG_CACHE_HOME: home },
+    { format: "json", limit: String(news.stories.length) },
+  );
+  const chunks: string[] = [];
+  const logger = createMemoryLogger();
+  await runDigest(config, {
+    stdout: { write: (text: string) => void chunks.push(text) },
+    stderr: { write() {} },
+    logger,
+    now: () => at,
+    openCache: (path) => openSummaryCache(path, { now: () => at }),
+  });
+  const stories = (JSON.parse(chunks.join("")) as { stories: JsonStory[] }).stories;
+  return { stories, calls: world.ollama.generateCalls, logger };
+}
+
+function cacheHome(): string {
+  const dir = mkdtempSync(join(tmpdir(), "digest-rerun-"));
+  dirs.push(dir);
+  return dir;
+}
+
+const T0 = Date.parse("2025-08-03T08:00:00Z");
+
+function discussionCalls(calls: readonly GenerateBody[]): GenerateBody[] {
+  return calls.filter((call) => promptKind(call.prompt) === "discussion");
+}
+
+describe("a re-run an hour later", () => {
+  test("threads 10 % longer and two new stories: only the new stories are summarised, both halves", async () => {
+    const home = cacheHome();
+    const stories = Array.from({ length: 5 }, (_, i) => newsStory(i + 1));
+    const first = await digestAt(home, T0, frontPage(stories));
+    expect(first.calls).toHaveLength(10);
+
+    const later = [...stories.slice(0, 3), newsStory(6), newsStory(7)];
+    const second = await digestAt(home, T0 + HOUR, frontPage(later, 0.1));
+    const titles = second.calls.map((call) => /^Story: (.*)$/m.exec(call.prompt)?.[1]);
+    expect(titles.sort()).toEqual(["Story 6", "Story 6", "Story 7", "Story 7"]);
+    for (const story of second.stories.slice(0, 3)) {
+      expect(story.discussionSummary).toBe(`Summary of the discussion of ${story.title}.`);
+      expect(story.notes).toEqual([
+        "Discussion summary as of 40 of 44 comments, written 1 hour ago.",
+      ]);
+      expect(story.commentsTotal).toBe(44);
+    }
+    for (const story of second.stories.slice(3)) {
+      expect(story.articleSummary).toBe(`Summary of the article of ${story.title}.`);
+      expect(story.discussionSummary).toBe(`Summary of the discussion of ${story.title}.`);
+    }
+  });
+
+  test("a thread grown by half: updated from the previous summary plus only the new comments", async () => {
+    const home = cacheHome();
+    const story = newsStory(1);
+    await digestAt(home, T0, frontPage([story]));
+    const second = await digestAt(home, T0 + HOUR, frontPage([story], 0.5));
+    const [call, ...others] = discussionCalls(second.calls);
+    expect(others).toHaveLength(0);
+    const prompt = call?.prompt ?? "";
+    expect(prompt).toContain(
+      'Summary so far:\n"""\nSummary of the discussion of Story 1.\n"""\n\nNew comments:\n"""\n',
+    );
+    // New comments only: an earlier comment appears only quoted in a new reply's header.
+    expect(prompt).not.toMatch(/\] cmt\d{3} /);
+    expect(prompt.match(/\] new\d{3} /g)?.length).toBe(20);
+    expect(prompt).toMatch(/\[[^\]]+, replying to [^\]:]+: "cmt\d{3} [^"\]]*"\] new\d{3} /);
+    expect(prompt).toEndWith(
+      "The story now has 60 comments; all 20 new ones are shown.\n\nSummary:",
+    );
+    expect(second.calls.filter((c) => promptKind(c.prompt) === "article")).toHaveLength(0);
+    expect(second.stories[0]?.notes).toEqual([
+      "Discussion summary updated from the one written at 40 comments with the 20 comments posted since; the model saw 60 of 60 comments in all.",
+    ]);
+  });
+
+  test("a few new comments after more than six hours: updated, not reused", async () => {
+    const home = cacheHome();
+    const story = newsStory(1);
+    await digestAt(home, T0, frontPage([story]));
+    const second = await digestAt(home, T0 + 7 * HOUR, frontPage([story], 0.1));
+    expect(discussionCalls(second.calls)).toHaveLength(1);
+    expect(discussionCalls(second.calls)[0]?.prompt).toContain("Summary so far:");
+  });
+
+  test("an unchanged front page: no model call, and no note for a discussion shown whole", async () => {
+    const home = cacheHome();
+    const stories = [newsStory(1)];
+    await digestAt(home, T0, frontPage(stories));
+    const second = await digestAt(home, T0 + 30 * HOUR, frontPage(stories));
+    expect(second.calls).toHaveLength(0);
+    expect(second.stories[0]).toMatchObject({ notes: [], commentsShown: 40, commentsTotal: 40 });
+  });
+});
+
+describe("notes and coverage", () => {
+  test("deleted comments are not counted and earn no note; the JSON carries the coverage", async () => {
+    const hit = storyHit({ title: "Small", url: "/a/1", num_comments: 4 });
+    const id = Number(hit.objectID);
+    const top = commentHit(id, { comment_text: "A thought." });
+    const news = {
+      stories: [hit],
+      comments: {
+        [id]: [
+          top,
+          commentHit(id, { parent_id: Number(top.objectID), comment_text: "A reply." }),
+          commentHit(id, { comment_text: "" }),
+          commentHit(id, { comment_text: "[deleted]" }),
+        ],
+      },
+      pages: { "/a/1": { body: articleHtml("Small", BODY) } },
+    };
+    const { stories } = await digestAt(cacheHome(), T0, news);
+    expect(stories[0]).toMatchObject({
+      notes: [],
+      commentsShown: 2,
+      commentsTotal: 2,
+      articleShare: 1,
+    });
+  });
+});
+
+describe("token calibration", () => {
+  const llama3 = (text: string) => llama3Tokenizer.encode(text, { bos: false, eos: false }).length;
+
+  test("prompts grow to fill the window once the model has said what it counts, never past it", async () => {
+    const big = (n: number) => {
+      const path = `/a/${n}`;
+      const hit = storyHit({ title: `Busy ${n}`, url: path, num_comments: 366 });
+      return { hit, thread: shapedThread(Number(hit.objectID), undefined, 60 + n), path };
+    };
+    const home = cacheHome();
+    // The first run teaches the cache what Llama 3 counts; the second summarises other stories.
+    const uncalibrated = await digestAt(home, T0, frontPage([big(1)]), { countTokens: llama3 });
+    const calibrated = await digestAt(home, T0 + HOUR, frontPage([big(2)]), {
+      countTokens: llama3,
+    });
+    const window = 8192 - answerReserve(8192);
+    const before = discussionCalls(uncalibrated.calls).map((call) => llama3(call.prompt));
+    const after = discussionCalls(calibrated.calls).map((call) => llama3(call.prompt));
+    expect(Math.max(...before, ...after)).toBeLessThanOrEqual(window);
+    expect(after[0] ?? 0).toBeGreaterThan((before[0] ?? 0) * 1.1);
+    expect(after[0] ?? 0).toBeGreaterThan(window * 0.85);
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, expect, test } from "bun:test";
+import type { StoredSummary } from "../../../lib/digest/summarise/cache.ts";
+import { asOfNote, planDiscussion, REUSE } from "../../../lib/digest/summarise/reuse.ts";
+
+const HOUR = 3_600_000;
+const stored: StoredSummary = {
+  summary: "They argue about caches.",
+  sourceHash: "old",
+  comments: 300,
+  shown: 120,
+  latestCommentAt: 1754247600,
+  updates: 0,
+  createdAt: 0,
+};
+
+describe("planDiscussion()", () => {
+  test("summarises from scratch without a cached summary", () => {
+    expect(planDiscussion(undefined, { sourceHash: "h", comments: 10 }, 0)).toEqual({
+      use: "fresh",
+    });
+  });
+
+  test("uses the cached summary of an unchanged thread, however old", () => {
+    const plan = planDiscussion(stored, { sourceHash: "old", comments: 300 }, 100 * HOUR);
+    expect(plan.use).toBe("cached");
+  });
+
+  test("reuses it as of its comments when under a quarter is new and it is under six hours old", () => {
+    const now = REUSE.maxAgeMs - 1;
+    expect(planDiscussion(stored, { sourceHash: "new", comments: 399 }, now).use).toBe("as-of");
+    // 100 of 400 is a quarter: no longer "a little".
+    expect(planDiscussion(stored, { sourceHash: "new", comments: 400 }, now).use).toBe("update");
+    expect(planDiscussion(stored, { sourceHash: "new", comments: 310 }, REUSE.maxAgeMs).use).toBe(
+      "update",
+    );
+  });
+
+  test("updates at most three times in a row and within a day, then starts over", () => {
+    const grown = { sourceHash: "new", comments: 600 };
+    expect(planDiscussion({ ...stored, updates: 2 }, grown, HOUR).use).toBe("update");
+    expect(planDiscussion({ ...stored, updates: 3 }, grown, HOUR).use).toBe("fresh");
+    expect(planDiscussion(stored, grown, REUSE.updateMaxAgeMs).use).toBe("fresh");
+  });
+});
+
+describe("asOfNote()", () => {
+  test("says how many comments the summary was made from and how long ago", () => {
+    expect(asOfNote(stored, 330, 2 * HOUR)).toBe(
+      "Discussion summary as of 300 of 330 comments, written 2 hours ago.",
+    );
+    expect(asOfNote(stored, 330, 20 * 60_000)).toBe(
+      "Discussion summary as of 300 of 330 comments, written 20 minutes ago.",
+    );
+  });
+});
