@@ -1,15 +1,6 @@
-import { dayLabel } from "./dates.ts";
+import { dayLabel, monthLabel } from "./dates.ts";
 import { escapeHtml } from "./html-escape.ts";
 import { PAGE_STYLE } from "./html-style.ts";
-
-/** "November 2026" for the day "2026-11-25". */
-function monthLabel(key: string): string {
-  return new Intl.DateTimeFormat("en-GB", {
-    month: "long",
-    year: "numeric",
-    timeZone: "UTC",
-  }).format(new Date(`${key}T12:00:00Z`));
-}
 
 /**
  * The archive's front door: every day's page, newest first, under month headings, with the

@@ -9,10 +9,24 @@ export interface DateOptions {
   timeZone?: string;
 }
 
+// Building a formatter costs about 30 µs; the archive index formats thousands of days.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(format: Intl.DateTimeFormatOptions, timeZone: string | undefined) {
+  const key = `${timeZone ?? ""} ${JSON.stringify(format)}`;
+  let found = formatters.get(key);
+  if (!found) {
+    found = new Intl.DateTimeFormat("en-GB", { ...format, timeZone });
+    formatters.set(key, found);
+  }
+  return found;
+}
+
 function parts(ms: number, format: Intl.DateTimeFormatOptions, options: DateOptions) {
-  const formatter = new Intl.DateTimeFormat("en-GB", { ...format, timeZone: options.timeZone });
   const byType = new Map<string, string>();
-  for (const part of formatter.formatToParts(new Date(ms))) byType.set(part.type, part.value);
+  for (const part of formatter(format, options.timeZone).formatToParts(new Date(ms))) {
+    byType.set(part.type, part.value);
+  }
   return (type: Intl.DateTimeFormatPartTypes) => byType.get(type) ?? "";
 }
 
@@ -59,6 +73,16 @@ export function dayLabel(key: string): string {
     { timeZone: "UTC" },
   );
   return `${part("weekday")} ${part("day")} ${part("month")} ${part("year")}`;
+}
+
+/** "November 2026" for the day "2026-11-25". */
+export function monthLabel(key: string): string {
+  const part = parts(
+    Date.parse(`${key}T12:00:00Z`),
+    { month: "long", year: "numeric" },
+    { timeZone: "UTC" },
+  );
+  return `${part("month")} ${part("year")}`;
 }
 
 /** The day `days` before "2026-11-25" (or after, when negative). */

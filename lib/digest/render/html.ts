@@ -1,5 +1,5 @@
 import type { DigestMeta, StoryDigest } from "../types.ts";
-import { type DateOptions, humanDateTime } from "./dates.ts";
+import { type DateOptions, humanDateTime, localDateKey } from "./dates.ts";
 import { ageText, malformedText, pointsText, readingTimeText, typeLabel } from "./facts.ts";
 import { escapeHtml, htmlLink } from "./html-escape.ts";
 import { PAGE_STYLE } from "./html-style.ts";
@@ -105,11 +105,17 @@ export function htmlPage(
     .join("\n");
 }
 
+/** "· 3 new since the last run (Tuesday 24 November 2026, 07:00 UTC)"; its time alone that day. */
 function newSince(meta: DigestMeta, options: DateOptions): string {
   if (meta.newCount === null) return "";
-  const last =
-    meta.lastRunAt === null ? "" : ` (${humanDateTime(Date.parse(meta.lastRunAt), options)})`;
-  return ` · ${meta.newCount} new since the last run${escapeHtml(last)}`;
+  const count = meta.newCount === 0 ? "nothing" : String(meta.newCount);
+  if (meta.lastRunAt === null) return ` · ${count} new since the last run`;
+  const last = Date.parse(meta.lastRunAt);
+  const sameDay =
+    localDateKey(last, options) === localDateKey(Date.parse(meta.generatedAt), options);
+  const when = humanDateTime(last, options);
+  const said = sameDay ? `at ${when.slice(when.lastIndexOf(", ") + 2)}` : `(${when})`;
+  return ` · ${count} new since the last run ${escapeHtml(said)}`;
 }
 
 /** The table of contents: every story's title, linked to it, with what helps pick one. */

@@ -5,6 +5,7 @@ import {
   humanDateTime,
   isDateKey,
   localDateKey,
+  monthLabel,
 } from "../../../lib/digest/render/dates.ts";
 import { ageText, readingTimeText } from "../../../lib/digest/render/facts.ts";
 
@@ -30,6 +31,7 @@ describe("dates", () => {
 
   test("dayLabel(), isDateKey() and daysBefore() work on calendar days", () => {
     expect(dayLabel("2026-11-25")).toBe("Wednesday 25 November 2026");
+    expect(monthLabel("2026-11-25")).toBe("November 2026");
     expect(isDateKey("2026-11-25")).toBe(true);
     expect(isDateKey("2026-02-30")).toBe(false);
     expect(isDateKey("2026-1-5")).toBe(false);

@@ -235,6 +235,15 @@ describe("htmlRenderer()", () => {
     expect(page).not.toContain("2025-08-03T");
   });
 
+  test("a previous run the same day is named by its time; none new says so", () => {
+    const renderer = htmlRenderer({ timeZone: "UTC" });
+    renderer.begin({ ...meta, newCount: 0, lastRunAt: "2025-08-03T07:05:00.000Z" });
+    renderer.story(linked, 0);
+    expect(renderer.end()).toContain(
+      "<p>Sunday 3 August 2025, 18:54 UTC · llama3.2 · 2 stories · nothing new since the last run at 07:05 UTC</p>",
+    );
+  });
+
   test("opens with contents linking every story, new ones first, with reading times", () => {
     const page = html([linked, askHn]);
     const toc = page.slice(page.indexOf('<nav class="toc"'), page.indexOf("</nav>"));
