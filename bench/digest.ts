@@ -5,7 +5,8 @@
  * all on 127.0.0.1. Prints wall time ÷ LLM busy time for the real pipeline and for a naive
  * sequential loop, and the wall time of a re-run answered from the cache. Then how much of a
  * busy story (300 comments, a long link-heavy article) reaches the model at num_ctx 4096 and 8192.
- * Then what a default digest of today's front page costs at CPU and GPU rates (digest-budget.ts).
+ * Then what a default digest of today's front page costs at CPU and GPU rates (digest-budget.ts),
+ * and the same through an OpenAI-compatible server (digest-openai.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,6 +28,7 @@ import { startDigestWorld } from "../tests/fakes/digest-world.ts";
 import { commentHit, storyHit } from "../tests/fakes/hn-search.ts";
 import { budgetLine, MACHINES, measureBudget } from "./digest-budget.ts";
 import { coverageLine, measureCoverage } from "./digest-coverage.ts";
+import { measureOpenAiBudget } from "./digest-openai.ts";
 
 function newsOf(count: number) {
   const paragraphs = Array.from(
@@ -142,6 +144,13 @@ async function bench(env: Record<string, string | undefined>): Promise<void> {
   const [cpu] = MACHINES;
   if (cpu) print(budgetLine(await measureBudget(cpu, { "time-budget": "0" }), "no budget"));
   for (const rates of MACHINES) print(budgetLine(await measureBudget(rates)));
+  print(
+    "the same through an OpenAI-compatible server (--api=openai; the first call is the one-token probe of where the model runs):",
+  );
+  for (const rates of MACHINES) {
+    print(budgetLine(await measureOpenAiBudget(rates, { timings: true }), "llama-server timings"));
+    print(budgetLine(await measureOpenAiBudget(rates, { timings: false }), "call durations only"));
+  }
 }
 
 await runScript(

@@ -72,7 +72,8 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   let cache: SummaryCache | undefined;
   let progress: Progress | undefined;
   try {
-    const model = deps.model ?? openModelClient(config, { fetch });
+    // The clock measures each call too: a server that reports no timings is timed by it.
+    const model = deps.model ?? openModelClient(config, { fetch, now });
     const facts = await model.preflight(deps.signal);
     if (config.api === "openai" && config.openaiModel === undefined) {
       baseLogger.info(

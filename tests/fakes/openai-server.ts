@@ -1,12 +1,12 @@
-import { promptKind } from "./ollama.ts";
-
 /**
  * A fake OpenAI-compatible server on 127.0.0.1, port 0, shaped like llama.cpp's `llama-server`:
  * `GET /v1/models`, non-streamed `POST /v1/chat/completions` with `usage` (and llama-server's
  * `timings` unless `timings: false`), `GET /props` with the slot's context, a 401 without the key
  * when one is configured, a 404 for a model it does not list, and a 400 for a prompt longer than
- * its context. Token counts are characters / 4, rounded up.
+ * its context. Token counts are characters / 4, rounded up, unless a modelled machine counts them.
  */
+import type { ModelledCall, ModelledMachine } from "./ollama.ts";
+import { promptKind } from "./ollama.ts";
 
 export interface ChatBody {
   model: string;
@@ -36,6 +36,12 @@ export interface FakeOpenAiOptions {
   props?: boolean;
   /** Answers /v1/models instead of the default (e.g. a 500, or an endless body). */
   modelsResponse?: () => Response;
+  /**
+   * A modelled machine: each answer takes the durations this machine would (in `timings`, unless
+   * `timings: false`), and the fake's clock (`now`, `modelledMs`) moves by them. Nothing waits.
+   * Its `loadMs` is not used: these servers load the model before they listen.
+   */
+  machine?: ModelledMachine;
 }
 
 export interface FakeOpenAi {
@@ -46,6 +52,12 @@ export interface FakeOpenAi {
   propsCalls: number;
   /** The Authorization header of every request, in order ("" when none). */
   authorizations: string[];
+  /** Answered chat calls as the modelled machine took them. */
+  modelled: ModelledCall[];
+  /** Sum of the modelled durations of every answer (ms). */
+  modelledMs: number;
+  /** The fake clock: a fixed start plus modelledMs. */
+  now(): number;
   stop(): void;
   [Symbol.dispose](): void;
 }
@@ -63,6 +75,8 @@ export function echoChatTitle(body: ChatBody): string {
   return `Summary of the ${promptKind(prompt)} of ${title}.`;
 }
 
+const CLOCK_START = Date.parse("2026-11-25T14:53:53Z");
+
 function openAiError(status: number, message: string, extra: Record<string, unknown> = {}) {
   return Response.json({ error: { code: status, message, ...extra } }, { status });
 }
@@ -76,6 +90,9 @@ export function startFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     modelsCalls: 0,
     propsCalls: 0,
     authorizations: [],
+    modelled: [],
+    modelledMs: 0,
+    now: () => CLOCK_START + state.modelledMs,
     stop: () => server.stop(true),
     [Symbol.dispose]: () => server.stop(true),
   };
@@ -121,7 +138,8 @@ export function startFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
           type: "not_found_error",
         });
       }
-      const promptTokens = fakeTokens(body.messages.map((m) => m.content).join("\n"));
+      const count = options.machine?.countTokens ?? fakeTokens;
+      const promptTokens = count(body.messages.map((m) => m.content).join("\n"));
       if (promptTokens > contextTokens) {
         return openAiError(
           400,
@@ -135,9 +153,17 @@ export function startFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
       }
       const answer = await (options.complete ?? echoChatTitle)(body, call);
       if (typeof answer !== "string") return answer;
-      const outputTokens = Math.min(fakeTokens(answer), body.max_tokens ?? Infinity);
-      const promptRate = options.promptPerSecond ?? 24;
-      const outputRate = options.predictedPerSecond ?? 11;
+      const outputTokens = Math.min(
+        options.machine ? (options.machine.answerTokens ?? 150) : fakeTokens(answer),
+        body.max_tokens ?? Infinity,
+      );
+      const promptRate = options.machine?.prefillPerSecond ?? options.promptPerSecond ?? 24;
+      const outputRate = options.machine?.decodePerSecond ?? options.predictedPerSecond ?? 11;
+      if (options.machine) {
+        const ms = (promptTokens / promptRate + outputTokens / outputRate) * 1000;
+        state.modelled.push({ promptTokens, answerTokens: outputTokens, ms });
+        state.modelledMs += ms;
+      }
       return Response.json({
         id: `chatcmpl-${call}`,
         object: "chat.completion",

@@ -1,5 +1,6 @@
 import type { ModelClient } from "./model-client.ts";
 import { chatComplete, OPENAI_MAX_BYTES } from "./openai.ts";
+import { probeMachine } from "./openai-machine.ts";
 import { openAiPreflight } from "./openai-models.ts";
 
 export interface OpenAiClientOptions {
@@ -15,6 +16,8 @@ export interface OpenAiClientOptions {
   now?: () => number;
   /** Timeout of the checks before the run (/v1/models, /props); default 10 s. */
   checkTimeoutMs?: number;
+  /** Timeout of the probe that tells where the model runs (it may load the model); default 120 s. */
+  loadTimeoutMs?: number;
 }
 
 /**
@@ -44,6 +47,15 @@ export function createOpenAiClient(options: OpenAiClientOptions): ModelClient {
         { model: model ?? "", prompt: request.prompt, maxTokens: request.numPredict },
         { ...common, now: options.now, timeoutMs: call.timeoutMs, signal: call.signal },
       );
+    },
+    async machine({ signal }) {
+      if (model === undefined) return null;
+      return probeMachine(url, model, {
+        ...common,
+        now: options.now,
+        timeoutMs: options.loadTimeoutMs ?? 120_000,
+        signal,
+      });
     },
   };
 }

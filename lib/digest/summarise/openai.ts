@@ -78,6 +78,16 @@ export async function chatComplete(
   input: ChatInput,
   options: OpenAiOptions = {},
 ): Promise<ModelAnswer> {
+  const call = await chatCall(base, input, options);
+  return parseChatAnswer(call.body, call);
+}
+
+/** One chat completion call, up to a 2xx body without `error`; see chatComplete. */
+export async function chatCall(
+  base: string,
+  input: ChatInput,
+  options: OpenAiOptions = {},
+): Promise<{ body: unknown; url: string; wallMs: number }> {
   const {
     fetch: doFetch = globalThis.fetch,
     timeoutMs = 300_000,
@@ -114,7 +124,7 @@ export async function chatComplete(
       "bad-answer",
     );
   }
-  return parseChatAnswer(body, { url, wallMs });
+  return { body, url, wallMs };
 }
 
 /** Reads a chat completion body; throws a ModelError when it holds no answer. */
@@ -250,13 +260,13 @@ export function redact(text: string, apiKey: string | undefined): string {
   return apiKey && apiKey.length >= 4 ? text.split(apiKey).join("[OPENAI_API_KEY]") : text;
 }
 
-function record(value: unknown): Record<string, unknown> {
+export function record(value: unknown): Record<string, unknown> {
   return value && typeof value === "object" && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : {};
 }
 
-function count(value: unknown): number | null {
+export function count(value: unknown): number | null {
   return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : null;
 }
 

@@ -13,6 +13,7 @@ import {
   SYSTEM_MESSAGE,
   timingsOf,
 } from "../../../lib/digest/summarise/openai.ts";
+import { probeMachine } from "../../../lib/digest/summarise/openai-machine.ts";
 import { openAiPreflight } from "../../../lib/digest/summarise/openai-models.ts";
 import { endlessResponse } from "../../fakes/digest-world.ts";
 import { startFakeOllama } from "../../fakes/ollama.ts";
@@ -355,5 +356,48 @@ describe("openAiPreflight()", () => {
   test("skips ids with control characters", async () => {
     using server = startFakeOpenAi({ models: ["evil\u001b[2J", "good.gguf"] });
     expect((await openAiPreflight(server.url, undefined)).model).toBe("good.gguf");
+  });
+});
+
+describe("probeMachine()", () => {
+  const CPU = { prefillPerSecond: 24, decodePerSecond: 11 };
+  const GPU = { prefillPerSecond: 20_000, decodePerSecond: 200 };
+
+  test("tells a GPU from a CPU by llama-server's timings, counting the probe's time as spent", async () => {
+    using gpu = startFakeOpenAi({ machine: GPU });
+    const onGpu = await probeMachine(gpu.url, DEFAULT_OPENAI_MODEL, { now: gpu.now });
+    expect(onGpu?.placement).toBe("gpu");
+    expect(onGpu?.loadMs).toBeCloseTo(gpu.modelledMs, 2);
+    using cpu = startFakeOpenAi({ machine: CPU });
+    const found = await probeMachine(cpu.url, DEFAULT_OPENAI_MODEL, { now: cpu.now });
+    expect(found?.placement).toBe("cpu");
+    expect(found?.loadMs).toBeGreaterThan(2000);
+    expect(cpu.chatCalls[0]?.max_tokens).toBe(1);
+  });
+
+  test("by the call's duration when the server reports no timings", async () => {
+    using gpu = startFakeOpenAi({ machine: GPU, timings: false });
+    expect((await probeMachine(gpu.url, DEFAULT_OPENAI_MODEL, { now: gpu.now }))?.placement).toBe(
+      "gpu",
+    );
+    using cpu = startFakeOpenAi({ machine: CPU, timings: false });
+    expect((await probeMachine(cpu.url, DEFAULT_OPENAI_MODEL, { now: cpu.now }))?.placement).toBe(
+      "cpu",
+    );
+  });
+
+  test("starts each probe differently, so a prompt cache cannot answer it from an earlier run", async () => {
+    using server = startFakeOpenAi({ machine: CPU });
+    await probeMachine(server.url, DEFAULT_OPENAI_MODEL, { now: server.now });
+    await probeMachine(server.url, DEFAULT_OPENAI_MODEL, { now: server.now });
+    const [first, second] = server.chatCalls.map((call) => call.messages[1]?.content ?? "");
+    expect(first).not.toBe(second);
+  });
+
+  test("is null when the probe fails or takes no measurable time, and never throws", async () => {
+    using broken = startFakeOpenAi({ complete: () => new Response("down", { status: 503 }) });
+    expect(await probeMachine(broken.url, DEFAULT_OPENAI_MODEL, {})).toBeNull();
+    using still = startFakeOpenAi({ timings: false });
+    expect(await probeMachine(still.url, DEFAULT_OPENAI_MODEL, { now: () => 5 })).toBeNull();
   });
 });
