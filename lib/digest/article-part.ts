@@ -34,7 +34,8 @@ export async function articlePart(
         signal: context.signal,
       });
     }, index);
-    if (!result.ok) context.logger.info(`${storyName(story.title)}: no article: ${result.reason}`);
+    if (!result.ok && !context.signal?.aborted)
+      context.logger.info(`${storyName(story.title)}: no article: ${result.reason}`);
   }
   if (result?.ok) {
     const source = story.storyText ? "article and post" : "article";

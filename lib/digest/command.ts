@@ -28,7 +28,7 @@ const DESCRIPTION =
 const NOTES = [
   `Needs Ollama running (\`ollama serve\`) with the model pulled (\`ollama pull ${DEFAULT_MODEL}\`), or with --api=openai an OpenAI-compatible server at OPENAI_BASE_URL (\`llama-server -m model.gguf --port 8080\`, LM Studio, vLLM).`,
   "Flags override the variables named in brackets. The digest goes to stdout (or --out), logs and progress to stderr.",
-  "Exit codes: 0 done, 1 failed (the model server unusable, front page unreadable, every summary failed), 2 bad flag or variable, 130 interrupted (Ctrl-C).",
+  "Exit codes: 0 done, 1 failed (the model server unusable, front page unreadable, the model gone mid-run, every summary failed), 2 bad flag or variable, 130 interrupted (Ctrl-C).",
 ];
 
 export interface DigestCommandDeps extends Omit<DigestDeps, "signal"> {

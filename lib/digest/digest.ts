@@ -15,6 +15,7 @@ import { createRenderer } from "./render/renderer.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise/cache.ts";
 import type { MachineInfo, ModelClient } from "./summarise/model-client.ts";
+import { createModelHealth, goneMessage } from "./summarise/model-health.ts";
 import { cachedModelName, openModelClient } from "./summarise/open-model.ts";
 import { promptLimit } from "./summarise/prompt.ts";
 import { createRateMeter } from "./summarise/rates.ts";
@@ -52,6 +53,11 @@ export class DigestInterruptedError extends Error {
   override name = "DigestInterruptedError";
 }
 
+/** The model stopped answering (GONE_AFTER failures in a row): no more calls; --out left as it was. */
+export class ModelGoneError extends Error {
+  override name = "ModelGoneError";
+}
+
 /** Every summary the digest tried failed: the output was written, but it is of no use. */
 export class DigestFailedError extends Error {
   override name = "DigestFailedError";
@@ -71,6 +77,9 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   const archive = config.archive === undefined ? undefined : await openArchive(config.archive);
   let cache: SummaryCache | undefined;
   let progress: Progress | undefined;
+  // Stories written so far, of how many: for the line Ctrl-C ends with.
+  const done = { written: 0, total: 0 };
+  const health = createModelHealth();
   try {
     // The clock measures each call too: a server that reports no timings is timed by it.
     const model = deps.model ?? openModelClient(config, { fetch, now });
@@ -98,6 +107,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     ]);
     if (front.status === "rejected") throw front.reason;
     const { stories, malformed } = front.value;
+    done.total = stories.length;
     const budget = startBudget(config, {
       model: facts.model,
       machine: machine.status === "fulfilled" ? machine.value : null,
@@ -131,6 +141,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       fetch,
       model,
       budget,
+      health,
       cache,
       logger,
       progress,
@@ -138,20 +149,31 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       sleep: deps.sleep,
       retryPolicy: deps.retryPolicy,
       resolve: deps.resolve,
-      signal: deps.signal,
+      // Ctrl-C, or the model taken for gone: every call and download still to come stops.
+      signal: deps.signal ? AbortSignal.any([deps.signal, health.signal]) : health.signal,
       now,
     });
     for await (const digest of digests) {
       // After Ctrl-C the stories still coming hold only "interrupted" notes: write none.
-      if (deps.signal?.aborted) throw interrupted(config);
+      if (deps.signal?.aborted) throw interrupted(config, done);
+      if (health.gone)
+        throw new ModelGoneError(
+          goneMessage(health.gone, { describe: model.describe, out: config.out }),
+        );
       const marked = freshness.mark(digest);
       // stdout and stderr may be the same terminal: no progress text in front of a story.
       progress.clear();
       await output.write(renderer.story(marked, results.length));
       progress.redraw();
       results.push(marked);
+      done.written++;
     }
-    if (deps.signal?.aborted) throw interrupted(config);
+    if (deps.signal?.aborted) throw interrupted(config, done);
+    if (health.gone)
+      throw new ModelGoneError(
+        goneMessage(health.gone, { describe: model.describe, out: config.out }),
+      );
+    health.flush();
     await output.write(renderer.end());
     progress.stop();
     progress = undefined;
@@ -177,7 +199,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   } catch (error) {
     await output.abort();
     if (deps.signal?.aborted) {
-      const stopped = error instanceof DigestInterruptedError ? error : interrupted(config);
+      const stopped = error instanceof DigestInterruptedError ? error : interrupted(config, done);
       progress?.stop();
       baseLogger.warn(stopped.message);
       throw stopped;
@@ -236,11 +258,13 @@ function startBudget(
   });
 }
 
-function interrupted(config: DigestConfig): DigestInterruptedError {
+function interrupted(
+  config: DigestConfig,
+  done: { written: number; total: number },
+): DigestInterruptedError {
+  const after = `Interrupted after ${done.written} of ${done.total} ${done.total === 1 ? "story" : "stories"}`;
   return new DigestInterruptedError(
-    config.out === undefined
-      ? "Interrupted: the digest above is incomplete"
-      : `Interrupted: ${config.out} was left as it was`,
+    config.out === undefined ? after : `${after}; ${config.out} was left as it was`,
   );
 }
 

@@ -34,7 +34,9 @@ export async function discussionPart(
     }, index);
   } catch (error) {
     const reason = errorMessage(error);
-    context.logger.warn(`${storyName(story.title)}: comments unavailable: ${reason}`);
+    if (!context.signal?.aborted) {
+      context.logger.warn(`${storyName(story.title)}: comments unavailable: ${reason}`);
+    }
     return {
       summary: null,
       notes: [`No discussion summary: the comments could not be read (${reason}).`],

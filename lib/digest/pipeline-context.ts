@@ -8,6 +8,7 @@ import type { TimeBudget } from "./summarise/budget.ts";
 import type { SummaryCache } from "./summarise/cache.ts";
 import type { Calibration } from "./summarise/calibration.ts";
 import type { ModelClient } from "./summarise/model-client.ts";
+import type { ModelHealth } from "./summarise/model-health.ts";
 import type { ArticleSource, Coverage } from "./types.ts";
 
 export type PipelineConfig = Pick<
@@ -42,6 +43,8 @@ export interface PipelineDeps {
   model: ModelClient;
   /** Sizes each prompt and its timeout; default: no budget, rates learnt from a CPU prior. */
   budget?: TimeBudget;
+  /** Stops the run's calls once the model is gone; default: a fresh watch for this run. */
+  health?: ModelHealth;
   cache?: SummaryCache;
   logger: Logger;
   progress: Progress;
@@ -73,6 +76,7 @@ export interface Part {
 /** What every step of one run shares. */
 export interface PipelineContext extends PipelineDeps {
   budget: TimeBudget;
+  health: ModelHealth;
   fetchLimit: Limiter;
   llmLimit: Limiter;
   stats: PipelineStats;

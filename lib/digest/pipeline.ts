@@ -6,6 +6,7 @@ import { createLimiter } from "./limiter.ts";
 import type { Part, PipelineContext, PipelineDeps } from "./pipeline-context.ts";
 import { createTimeBudget } from "./summarise/budget.ts";
 import { type Calibration, createCalibration } from "./summarise/calibration.ts";
+import { createModelHealth } from "./summarise/model-health.ts";
 import { promptLimit } from "./summarise/prompt.ts";
 import { createRateMeter } from "./summarise/rates.ts";
 import { budgetSlot } from "./summarise/summarise.ts";
@@ -27,6 +28,7 @@ export async function* digestStories(
     ...deps,
     fetchLimit: createLimiter(deps.config.fetchConcurrency),
     llmLimit: createLimiter(deps.config.concurrency),
+    health: deps.health ?? createModelHealth(),
     budget:
       deps.budget ??
       createTimeBudget({
@@ -99,7 +101,9 @@ async function settle(part: Promise<Part>, kind: string, context: PipelineContex
     return await part;
   } catch (error) {
     const reason = errorMessage(error);
-    context.logger.error(`Unexpected failure in the ${kind} of a story: ${reason}`);
+    if (!context.signal?.aborted) {
+      context.logger.error(`Unexpected failure in the ${kind} of a story: ${reason}`);
+    }
     return { summary: null, notes: [`No ${kind} summary: ${reason}.`] };
   }
 }

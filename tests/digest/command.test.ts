@@ -194,7 +194,7 @@ describe("bun run digest", () => {
       pages: {},
       ollama: {
         generate: (body) =>
-          body.prompt.startsWith("Summarise the article")
+          promptKind(body.prompt) === "article"
             ? echoTitle(body)
             : Response.json({ error: "model crashed" }, { status: 500 }),
       },
@@ -491,7 +491,7 @@ describe("bun run digest", () => {
     expect(interrupted).toBe(true);
     expect(readdirSync(dir)).toEqual([]);
     expect(logger.lines).toContain(
-      `warn Interrupted: ${join(dir, "digest.md")} was left as it was`,
+      `warn Interrupted after 0 of 2 stories; ${join(dir, "digest.md")} was left as it was`,
     );
   });
 
@@ -649,13 +649,15 @@ describe("bun run digest", () => {
   });
 
   test("fails when every summary fails, after writing what it could", async () => {
+    // A failure of each call (a 400), not one meaning the model is gone: every call is made.
     using world = startDigestWorld({
       ...twoStories(),
-      ollama: { generate: () => Response.json({ error: "boom" }, { status: 500 }) },
+      ollama: { generate: () => Response.json({ error: "boom" }, { status: 400 }) },
     });
     const { error, stdout } = await digest(world);
     expect(error).toBeInstanceOf(DigestFailedError);
-    expect(stdout).toContain("Article summary failed: Ollama answered HTTP 500: boom.");
+    expect(stdout).toContain("Article summary failed: Ollama answered HTTP 400: boom.");
+    expect(world.ollama.generateCalls).toHaveLength(4);
   });
 });
 

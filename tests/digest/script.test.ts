@@ -128,7 +128,7 @@ describe("scripts/digest.ts and Ctrl-C", () => {
       child.kill("SIGINT");
       const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
       expect(code).toBe(130);
-      expect(stderr).toContain(`Interrupted: ${target} was left as it was`);
+      expect(stderr).toContain(`Interrupted after 0 of 1 story; ${target} was left as it was`);
       expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
       expect(readFileSync(target, "utf8")).toBe("yesterday's digest");
     } finally {

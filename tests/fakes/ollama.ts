@@ -36,6 +36,8 @@ export interface FakeOllamaOptions {
    * take, and the fake's clock (`now`, `modelledMs`) moves by them. Nothing waits.
    */
   machine?: ModelledMachine;
+  /** Ollama stops (stops listening) after answering this many generate calls. */
+  stopAfter?: number;
 }
 
 export interface ModelledMachine {
@@ -202,6 +204,8 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
         const took = modelledCall(success);
         state.modelled.push(took);
         state.modelledMs += took.ms;
+        // Not forced: this answer still goes out, the next connection is refused.
+        if (call === options.stopAfter) server.stop();
         return Response.json(success);
       } finally {
         inFlight--;

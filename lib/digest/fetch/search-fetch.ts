@@ -135,6 +135,10 @@ export async function fetchSearchJson(
       problem = `HTTP ${response.status}`;
     } catch (error) {
       if (error instanceof SearchApiError) throw error;
+      // Stopped (Ctrl-C, or the digest giving up): no retry, and no warning about it.
+      if (signal?.aborted) {
+        throw new SearchApiError(`Search API request stopped: interrupted: ${url}`);
+      }
       if (error instanceof BodyTooLargeError) {
         throw new SearchApiError(
           `Search API answer is larger than ${formatBytes(maxBytes)}; stopped reading it: ${url}`,

@@ -63,6 +63,8 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
     return await context.llmLimit(async () => {
       const tokens = budget.tokensFor(slot);
       if (tokens < want) built = request.build({ ...window, promptTokens: tokens });
+      // Ctrl-C, or the model gone, while this call waited its turn: no call.
+      if (context.signal?.aborted) throw new ModelError("Stopped before the call", "interrupted");
       context.progress.update(index, `summarising the ${kind}`);
       const started = performance.now();
       const estimated = tokensOf(built.prompt);
@@ -80,6 +82,7 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
         throw error;
       }
       budget.answered(answer, estimated);
+      context.health.answered();
       return accept(answer, { ...request, built, numPredict }, context);
     }, priority);
   } catch (error) {
@@ -87,7 +90,9 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
     const reason = errorMessage(error);
     if (context.signal?.aborted) return { summary: null, notes: built.notes };
     stats.failed++;
-    context.logger.warn(`${storyName(request.title)}: ${kind} summary failed: ${reason}`);
+    context.health.failed(error, () =>
+      context.logger.warn(`${storyName(request.title)}: ${kind} summary failed: ${reason}`),
+    );
     return { summary: null, notes: [...built.notes, `${label} summary failed: ${reason}.`] };
   }
 }
