@@ -5,6 +5,7 @@ import { ConfigError } from "../config/errors.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { type AllowedHosts, parseAllowedHosts } from "../http/host-check.ts";
 import { isLoopbackHost } from "../http/listen.ts";
+import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import {
   type DatabaseTarget,
   DEFAULT_DATABASE_URL,
@@ -22,9 +23,11 @@ export interface AppConfig {
   database: DatabaseTarget;
   /** APP_ALLOWED_HOSTS: the names a reverse proxy forwards with (besides localhost and IPs). */
   allowedHosts: AllowedHosts;
+  /** WEBHOOK_ALLOWED_HOSTS, the workers' setting: the webhook form warns about what they refuse. */
+  webhookAllowList: AllowList;
 }
 
-type AppKey = "host" | "port" | "adminToken" | "allowedHosts" | "databaseUrl";
+type AppKey = "host" | "port" | "adminToken" | "allowedHosts" | "webhookAllowList" | "databaseUrl";
 
 /**
  * The app's flags and variables: parsing and `bun run app --help` are written from this table
@@ -65,6 +68,14 @@ export const APP_FIELDS: readonly Field<AppKey>[] = [
       "comma list of host names a reverse proxy forwards with (`.example.com` for subdomains too); localhost, IP addresses and --host always pass",
   },
   {
+    key: "webhookAllowList",
+    env: "WEBHOOK_ALLOWED_HOSTS",
+    schema: z.string().transform((value) => parseAllowList(value)),
+    defaultText: "none",
+    description:
+      "the workers' allow-list, given the same value here: the webhook form warns about a URL they would refuse",
+  },
+  {
     key: "databaseUrl",
     env: "DATABASE_URL",
     schema: z.string(),
@@ -85,6 +96,7 @@ export function loadAppConfig(env: Env, flags: Flags = {}): AppConfig {
     adminToken,
     database: parseDatabaseUrl(values.databaseUrl as string, withoutEmpty(env).DATABASE_POOL_MAX),
     allowedHosts: (values.allowedHosts as AllowedHosts | undefined) ?? [],
+    webhookAllowList: (values.webhookAllowList as AllowList | undefined) ?? [],
   };
 }
 

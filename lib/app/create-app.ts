@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { secureHeaders } from "hono/secure-headers";
 import { type AllowedHosts, hostCheckMiddleware } from "../http/host-check.ts";
+import type { AllowList, Resolver } from "../http/ssrf.ts";
 import { createLoginThrottle, type LoginThrottle } from "../http/token-throttle.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { hmac, randomToken } from "../secrets.ts";
@@ -11,6 +12,7 @@ import { metricsHandler } from "../webhooks/observe/metrics-app.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { generateSecret as defaultGenerateSecret } from "../webhooks/signing.ts";
+import { urlRefusalWarning } from "../webhooks/url-refusal.ts";
 import { adminNotFound, createAdmin } from "./admin/admin.tsx";
 import { type AdminAuth, authMiddleware } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
@@ -33,7 +35,14 @@ export interface CreateAppOptions {
      * APP_ALLOWED_HOSTS); a request for any other Host gets 421 before anything else runs.
      */
     allowedHosts?: AllowedHosts;
+    /**
+     * WEBHOOK_ALLOWED_HOSTS as the workers have it, so the webhook form can warn about URLs they
+     * will refuse (the workers decide; the form can only assume the same setting).
+     */
+    webhookAllowList?: AllowList;
   };
+  /** Resolves webhook host names for those warnings; tests pass a fake. */
+  resolve?: Resolver;
   now?: () => Date;
   logger?: Logger;
   /** Makes a webhook secret when the admin's form leaves it empty. */
@@ -104,6 +113,11 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
       store,
       now,
       generateSecret: options.generateSecret ?? defaultGenerateSecret,
+      urlWarning: (url) =>
+        urlRefusalWarning(url, {
+          allow: options.config?.webhookAllowList ?? [],
+          resolve: options.resolve,
+        }),
       heartbeatIntervalMs,
     }),
   );

@@ -1,4 +1,5 @@
 import { listenUrl, serveOn } from "../http/listen.ts";
+import type { AllowList } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { type CreateAppOptions, createApp } from "./create-app.ts";
@@ -19,6 +20,8 @@ export function serveApp(options: {
   adminToken: string | null;
   /** APP_ALLOWED_HOSTS; the --host name is added (IP addresses and localhost always pass). */
   allowedHosts?: readonly string[];
+  /** WEBHOOK_ALLOWED_HOSTS, for the webhook form's warnings (createApp). */
+  webhookAllowList?: AllowList;
   logger: Logger;
   now?: CreateAppOptions["now"];
   heartbeatIntervalMs?: number;
@@ -29,6 +32,7 @@ export function serveApp(options: {
       adminToken: options.adminToken,
       heartbeatIntervalMs: options.heartbeatIntervalMs,
       allowedHosts: [options.host.toLowerCase(), ...(options.allowedHosts ?? [])],
+      webhookAllowList: options.webhookAllowList,
     },
     logger: options.logger,
     now: options.now,

@@ -8,14 +8,32 @@ import { createReceiver } from "../receiver/app.ts";
 import { openSqliteStore } from "../store/sqlite/store.ts";
 import { VERSION } from "../version.ts";
 import type { WorkerHooks } from "../webhooks/loop.ts";
+import { retrySchedule } from "../webhooks/policy/retry.ts";
 import { generateSecret } from "../webhooks/signing.ts";
 import { attemptLogEntry, describeAttempt } from "../worker/attempt-log.ts";
-import { createDeliveryWorker } from "../worker/bind.ts";
+import { createDeliveryWorker, retryPolicyOf } from "../worker/bind.ts";
 import { loadWorkerConfig, type WorkerConfig } from "../worker/config.ts";
 import { startHeartbeat, workerSnapshot } from "../worker/heartbeat.ts";
 import { loggingHooks } from "../worker/log-hooks.ts";
 
 const HOST = "127.0.0.1";
+
+/**
+ * What the demo's worker may send to: this machine's loopback on any port, so the receiver and
+ * any webhook a person adds to a local port (a closed one, to watch a failure) are sent to.
+ */
+export const DEMO_ALLOWED_HOSTS = "127.0.0.0/8,::1,localhost";
+
+/**
+ * The demo's retry schedule: a webhook that fails (a closed port, a 500) reaches "failed" and
+ * its Retry button in about 8 s instead of a worker's 2.5 minutes (5 attempts, 10 s doubling).
+ */
+export const DEMO_RETRIES = {
+  WEBHOOK_MAX_ATTEMPTS: "4",
+  WEBHOOK_RETRY_BASE_MS: "1000",
+  WEBHOOK_RETRY_MAX_MS: "4000",
+  WEBHOOK_TIMEOUT_MS: "3000",
+} as const;
 
 export interface DemoOptions {
   /** Preferred ports; when one is taken a free one is used instead (the URLs are printed). */
@@ -62,15 +80,25 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       events: ["*"],
       secret,
     });
+    const config = loadWorkerConfig({
+      DATABASE_URL: databasePath,
+      WEBHOOK_ALLOWED_HOSTS: DEMO_ALLOWED_HOSTS,
+      ...DEMO_RETRIES,
+    });
     const app = tryPorts(options.appPort, (port) =>
-      serveApp({ host: HOST, port, store: appStore, adminToken: null, logger }),
+      serveApp({
+        host: HOST,
+        port,
+        store: appStore,
+        adminToken: null,
+        webhookAllowList: config.allowList,
+        logger,
+      }),
     );
     cleanups.unshift(() => app.stop());
 
     const workerStore = openSqliteStore(databasePath);
     cleanups.unshift(() => workerStore.close());
-    const allowed = `${HOST}:${receiver.port}`;
-    const config = loadWorkerConfig({ DATABASE_URL: databasePath, WEBHOOK_ALLOWED_HOSTS: allowed });
     const worker = createDeliveryWorker({
       store: workerStore,
       config,
@@ -98,7 +126,9 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     });
 
     print(`Database:  ${databasePath} (deleted on exit)`);
-    print(`Receiver:  ${receiverUrl} (WEBHOOK_ALLOWED_HOSTS=${allowed}; signatures checked)`);
+    print(`Receiver:  ${receiverUrl} (signatures checked)`);
+    print(`Allowed:   WEBHOOK_ALLOWED_HOSTS=${DEMO_ALLOWED_HOSTS} (loopback, any port)`);
+    print(`Retries:   ${retriesText(config)}`);
     print(`Admin UI:  ${app.url}/admin`);
     print(`API:       ${app.url}/api/items`);
     print("Making one change: POST /api/items …");
@@ -133,6 +163,13 @@ export function demoWorkerHooks(
       print(`worker: ${describeAttempt(attemptLogEntry(claim, delivered, config.maxAttempts))}`);
     },
   };
+}
+
+/** `4 attempts, 1 s, 2 s, 4 s apart (±20 %), then failed; a timeout, 429 or 503 waits at least 60 s`. */
+export function retriesText(config: WorkerConfig): string {
+  const policy = retryPolicyOf(config);
+  const gaps = retrySchedule(policy).map((ms) => `${ms / 1000} s`);
+  return `${policy.maxAttempts} attempts, ${gaps.join(", ")} apart (±${policy.jitter * 100} %), then failed; a timeout, 429 or 503 waits at least ${policy.slowDownMs / 1000} s`;
 }
 
 /** Listens on `preferred`, or on a free port when it is taken (port 0 picks one anyway). */

@@ -36,7 +36,18 @@ export type Resolver = (host: string) => Promise<string[]>;
 /** os.networkInterfaces(): where this machine's own addresses come from; tests pass a list. */
 export type InterfaceSource = () => ReturnType<typeof networkInterfaces>;
 
-export type DestinationCheck = { ok: true; addresses: string[] } | { ok: false; reason: string };
+export type DestinationCheck =
+  | { ok: true; addresses: string[] }
+  | {
+      ok: false;
+      reason: string;
+      /**
+       * For an address refused by its range or as this machine's own: what was refused, why,
+       * and the allow-list entry that would let it through (absent for a bad URL or scheme, or a
+       * name that did not resolve).
+       */
+      refused?: { what: string; label: string; allowWith: string };
+    };
 
 /**
  * Parses WEBHOOK_ALLOWED_HOSTS: a comma list of `host`, `host:port`, `[ipv6]:port`, an IP
@@ -130,6 +141,7 @@ export async function checkDestination(
       return {
         ok: false,
         reason: `refused ${what} (${label}): set ${options.variable ?? DEFAULT_VARIABLE}=${suggestion} to allow it`,
+        refused: { what, label, allowWith: suggestion },
       };
     }
     addresses.push(address.toString());

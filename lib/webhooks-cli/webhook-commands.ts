@@ -1,10 +1,13 @@
 import { type ArgsDef, defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { helpMeta } from "../cli/help.ts";
+import { withoutEmpty } from "../config/env.ts";
 import { UsageError } from "../config/errors.ts";
+import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { escapeControl } from "../text/control.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
 import type { Store } from "../webhooks/ports.ts";
+import { urlRefusalWarning } from "../webhooks/url-refusal.ts";
 import {
   type Checked,
   checkContentType,
@@ -129,6 +132,7 @@ export function addCommand(deps: CliDeps) {
       const maxPerSecond =
         rate === undefined ? null : field("max-per-second", rate, checkMaxPerSecond);
       const options = await readOptionFlags(flags, deps.readFile);
+      const allow = workersAllowList(deps);
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
         const secret = secretArg ?? generateSecret();
         const webhook = await store.webhooks.create({
@@ -152,9 +156,24 @@ export function addCommand(deps: CliDeps) {
           out(`Signing secret (shown only now; receivers verify with it): ${secret}`);
         }
         out(`Added ${describe(webhook)}`);
+        await warnIfRefused(deps, webhook.url, allow);
       });
     },
   });
+}
+
+/** WEBHOOK_ALLOWED_HOSTS as this command sees it: what a worker with the same setting allows. */
+function workersAllowList(deps: CliDeps): AllowList {
+  return parseAllowList(withoutEmpty(deps.env).WEBHOOK_ALLOWED_HOSTS);
+}
+
+/**
+ * One line on stderr when workers will refuse the URL just saved: it is saved all the same
+ * (exit 0), but every attempt would be refused until WEBHOOK_ALLOWED_HOSTS allows it.
+ */
+async function warnIfRefused(deps: CliDeps, url: string, allow: AllowList): Promise<void> {
+  const warning = await urlRefusalWarning(url, { allow });
+  if (warning !== null) (deps.err ?? deps.out)(`warning: ${warning}`);
 }
 
 function missing(flag: string): never {
@@ -282,6 +301,7 @@ export function updateCommand(deps: CliDeps) {
       const rate = stringFlag(flags["max-per-second"], "max-per-second");
       if (rate !== undefined) patch.maxPerSecond = field("max-per-second", rate, checkMaxPerSecond);
       Object.assign(patch, await readOptionFlags(flags, deps.readFile));
+      const allow = workersAllowList(deps);
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
         const webhook = await findWebhook(store, flags.webhook);
         if (flags["rotate-secret"]) patch.secret = generateSecret();
@@ -297,6 +317,7 @@ export function updateCommand(deps: CliDeps) {
         // The secret first, as in add: `| head -1` must not lose it.
         if (shownSecret) out(`New signing secret (shown only now): ${shownSecret}`);
         out(`Updated ${describe(updated)}`);
+        if (patch.url !== undefined) await warnIfRefused(deps, updated.url, allow);
       });
     },
   });

@@ -13,7 +13,14 @@ describe("loadAppConfig()", () => {
       adminToken: null,
       database: { kind: "sqlite", path: "data/app.db" },
       allowedHosts: [],
+      webhookAllowList: [],
     });
+  });
+
+  test("reads WEBHOOK_ALLOWED_HOSTS (the workers' setting) for the webhook form's warnings", () => {
+    const config = loadAppConfig({ WEBHOOK_ALLOWED_HOSTS: "localhost:9000" });
+    expect(config.webhookAllowList).toEqual([{ kind: "host", host: "localhost", port: 9000 }]);
+    expect(() => loadAppConfig({ WEBHOOK_ALLOWED_HOSTS: "a b" })).toThrow(ConfigError);
   });
 
   test("reads APP_ALLOWED_HOSTS as names, refusing one with a port in one line", () => {

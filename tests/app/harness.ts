@@ -1,4 +1,5 @@
 import { createApp } from "../../lib/app/create-app.ts";
+import { parseAllowList, type Resolver } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
@@ -7,7 +8,16 @@ export const ORIGIN = "http://localhost";
 export const T0 = new Date("2025-03-04T05:06:07.000Z");
 
 /** An app on a fresh in-memory store with a settable clock and counted request ids. */
-export function testApp(options: { adminToken?: string; bodyLimitBytes?: number } = {}) {
+export function testApp(
+  options: {
+    adminToken?: string;
+    bodyLimitBytes?: number;
+    /** WEBHOOK_ALLOWED_HOSTS as the app has it (the webhook form's warnings). */
+    webhookAllowList?: string;
+    /** Resolves webhook host names for those warnings; default: a global address. */
+    resolve?: Resolver;
+  } = {},
+) {
   const clock = { now: T0 };
   const store: Store = openSqliteStore(":memory:", { now: () => clock.now.getTime() });
   const logger = createMemoryLogger();
@@ -15,11 +25,17 @@ export function testApp(options: { adminToken?: string; bodyLimitBytes?: number 
   let secrets = 0;
   const app = createApp({
     store,
-    config: { adminToken: options.adminToken ?? null, bodyLimitBytes: options.bodyLimitBytes },
+    config: {
+      adminToken: options.adminToken ?? null,
+      bodyLimitBytes: options.bodyLimitBytes,
+      webhookAllowList: parseAllowList(options.webhookAllowList),
+    },
     now: () => clock.now,
     logger,
     randomUUID: () => `00000000-0000-4000-8000-${String(++requests).padStart(12, "0")}`,
     generateSecret: () => `whsec_${Buffer.alloc(24, ++secrets).toString("base64")}`,
+    // Webhook host names (for the form's SSRF warnings) resolve to a global address; no DNS.
+    resolve: options.resolve ?? (async () => ["93.184.216.34"]),
   });
   return { app, store, clock, logger, client: createClient(app) };
 }

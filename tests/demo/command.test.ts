@@ -28,7 +28,7 @@ test("`demo` prints one line per attempt and deletes its database when stopped",
   const attempts = lines.filter((line) => line.startsWith("worker: "));
   expect(attempts).toHaveLength(1);
   expect(attempts[0]).toMatch(
-    /^worker: Delivery 1 \(item\.created\) to "demo receiver", attempt 1\/5 \(\d+ ms\): HTTP 200$/,
+    /^worker: Delivery 1 \(item\.created\) to "demo receiver", attempt 1\/4 \(\d+ ms\): HTTP 200$/,
   );
   expect(lines.at(-1)).toBe("Demo stopped.");
   expect(existsSync(database)).toBe(false);

@@ -46,7 +46,7 @@ test("`bun run demo` delivers one change to the receiver, serves the admin, and 
     await out.waitFor(/"POST \/webhook HTTP\/1\.1" 200 -/);
     await out.waitFor(/Signature: valid/);
     await out.waitFor(
-      /worker: Delivery 1 \(item\.created\) to "demo receiver", attempt 1\/5 \(\d+ ms\): HTTP 200\n/,
+      /worker: Delivery 1 \(item\.created\) to "demo receiver", attempt 1\/4 \(\d+ ms\): HTTP 200\n/,
     );
 
     const page = await (await fetch(`${adminUrl}/background-tasks`)).text();

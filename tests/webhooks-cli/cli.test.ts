@@ -195,6 +195,50 @@ describe("webhooks add", () => {
   });
 });
 
+describe("webhooks add and update warn about a URL workers will refuse", () => {
+  const WARNING =
+    "warning: Workers will refuse 127.0.0.1 (loopback) unless their WEBHOOK_ALLOWED_HOSTS allows it, e.g. WEBHOOK_ALLOWED_HOSTS=127.0.0.1:9000";
+
+  /** Like cli(), with extra variables; resolves with stdout and stderr lines. */
+  async function run(env: Record<string, string>, ...rawArgs: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const command = createWebhooksCommand({
+      env: { DATABASE_URL: path, ...env },
+      out: (text) => out.push(text),
+      err: (text) => err.push(text),
+      generateSecret: () => GENERATED,
+    });
+    await runCommand(command, { rawArgs });
+    return { out, err };
+  }
+
+  test("add saves a loopback URL (the README's own example) and says on stderr, once, what to set", async () => {
+    const { out, err } = await run({}, "add", "--name", "r", "--url", "http://127.0.0.1:9000/");
+    expect(out.at(-1)).toStartWith('Added Webhook 1 "r"');
+    expect(err).toEqual([WARNING]);
+    expect((await store.webhooks.get(1))?.url).toBe("http://127.0.0.1:9000/");
+  });
+
+  test("no warning when WEBHOOK_ALLOWED_HOSTS allows it, for a global address, or when update leaves the URL", async () => {
+    const allowed = { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1:9000" };
+    expect(
+      (await run(allowed, "add", "--name", "r", "--url", "http://127.0.0.1:9000/")).err,
+    ).toEqual([]);
+    expect((await run({}, "add", "--name", "g", "--url", "http://93.184.216.34/hook")).err).toEqual(
+      [],
+    );
+    expect((await run({}, "update", "r", "--method", "PUT")).err).toEqual([]);
+  });
+
+  test("update to a refused URL saves it, exits normally and warns in one line", async () => {
+    await run({}, "add", "--name", "g", "--url", "http://93.184.216.34/hook");
+    const { out, err } = await run({}, "update", "g", "--url", "http://127.0.0.1:9000/");
+    expect(out).toEqual(['Updated Webhook 1 "g": POST http://127.0.0.1:9000/, events *, enabled']);
+    expect(err).toEqual([WARNING]);
+  });
+});
+
 describe("webhooks list, update, enable, disable, remove", () => {
   beforeEach(async () => {
     await store.webhooks.create({ name: "alpha", url: "http://a.example/", secret: SECRET });

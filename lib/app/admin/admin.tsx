@@ -12,6 +12,8 @@ export interface AdminOptions {
   store: Store;
   now: () => Date;
   generateSecret: () => string;
+  /** Whether workers will refuse a webhook URL: warned on the webhook form and its preview. */
+  urlWarning: (url: string) => Promise<string | null>;
   /** WORKER_HEARTBEAT_MS: a worker not seen for 3 of these is shown as stale. */
   heartbeatIntervalMs?: number;
 }

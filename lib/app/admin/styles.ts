@@ -43,6 +43,8 @@ table.fields th { width: 12rem; background: #f3f5f8; }
 .badge.failed, .badge.disabled, .badge.stale { background: var(--bad); }
 .badge.live { background: var(--ok); }
 .warning { margin: 1rem 0; }
+.url-warning { background: #fff6e0; border: 1px solid #e8c26b; padding: .4rem .6rem; border-radius: 4px;
+  font-weight: normal; overflow-wrap: anywhere; }
 .disabled-note { margin-bottom: 1rem; } .disabled-note p { margin: 0 0 .5rem; }
 .muted { color: var(--muted); }
 pre { background: #fff; border: 1px solid var(--line); padding: .75rem; overflow: auto;

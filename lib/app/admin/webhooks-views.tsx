@@ -5,6 +5,7 @@ import { MAX_NAME_LENGTH } from "../../webhooks/validate.ts";
 import { DELIVERIES } from "./background-tasks-views.tsx";
 import { formatTime } from "./format.ts";
 import { CsrfField, FieldErrors, Layout, type PageContext, PostButton } from "./layout.tsx";
+import { UrlWarning } from "./url-warning.tsx";
 import { EVENT_CHOICES, WEBHOOK_METHODS, type WebhookFormValues } from "./webhook-form.ts";
 import type { WebhookPreview } from "./webhook-preview.ts";
 
@@ -92,7 +93,7 @@ function OptionNote(props: { webhook: Webhook }) {
 }
 
 /** What the form's templates and conditions make of the last change, shown under the form. */
-function PreviewSection(props: { preview: WebhookPreview }) {
+function PreviewSection(props: { preview: WebhookPreview; urlWarning?: string | null }) {
   const { preview } = props;
   return (
     <section id="preview">
@@ -115,6 +116,7 @@ function PreviewSection(props: { preview: WebhookPreview }) {
           <p>
             <code>{preview.url}</code>
           </p>
+          <UrlWarning warning={props.urlWarning} />
           {preview.headers.length > 0 ? (
             <pre>{preview.headers.map(([name, value]) => `${name}: ${value}`).join("\n")}</pre>
           ) : null}
@@ -146,6 +148,8 @@ export function WebhookFormPage(props: {
   /** Absent when creating a webhook. */
   webhook?: Webhook;
   preview?: WebhookPreview;
+  /** Workers will refuse the URL (the saved one, or the preview's rendered one). */
+  urlWarning?: string | null;
   /** Shown between the form and Delete (the webhook's recent deliveries). */
   children?: Child;
 }) {
@@ -193,6 +197,7 @@ export function WebhookFormPage(props: {
             <code>{"https://hooks.example/{{ model }}/{{ data.id }}"}</code>.
           </span>
           <FieldErrors messages={errors.url} />
+          {props.preview ? null : <UrlWarning warning={props.urlWarning} />}
         </label>
         <label>
           HTTP method
@@ -318,7 +323,9 @@ export function WebhookFormPage(props: {
           </button>
         </div>
       </form>
-      {props.preview ? <PreviewSection preview={props.preview} /> : null}
+      {props.preview ? (
+        <PreviewSection preview={props.preview} urlWarning={props.urlWarning} />
+      ) : null}
       {props.children}
       {webhook ? (
         <>
@@ -341,11 +348,13 @@ export function WebhookCreatedPage(props: {
   page: PageContext;
   webhook: Webhook;
   generatedSecret: string | null;
+  urlWarning?: string | null;
 }) {
   const { page, webhook } = props;
   return (
     <Layout title="Webhook created" page={page}>
       <h1>Webhook {webhook.name} created</h1>
+      <UrlWarning warning={props.urlWarning} />
       {props.generatedSecret ? (
         <div class="secret">
           <p>

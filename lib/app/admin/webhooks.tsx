@@ -32,6 +32,8 @@ export interface WebhookRouteDeps {
   store: Store;
   now: () => Date;
   generateSecret: () => string;
+  /** Whether workers will refuse a URL (lib/webhooks/url-refusal.ts); null when they send. */
+  urlWarning: (url: string) => Promise<string | null>;
 }
 
 /** Webhooks: list, create (secret shown once), edit, enable/disable, delete, Send test. */
@@ -65,6 +67,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
           page={pageContext(c)}
           webhook={webhook}
           generatedSecret={generatedSecret}
+          urlWarning={await deps.urlWarning(webhook.url)}
         />,
       );
     } catch (error) {
@@ -83,13 +86,15 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const source = last
       ? `With the change of delivery ${last.delivery.id} (${last.delivery.event}, queued ${new Date(last.delivery.createdAt).toISOString()}).`
       : "No change has been queued yet: with a sample item.";
+    const previewed = previewWebhook(parsed.webhook, body, source);
     return renderPage(
       c,
       <WebhookFormPage
         page={pageContext(c)}
         values={values}
         webhook={webhook}
-        preview={previewWebhook(parsed.webhook, body, source)}
+        preview={previewed}
+        urlWarning={previewed.error === null ? await deps.urlWarning(previewed.url) : null}
       />,
     );
   }
@@ -109,7 +114,12 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const recent = await store.queue.list({ webhookId: webhook.id, limit: RECENT_DELIVERIES });
     return renderPage(
       c,
-      <WebhookFormPage page={page} values={webhookFormValues(webhook)} webhook={webhook}>
+      <WebhookFormPage
+        page={page}
+        values={webhookFormValues(webhook)}
+        webhook={webhook}
+        urlWarning={await deps.urlWarning(webhook.url)}
+      >
         <RecentDeliveries
           page={page}
           title="Recent deliveries"
@@ -139,7 +149,10 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     } catch (error) {
       return duplicateNameResponse(c, error, values, webhook);
     }
-    return c.redirect(withNotice(WEBHOOKS, "webhook-updated"), 303);
+    // Saved either way; a URL workers will refuse leads back to its form, which says so.
+    const refused = (await deps.urlWarning(parsed.webhook.url)) !== null;
+    const next = refused ? `${WEBHOOKS}/${webhook.id}` : WEBHOOKS;
+    return c.redirect(withNotice(next, "webhook-updated"), 303);
   });
 
   routes.post("/:id/enable", async (c) => {

@@ -112,12 +112,12 @@ describe("editing a webhook", () => {
     const [before] = await t.store.webhooks.list();
     const response = await t.client.submit(`/admin/webhooks/${before?.id}`, {
       ...form,
-      url: "http://127.0.0.1:9001/",
+      url: "https://hooks.example/v2",
     });
     expect(response.status).toBe(303);
     expect(response.headers.get("location")).toBe("/admin/webhooks?notice=webhook-updated");
     const after = await t.store.webhooks.get(before?.id ?? 0);
-    expect(after?.url).toBe("http://127.0.0.1:9001/");
+    expect(after?.url).toBe("https://hooks.example/v2");
     expect(after?.secret).toBe(before?.secret ?? "missing");
   });
 
