@@ -87,6 +87,9 @@ export interface Delivery {
   context: string | null;
   /** A template failed to render at enqueue: failed at once, nothing is ever sent. */
   templateFailed: boolean;
+  /** The changed object (NetBox's content type and object id), or null (a ping, older rows). */
+  objectModel: string | null;
+  objectId: number | null;
   state: DeliveryState;
   /** Attempts started so far; the claim that makes attempt N sets this to N. */
   attempts: number;
@@ -138,12 +141,18 @@ export interface Attempt extends AttemptRecord {
   workerId: string | null;
 }
 
-/** A leased delivery. `attempt` (= delivery.attempts) is the fencing token for finish/release. */
+/**
+ * A leased delivery. The claim is its fencing token: a result or release applies only while the
+ * delivery is still leased to `workerId` under `generation` (+1 at every lease, never lowered),
+ * so it can never overwrite what a newer claim wrote. `attempt` (= delivery.attempts) numbers
+ * the attempt it records.
+ */
 export interface Claim {
   delivery: Delivery;
   webhook: Webhook;
   attempt: number;
   workerId: string;
+  generation: number;
   /**
    * The webhook's rate limit or 429/503 pause reserved this send slot: do not start the request
    * before this time (epoch ms, maybe fractional). Absent: send at once.
@@ -201,6 +210,8 @@ export interface DeliveryFilter {
   limit?: number;
   /** Newest first; pass the last id seen to get the next page. */
   beforeId?: number;
+  /** Only deliveries of changes to this object (e.g. `{ model: "item", id: 7 }`). */
+  object?: { model: string; id: number };
 }
 
 /** Queued deliveries due now, for metrics. */
@@ -228,6 +239,8 @@ export interface WorkerInfo {
   lastSeenAt: number;
   inFlight: number;
   concurrency: number;
+  /** How often it records its heartbeat; it counts as gone after three beats missed. */
+  heartbeatMs?: number;
 }
 
 /** A webhook's current failure streak (endpoint health). */

@@ -86,3 +86,14 @@ export function newMessageId(
   }
   return timePrefix(now) + random;
 }
+
+/**
+ * The object a change is about (NetBox's content type and object id), recorded on its
+ * deliveries so an object's deliveries are found without reading bodies: the change's model and
+ * its data's integer `id`; null for a ping or data without one.
+ */
+export function changedObject(change: ChangeEvent): { model: string; id: number } | null {
+  if (change.event === "ping") return null;
+  const id = (change.data as { id?: unknown } | null | undefined)?.id;
+  return typeof id === "number" && Number.isSafeInteger(id) ? { model: change.model, id } : null;
+}

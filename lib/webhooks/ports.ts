@@ -31,6 +31,13 @@ export interface WebhookRepo {
   remove(id: number): Promise<boolean>;
 }
 
+/** One result to record: the claim it fences, the attempt, and what the delivery becomes. */
+export interface FinishItem {
+  claim: Claim;
+  record: AttemptRecord;
+  outcome: Outcome;
+}
+
 export interface DeliveryQueue {
   /** Fans out to every enabled webhook subscribed to the event; returns the new delivery ids. */
   enqueue(change: ChangeEvent, options?: { webhookId?: number }): Promise<number[]>;
@@ -56,8 +63,18 @@ export interface DeliveryQueue {
    * deliveries are gone).
    */
   renew(claims: Claim[], options: { leaseMs: number; now: number }): Promise<Array<Claim | null>>;
-  /** Records the attempt and applies the outcome; false when the lease was lost (result discarded). */
+  /**
+   * Records the attempt and applies the outcome, fenced by the claim (still leased to its worker
+   * under its generation): false when the claim no longer stands (result discarded).
+   */
   finish(claim: Claim, record: AttemptRecord, outcome: Outcome): Promise<boolean>;
+  /**
+   * `finish` for many results (of different deliveries) in one transaction: per item, whether
+   * it applied, or the error that kept it from being written. Rejects when nothing could be
+   * written (the database unavailable). A worker batches its results through this
+   * (lib/async/batch.ts at the binding).
+   */
+  finishMany(items: readonly FinishItem[]): Promise<Array<boolean | Error>>;
   /** Gives claims back unattempted (shutdown): queued again, attempt number not consumed. */
   release(claims: Claim[]): Promise<void>;
   /** Earliest time something becomes due (queued or lease expiry), or null when nothing waits. */

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { batch } from "../async/batch.ts";
 import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import type { DestinationCheck, Resolver } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
@@ -10,7 +11,7 @@ import {
   createWebhookHealth,
   DEFAULT_AUTO_DISABLE,
 } from "../webhooks/policy/webhook-health.ts";
-import type { Store } from "../webhooks/ports.ts";
+import type { FinishItem, Store } from "../webhooks/ports.ts";
 import { sendAttempt } from "../webhooks/send.ts";
 import { createClaimSender } from "../webhooks/send-claim.ts";
 import { createCaFiles } from "../webhooks/tls-options.ts";
@@ -22,6 +23,13 @@ import { combineHooks, loggingHooks } from "./log-hooks.ts";
 const MAX_IDLE_MS = 60_000;
 /** Least sleep when work looked due but none could be claimed (another worker took it). */
 const MIN_WAIT_MS = 10;
+/**
+ * Results are committed in groups of this many, or once the oldest has waited RESULT_WINDOW_MS:
+ * a commit rewrites the last page of every table and index it touches, so results per commit
+ * are what make them cheap (docs/benchmarks.md).
+ */
+export const RESULTS_PER_COMMIT = 64;
+export const RESULT_WINDOW_MS = 5;
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -108,6 +116,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
       }),
   });
 
+  // Group commit, one mechanism for both stores (graphile-worker's batch() around completeJob).
+  const finishBatched = batch((items: FinishItem[]) => store.queue.finishMany(items), {
+    maxSize: RESULTS_PER_COMMIT,
+    windowMs: RESULT_WINDOW_MS,
+    key: (item) => item.claim.delivery.id,
+  });
+
   const worker = createWorker(
     {
       claim(limit) {
@@ -121,7 +136,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
       },
       send,
       finish(claim, delivered) {
-        const written = store.queue.finish(claim, delivered.record, delivered.outcome);
+        const { record, outcome } = delivered;
+        const written = finishBatched({ claim, record, outcome });
         // The usual case, a success to a webhook with no failure streak, writes nothing more.
         if (!hasAfterEffects(delivered)) return written;
         return written.then(async (applied) => {

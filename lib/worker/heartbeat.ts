@@ -75,7 +75,8 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
 
   async function record(): Promise<void> {
     try {
-      await registry.heartbeat({ ...info(), lastSeenAt: now() });
+      // The interval tells other workers when this one counts as gone (the takeover rule).
+      await registry.heartbeat({ ...info(), lastSeenAt: now(), heartbeatMs: intervalMs });
     } catch (error) {
       if (options.isUnreachable?.(error)) return;
       logger?.warn(`Could not record the worker heartbeat: ${errorMessage(error)}`);

@@ -845,6 +845,68 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(shown?.attempts).toHaveLength(1);
       });
 
+      test("a result is fenced by its claim's generation: released and claimed again by the same worker, the old claim's result is discarded", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        const old = await oneClaim();
+        await store.queue.release([old]);
+        // The same worker, the same attempt number: only the generation tells the claims apart.
+        const current = await oneClaim();
+        expect(current.attempt).toBe(old.attempt);
+        expect(current.generation).toBeGreaterThan(old.generation);
+        expect(await store.queue.renew([old], { leaseMs: 30_000, now: clock.t })).toEqual([null]);
+        expect(
+          await store.queue.finish(old, record({ statusCode: 500 }), { state: "failed" }),
+        ).toBe(false);
+        expect(await store.queue.finish(current, record(), { state: "successful" })).toBe(true);
+        const shown = await store.queue.get(id ?? 0);
+        expect(shown?.delivery.state).toBe("successful");
+        expect(shown?.attempts.map((a) => [a.attempt, a.statusCode])).toEqual([[1, 200]]);
+      });
+
+      test("a result is fenced by the claim, not the clock: written after its lease ran out when nobody took it over, discarded once someone has", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [first, second] = [
+          ...(await store.queue.enqueue(change())),
+          ...(await store.queue.enqueue(change())),
+        ];
+        const [late, lost] = await claim({ limit: 2, leaseMs: 1000 });
+        if (!late || !lost) throw new Error("expected two claims");
+        clock.t = T0 + 5000;
+        expect(await store.queue.finish(late, record(), { state: "successful" })).toBe(true);
+        const [taken] = await claim({ workerId: "w2" });
+        expect(taken?.delivery.id).toBe(second);
+        expect(await store.queue.finish(lost, record(), { state: "successful" })).toBe(false);
+        expect((await store.queue.get(first ?? 0))?.delivery.state).toBe("successful");
+        expect((await store.queue.get(second ?? 0))?.delivery).toMatchObject({
+          state: "delivering",
+          leaseOwner: "w2",
+        });
+      });
+
+      test("finishMany() records each result of a batch on its own: per item applied or discarded", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        for (let i = 0; i < 3; i++) await store.queue.enqueue(change());
+        const [a, b, c] = await claim({ limit: 3 });
+        if (!a || !b || !c) throw new Error("expected three claims");
+        await store.queue.release([b]);
+        const results = await store.queue.finishMany([
+          { claim: a, record: record(), outcome: { state: "successful" } },
+          { claim: b, record: record(), outcome: { state: "successful" } },
+          {
+            claim: c,
+            record: record({ statusCode: 503, outcome: "http_error" }),
+            outcome: { state: "queued", nextAttemptAt: T0 + 60_000 },
+          },
+        ]);
+        expect(results).toEqual([true, false, true]);
+        expect((await store.queue.get(a.delivery.id))?.delivery.state).toBe("successful");
+        expect((await store.queue.get(b.delivery.id))?.delivery.state).toBe("queued");
+        const retried = await store.queue.get(c.delivery.id);
+        expect(retried?.delivery).toMatchObject({ state: "queued", nextAttemptAt: T0 + 60_000 });
+        expect(retried?.attempts.map((x) => x.statusCode)).toEqual([503]);
+      });
+
       test("release() gives claims back unattempted; a late finish is then discarded", async () => {
         await store.webhooks.create({ name: "a", url: "https://e.example/1" });
         const [id] = await store.queue.enqueue(change());
@@ -859,6 +921,56 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         const next = await oneClaim();
         expect(next.attempt).toBe(1);
         expect((await store.queue.get(id ?? 0))?.attempts).toEqual([]);
+      });
+    });
+
+    describe("deliveries record their object", () => {
+      test("enqueue() records the changed object; list() finds an object's deliveries, newest first, by page", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.webhooks.create({ name: "b", url: "https://e.example/2" });
+        const item = (id: number) => change({ data: { id, sku: `S-${id}` } });
+        const seven = [
+          ...(await store.queue.enqueue(item(7))),
+          ...(await store.queue.enqueue(item(8))),
+          ...(await store.queue.enqueue(change({ event: "item.updated", data: { id: 7 } }))),
+        ];
+        const ofSeven = [seven[0], seven[1], seven[4], seven[5]]
+          .map((id) => id ?? 0)
+          .sort((x, y) => y - x);
+        const listed = await store.queue.list({ object: { model: "item", id: 7 } });
+        expect(listed.map((d) => d.id)).toEqual(ofSeven);
+        expect(listed[0]).toMatchObject({ objectModel: "item", objectId: 7 });
+        const page = await store.queue.list({ object: { model: "item", id: 7 }, limit: 3 });
+        const rest = await store.queue.list({
+          object: { model: "item", id: 7 },
+          beforeId: page.at(-1)?.id,
+        });
+        expect([...page, ...rest].map((d) => d.id)).toEqual(ofSeven);
+        // Narrowed by webhook and by state; another model with the same id is another object.
+        const [hookA] = await store.webhooks.list();
+        const ofA = await store.queue.list({
+          object: { model: "item", id: 7 },
+          webhookId: hookA?.id,
+        });
+        expect(ofA).toHaveLength(2);
+        expect(
+          await store.queue.list({ object: { model: "item", id: 7 }, state: "successful" }),
+        ).toEqual([]);
+        expect(await store.queue.list({ object: { model: "site", id: 7 } })).toEqual([]);
+      });
+
+      test("a ping, or a change whose data has no integer id, records no object", async () => {
+        const hook = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [ping] = await store.queue.enqueue(change({ event: "ping", data: { id: 3 } }), {
+          webhookId: hook.id,
+        });
+        const [odd] = await store.queue.enqueue(change({ data: { id: "x-3" } }));
+        for (const id of [ping, odd]) {
+          expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+            objectModel: null,
+            objectId: null,
+          });
+        }
       });
     });
 
@@ -1175,6 +1287,27 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         ]);
         await store.workers.remove(info.id);
         expect(await store.workers.list()).toEqual([]);
+        // How often it beats is kept too: it tells when the worker counts as gone.
+        await store.workers.heartbeat({ ...info, heartbeatMs: 2000 });
+        expect((await store.workers.list())[0]?.heartbeatMs).toBe(2000);
+      });
+
+      test("an expired lease of a worker whose heartbeat is fresh is taken over when no outage was seen", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.queue.enqueue(change());
+        const held = await oneClaim();
+        clock.t = T0 + 31_000;
+        const beat = { host: "h", pid: 1, version: "0", startedAt: T0, inFlight: 1 };
+        await store.workers.heartbeat({
+          ...beat,
+          id: held.workerId,
+          lastSeenAt: clock.t,
+          concurrency: 1,
+          heartbeatMs: 5000,
+        });
+        const [taken] = await claim({ workerId: "w2" });
+        expect(taken?.delivery.id).toBe(held.delivery.id);
+        expect(taken?.generation).toBeGreaterThan(held.generation);
       });
     });
 

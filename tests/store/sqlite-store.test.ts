@@ -87,12 +87,15 @@ describe.each([
     expect(summary).toMatch(/SCAN w\n.*INDEX deliveries_webhook_due/);
   });
 
-  test("lease reclaim and due-time lookups read deliveries_leased and deliveries_due", () => {
+  test("lease reclaim and due-time lookups read deliveries_leased and deliveries_webhook_due", () => {
     const db = largeQueue({ analyze });
     const leases = plan(db, CLAIM_SQL.expiredLeases);
     expect(leases).toMatch(/USING (COVERING )?INDEX deliveries_leased/);
     expect(leases).not.toContain("TEMP B-TREE");
-    expect(plan(db, CLAIM_SQL.anyExpiredLease)).toContain("COVERING INDEX deliveries_leased");
+    // Only the expired range is read (each row for its owner's heartbeat: the takeover rule).
+    const probe = plan(db, CLAIM_SQL.anyExpiredLease);
+    expect(probe).toContain("SEARCH d USING INDEX deliveries_leased (lease_expires_at<?)");
+    expect(probe).toContain("SEARCH o USING INDEX sqlite_autoindex_workers_1 (id=?)");
     // One probe per webhook into its earliest queued delivery, never a walk of the backlog.
     expect(plan(db, CLAIM_SQL.nextQueued)).toMatch(
       /USING (COVERING )?INDEX deliveries_webhook_due/,
@@ -103,7 +106,7 @@ describe.each([
   test("listings by state read the partial index of their state, or the table from `before`", () => {
     const db = largeQueue({ analyze });
     const partial = {
-      queued: "deliveries_due",
+      queued: "deliveries_webhook_due",
       delivering: "deliveries_leased",
       failed: "deliveries_failed",
     } as const;
@@ -116,6 +119,19 @@ describe.each([
     expect(plan(db, LIST_SQL.byState.successful)).toContain(
       "SEARCH d USING INTEGER PRIMARY KEY (rowid<?)",
     );
+  });
+
+  test("an object's deliveries are one range of deliveries_object, newest first without a sort", () => {
+    const db = largeQueue({ analyze });
+    const detail = db
+      .query(`EXPLAIN QUERY PLAN ${LIST_SQL.byObject}`)
+      .all({ model: "item", object: 7, before: 20_000, limit: 25, state: null, webhook: null })
+      .map((row) => (row as { detail: string }).detail)
+      .join("\n");
+    expect(detail).toContain(
+      "SEARCH deliveries USING INDEX deliveries_object (object_model=? AND object_id=? AND id<?)",
+    );
+    expect(detail).not.toContain("TEMP B-TREE");
   });
 
   test("stats() counts from indexes only, never reading deliveries rows", () => {
@@ -269,7 +285,7 @@ describe("openStore", () => {
   });
 });
 
-test("close() writes results still waiting for their group commit", async () => {
+test("a result recorded right before close() is kept", async () => {
   const path = join(tempDir(), "app.db");
   const store = createSqliteStore(openSqlite(path));
   await store.webhooks.create({ name: "a", url: "https://e.example/" });

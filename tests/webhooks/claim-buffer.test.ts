@@ -9,6 +9,7 @@ function claim(id: number): Claim {
   return {
     attempt: 1,
     workerId: "w",
+    generation: 1,
     delivery: { id } as Claim["delivery"],
     webhook: { id: 1 } as Claim["webhook"],
   };

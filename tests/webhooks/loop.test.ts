@@ -137,6 +137,7 @@ function fakeClaim(id: number): Claim {
   return {
     attempt: 1,
     workerId: "w",
+    generation: 1,
     delivery: { id } as Claim["delivery"],
     webhook: {} as Claim["webhook"],
   };

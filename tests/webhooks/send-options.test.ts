@@ -32,6 +32,7 @@ function claimFor(webhook: Partial<Webhook>, delivery: Partial<Delivery> = {}): 
     webhook: webhookFixture(webhook),
     attempt: 1,
     workerId: "w1",
+    generation: 1,
     delivery: {
       id: 7,
       webhookId: 1,
@@ -43,6 +44,8 @@ function claimFor(webhook: Partial<Webhook>, delivery: Partial<Delivery> = {}): 
       headers: null,
       context: null,
       templateFailed: false,
+      objectModel: "item",
+      objectId: 1,
       state: "delivering",
       attempts: 1,
       nextAttemptAt: 0,

@@ -44,6 +44,7 @@ function claimFor(
     webhook,
     attempt: 1,
     workerId: "w1",
+    generation: 1,
     delivery: {
       id: 7,
       webhookId: 1,
@@ -55,6 +56,8 @@ function claimFor(
       headers: null,
       context: null,
       templateFailed: false,
+      objectModel: "item",
+      objectId: 1,
       state: "delivering",
       attempts: 1,
       nextAttemptAt: 0,

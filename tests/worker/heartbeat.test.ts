@@ -61,6 +61,8 @@ describe("startHeartbeat()", () => {
         lastSeenAt: t0,
         inFlight: 0,
         concurrency: 16,
+        // How often it beats: when it counts as gone for the takeover of its leases.
+        heartbeatMs: INTERVAL,
       },
     ]);
     expect(clock.pending).toEqual([t0 + INTERVAL]);

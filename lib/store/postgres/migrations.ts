@@ -127,6 +127,39 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE attempts ADD COLUMN url TEXT;
   `,
+  // 6: claims and outages (as SQLite's 8). claim_generation: +1 at every lease, never lowered,
+  // so a result is fenced by its claim (owner and generation). object_model / object_id: the
+  // changed object, so an item's deliveries are one index range (filled from the payload for
+  // older rows). outages: the end of the latest outage a worker saw and the grace it gives
+  // live owners' leases; workers.heartbeat_ms: how often a worker beats.
+  `
+  ALTER TABLE deliveries ADD COLUMN claim_generation INTEGER NOT NULL DEFAULT 0;
+  UPDATE deliveries SET claim_generation = attempts WHERE state = 'delivering';
+  ALTER TABLE deliveries ADD COLUMN object_model TEXT, ADD COLUMN object_id BIGINT;
+  CREATE FUNCTION pg_temp.jsonb_or_null(body text) RETURNS jsonb LANGUAGE plpgsql AS $$
+    BEGIN RETURN body::jsonb; EXCEPTION WHEN others THEN RETURN NULL; END $$;
+  UPDATE deliveries d SET object_model = b.body ->> 'model',
+    object_id = (b.body #>> '{data,id}')::bigint
+  FROM (SELECT id, pg_temp.jsonb_or_null(coalesce(context, payload)) AS body FROM deliveries
+        WHERE event LIKE 'item.%') b
+  WHERE b.id = d.id AND jsonb_typeof(b.body #> '{data,id}') = 'number'
+    AND (b.body #>> '{data,id}') ~ '^[0-9]{1,18}$';
+  CREATE INDEX deliveries_object ON deliveries (object_model, object_id, id)
+    WHERE object_id IS NOT NULL;
+  CREATE TABLE outages (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    back_at BIGINT NOT NULL,
+    grace_until BIGINT NOT NULL
+  );
+  INSERT INTO outages (id, back_at, grace_until) VALUES (1, 0, 0);
+  ALTER TABLE workers ADD COLUMN heartbeat_ms INTEGER;
+  `,
+  // 7: deliveries_due (queued, by due time) held the same rows as deliveries_webhook_due and
+  // cost an index write at every enqueue, claim and retry; nothing reads it (the claim goes
+  // webhook by webhook, counts use (state, id)).
+  `
+  DROP INDEX deliveries_due;
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

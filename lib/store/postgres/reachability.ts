@@ -25,6 +25,8 @@ export interface ReachabilityOptions {
   /** One cheap round trip (`SELECT 1`), run while unreachable. */
   probe: () => Promise<unknown>;
   logger?: Pick<Logger, "warn" | "info">;
+  /** Told when the database answers again after a failed call (the end of an outage). */
+  onBack?: () => void;
   /** Probe backoff: doubles from `minMs` up to `maxMs`. */
   probeMinMs?: number;
   probeMaxMs?: number;
@@ -48,6 +50,7 @@ export function createReachability(options: ReachabilityOptions): Reachability {
     }
     downSince = null;
     reported = false;
+    options.onBack?.();
     const woken = waiters;
     waiters = [];
     for (const wake of woken) wake();

@@ -10,6 +10,7 @@ import { createPostgresHealthRepo } from "./health.ts";
 import { createPostgresItemRepo } from "./items.ts";
 import { migrate } from "./migrations.ts";
 import { createPostgresQueue } from "./queue/index.ts";
+import { createOutageWatch } from "./queue/outages.ts";
 import { createReachability } from "./reachability.ts";
 import { createPostgresSessionRevocations } from "./sessions.ts";
 import { createPostgresWebhookRepo } from "./webhooks.ts";
@@ -84,9 +85,11 @@ export function createPostgresStore(
 ): Store & { answered(): void } {
   const current = new AsyncLocalStorage<OpenTransaction>();
   const clock = storeClock(options.now);
+  const outages = createOutageWatch();
   const reachability = createReachability({
     probe: () => sql`SELECT 1`,
     logger: options.logger,
+    onBack: outages.cameBack,
   });
 
   /** Every call's outcome tells whether the database answers (logged once per outage). */
@@ -110,6 +113,7 @@ export function createPostgresStore(
         now: options.now,
         markSeen: changes.markSeen,
         reconnectWaitMs: options.reconnectWaitMs,
+        outages,
       }),
       items: createPostgresItemRepo(db),
       workers: createPostgresWorkerRegistry(db, clock),

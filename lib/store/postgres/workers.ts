@@ -12,6 +12,7 @@ interface WorkerRow {
   last_seen_at: string | number;
   in_flight: number;
   concurrency: number;
+  heartbeat_ms: number | null;
 }
 
 /**
@@ -29,13 +30,14 @@ export function createPostgresWorkerRegistry(db: Db, clock: StoreClock): WorkerR
           SELECT coalesce(${clock.param(info.lastSeenAt)}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
         )
         INSERT INTO workers (id, host, pid, version, started_at, last_seen_at, in_flight,
-          concurrency)
+          concurrency, heartbeat_ms)
         SELECT ${info.id}, ${info.host}, ${info.pid}, ${info.version}, t - ${uptime}::bigint,
-          t, ${info.inFlight}, ${info.concurrency}
+          t, ${info.inFlight}, ${info.concurrency}, ${info.heartbeatMs ?? null}::int
         FROM clock
         ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
           version = excluded.version, last_seen_at = excluded.last_seen_at,
-          in_flight = excluded.in_flight, concurrency = excluded.concurrency`;
+          in_flight = excluded.in_flight, concurrency = excluded.concurrency,
+          heartbeat_ms = excluded.heartbeat_ms`;
     },
     async remove(id) {
       await db.sql`DELETE FROM workers WHERE id = ${id}`;
@@ -55,6 +57,7 @@ export function createPostgresWorkerRegistry(db: Db, clock: StoreClock): WorkerR
         lastSeenAt: local(row.last_seen_at, row),
         inFlight: row.in_flight,
         concurrency: row.concurrency,
+        ...(row.heartbeat_ms === null ? {} : { heartbeatMs: row.heartbeat_ms }),
       }));
     },
   };

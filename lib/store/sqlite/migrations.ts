@@ -145,6 +145,40 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE attempts ADD COLUMN url TEXT;
   `,
+  // 8: claims and outages. claim_generation: +1 at every lease (claim or takeover), never
+  // lowered (a release lowers attempts), so a result is fenced by its claim (owner and
+  // generation) and can never overwrite a newer claim's. object_model / object_id: the changed
+  // object, so an item's deliveries are one index range (filled from the payload for older
+  // rows). outages: the end of the latest outage a worker saw and the grace it gives live
+  // owners' leases; workers.heartbeat_ms: how often a worker beats (when it counts as gone).
+  `
+  ALTER TABLE deliveries ADD COLUMN claim_generation INTEGER NOT NULL DEFAULT 0;
+  UPDATE deliveries SET claim_generation = attempts WHERE state = 'delivering';
+  ALTER TABLE deliveries ADD COLUMN object_model TEXT;
+  ALTER TABLE deliveries ADD COLUMN object_id INTEGER;
+  UPDATE deliveries SET
+    object_model = json_extract(b.body, '$.model'),
+    object_id = json_extract(b.body, '$.data.id')
+  FROM (SELECT d.id, coalesce(d.context, p.payload) AS body
+        FROM deliveries d JOIN delivery_payloads p ON p.delivery_id = d.id) b
+  WHERE b.id = deliveries.id AND deliveries.event LIKE 'item.%' AND json_valid(b.body)
+    AND json_type(b.body, '$.data.id') = 'integer';
+  CREATE INDEX deliveries_object ON deliveries (object_model, object_id, id)
+    WHERE object_id IS NOT NULL;
+  CREATE TABLE outages (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    back_at INTEGER NOT NULL,
+    grace_until INTEGER NOT NULL
+  );
+  INSERT INTO outages (id, back_at, grace_until) VALUES (1, 0, 0);
+  ALTER TABLE workers ADD COLUMN heartbeat_ms INTEGER;
+  `,
+  // 9: deliveries_due (queued, by due time) held the same rows as deliveries_webhook_due
+  // (queued, by webhook and due time) and cost an index write at every enqueue, claim and
+  // retry; its readers (listing and counting queued rows) use deliveries_webhook_due.
+  `
+  DROP INDEX deliveries_due;
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */

@@ -1,6 +1,5 @@
 import type { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { AttemptRecord, Claim, Outcome } from "../../webhooks/model.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import { createChangeListener } from "./changes.ts";
 import { checkpointInBackground } from "./checkpointer.ts";
@@ -9,7 +8,7 @@ import { fileChange, fileIdentity } from "./file-safety.ts";
 import { createSqliteHealthRepo } from "./health.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
-import { type ClaimOptions, createSqliteQueue, type FinishItem } from "./queue/index.ts";
+import { createSqliteQueue } from "./queue/index.ts";
 import { createSqliteSessionRevocations } from "./sessions.ts";
 import { createSqliteWebhookRepo } from "./webhooks.ts";
 import { createSqliteWorkerRegistry } from "./workers.ts";
@@ -118,69 +117,6 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     return wrapped as T;
   }
 
-  // Group commit: results and claims made in the same turn of the event loop are written in
-  // one transaction at its end (setImmediate). A commit costs far more than the few statements
-  // of one delivery, and a worker frees and refills its slots in the same turn.
-  let pendingFinishes: Array<FinishItem & { settle(result: boolean | Error): void }> = [];
-  let pendingClaims: Array<{ options: ClaimOptions; settle(result: Claim[] | Error): void }> = [];
-  let flushScheduled = false;
-
-  function scheduleFlush(): void {
-    if (flushScheduled) return;
-    flushScheduled = true;
-    setImmediate(flush);
-  }
-
-  function flush(): void {
-    flushScheduled = false;
-    if (pendingFinishes.length === 0 && pendingClaims.length === 0) return;
-    const finishes = pendingFinishes;
-    const claims = pendingClaims;
-    pendingFinishes = [];
-    pendingClaims = [];
-    mutex
-      .run(() =>
-        repos.queue.writeBatch(
-          finishes,
-          claims.map((c) => c.options),
-        ),
-      )
-      .then(
-        ({ finished, claimed }) => {
-          for (const [i, item] of finishes.entries()) {
-            item.settle(finished[i] ?? new Error("no result"));
-          }
-          for (const [i, item] of claims.entries())
-            item.settle(claimed[i] ?? new Error("no result"));
-        },
-        (error: unknown) => {
-          const failure = error instanceof Error ? error : new Error(String(error));
-          for (const item of [...finishes, ...claims]) item.settle(failure);
-        },
-      );
-  }
-
-  function settler<T>(resolve: (value: T) => void, reject: (error: Error) => void) {
-    return (result: T | Error) => (result instanceof Error ? reject(result) : resolve(result));
-  }
-
-  function finishGrouped(claim: Claim, record: AttemptRecord, outcome: Outcome): Promise<boolean> {
-    if (inTransaction.getStore()) return repos.queue.finish(claim, record, outcome);
-    return new Promise<boolean>((resolve, reject) => {
-      pendingFinishes.push({ claim, record, outcome, settle: settler(resolve, reject) });
-      scheduleFlush();
-    });
-  }
-
-  function claimGrouped(options: ClaimOptions): Promise<Claim[]> {
-    if (options.limit <= 0) return Promise.resolve([]);
-    if (inTransaction.getStore()) return repos.queue.claim(options);
-    return new Promise<Claim[]>((resolve, reject) => {
-      pendingClaims.push({ options, settle: settler(resolve, reject) });
-      scheduleFlush();
-    });
-  }
-
   let savepoints = 0;
 
   async function transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
@@ -216,7 +152,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     kind: "sqlite",
     sessions: guarded(createSqliteSessionRevocations(db, options.now)),
     webhooks: guarded(repos.webhooks),
-    queue: { ...guarded(repos.queue), claim: claimGrouped, finish: finishGrouped },
+    queue: guarded(repos.queue),
     items: guarded(repos.items),
     workers: guarded(repos.workers),
     health: guarded(repos.health),
@@ -230,7 +166,6 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
       if (closed) return;
       closed = true;
       changes.close();
-      flush(); // what is still pending is written before the connection closes (mutex order)
       await mutex.run(() => db.close());
     },
   };

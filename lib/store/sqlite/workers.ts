@@ -11,17 +11,20 @@ interface WorkerRow {
   last_seen_at: number;
   in_flight: number;
   concurrency: number;
+  heartbeat_ms: number | null;
 }
 
 /** Worker heartbeats in the `workers` table (one row per running worker, upserted). */
 export function createSqliteWorkerRegistry(db: Database): WorkerRegistry {
-  const upsertStmt = db.prepare<unknown, Record<string, string | number>>(
-    `INSERT INTO workers (id, host, pid, version, started_at, last_seen_at, in_flight, concurrency)
-     VALUES ($id, $host, $pid, $version, $started_at, $last_seen_at, $in_flight, $concurrency)
+  const upsertStmt = db.prepare<unknown, Record<string, string | number | null>>(
+    `INSERT INTO workers (id, host, pid, version, started_at, last_seen_at, in_flight, concurrency,
+       heartbeat_ms)
+     VALUES ($id, $host, $pid, $version, $started_at, $last_seen_at, $in_flight, $concurrency,
+       $heartbeat_ms)
      ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
        version = excluded.version, started_at = excluded.started_at,
        last_seen_at = excluded.last_seen_at, in_flight = excluded.in_flight,
-       concurrency = excluded.concurrency`,
+       concurrency = excluded.concurrency, heartbeat_ms = excluded.heartbeat_ms`,
   );
   const removeStmt = db.prepare<unknown, [string]>("DELETE FROM workers WHERE id = ?");
   const listStmt = db.prepare<WorkerRow, []>("SELECT * FROM workers ORDER BY started_at, id");
@@ -35,6 +38,7 @@ export function createSqliteWorkerRegistry(db: Database): WorkerRegistry {
       last_seen_at: info.lastSeenAt,
       in_flight: info.inFlight,
       concurrency: info.concurrency,
+      heartbeat_ms: info.heartbeatMs ?? null,
     }),
   );
   const removeTx = db.transaction((id: string) => removeStmt.run(id));
@@ -56,6 +60,7 @@ export function createSqliteWorkerRegistry(db: Database): WorkerRegistry {
         lastSeenAt: row.last_seen_at,
         inFlight: row.in_flight,
         concurrency: row.concurrency,
+        ...(row.heartbeat_ms === null ? {} : { heartbeatMs: row.heartbeat_ms }),
       }));
     },
   };

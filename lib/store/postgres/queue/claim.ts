@@ -1,5 +1,6 @@
 import { LEASE_EXPIRED_TEXT } from "../../../webhooks/lease.ts";
 import type { Claim, Webhook } from "../../../webhooks/model.ts";
+import { DEFAULT_HEARTBEAT_MS, STALE_AFTER_BEATS } from "../../../webhooks/observe/staleness.ts";
 import {
   admitByGates,
   RATE_HORIZON_MS,
@@ -9,6 +10,7 @@ import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
 import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
+import type { OutageWatch } from "./outages.ts";
 import { persistently } from "./persist.ts";
 import { type DeliveryRow, deliveryFromRow, type Int8 } from "./rows.ts";
 
@@ -45,9 +47,11 @@ export function createClaim(
     clock: StoreClock;
     /** Gives claims back unattempted (queued again, attempt number not consumed). */
     release: DeliveryQueue["release"];
+    /** What this process saw of outages (the takeover rule's grace). */
+    outages: OutageWatch;
   },
 ) {
-  const { markSeen, reconnectWaitMs, clock, release } = options;
+  const { markSeen, reconnectWaitMs, clock, release, outages } = options;
 
   /**
    * Send slots for freshly leased deliveries: delivery id → not before (null: refused, given
@@ -99,8 +103,8 @@ export function createClaim(
             UPDATE deliveries d SET state = 'queued', attempts = d.attempts - 1,
               lease_owner = NULL, lease_expires_at = NULL, updated_at = ${at}
             FROM unnest(${refused.map((row) => toNumber(row.id))}::bigint[],
-                        ${refused.map((row) => row.attempts)}::int[]) AS c(id, attempt)
-            WHERE d.id = c.id AND d.state = 'delivering' AND d.attempts = c.attempt`;
+                        ${refused.map((row) => row.claim_generation)}::int[]) AS c(id, generation)
+            WHERE d.id = c.id AND d.state = 'delivering' AND d.claim_generation = c.generation`;
         }
       }),
     );
@@ -113,6 +117,8 @@ export function createClaim(
     // Passed as a number: "no cap" is a count no delivery reaches.
     const maxAttempts = Math.min(options.maxAttempts ?? 2 ** 31 - 1, 2 ** 31 - 1);
     markSeen();
+    const returned = outages.returned();
+    const param = clock.param(callerNow);
     // One statement, hence one short transaction of its own. `lost`: leases that ran out (the
     // worker holding them died); their lost attempt is recorded, then they are failed (the
     // attempt cap reached), taken over (webhook enabled) or queued again (disabled). `due`:
@@ -126,14 +132,34 @@ export function createClaim(
       Array<DeliveryRow & { action: string; webhook: WebhookRow; clock_now: Int8 }>
     >`
         WITH clock AS (
-          SELECT coalesce(${clock.param(callerNow)}::bigint,
-            (extract(epoch from now()) * 1000)::bigint) AS t
+          SELECT coalesce(${param}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
+        ), came_back AS (
+          -- The end of an outage this worker saw, or the server's start (a restart is one).
+          SELECT greatest(
+            CASE WHEN ${returned}::boolean THEN (SELECT t FROM clock) ELSE 0 END,
+            CASE WHEN ${param}::bigint IS NULL
+              THEN (extract(epoch from pg_postmaster_start_time()) * 1000)::bigint
+              ELSE 0 END) AS t
+        ), outage AS (
+          SELECT greatest(o.back_at, b.t) AS back_at,
+            greatest(o.grace_until, CASE WHEN b.t > 0 THEN b.t + ${leaseMs}::bigint ELSE 0 END)
+              AS grace_until
+          FROM outages o CROSS JOIN came_back b WHERE o.id = 1
+        ), noted AS (
+          UPDATE outages SET back_at = u.back_at, grace_until = u.grace_until
+          FROM outage u WHERE outages.id = 1 AND ${returned}::boolean
         ), lost AS (
           SELECT d.id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at, w.enabled,
             ${LEASE_EXPIRED_TEXT.before}::text || coalesce(d.lease_owner, '?')
               || ${LEASE_EXPIRED_TEXT.after}::text AS error
           FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
           WHERE d.state = 'delivering' AND d.lease_expires_at <= (SELECT t FROM clock)
+            -- The takeover rule (as SQLite's TAKEABLE): after the grace, or its owner gone.
+            AND ((SELECT t FROM clock) >= (SELECT grace_until FROM outage) OR NOT EXISTS (
+              SELECT 1 FROM workers o WHERE o.id = d.lease_owner
+                AND GREATEST(o.last_seen_at, (SELECT back_at FROM outage))
+                  + ${STALE_AFTER_BEATS}::bigint * coalesce(o.heartbeat_ms, ${DEFAULT_HEARTBEAT_MS})
+                  >= (SELECT t FROM clock)))
           ORDER BY d.lease_expires_at
           LIMIT ${limit}::int
           FOR UPDATE OF d SKIP LOCKED
@@ -176,6 +202,8 @@ export function createClaim(
               ELSE 'delivering' END,
             attempts = CASE WHEN a.action IN ('requeue', 'fail') THEN d.attempts
               ELSE d.attempts + 1 END,
+            claim_generation = CASE WHEN a.action IN ('requeue', 'fail') THEN d.claim_generation
+              ELSE d.claim_generation + 1 END,
             lease_owner = CASE WHEN a.action IN ('requeue', 'fail') THEN NULL
               ELSE ${workerId}::text END,
             lease_expires_at = CASE WHEN a.action IN ('requeue', 'fail') THEN NULL
@@ -193,6 +221,7 @@ export function createClaim(
         FROM updated u JOIN webhooks w ON w.id = u.webhook_id
         WHERE u.action IN ('reclaim', 'lease')
         ORDER BY u.action DESC, u.next_attempt_at, u.id`;
+    if (returned) outages.noted();
     if (rows.length === 0) return [];
     const at = toNumber(rows[0]?.clock_now ?? 0);
     // Lease ends and send slots as the caller's clock reads them.
@@ -209,7 +238,13 @@ export function createClaim(
       const delivery = deliveryFromRow(row, webhook.name);
       if (delivery.leaseExpiresAt !== null)
         delivery.leaseExpiresAt = local(delivery.leaseExpiresAt);
-      leased.push({ delivery, webhook, attempt: row.attempts, workerId });
+      leased.push({
+        delivery,
+        webhook,
+        attempt: row.attempts,
+        workerId,
+        generation: row.claim_generation,
+      });
     }
     let notBefore: Map<number, number | null>;
     try {

@@ -1,6 +1,6 @@
 import { type PlannedDelivery, planDeliveries } from "../../../webhooks/fan-out.ts";
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
-import { newMessageId } from "../../../webhooks/payload.ts";
+import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
@@ -29,6 +29,8 @@ interface Rows {
   context: Array<string | null>;
   failed: boolean[];
   error: Array<string | null>;
+  objectModel: Array<string | null>;
+  objectId: Array<number | null>;
 }
 
 /**
@@ -73,6 +75,8 @@ export function createEnqueue(db: Db, clock: StoreClock) {
       context: [],
       failed: [],
       error: [],
+      objectModel: [],
+      objectId: [],
     };
     for (const change of changes) {
       for (const planned of planDeliveries(candidates, change, { only: webhookId })) {
@@ -90,20 +94,22 @@ export function createEnqueue(db: Db, clock: StoreClock) {
         ), inserted AS (
           INSERT INTO deliveries (webhook_id, message_id, event, payload, url, headers, context,
             template_failed, state, attempts, last_error, next_attempt_at, created_at,
-            updated_at, completed_at)
+            updated_at, completed_at, object_model, object_id)
           SELECT target.webhook_id, target.message_id, target.event, target.payload,
             target.url, target.headers::jsonb, target.context, target.failed,
             CASE WHEN target.failed THEN 'failed' ELSE 'queued' END,
             CASE WHEN target.failed THEN 1 ELSE 0 END, target.error,
             (SELECT t FROM clock), (SELECT t FROM clock), (SELECT t FROM clock),
-            CASE WHEN target.failed THEN (SELECT t FROM clock) END
+            CASE WHEN target.failed THEN (SELECT t FROM clock) END,
+            target.object_model, target.object_id
           FROM unnest(${slice(rows.webhook)}::bigint[], ${slice(rows.message)}::text[],
                       ${slice(rows.event)}::text[], ${slice(rows.payload)}::text[],
                       ${slice(rows.url)}::text[], ${slice(rows.headers)}::text[],
                       ${slice(rows.context)}::text[], ${slice(rows.failed)}::boolean[],
-                      ${slice(rows.error)}::text[])
+                      ${slice(rows.error)}::text[], ${slice(rows.objectModel)}::text[],
+                      ${slice(rows.objectId)}::bigint[])
             WITH ORDINALITY AS target(webhook_id, message_id, event, payload, url, headers,
-              context, failed, error, n)
+              context, failed, error, object_model, object_id, n)
           JOIN webhooks w ON w.id = target.webhook_id AND w.enabled
           ORDER BY target.n
           RETURNING id, template_failed, last_error
@@ -137,4 +143,7 @@ function push(rows: Rows, change: ChangeEvent, planned: PlannedDelivery): void {
   rows.context.push(planned.context);
   rows.failed.push(planned.templateError !== null);
   rows.error.push(planned.templateError);
+  const object = changedObject(change);
+  rows.objectModel.push(object?.model ?? null);
+  rows.objectId.push(object?.id ?? null);
 }

@@ -1,17 +1,11 @@
 import type { SQL } from "bun";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
-import { createBatcher } from "../batch.ts";
+import type { FinishItem } from "../../../webhooks/ports.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
 import { persistently } from "./persist.ts";
 import type { Int8 } from "./rows.ts";
-
-export interface FinishItem {
-  claim: Claim;
-  record: AttemptRecord;
-  outcome: Outcome;
-}
 
 /**
  * Text as PostgreSQL can store it: TEXT cannot hold U+0000 (a binary response body may), nor can
@@ -26,24 +20,62 @@ function notify(sql: SQL) {
 }
 
 /**
- * Ending claims: results (attempt recorded, outcome applied) grouped into one statement, and
- * claims given back unattempted. Both apply only while the lease stands (fencing) and retry
+ * Ending claims: results (attempt recorded, outcome applied) in one statement per batch, and
+ * claims given back unattempted. Both apply only while the claim stands: the delivery still
+ * leased to the claim's worker under its generation (fencing by the claim, not the clock).
+ * Results are not retried here: the worker's loop is the one layer that retries them
+ * (abortable, resumed when the database answers), and a retry is safe: a result whose write
+ * committed but whose answer was lost is recognised by its attempt row. Releases retry
  * through a lost connection for `reconnectWaitMs`.
  */
 export function createFinish(db: Db, options: { clock: StoreClock; reconnectWaitMs: number }) {
   const { clock, reconnectWaitMs } = options;
 
+  /** Results whose write failed: a later try may find it committed after all (its answer lost). */
+  const unsure = new Set<string>();
+  const claimKey = (claim: Claim) => `${claim.delivery.id}:${claim.generation}`;
+
   /**
    * Records the attempts and applies the outcomes of several claims in one statement; each
-   * applies only while its lease stands (fencing), independently of the others.
+   * applies only while its claim stands, independently of the others.
    */
-  async function finishGroup(items: FinishItem[]): Promise<boolean[]> {
+  async function finishMany(items: readonly FinishItem[]): Promise<boolean[]> {
+    if (items.length === 0) return [];
+    let applied: boolean[];
+    try {
+      applied = await writeResults(items);
+    } catch (error) {
+      // Bounded: results never tried again (a hard stop) are forgotten eventually.
+      if (unsure.size > 100_000) unsure.clear();
+      for (const item of items) unsure.add(claimKey(item.claim));
+      throw error;
+    }
+    const retried = items.filter((item, i) => !applied[i] && unsure.has(claimKey(item.claim)));
+    const earlier = retried.length > 0 ? await committedEarlier(retried) : new Set<number>();
+    for (const item of items) unsure.delete(claimKey(item.claim));
+    return items.map((item, i) => applied[i] === true || earlier.has(item.claim.delivery.id));
+  }
+
+  /** The deliveries among `items` whose attempt an earlier try recorded. */
+  async function committedEarlier(items: readonly FinishItem[]): Promise<Set<number>> {
+    const mine = await db.sql<Array<{ id: Int8 }>>`
+      SELECT a.delivery_id AS id FROM attempts a
+      JOIN unnest(${items.map((item) => item.claim.delivery.id)}::bigint[],
+                  ${items.map((item) => item.claim.attempt)}::int[],
+                  ${items.map((item) => item.claim.workerId)}::text[]) AS c(id, attempt, worker)
+        ON a.delivery_id = c.id AND a.attempt = c.attempt AND a.worker_id = c.worker
+      WHERE a.outcome <> 'lease_expired'`;
+    return new Set(mine.map((row) => toNumber(row.id)));
+  }
+
+  async function writeResults(items: readonly FinishItem[]): Promise<boolean[]> {
     // A retry's time goes as a distance from now, measured on the clock that chose it, and is
     // placed on the database's clock in the statement.
     const decidedAt = clock.callerNow();
     const input = items.map(({ claim, record, outcome }) => ({
       id: claim.delivery.id,
       attempt: claim.attempt,
+      generation: claim.generation,
       state: outcome.state,
       next_in: outcome.state === "queued" ? outcome.nextAttemptAt - decidedAt : null,
       status: record.statusCode,
@@ -56,17 +88,16 @@ export function createFinish(db: Db, options: { clock: StoreClock; reconnectWait
       response_body: storableText(record.responseBody),
       url: storableText(record.url ?? null),
     }));
-    return persistently(db, reconnectWaitMs, async (retrying) => {
-      // A test clock is read at the decision too, so the distance is kept exactly.
-      const at = clock.param(decidedAt);
-      // A NOTIFY for each delivery queued for a retry, so idle workers recompute their wait.
-      const rows = await db.sql<Array<{ id: Int8 }>>`
+    // A test clock is read at the decision too, so the distance is kept exactly.
+    const at = clock.param(decidedAt);
+    // A NOTIFY for each delivery queued for a retry, so idle workers recompute their wait.
+    const rows = await db.sql<Array<{ id: Int8 }>>`
       WITH clock AS (
         SELECT coalesce(${at}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
       ), input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::text::jsonb) AS f(
-          id bigint, attempt int, state text, next_in bigint, status int, error text,
-          worker_id text, started_at bigint, duration_ms float8, outcome text,
+          id bigint, attempt int, generation int, state text, next_in bigint, status int,
+          error text, worker_id text, started_at bigint, duration_ms float8, outcome text,
           response_headers text, response_body text, url text)
       ), updated AS (
         UPDATE deliveries d SET state = f.state,
@@ -75,7 +106,8 @@ export function createFinish(db: Db, options: { clock: StoreClock; reconnectWait
           last_status = f.status, last_error = f.error, updated_at = (SELECT t FROM clock),
           completed_at = CASE WHEN f.state = 'queued' THEN NULL ELSE (SELECT t FROM clock) END
         FROM input f
-        WHERE d.id = f.id AND d.state = 'delivering' AND d.attempts = f.attempt
+        WHERE d.id = f.id AND d.state = 'delivering' AND d.lease_owner = f.worker_id
+          AND d.claim_generation = f.generation
         RETURNING d.id
       ), recorded AS (
         INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
@@ -88,32 +120,13 @@ export function createFinish(db: Db, options: { clock: StoreClock; reconnectWait
       SELECT r.delivery_id AS id,
         CASE WHEN f.state = 'queued' THEN pg_notify(${CHANGE_CHANNEL}, '') END AS notified
       FROM recorded r JOIN input f ON f.id = r.delivery_id`;
-      const applied = new Set(rows.map((row) => toNumber(row.id)));
-      const results = items.map((item) => applied.has(item.claim.delivery.id));
-      if (!retrying || results.every(Boolean)) return results;
-      // The connection broke after an earlier try committed: our attempt rows tell.
-      const unsure = items.filter((_, i) => !results[i]);
-      const mine = await db.sql<Array<{ id: Int8 }>>`
-      SELECT a.delivery_id AS id FROM attempts a
-      JOIN unnest(${unsure.map((item) => item.claim.delivery.id)}::bigint[],
-                  ${unsure.map((item) => item.claim.attempt)}::int[],
-                  ${unsure.map((item) => item.claim.workerId)}::text[]) AS c(id, attempt, worker)
-        ON a.delivery_id = c.id AND a.attempt = c.attempt AND a.worker_id = c.worker
-      WHERE a.outcome <> 'lease_expired'`;
-      for (const row of mine) applied.add(toNumber(row.id));
-      return items.map((item) => applied.has(item.claim.delivery.id));
-    });
+    const applied = new Set(rows.map((row) => toNumber(row.id)));
+    return items.map((item) => applied.has(item.claim.delivery.id));
   }
 
-  const grouped = createBatcher(finishGroup, { key: (item) => item.claim.delivery.id });
-
-  function finish(claim: Claim, record: AttemptRecord, outcome: Outcome): Promise<boolean> {
-    const item = { claim, record, outcome };
-    // In a caller's transaction the write must be part of it; otherwise results that arrive
-    // together are written together (one statement instead of one per delivery).
-    return db.inTransaction
-      ? finishGroup([item]).then(([applied]) => applied ?? false)
-      : grouped(item);
+  async function finish(claim: Claim, record: AttemptRecord, outcome: Outcome): Promise<boolean> {
+    const [applied] = await finishMany([{ claim, record, outcome }]);
+    return applied ?? false;
   }
 
   async function release(claims: Claim[]): Promise<void> {
@@ -125,12 +138,14 @@ export function createFinish(db: Db, options: { clock: StoreClock; reconnectWait
             lease_owner = NULL, lease_expires_at = NULL,
             updated_at = coalesce(${clock.param()}::bigint, (extract(epoch from now()) * 1000)::bigint)
           FROM unnest(${claims.map((c) => c.delivery.id)}::bigint[],
-                      ${claims.map((c) => c.attempt)}::int[]) AS c(id, attempt)
-          WHERE d.id = c.id AND d.state = 'delivering' AND d.attempts = c.attempt`;
+                      ${claims.map((c) => c.workerId)}::text[],
+                      ${claims.map((c) => c.generation)}::int[]) AS c(id, worker, generation)
+          WHERE d.id = c.id AND d.state = 'delivering' AND d.lease_owner = c.worker
+            AND d.claim_generation = c.generation`;
         if (result.count > 0) await notify(sql);
       }),
     );
   }
 
-  return { finish, release };
+  return { finish, finishMany, release };
 }

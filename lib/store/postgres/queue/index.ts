@@ -7,6 +7,7 @@ import { createEnqueue } from "./enqueue.ts";
 import { createFinish } from "./finish.ts";
 import { createListing } from "./listing.ts";
 import { createMaintenance } from "./maintenance.ts";
+import type { OutageWatch } from "./outages.ts";
 import { createRenew } from "./renew.ts";
 
 export interface PostgresQueueOptions {
@@ -14,15 +15,17 @@ export interface PostgresQueueOptions {
   now?: () => number;
   /** Called when a claim starts (see ChangeListener.markSeen). */
   markSeen?: () => void;
-  /** How long `finish` and `release` retry through a lost connection (database restart). */
+  /** How long `release` and a claim's send slots retry through a lost connection. */
   reconnectWaitMs?: number;
+  /** What this process saw of outages (the takeover rule's grace); absent: none. */
+  outages?: OutageWatch;
 }
 
 /**
  * The delivery queue on PostgreSQL, same behaviour as the SQLite one. Claims lock due rows with
  * `FOR UPDATE SKIP LOCKED` in one short transaction that sets the lease, so workers never wait
- * for each other nor take the same row; `finish` and `release` apply only while the claim's
- * lease stands (state 'delivering' and the same attempt number: fencing). Enqueue, retry and
+ * for each other nor take the same row; `finish` and `release` apply only while the claim stands
+ * (leased to its worker under its generation: fencing). Enqueue, retry and
  * release NOTIFY in their transaction: listeners hear it at commit, never for work that was
  * rolled back.
  */
@@ -30,7 +33,8 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   const clock = storeClock(options.now);
   const reconnectWaitMs = options.reconnectWaitMs ?? 30_000;
   const markSeen = options.markSeen ?? (() => {});
-  const { finish, release } = createFinish(db, { clock, reconnectWaitMs });
+  const { finish, finishMany, release } = createFinish(db, { clock, reconnectWaitMs });
+  const outages = options.outages ?? { returned: () => false, noted: () => {} };
   const listing = createListing(db);
   const maintenance = createMaintenance(db, clock);
   const due = createDue(db, clock);
@@ -38,9 +42,10 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   return {
     enqueue,
     enqueueMany,
-    claim: createClaim(db, { markSeen, reconnectWaitMs, clock, release }),
+    claim: createClaim(db, { markSeen, reconnectWaitMs, clock, release, outages }),
     renew: createRenew(db, clock),
     finish,
+    finishMany,
     release,
     nextDueAt: due.nextDueAt,
     dueSummary: due.dueSummary,

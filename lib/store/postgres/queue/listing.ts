@@ -33,7 +33,19 @@ export function createListing(db: Db) {
     const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
     const state = filter.state ?? null;
     const webhookId = filter.webhookId ?? null;
-    const rows = await db.sql<ListedRow[]>`
+    // One object's deliveries: a range of deliveries_object (a query of its own, so the plan
+    // does not depend on which filters are given).
+    const rows = filter.object
+      ? await db.sql<ListedRow[]>`
+        SELECT d.*, w.name AS webhook_name
+        FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+        WHERE d.object_model = ${filter.object.model} AND d.object_id = ${filter.object.id}
+          AND d.object_id IS NOT NULL AND d.id < ${before}
+          AND (${state}::text IS NULL OR d.state = ${state}::text)
+          AND (${webhookId}::bigint IS NULL OR d.webhook_id = ${webhookId}::bigint)
+        ORDER BY d.id DESC
+        LIMIT ${limit}`
+      : await db.sql<ListedRow[]>`
         SELECT d.*, w.name AS webhook_name
         FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
         WHERE d.id < ${before}

@@ -29,9 +29,9 @@ export function createRenew(db: Db, clock: StoreClock) {
             ELSE 'give back' END AS action
         FROM deliveries d
         JOIN unnest(${claims.map((c) => c.delivery.id)}::bigint[],
-                    ${claims.map((c) => c.attempt)}::int[],
-                    ${claims.map((c) => c.workerId)}::text[]) AS c(id, attempt, worker)
-          ON d.id = c.id AND d.attempts = c.attempt AND d.lease_owner = c.worker
+                    ${claims.map((c) => c.generation)}::int[],
+                    ${claims.map((c) => c.workerId)}::text[]) AS c(id, generation, worker)
+          ON d.id = c.id AND d.claim_generation = c.generation AND d.lease_owner = c.worker
         LEFT JOIN webhooks w ON w.id = d.webhook_id
         WHERE d.state = 'delivering'
         FOR UPDATE OF d

@@ -13,6 +13,9 @@ export interface DeliveryRow {
   headers: Array<[string, string]> | null;
   context: string | null;
   template_failed: boolean;
+  object_model: string | null;
+  object_id: Int8 | null;
+  claim_generation: number;
   state: DeliveryState;
   attempts: number;
   next_attempt_at: Int8;
@@ -54,6 +57,8 @@ export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery
     headers: row.headers,
     context: row.context,
     templateFailed: row.template_failed,
+    objectModel: row.object_model,
+    objectId: toNumberOrNull(row.object_id),
     state: row.state,
     attempts: row.attempts,
     nextAttemptAt: toNumber(row.next_attempt_at),

@@ -1,6 +1,7 @@
 import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import { leaseExpiredMessage } from "../../../webhooks/lease.ts";
 import type { Claim, Webhook } from "../../../webhooks/model.ts";
+import { DEFAULT_HEARTBEAT_MS, STALE_AFTER_BEATS } from "../../../webhooks/observe/staleness.ts";
 import {
   type Admission,
   admitByGates,
@@ -30,6 +31,18 @@ const SENDABLE_WEBHOOKS = `SELECT w.id FROM webhooks w
  * on every claim). INDEXED BY names the partial index: on a large queue the planner may
  * otherwise pick another index and sort, which halves throughput.
  */
+/**
+ * An expired lease of `d` may be taken over (the one rule, both stores): once a grace of one
+ * lease has passed since the database came back from the latest outage a worker saw (outages),
+ * or earlier when its owner is gone: no heartbeat row, or none for three beats since the later
+ * of its last beat and the outage's end. A live owner thus writes the results it held through
+ * the outage before anyone else may send its deliveries again. Binds `$now`.
+ */
+const TAKEABLE = `($now >= (SELECT grace_until FROM outages WHERE id = 1) OR NOT EXISTS (
+    SELECT 1 FROM workers o WHERE o.id = d.lease_owner
+      AND max(o.last_seen_at, (SELECT back_at FROM outages WHERE id = 1))
+        + ${STALE_AFTER_BEATS} * coalesce(o.heartbeat_ms, ${DEFAULT_HEARTBEAT_MS}) >= $now))`;
+
 export const CLAIM_SQL = {
   /** Whether anything is claimable now: one index probe per sendable webhook. */
   anyDue: `SELECT 1 AS due FROM webhooks w
@@ -38,12 +51,15 @@ export const CLAIM_SQL = {
        WHERE d.webhook_id = w.id AND d.state = 'queued' AND d.next_attempt_at <= $now)
      LIMIT 1`,
   anyExpiredLease: `SELECT 1 AS expired FROM deliveries d INDEXED BY deliveries_leased
-     WHERE d.state = 'delivering' AND d.lease_expires_at <= $now LIMIT 1`,
+     WHERE d.state = 'delivering' AND d.lease_expires_at <= $now AND ${TAKEABLE} LIMIT 1`,
   expiredLeases: `SELECT d.*, (SELECT w.enabled FROM webhooks w WHERE w.id = d.webhook_id) AS enabled,
        ${payloadColumn("d")}
      FROM deliveries d INDEXED BY deliveries_leased
-     WHERE d.state = 'delivering' AND d.lease_expires_at <= $now
+     WHERE d.state = 'delivering' AND d.lease_expires_at <= $now AND ${TAKEABLE}
      ORDER BY d.lease_expires_at LIMIT $limit`,
+  /** A worker saw the database come back: live owners' leases get one lease of grace. */
+  noteReturn: `UPDATE outages SET back_at = max(back_at, $now),
+     grace_until = max(grace_until, $now + $lease) WHERE id = 1`,
   /** The webhooks that can send now and the due time of their oldest queued delivery. */
   sendableDue: `SELECT s.id AS webhook_id, (
        SELECT min(d.next_attempt_at) FROM deliveries d INDEXED BY deliveries_webhook_due
@@ -144,8 +160,8 @@ export function createClaim(
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
   );
   const reclaimStmt = db.prepare<DeliveryRow, Params>(
-    `UPDATE deliveries SET attempts = attempts + 1, lease_owner = $worker,
-       lease_expires_at = $expires, last_error = $error, updated_at = $now
+    `UPDATE deliveries SET attempts = attempts + 1, claim_generation = claim_generation + 1,
+       lease_owner = $worker, lease_expires_at = $expires, last_error = $error, updated_at = $now
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt
      RETURNING *, ${payloadColumn("deliveries")}`,
   );
@@ -164,8 +180,9 @@ export function createClaim(
     if (!stmt) {
       const ids = rows.map((_, i) => `?${i + 4}`).join(", ");
       stmt = db.prepare(
-        `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1, lease_owner = ?1,
-           lease_expires_at = ?2, updated_at = ?3
+        `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1,
+           claim_generation = claim_generation + 1, lease_owner = ?1, lease_expires_at = ?2,
+           updated_at = ?3
          WHERE state = 'queued' AND id IN (${ids})`,
       );
       leaseStmts.set(rows.length, stmt);
@@ -175,6 +192,7 @@ export function createClaim(
     for (const row of rows) {
       row.state = "delivering";
       row.attempts += 1;
+      row.claim_generation += 1;
       row.lease_owner = workerId;
       row.lease_expires_at = expires;
       row.updated_at = at;
@@ -231,9 +249,17 @@ export function createClaim(
     return rows;
   }
 
-  function claimRows(options: ClaimOptions): Claim[] {
+  const noteReturnStmt = db.prepare<unknown, Params>(CLAIM_SQL.noteReturn);
+
+  /**
+   * `databaseReturned`: this process saw the database unavailable (a write failed or waited
+   * long for the lock) since its last claim: the end of that outage is noted first, so the
+   * leases of live owners get their grace before this claim could take them over.
+   */
+  function claimRows(options: ClaimOptions, databaseReturned = false): Claim[] {
     const { workerId, limit, leaseMs, now: at } = options;
     changes.markSeen();
+    if (databaseReturned) noteReturnStmt.run({ now: at, lease: leaseMs });
     const expires = at + leaseMs;
     const claimed = takeOverLost(options, expires);
     const webhookRows = new Map<number, WebhookRow>();
@@ -288,6 +314,7 @@ export function createClaim(
         webhook,
         attempt: row.attempts,
         workerId,
+        generation: row.claim_generation,
         ...(slot === undefined ? {} : { notBefore: slot }),
       };
     });

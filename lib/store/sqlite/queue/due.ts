@@ -28,10 +28,23 @@ export function nextQueuedDueAt(db: Database, horizonMs: number = RATE_HORIZON_M
   return db.query<{ t: number | null }, [number]>(CLAIM_SQL.nextQueued).get(horizonMs)?.t ?? null;
 }
 
-/** Earliest time something becomes due (queued or lease expiry), or null when nothing waits. */
-export function nextDueAt(db: Database): number | null {
+/** While live owners' leases are in their grace after an outage, look this often for gone ones. */
+const GRACE_LOOK_MS = 1000;
+
+/**
+ * Earliest time something becomes due (queued or lease expiry), or null when nothing waits. An
+ * expired lease in its grace after an outage (claim.ts TAKEABLE) is due when the grace ends,
+ * looked at every second meanwhile (its owner may turn out gone).
+ */
+export function nextDueAt(db: Database, now: number): number | null {
   const queued = nextQueuedDueAt(db);
-  const lease = db.query<{ t: number }, []>(CLAIM_SQL.nextLease).get()?.t;
+  let lease = db.query<{ t: number }, []>(CLAIM_SQL.nextLease).get()?.t;
+  if (lease !== undefined) {
+    const grace = db.query<{ t: number }, []>(GRACE_SQL).get()?.t ?? 0;
+    if (lease < grace) lease = Math.min(grace, Math.max(lease, now + GRACE_LOOK_MS));
+  }
   if (queued === null) return lease ?? null;
   return lease === undefined ? queued : Math.min(queued, lease);
 }
+
+const GRACE_SQL = "SELECT grace_until AS t FROM outages WHERE id = 1";

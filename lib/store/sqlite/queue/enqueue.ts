@@ -1,7 +1,7 @@
 import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import { isPlain, type PlannedDelivery, planDeliveries } from "../../../webhooks/fan-out.ts";
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
-import { newMessageId } from "../../../webhooks/payload.ts";
+import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
 
 const MAX_ROWS_PER_INSERT = 32;
 
@@ -36,11 +36,11 @@ export function createEnqueue(db: Database, now: () => number) {
     if (!stmt) {
       const rows = Array.from(
         { length: count },
-        (_, i) => `(?${3 + 2 * i}, ?${4 + 2 * i}, ?1, 'queued', 0, ?2, ?2, ?2)`,
+        (_, i) => `(?${5 + 2 * i}, ?${6 + 2 * i}, ?1, ?3, ?4, 'queued', 0, ?2, ?2, ?2)`,
       );
       stmt = db.prepare(
-        `INSERT INTO deliveries (webhook_id, message_id, event, state, attempts,
-           next_attempt_at, created_at, updated_at)
+        `INSERT INTO deliveries (webhook_id, message_id, event, object_model, object_id, state,
+           attempts, next_attempt_at, created_at, updated_at)
          VALUES ${rows.join(", ")}
          RETURNING id`,
       );
@@ -64,8 +64,8 @@ export function createEnqueue(db: Database, now: () => number) {
   const insertRenderedStmt = db.prepare<{ id: number }, SQLQueryBindings[]>(
     `INSERT INTO deliveries (webhook_id, message_id, event, url, headers, context,
        template_failed, state, attempts, last_error, next_attempt_at, created_at, updated_at,
-       completed_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11, ?12)
+       completed_at, object_model, object_id)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11, ?12, ?13, ?14)
      RETURNING id`,
   );
   // A template that cannot render is attempt 1, recorded at once: nothing is ever sent for it.
@@ -101,6 +101,8 @@ export function createEnqueue(db: Database, now: () => number) {
       delivery.templateError,
       t,
       failed ? t : null,
+      changedObject(change)?.model ?? null,
+      changedObject(change)?.id ?? null,
     );
     if (!row) throw new Error("Inserting a delivery returned no id");
     insertPayloadsStmt(1).run(delivery.payload, row.id);
@@ -135,7 +137,13 @@ export function createEnqueue(db: Database, now: () => number) {
     const payload = plain[0]?.payload ?? "";
     for (let start = 0; start < plain.length; start += MAX_ROWS_PER_INSERT) {
       const chunk = plain.slice(start, start + MAX_ROWS_PER_INSERT);
-      const values: SQLQueryBindings[] = [change.event, t];
+      const object = changedObject(change);
+      const values: SQLQueryBindings[] = [
+        change.event,
+        t,
+        object?.model ?? null,
+        object?.id ?? null,
+      ];
       for (const delivery of chunk) values.push(delivery.webhookId, newMessageId(undefined, t));
       const inserted = insertDeliveriesStmt(chunk.length).all(...values);
       if (inserted.length !== chunk.length) throw new Error("Inserting deliveries returned no ids");

@@ -1,54 +1,84 @@
 import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
-import type { Params } from "./rows.ts";
+import type { FinishItem } from "../../../webhooks/ports.ts";
+
+/** Results per statement pair: the bound values stay far below SQLite's parameter limit. */
+const RESULTS_PER_STATEMENT = 64;
+/** Values bound per result in the fenced UPDATE and in the attempts INSERT. */
+const OUTCOME_VALUES = 7;
+const ATTEMPT_VALUES = 11;
+
+/** Prepared once per row count: statements whose text depends on how many rows they carry. */
+function perCount(db: Database, text: (count: number) => string) {
+  const stmts = new Map<number, Statement<{ id: number }, SQLQueryBindings[]>>();
+  return (count: number) => {
+    let stmt = stmts.get(count);
+    if (!stmt) {
+      stmt = db.prepare(text(count));
+      stmts.set(count, stmt);
+    }
+    return stmt;
+  };
+}
+
+/** `(?s+1, …, ?s+width)` for each of `count` rows, numbered from `start`. */
+function valueRows(count: number, width: number, start: number): string {
+  return Array.from({ length: count }, (_, i) => {
+    const first = start + i * width;
+    return `(${Array.from({ length: width }, (_, j) => `?${first + j + 1}`).join(", ")})`;
+  }).join(", ");
+}
 
 /**
  * Ending a claim: its result (the attempt recorded, the outcome applied) or giving it back
- * unattempted. Both apply only while the claim's lease stands (state 'delivering' and the same
- * attempt number: fencing). Run inside the caller's write transaction.
+ * unattempted. Both apply only while the claim stands: the delivery still leased to the claim's
+ * worker under the claim's generation (fencing by the claim, not by the clock: a live owner's
+ * result whose lease ran out during an outage is still written if nobody took it over). Run
+ * inside the caller's write transaction.
  */
 export function createFinish(db: Database) {
-  // Numbered parameters: run once or twice per delivery, binding an array is cheaper than an
-  // object of names (about 1 µs per delivery).
-  const finishStmt = db.prepare<unknown, SQLQueryBindings[]>(
-    `UPDATE deliveries SET state = ?3, next_attempt_at = coalesce(?4, next_attempt_at),
-       lease_owner = NULL, lease_expires_at = NULL, last_status = ?5, last_error = ?6,
-       updated_at = ?7, completed_at = ?8
-     WHERE id = ?1 AND state = 'delivering' AND attempts = ?2`,
+  // A batch of results: one fenced UPDATE … FROM (VALUES …) and one INSERT of the attempts of
+  // those that applied. Each commit rewrites the last page of every table and index it touches,
+  // so results per statement and per commit are what make results cheap. ?1 is the time.
+  const outcomesStmt = perCount(
+    db,
+    (count) => `WITH f(id, owner, generation, state, next_at, status, error) AS (
+        VALUES ${valueRows(count, OUTCOME_VALUES, 1)})
+      UPDATE deliveries SET state = f.state,
+        next_attempt_at = coalesce(f.next_at, deliveries.next_attempt_at),
+        lease_owner = NULL, lease_expires_at = NULL, last_status = f.status,
+        last_error = f.error, updated_at = ?1,
+        completed_at = CASE WHEN f.state = 'queued' THEN NULL ELSE ?1 END
+      FROM f
+      WHERE deliveries.id = f.id AND deliveries.state = 'delivering'
+        AND deliveries.lease_owner = f.owner AND deliveries.claim_generation = f.generation
+      RETURNING deliveries.id`,
   );
-  const insertAttemptStmt = db.prepare<unknown, SQLQueryBindings[]>(
-    `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms, status_code,
-       outcome, error, response_headers, response_body, url)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)`,
+  const attemptsStmt = perCount(
+    db,
+    (count) => `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
+        status_code, outcome, error, response_headers, response_body, url)
+      VALUES ${valueRows(count, ATTEMPT_VALUES, 0)}`,
   );
-  const releaseStmt = db.prepare<unknown, Params>(
+  const releaseStmt = db.prepare<unknown, SQLQueryBindings[]>(
     `UPDATE deliveries SET state = 'queued', attempts = attempts - 1, lease_owner = NULL,
-       lease_expires_at = NULL, updated_at = $now
-     WHERE id = $id AND state = 'delivering' AND attempts = $attempt`,
+       lease_expires_at = NULL, updated_at = ?4
+     WHERE id = ?1 AND state = 'delivering' AND lease_owner = ?2 AND claim_generation = ?3`,
   );
 
-  /** The fenced UPDATE: false when another worker took the delivery over (or it was released). */
-  function applyOutcome(
-    claim: Claim,
-    record: AttemptRecord,
-    outcome: Outcome,
-    at: number,
-  ): boolean {
-    const queued = outcome.state === "queued";
-    const updated = finishStmt.run(
+  function outcomeValues(claim: Claim, record: AttemptRecord, outcome: Outcome) {
+    return [
       claim.delivery.id,
-      claim.attempt,
+      claim.workerId,
+      claim.generation,
       outcome.state,
-      queued ? outcome.nextAttemptAt : null,
+      outcome.state === "queued" ? outcome.nextAttemptAt : null,
       record.statusCode,
       record.error,
-      at,
-      queued ? null : at,
-    );
-    return updated.changes > 0;
+    ];
   }
 
-  /** An attempts row's values, in the column order of both INSERTs. */
+  /** An attempts row's values, in the INSERT's column order. */
   function attemptValues(claim: Claim, record: AttemptRecord): SQLQueryBindings[] {
     return [
       claim.delivery.id,
@@ -65,56 +95,34 @@ export function createFinish(db: Database) {
     ];
   }
 
-  function finishRow(claim: Claim, record: AttemptRecord, outcome: Outcome, at: number): boolean {
-    // Fencing: a result whose lease was lost writes nothing.
-    if (!applyOutcome(claim, record, outcome, at)) return false;
-    insertAttemptStmt.run(...attemptValues(claim, record));
-    return true;
-  }
-
-  // The attempt rows of a batch, up to 16 per INSERT: one statement run instead of sixteen.
-  const ATTEMPTS_PER_INSERT = 16;
-  const insertAttemptsStmts = new Map<number, Statement<unknown, SQLQueryBindings[]>>();
-  function insertAttemptsStmt(count: number) {
-    let stmt = insertAttemptsStmts.get(count);
-    if (!stmt) {
-      const rows = Array.from({ length: count }, (_, i) => {
-        const n = i * 11;
-        return `(${Array.from({ length: 11 }, (_, k) => `?${n + k + 1}`).join(", ")})`;
-      });
-      stmt = db.prepare(
-        `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
-           status_code, outcome, error, response_headers, response_body, url)
-         VALUES ${rows.join(", ")}`,
-      );
-      insertAttemptsStmts.set(count, stmt);
+  /** Up to RESULTS_PER_STATEMENT results: per item, whether it applied. */
+  function finishChunk(items: readonly FinishItem[], at: number): boolean[] {
+    const values: SQLQueryBindings[] = [at];
+    for (const { claim, record, outcome } of items) {
+      values.push(...outcomeValues(claim, record, outcome));
     }
-    return stmt;
+    const applied = new Set(
+      outcomesStmt(items.length)
+        .all(...values)
+        .map((row) => row.id),
+    );
+    const written = items.filter((item) => applied.has(item.claim.delivery.id));
+    if (written.length > 0) {
+      const attempts = written.flatMap(({ claim, record }) => attemptValues(claim, record));
+      attemptsStmt(written.length).run(...attempts);
+    }
+    return items.map((item) => applied.has(item.claim.delivery.id));
   }
 
   /**
-   * finishRow for a whole batch, in the caller's transaction: the fenced UPDATE per delivery,
-   * then the attempts of those that applied, 16 per INSERT. Per item: whether it applied.
+   * Results in the caller's transaction, fenced: per item, whether it applied (false: the claim
+   * no longer stands, the result is discarded). A delivery appears at most once per call.
    */
-  function finishRows(
-    items: ReadonlyArray<{ claim: Claim; record: AttemptRecord; outcome: Outcome }>,
-    at: number,
-  ): boolean[] {
-    const values: SQLQueryBindings[] = [];
-    let pending = 0;
-    const flush = () => {
-      if (pending === 0) return;
-      insertAttemptsStmt(pending).run(...values);
-      values.length = 0;
-      pending = 0;
-    };
-    const applied = items.map(({ claim, record, outcome }) => {
-      if (!applyOutcome(claim, record, outcome, at)) return false;
-      values.push(...attemptValues(claim, record));
-      if (++pending === ATTEMPTS_PER_INSERT) flush();
-      return true;
-    });
-    flush();
+  function finishRows(items: readonly FinishItem[], at: number): boolean[] {
+    const applied: boolean[] = [];
+    for (let start = 0; start < items.length; start += RESULTS_PER_STATEMENT) {
+      applied.push(...finishChunk(items.slice(start, start + RESULTS_PER_STATEMENT), at));
+    }
     return applied;
   }
 
@@ -122,14 +130,10 @@ export function createFinish(db: Database) {
   function releaseRows(claims: Claim[], at: number): number {
     let released = 0;
     for (const claim of claims) {
-      released += releaseStmt.run({
-        id: claim.delivery.id,
-        attempt: claim.attempt,
-        now: at,
-      }).changes;
+      released += releaseStmt.run(claim.delivery.id, claim.workerId, claim.generation, at).changes;
     }
     return released;
   }
 
-  return { finishRow, finishRows, releaseRows };
+  return { finishRows, releaseRows };
 }

@@ -1,14 +1,9 @@
 import type { Database } from "bun:sqlite";
-import type {
-  AttemptRecord,
-  ChangeEvent,
-  Claim,
-  DeliveryFilter,
-  Outcome,
-} from "../../../webhooks/model.ts";
-import type { DeliveryQueue } from "../../../webhooks/ports.ts";
+import type { ChangeEvent, DeliveryFilter } from "../../../webhooks/model.ts";
+import type { DeliveryQueue, FinishItem } from "../../../webhooks/ports.ts";
 import { purgeInBatches } from "../../../webhooks/purge.ts";
 import type { ChangeListener } from "../changes.ts";
+import { createAvailabilityWatch, isUnavailable } from "./availability.ts";
 import { createClaim } from "./claim.ts";
 import { dueSummary, nextDueAt } from "./due.ts";
 import { createEnqueue } from "./enqueue.ts";
@@ -20,32 +15,11 @@ import { createRenew } from "./renew.ts";
 export { CLAIM_SQL } from "./claim.ts";
 export { LIST_SQL } from "./listing.ts";
 
-export interface FinishItem {
-  claim: Claim;
-  record: AttemptRecord;
-  outcome: Outcome;
-}
+type ClaimOptions = Parameters<DeliveryQueue["claim"]>[0];
 
-export type ClaimOptions = Parameters<DeliveryQueue["claim"]>[0];
-
-/**
- * The queue plus synchronous batch operations, so the store can group the writes of one turn
- * of the event loop (results and the claims that refill the freed slots) into one transaction.
- */
-export interface SqliteQueue extends DeliveryQueue {
-  /** Claims and finishes in one transaction, each in a savepoint: per request, its result or error. */
-  writeBatch(
-    finishes: FinishItem[],
-    claims: ClaimOptions[],
-  ): { finished: Array<boolean | Error>; claimed: Array<Claim[] | Error> };
-}
-
-function attempt<T>(fn: () => T): T | Error {
-  try {
-    return fn();
-  } catch (error) {
-    return error instanceof Error ? error : new Error(String(error));
-  }
+/** Turns a thrown value into the Error a batch reports for one item. */
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 /**
@@ -55,7 +29,7 @@ function attempt<T>(fn: () => T): T | Error {
 export function createSqliteQueue(
   db: Database,
   options: { now?: () => number; changes?: Pick<ChangeListener, "markSeen" | "notifyLocal"> } = {},
-): SqliteQueue {
+): DeliveryQueue {
   const now = options.now ?? Date.now;
   const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
   const enqueueTx = createEnqueue(db, now);
@@ -64,34 +38,46 @@ export function createSqliteQueue(
       changes.flatMap((change) => enqueueTx(change, webhookId)),
   );
   const { claimRows, claimable } = createClaim(db, changes);
-  const { finishRow, finishRows, releaseRows } = createFinish(db);
+  const { finishRows, releaseRows } = createFinish(db);
   const renewTx = db.transaction(createRenew(db));
   const listing = createListing(db);
   const maintenance = createMaintenance(db);
+  const availability = createAvailabilityWatch();
 
-  const claimTx = db.transaction(claimRows);
-  const finishTx = db.transaction(finishRow);
+  const claimTx = db.transaction((options: ClaimOptions, started: number) => {
+    const returned = availability.returned(started);
+    const claims = claimRows(options, returned);
+    return { claims, returned };
+  });
+  const finishTx = db.transaction((items: readonly FinishItem[]) => finishRows(items, now()));
   const releaseTx = db.transaction(releaseRows);
+  // When a batch fails (a result no longer fits, say), each result is tried again in a
+  // savepoint of its own, so one failure undoes only itself.
+  const finishEachTx = db.transaction((items: readonly FinishItem[]) => {
+    const at = now();
+    return items.map((item): boolean | Error => {
+      try {
+        return db.transaction(() => finishRows([item], at))()[0] ?? false;
+      } catch (error) {
+        return asError(error);
+      }
+    });
+  });
 
-  // Group commit: a commit costs far more than the statements in it, so the results and claims
-  // of one turn share a transaction. Results first: the claims then see what they free. If any
-  // statement fails, the batch is rolled back and redone with a savepoint per request, so one
-  // failure undoes only itself.
-  const writeBatchFastTx = db.transaction((finishes: FinishItem[], claims: ClaimOptions[]) => {
-    const at = now();
-    return {
-      finished: finishRows(finishes, at) as Array<boolean | Error>,
-      claimed: claims.map((c): Claim[] | Error => (c.limit > 0 ? claimRows(c) : [])),
-    };
-  });
-  const writeBatchTx = db.transaction((finishes: FinishItem[], claims: ClaimOptions[]) => {
-    const at = now();
-    const finished = finishes.map((item) =>
-      attempt(() => finishTx(item.claim, item.record, item.outcome, at)),
-    );
-    const claimed = claims.map((c) => attempt(() => (c.limit > 0 ? claimTx(c) : [])));
-    return { finished, claimed };
-  });
+  function finishMany(items: readonly FinishItem[]): Array<boolean | Error> {
+    if (items.length === 0) return [];
+    let applied: Array<boolean | Error>;
+    try {
+      applied = availability.write(() => finishTx.immediate(items));
+    } catch (error) {
+      if (isUnavailable(error)) throw error;
+      applied = availability.write(() => finishEachTx.immediate(items));
+    }
+    if (applied.some((ok, i) => ok === true && items[i]?.outcome.state === "queued")) {
+      changes.notifyLocal();
+    }
+    return applied;
+  }
 
   function notifyIf(changed: number): number {
     if (changed > 0) changes.notifyLocal();
@@ -113,48 +99,40 @@ export function createSqliteQueue(
 
     async claim(claimOptions) {
       if (claimOptions.limit <= 0) return [];
-      return claimTx.immediate(claimOptions);
+      // Nothing due (a commit elsewhere woke an idle worker): two index probes instead of taking
+      // the write lock, which every other writer would have to wait for.
+      if (!claimable(claimOptions.now)) return [];
+      const { claims, returned } = availability.write((started) =>
+        claimTx.immediate(claimOptions, started),
+      );
+      if (returned) availability.noted();
+      return claims;
     },
 
     async renew(claims, { leaseMs, now: at }) {
       if (claims.length === 0) return [];
-      const result = renewTx.immediate(claims, leaseMs, at);
+      const result = availability.write(() => renewTx.immediate(claims, leaseMs, at));
       notifyIf(result.released);
       return result.claims;
     },
 
     async finish(claim, record, outcome) {
-      const applied = finishTx.immediate(claim, record, outcome, now());
-      if (applied && outcome.state === "queued") changes.notifyLocal();
-      return applied;
+      const [applied] = finishMany([{ claim, record, outcome }]);
+      if (applied instanceof Error) throw applied;
+      return applied ?? false;
     },
 
-    writeBatch(finishes, claims) {
-      // Claims alone and nothing due (a commit elsewhere woke an idle worker): two index probes
-      // instead of taking the write lock, which every other writer would have to wait for.
-      if (finishes.length === 0 && !claims.some((c) => c.limit > 0 && claimable(c.now))) {
-        return { finished: [], claimed: claims.map(() => []) };
-      }
-      let result: ReturnType<typeof writeBatchTx>;
-      try {
-        result = writeBatchFastTx.immediate(finishes, claims);
-      } catch {
-        result = writeBatchTx.immediate(finishes, claims);
-      }
-      const requeued = result.finished.some(
-        (applied, i) => applied === true && finishes[i]?.outcome.state === "queued",
-      );
-      if (requeued) changes.notifyLocal();
-      return result;
+    async finishMany(items) {
+      return finishMany(items);
     },
 
     async release(claims) {
       if (claims.length === 0) return;
-      notifyIf(releaseTx.immediate(claims, now()));
+      notifyIf(availability.write(() => releaseTx.immediate(claims, now())));
     },
 
     async nextDueAt() {
-      return nextDueAt(db);
+      return nextDueAt(db, now());
     },
 
     async list(filter: DeliveryFilter = {}) {

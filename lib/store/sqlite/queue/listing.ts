@@ -32,24 +32,33 @@ function newestIn(index: string, state: DeliveryState): string {
 /**
  * Listings by state and the counts per state, exported so a test can check their plans. There
  * is no index on (state, id) (migration 3: it cost an index write at every state change):
- * queued, delivering and failed rows are read from the partial indexes that hold them, and
+ * queued, delivering and failed rows are read from the partial indexes that hold them (queued
+ * ones from the claim's deliveries_webhook_due since migration 8 dropped deliveries_due), and
  * successful rows, most of the table, from the table backwards from $before. Counts come from
  * the same partial indexes and the narrowest full index; successful is the rest.
  */
 export const LIST_SQL = {
   byState: {
-    queued: newestIn("deliveries_due", "queued"),
+    queued: newestIn("deliveries_webhook_due", "queued"),
     delivering: newestIn("deliveries_leased", "delivering"),
     failed: newestIn("deliveries_failed", "failed"),
     successful: `${LIST_SELECT} WHERE d.state = 'successful' AND d.id < $before
       ORDER BY d.id DESC LIMIT $limit`,
   } satisfies Record<DeliveryState, string>,
   stats: `SELECT
-      (SELECT count(*) FROM deliveries INDEXED BY deliveries_due WHERE state = 'queued') AS queued,
+      (SELECT count(*) FROM deliveries INDEXED BY deliveries_webhook_due
+       WHERE state = 'queued') AS queued,
       (SELECT count(*) FROM deliveries INDEXED BY deliveries_leased
        WHERE state = 'delivering') AS delivering,
       (SELECT count(*) FROM deliveries INDEXED BY deliveries_failed WHERE state = 'failed') AS failed,
       (SELECT count(*) FROM deliveries) AS total`,
+  /** One object's deliveries (deliveries_object), narrowed by state and webhook when given. */
+  byObject: `${LIST_SELECT} WHERE d.id IN (
+      SELECT id FROM deliveries INDEXED BY deliveries_object
+      WHERE object_model = $model AND object_id = $object AND id < $before
+        AND ($state IS NULL OR state = $state) AND ($webhook IS NULL OR webhook_id = $webhook)
+      ORDER BY id DESC LIMIT $limit)
+    ORDER BY d.id DESC`,
 } as const;
 
 const LAST_ATTEMPT_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM attempts";
@@ -97,6 +106,7 @@ export function createListing(db: Database) {
       `${LIST_SELECT} WHERE d.webhook_id = $webhook AND d.id < $before
        ORDER BY d.id DESC LIMIT $limit`,
     ),
+    byObject: db.prepare<ListedRow, Params>(LIST_SQL.byObject),
     byBoth: db.prepare<ListedRow, Params>(
       `${LIST_SELECT} WHERE d.webhook_id = $webhook AND d.state = $state AND d.id < $before
        ORDER BY d.id DESC LIMIT $limit`,
@@ -115,6 +125,17 @@ export function createListing(db: Database) {
       before: filter.beforeId ?? Number.MAX_SAFE_INTEGER,
       limit: filter.limit ?? DEFAULT_LIST_LIMIT,
     };
+    if (filter.object !== undefined) {
+      return listStmts.byObject
+        .all({
+          ...params,
+          model: filter.object.model,
+          object: filter.object.id,
+          state: filter.state ?? null,
+          webhook: filter.webhookId ?? null,
+        })
+        .map((row) => deliveryFromRow(row, row.webhook_name));
+    }
     let stmt = listStmts.all;
     if (filter.state !== undefined && filter.webhookId !== undefined) stmt = listStmts.byBoth;
     else if (filter.state !== undefined) stmt = listStmts.byState[filter.state];

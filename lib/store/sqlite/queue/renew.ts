@@ -10,7 +10,7 @@ import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
 export function createRenew(db: Database) {
   const heldStmt = db.prepare<{ lease_expires_at: number | null }, SQLQueryBindings[]>(
     `SELECT lease_expires_at FROM deliveries
-     WHERE id = ?1 AND state = 'delivering' AND attempts = ?2 AND lease_owner = ?3`,
+     WHERE id = ?1 AND state = 'delivering' AND claim_generation = ?2 AND lease_owner = ?3`,
   );
   const webhookStmt = db.prepare<WebhookRow, [number]>("SELECT * FROM webhooks WHERE id = ?");
   const extendStmt = db.prepare<unknown, SQLQueryBindings[]>(
@@ -40,7 +40,7 @@ export function createRenew(db: Database) {
     let released = 0;
     const renewed = claims.map((claim): Claim | null => {
       const id = claim.delivery.id;
-      const held = heldStmt.get(id, claim.attempt, claim.workerId);
+      const held = heldStmt.get(id, claim.generation, claim.workerId);
       if (!held) return null;
       const webhook = webhookOf(claim.webhook.id);
       if (held.lease_expires_at === null || held.lease_expires_at <= at || !webhook?.enabled) {

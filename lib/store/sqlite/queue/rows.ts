@@ -20,6 +20,9 @@ export interface DeliveryRow {
   headers: string | null;
   context: string | null;
   template_failed: number;
+  object_model: string | null;
+  object_id: number | null;
+  claim_generation: number;
   state: DeliveryState;
   attempts: number;
   next_attempt_at: number;
@@ -64,6 +67,8 @@ export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery
     headers: row.headers === null ? null : (JSON.parse(row.headers) as Array<[string, string]>),
     context: row.context,
     templateFailed: row.template_failed === 1,
+    objectModel: row.object_model,
+    objectId: row.object_id,
     state: row.state,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,

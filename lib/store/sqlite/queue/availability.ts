@@ -1,0 +1,49 @@
+/**
+ * A write (its wait for the lock included) that takes longer than this means the database was
+ * unavailable meanwhile: another process held the write lock (paused by SIGSTOP, say) or this
+ * one was paused holding it. A normal commit takes milliseconds.
+ */
+export const STALL_MS = 1000;
+
+/**
+ * What this process saw of the database's availability, for the takeover rule (claim.ts
+ * TAKEABLE): a write that failed (the disk full, the lock held past busy_timeout) or stalled
+ * means an outage ended when the next claim runs, which notes it first so the leases of live
+ * owners get their grace.
+ */
+export function createAvailabilityWatch(clock: () => number = () => performance.now()) {
+  let unavailableSeen = false;
+  return {
+    /** Runs a write transaction; `started` is when it began waiting for the lock. */
+    write<T>(fn: (started: number) => T): T {
+      const started = clock();
+      try {
+        return fn(started);
+      } catch (error) {
+        unavailableSeen = true;
+        throw error;
+      } finally {
+        if (clock() - started > STALL_MS) unavailableSeen = true;
+      }
+    },
+    /** Inside a claim's transaction: whether an outage ended since the last claim noted one. */
+    returned(started: number): boolean {
+      return unavailableSeen || clock() - started > STALL_MS;
+    },
+    /** The claim noted the return (its transaction committed). */
+    noted(): void {
+      unavailableSeen = false;
+    },
+  };
+}
+
+/**
+ * Errors that say the database could not be written at all (lock held past busy_timeout, disk
+ * full, I/O), rather than that a statement failed: retrying the batch item by item won't help.
+ */
+export function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    typeof code === "string" && /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN)/.test(code)
+  );
+}
