@@ -79,8 +79,6 @@ export interface DeliveryListData {
   before: number | null;
   /** Id to pass as `before` for the next (older) page, or null on the last page. */
   olderThan: number | null;
-  /** An item's listing that stopped reading payloads here before filling the page. */
-  searchedTo?: number | null;
   /** Offer "Retry all failed" (the list of every failed delivery). */
   retryAllFailed?: boolean;
   nowMs: number;
@@ -112,12 +110,6 @@ export function DeliveryListPage(props: { page: PageContext; data: DeliveryListD
         nowMs={data.nowMs}
         returnTo={`${DELIVERIES}?${data.query}`}
       />
-      {data.searchedTo ? (
-        <p class="muted">
-          Searched back to delivery #{data.searchedTo}: older deliveries of this item may follow on
-          the next page.
-        </p>
-      ) : null}
       <div class="pager">
         {data.before !== null ? <a href={`${DELIVERIES}?${data.query}`}>« Newest</a> : null}
         {data.olderThan !== null ? <a href={`${DELIVERIES}?${older}`}>Older ›</a> : null}

@@ -1,11 +1,6 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
-import {
-  DELIVERY_STATES,
-  type Delivery,
-  type DeliveryFilter,
-  type DeliveryState,
-} from "../../webhooks/model.ts";
+import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from "../../webhooks/model.ts";
 import {
   classifyWorkers,
   DEFAULT_HEARTBEAT_MS,
@@ -22,7 +17,6 @@ import {
   OverviewPage,
 } from "./background-tasks-views.tsx";
 import { localAdminPath, positiveInt } from "./format.ts";
-import { findItemDeliveries } from "./item-deliveries.ts";
 import type { PageContext } from "./layout.tsx";
 import { NotFoundPage } from "./not-found.tsx";
 import { retriedText, withNotice } from "./notices.ts";
@@ -100,19 +94,9 @@ export function backgroundTaskRoutes(deps: {
     const before = positiveInt(c.req.query("before"));
     const filter: DeliveryFilter = { state, webhookId, limit: PAGE_SIZE + 1 };
     if (before !== null) filter.beforeId = before;
-    let rows: Delivery[];
-    let searchedTo: number | null = null;
-    if (itemId === undefined) {
-      rows = await store.queue.list(filter);
-    } else {
-      const found = await findItemDeliveries((f) => store.queue.list(f), itemId, {
-        want: PAGE_SIZE + 1,
-        beforeId: before ?? undefined,
-        filter: { state, webhookId },
-      });
-      rows = found.deliveries;
-      searchedTo = found.stoppedBelow;
-    }
+    // An item's deliveries: one range of the object index (deliveries record their object).
+    if (itemId !== undefined) filter.object = { model: "item", id: itemId };
+    const rows = await store.queue.list(filter);
     const deliveries = rows.slice(0, PAGE_SIZE);
     const query = new URLSearchParams();
     if (state) query.set("state", state);
@@ -132,8 +116,7 @@ export function backgroundTaskRoutes(deps: {
       deliveries,
       query,
       before,
-      olderThan: rows.length > PAGE_SIZE ? (deliveries.at(-1)?.id ?? null) : searchedTo,
-      searchedTo,
+      olderThan: rows.length > PAGE_SIZE ? (deliveries.at(-1)?.id ?? null) : null,
       retryAllFailed: state === "failed" && webhookId === undefined && itemId === undefined,
       nowMs: now().getTime(),
     };

@@ -6,7 +6,6 @@ import type { AppEnv } from "../context.ts";
 import { changeContext } from "../items-api.ts";
 import { DELIVERIES } from "./background-tasks-views.tsx";
 import { positiveInt } from "./format.ts";
-import { findItemDeliveries } from "./item-deliveries.ts";
 import {
   emptyItemForm,
   type ItemFormValues,
@@ -69,8 +68,9 @@ export function itemRoutes(deps: { store: Store; now: () => Date }): Hono<AppEnv
     const item = await findItem(c);
     if (!item) return notFound(c);
     const page = pageContext(c);
-    const recent = await findItemDeliveries((f) => store.queue.list(f), item.id, {
-      want: RECENT_DELIVERIES,
+    const recent = await store.queue.list({
+      object: { model: "item", id: item.id },
+      limit: RECENT_DELIVERIES,
     });
     return renderPage(
       c,
@@ -78,7 +78,7 @@ export function itemRoutes(deps: { store: Store; now: () => Date }): Hono<AppEnv
         <RecentDeliveries
           page={page}
           title="Deliveries of this item"
-          deliveries={recent.deliveries}
+          deliveries={recent}
           allHref={`${DELIVERIES}?item=${item.id}`}
           returnTo={`${ITEMS}/${item.id}`}
           nowMs={now().getTime()}

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { findItemDeliveries } from "../../../lib/app/admin/item-deliveries.ts";
-import type { Delivery, DeliveryFilter, Outcome } from "../../../lib/webhooks/model.ts";
+import type { Outcome } from "../../../lib/webhooks/model.ts";
 import { testApp } from "../harness.ts";
 
 let t: ReturnType<typeof testApp>;
@@ -148,42 +147,30 @@ describe("an item's deliveries", () => {
     expect(ids).toHaveLength(1);
   });
 
-  test("findItemDeliveries() reads at most scanLimit deliveries and says where it stopped", async () => {
-    const rows: Delivery[] = Array.from({ length: 30 }, (_, i) => {
-      const id = 30 - i;
-      const itemId = id % 10 === 0 ? 7 : 8;
-      return {
-        id,
-        event: "item.updated",
-        payload: JSON.stringify({ model: "item", data: { id: itemId } }),
-        context: null,
-      } as Delivery;
-    });
-    const reads: DeliveryFilter[] = [];
-    const list = async (filter: DeliveryFilter) => {
-      reads.push(filter);
-      const below = rows.filter((d) => d.id < (filter.beforeId ?? Number.POSITIVE_INFINITY));
-      return below.slice(0, filter.limit);
-    };
-    const all = await findItemDeliveries(list, 7, { want: 10 });
-    expect(all.deliveries.map((d) => d.id)).toEqual([30, 20, 10]);
-    expect(all.stoppedBelow).toBeNull();
-    const capped = await findItemDeliveries(list, 7, { want: 10, scanLimit: 15 });
-    expect(capped.deliveries.map((d) => d.id)).toEqual([30, 20]);
-    expect(capped.stoppedBelow).toBe(16);
-    const next = await findItemDeliveries(list, 7, { want: 10, beforeId: 16, scanLimit: 15 });
-    expect(next.deliveries.map((d) => d.id)).toEqual([10]);
-    // A payload that is not JSON is skipped, not an error; one rendered from a body template is
-    // found through its context (the default body).
-    rows[0] = { ...rows[0], payload: 'not json "id":7', context: null } as Delivery;
-    rows[1] = {
-      ...rows[1],
-      payload: "<xml/>",
-      context: JSON.stringify({ model: "item", data: { id: 7 } }),
-    } as Delivery;
-    expect((await findItemDeliveries(list, 7, { want: 10 })).deliveries.map((d) => d.id)).toEqual([
-      29, 20, 10,
-    ]);
+  test("the list of an item's deliveries pages through all of them, older pages by link", async () => {
+    const a = await createItem("A");
+    const b = await createItem("B");
+    for (let n = 0; n < 30; n++) {
+      const id = n % 3 === 0 ? b : a;
+      await t.client.submit(
+        `/admin/items/${id}`,
+        { sku: id === a ? "A" : "B", name: `Name ${n}`, quantity: String(n), location: "" },
+        { from: `/admin/items/${id}` },
+      );
+    }
+    const seen: number[] = [];
+    let path = `/admin/background-tasks/deliveries?item=${a}`;
+    for (let page = 0; page < 5 && path; page++) {
+      const { html } = await t.client.open(path);
+      seen.push(...[...html.matchAll(/id="delivery-(\d+)"/g)].map((m) => Number(m[1])));
+      const older = html.match(/href="([^"]+)">Older/)?.[1]?.replaceAll("&amp;", "&");
+      path = older ?? "";
+    }
+    const ofA = (await t.store.queue.list({ limit: 1000 }))
+      .filter((d) => JSON.parse(d.payload).data.id === a)
+      .map((d) => d.id);
+    expect(ofA).toHaveLength(21);
+    expect(seen).toEqual(ofA);
   });
 });
 
