@@ -45,6 +45,9 @@ export interface ClaimBufferOptions {
   onRenewError(error: unknown, claims: Claim[]): void;
 }
 
+/** What take() hands out when it hands out nothing (most calls: no new allocation). */
+const NONE: readonly Claim[] = Object.freeze([]);
+
 export class ClaimBuffer {
   #mode: ClaimBufferMode = "STOPPED";
   readonly #options: ClaimBufferOptions;
@@ -108,14 +111,15 @@ export class ClaimBuffer {
   }
 
   /** Up to `count` claims that may start now, in order. */
-  take(count: number): Claim[] {
-    const taken: Claim[] = [];
-    if (this.#mode !== "ACCEPTING" && this.#mode !== "RECHECKING") return taken;
+  take(count: number): readonly Claim[] {
+    if (this.#mode !== "ACCEPTING" && this.#mode !== "RECHECKING") return NONE;
     if (this.#options.gate.closed()) {
       // A renewal under way settles first; the gate is entered from ACCEPTING.
       if (this.#mode === "ACCEPTING") this.#setModeGated();
-      return taken;
+      return NONE;
     }
+    if (count <= 0 || this.#ready.length === 0) return NONE;
+    const taken: Claim[] = [];
     const { freshness } = this.#options;
     const t = freshness?.now() ?? 0;
     while (taken.length < count && this.#ready.length > 0) {

@@ -115,19 +115,26 @@ export async function recordThroughOutage<D>(
   },
 ): Promise<boolean | null> {
   const { claim, delivered, signal, hooks } = options;
-  let written: (() => void) | undefined;
+  let failed: unknown;
+  try {
+    return await collaborators.finish(claim, delivered);
+  } catch (error) {
+    failed = error;
+  }
+  // Failed once: the result now waits, and no new request starts until it is written.
+  const written = options.gate?.holdResult();
   try {
     for (let failures = 0; ; failures++) {
+      hooks.onError?.(failed, { phase: "finish", claim });
+      if (signal.aborted) return null;
+      const outage = collaborators.isUnreachable?.(failed) === true;
+      if (outage && collaborators.untilReachable) await collaborators.untilReachable(signal);
+      else await (options.sleep ?? abortableSleep)(retryDelayMs(failures), signal);
+      if (signal.aborted) return null;
       try {
         return await collaborators.finish(claim, delivered);
       } catch (error) {
-        written ??= options.gate?.holdResult();
-        hooks.onError?.(error, { phase: "finish", claim });
-        if (signal.aborted) return null;
-        const outage = collaborators.isUnreachable?.(error) === true;
-        if (outage && collaborators.untilReachable) await collaborators.untilReachable(signal);
-        else await (options.sleep ?? abortableSleep)(retryDelayMs(failures), signal);
-        if (signal.aborted) return null;
+        failed = error;
       }
     }
   } finally {

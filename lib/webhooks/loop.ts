@@ -143,6 +143,10 @@ class DeliveryLoop implements Worker {
   #storeFailing = false;
   /** What writing a result needs, built once. */
   readonly #recording: Parameters<typeof recordThroughOutage<Delivered>>[0];
+  readonly #finishHooks = {
+    onError: (error: unknown, context: { claim: Claim }) =>
+      this.#storeFailed(error, "finish", context.claim),
+  };
 
   constructor(collaborators: WorkerCollaborators, options: WorkerOptions) {
     this.#collaborators = collaborators;
@@ -295,8 +299,15 @@ class DeliveryLoop implements Worker {
       this.counts.withdrawn++;
       return this.#release([claim]);
     }
-    const applied = await this.#record(claim, delivered, signal);
+    const applied = await recordThroughOutage(this.#recording, {
+      claim,
+      delivered,
+      signal,
+      gate: this.#gate,
+      hooks: this.#finishHooks,
+    });
     if (applied === null) return;
+    this.#storeAnswered();
     if (!applied) this.counts.discarded++;
     else if (delivered.outcome.state === "successful") this.counts.successful++;
     else if (delivered.outcome.state === "failed") this.counts.failed++;
@@ -309,18 +320,6 @@ class DeliveryLoop implements Worker {
     this.#busy--;
     this.#fill();
     this.#wakeups.wake();
-  }
-
-  async #record(claim: Claim, delivered: Delivered, signal: AbortSignal) {
-    const applied = await recordThroughOutage(this.#recording, {
-      claim,
-      delivered,
-      signal,
-      gate: this.#gate,
-      hooks: { onError: (error) => this.#storeFailed(error, "finish", claim) },
-    });
-    if (applied !== null) this.#storeAnswered();
-    return applied;
   }
 
   async #release(claims: Claim[]): Promise<void> {

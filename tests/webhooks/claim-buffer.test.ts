@@ -68,7 +68,7 @@ function setup(options: { due?: number; concurrency?: number; prefetch?: number 
     onRenewError() {},
   };
   const buffer = new ClaimBuffer(bufferOptions);
-  const ids = (claims: Claim[]) => claims.map((c) => c.delivery.id);
+  const ids = (claims: readonly Claim[]) => claims.map((c) => c.delivery.id);
   return {
     buffer,
     gate,
