@@ -84,10 +84,11 @@ describe("the time budget, with an OpenAI-compatible server", () => {
     const unbudgeted = await digestToday(CPU, { flags: { "time-budget": "0" } });
     expect(gpu.probes).toHaveLength(1);
     expect(gpu.logger.lines.join("\n")).not.toContain("prompts are sized");
-    // The same prompts (in the order their stories' fetches finished).
-    const sizes = (run: typeof gpu) =>
-      run.calls.map((call) => call.promptTokens).sort((a, b) => a - b);
-    expect(sizes(gpu)).toEqual(sizes(unbudgeted));
+    // The prompts of a run without a budget: the same number, as large (they differ by a few
+    // tokens as the token estimate is calibrated from answers arriving in another order).
+    const total = (run: typeof gpu) => run.calls.reduce((sum, call) => sum + call.promptTokens, 0);
+    expect(gpu.calls).toHaveLength(unbudgeted.calls.length);
+    expect(total(gpu)).toBeGreaterThan(0.99 * total(unbudgeted));
     const cpu = await digestToday(CPU);
     expect(cpu.logger.lines).toContain(
       `info ${DEFAULT_OPENAI_MODEL} runs on the CPU: prompts are sized to finish within 20 min (--time-budget / DIGEST_TIME_BUDGET; 0 for none)`,
