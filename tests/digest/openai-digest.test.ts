@@ -1,18 +1,24 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand } from "citty";
 import { exitCodeFor } from "../../lib/cli/run.ts";
 import { createDigestCommand } from "../../lib/digest/command.ts";
+import { ModelGoneError } from "../../lib/digest/digest.ts";
 import { PreflightError } from "../../lib/digest/summarise/model-client.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import { promptKind } from "../fakes/ollama.ts";
-import { DEFAULT_OPENAI_MODEL, type FakeOpenAi, fakeTokens } from "../fakes/openai-server.ts";
+import {
+  DEFAULT_OPENAI_MODEL,
+  echoChatTitle,
+  type FakeOpenAi,
+  fakeTokens,
+} from "../fakes/openai-server.ts";
 
 // Four fake servers per test on a machine shared by many test runs.
 setDefaultTimeout(30_000);
@@ -249,5 +255,88 @@ describe("bun run digest --api=openai", () => {
       "the prompt is longer than the server's context of 2048 tokens: lower --num-ctx, or give the server a larger one (llama-server -c)",
     );
     expect(stdout).toContain("**Discussion.** Fine.");
+  });
+});
+
+describe("bun run digest --api=openai: the server gone", () => {
+  /** Text posts without comments: one summary each, in front-page order. */
+  const textPosts = (count: number) =>
+    Array.from({ length: count }, (_, i) =>
+      storyHit({
+        title: `Post ${i + 1}`,
+        url: undefined,
+        story_text: `Text ${i + 1}`,
+        num_comments: 0,
+      }),
+    );
+  const YESTERDAY = "# Yesterday's digest\n\nA good one.";
+
+  function yesterdaysDigest(): string {
+    const target = join(tempDir(), "digest.md");
+    writeFileSync(target, YESTERDAY);
+    return target;
+  }
+
+  test("the model unloaded after 4 summaries: 3 calls fail, no more are made, --out untouched, exit 1", async () => {
+    using world = startDigestWorld({
+      stories: textPosts(10),
+      openai: {
+        models: ["only.gguf"],
+        // Call 1 is the probe of where the model runs.
+        complete: (body, call) =>
+          call <= 5
+            ? echoChatTitle(body)
+            : Response.json({ error: { code: 404, message: "model not found" } }, { status: 404 }),
+      },
+    });
+    const target = yesterdaysDigest();
+    const { error, stdout, logger } = await digest(world.env, ["--out", target]);
+    expect(error).toBeInstanceOf(ModelGoneError);
+    expect(exitCodeFor(error)).toBe(1);
+    expect(summaryCalls(openaiOf(world))).toHaveLength(7);
+    expect(readFileSync(target, "utf8")).toBe(YESTERDAY);
+    expect(stdout).toBe("");
+    expect(logger.lines.filter((line) => line.includes("summary failed"))).toEqual([]);
+    expect((error as Error).message).toBe(
+      `Stopped after 3 failed calls in a row: the OpenAI-compatible server at ${openaiOf(world).url} cannot answer (${openaiOf(world).url}/chat/completions answered HTTP 404: model not found; the server has no model only.gguf: choose one it lists with --model / OPENAI_MODEL). Choose a model the server lists with --model / OPENAI_MODEL, or leave both unset to take the first. ${target} was left as it was.`,
+    );
+  });
+
+  test("the server stopped after 4 summaries: connection refused three times, exit 1", async () => {
+    using world = startDigestWorld({ stories: textPosts(10), openai: { stopAfter: 5 } });
+    const target = yesterdaysDigest();
+    const { error } = await digest(world.env, ["--out", target]);
+    expect(error).toBeInstanceOf(ModelGoneError);
+    expect(summaryCalls(openaiOf(world))).toHaveLength(4);
+    expect(readFileSync(target, "utf8")).toBe(YESTERDAY);
+    expect((error as Error).message).toContain(
+      `cannot answer (No answer from ${openaiOf(world).url}/chat/completions (connection refused by`,
+    );
+    expect((error as Error).message).toContain(
+      "Start the server again, or point OPENAI_BASE_URL / --openai-url at a running one.",
+    );
+  });
+
+  test("the key refused from the 3rd summary on: stops, and the key is never shown", async () => {
+    const key = "sk-rotated-9d41";
+    using world = startDigestWorld({
+      stories: textPosts(10),
+      openai: {
+        complete: (body, call) =>
+          call <= 3
+            ? echoChatTitle(body)
+            : Response.json(
+                { error: { message: `Incorrect API key provided: ${key}` } },
+                { status: 401 },
+              ),
+      },
+    });
+    const { error, everything } = await digest({ ...world.env, OPENAI_API_KEY: key });
+    expect(error).toBeInstanceOf(ModelGoneError);
+    expect(summaryCalls(openaiOf(world))).toHaveLength(5);
+    expect((error as Error).message).toContain(
+      "answered HTTP 401: Incorrect API key provided: [OPENAI_API_KEY]; check OPENAI_API_KEY: the server refused it",
+    );
+    expect(`${everything}\n${(error as Error).message}`).not.toContain(key);
   });
 });

@@ -42,6 +42,8 @@ export interface FakeOpenAiOptions {
    * Its `loadMs` is not used: these servers load the model before they listen.
    */
   machine?: ModelledMachine;
+  /** Stops listening after answering this many chat calls (a probe included): the server gone. */
+  stopAfter?: number;
 }
 
 export interface FakeOpenAi {
@@ -152,6 +154,7 @@ export function startFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
         );
       }
       const answer = await (options.complete ?? echoChatTitle)(body, call);
+      if (call === options.stopAfter) server.stop();
       if (typeof answer !== "string") return answer;
       const outputTokens = Math.min(
         options.machine ? (options.machine.answerTokens ?? 150) : fakeTokens(answer),
