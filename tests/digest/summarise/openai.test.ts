@@ -15,7 +15,7 @@ import {
 } from "../../../lib/digest/summarise/openai.ts";
 import { probeMachine } from "../../../lib/digest/summarise/openai-machine.ts";
 import { openAiPreflight } from "../../../lib/digest/summarise/openai-models.ts";
-import { endlessResponse } from "../../fakes/digest-world.ts";
+import { endlessResponse, gate } from "../../fakes/digest-world.ts";
 import { startFakeOllama } from "../../fakes/ollama.ts";
 import { DEFAULT_OPENAI_MODEL, startFakeOpenAi } from "../../fakes/openai-server.ts";
 
@@ -250,6 +250,23 @@ describe("chatComplete()", () => {
     using flood = startFakeOpenAi({ complete: () => endlessResponse().response });
     const error = await failure(chatComplete(flood.url, INPUT, { maxBytes: 256 * 1024 }));
     expect(error.message).toContain("is larger than 256 KiB; stopped reading it");
+  });
+
+  test("says a call stopped by Ctrl-C was interrupted, not that the server is gone", async () => {
+    const arrived = gate();
+    using server = startFakeOpenAi({
+      complete: () => {
+        arrived.open();
+        return new Promise<string>(() => {});
+      },
+    });
+    const stop = new AbortController();
+    const pending = failure(chatComplete(server.url, INPUT, { signal: stop.signal }));
+    await arrived.promise;
+    stop.abort();
+    const error = await pending;
+    expect((error as ModelError).kind).toBe("interrupted");
+    expect(modelGone(error)).toBe(false);
   });
 
   test("gives up on a server that does not answer in time", async () => {
