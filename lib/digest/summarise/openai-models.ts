@@ -57,7 +57,8 @@ export async function openAiPreflight(
       headers: authHeader(options.apiKey),
       signal: withTimeout(timeoutMs, options.signal),
     });
-    text = await readTextCapped(response, maxBytes);
+    // Before anything is cut to length: a key quoted back must not survive in part.
+    text = redact(await readTextCapped(response, maxBytes), options.apiKey);
   } catch (error) {
     if (error instanceof BodyTooLargeError) {
       throw new PreflightError(

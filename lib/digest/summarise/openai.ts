@@ -100,7 +100,8 @@ export async function chatCall(
   let text: string;
   try {
     response = await doFetch(url, { ...init, signal: withTimeout(timeoutMs, options.signal) });
-    text = await readTextCapped(response, maxBytes);
+    // Before anything is cut to length: a key quoted back must not survive in part.
+    text = redact(await readTextCapped(response, maxBytes), options.apiKey);
   } catch (error) {
     if (error instanceof BodyTooLargeError) {
       throw new ModelError(
@@ -232,7 +233,7 @@ function isContextTooLong(body: unknown, detail: string): boolean {
   const type = record(record(body).error).type;
   return (
     type === "exceed_context_size_error" ||
-    /context|too long|too many tokens|maximum.*length/i.test(detail)
+    /context|too long|too many tokens|token limit|maximum.*length/i.test(detail)
   );
 }
 

@@ -185,6 +185,23 @@ describe("chatComplete()", () => {
     expect(wrong.message).not.toContain("sk-wrong-key");
   });
 
+  test("hides a key quoted back where a message is cut to length", async () => {
+    const key = `sk-${"k".repeat(40)}`;
+    using server = startFakeOpenAi({
+      complete: () =>
+        Response.json({ error: { message: `${"x".repeat(280)} key: ${key}` } }, { status: 401 }),
+    });
+    const error = await failure(chatComplete(server.url, INPUT, { apiKey: key }));
+    expect(error.message).not.toContain("sk-kkk");
+    using models = startFakeOpenAi({
+      modelsResponse: () =>
+        Response.json({ error: { message: `${"x".repeat(280)} key: ${key}` } }, { status: 401 }),
+    });
+    const refused = await failure(openAiPreflight(models.url, undefined, { apiKey: key }));
+    expect(refused.message).toContain("HTTP 401");
+    expect(refused.message).not.toContain("sk-kkk");
+  });
+
   test("hides a key the server quotes back", async () => {
     using server = startFakeOpenAi({
       complete: () =>
