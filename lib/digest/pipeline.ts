@@ -4,6 +4,7 @@ import { discussionPart } from "./discussion-part.ts";
 import { hnItemUrl } from "./fetch/hn-client.ts";
 import { createLimiter } from "./limiter.ts";
 import type { Part, PipelineContext, PipelineDeps } from "./pipeline-context.ts";
+import { storyName } from "./progress.ts";
 import { createTimeBudget } from "./summarise/budget.ts";
 import { type Calibration, createCalibration } from "./summarise/calibration.ts";
 import { createModelHealth } from "./summarise/model-health.ts";
@@ -57,11 +58,11 @@ async function digestStory(
 ): Promise<StoryDigest> {
   // A part that ends (answered, failed, or with nothing to summarise) gives its time back.
   const [article, discussion] = await Promise.all([
-    settle(articlePart(story, index, context), "article", context).finally(() =>
+    settle(articlePart(story, index, context), { kind: "article", story }, context).finally(() =>
       context.budget.finish(budgetSlot(index, "article")),
     ),
-    settle(discussionPart(story, index, context), "discussion", context).finally(() =>
-      context.budget.finish(budgetSlot(index, "discussion")),
+    settle(discussionPart(story, index, context), { kind: "discussion", story }, context).finally(
+      () => context.budget.finish(budgetSlot(index, "discussion")),
     ),
   ]);
   context.progress.done(index);
@@ -96,13 +97,19 @@ function readCalibration(deps: PipelineDeps): Calibration {
 }
 
 /** Last line of defence: whatever went wrong inside one part becomes a note on its story. */
-async function settle(part: Promise<Part>, kind: string, context: PipelineContext): Promise<Part> {
+async function settle(
+  part: Promise<Part>,
+  { kind, story }: { kind: string; story: Story },
+  context: PipelineContext,
+): Promise<Part> {
   try {
     return await part;
   } catch (error) {
     const reason = errorMessage(error);
     if (!context.signal?.aborted) {
-      context.logger.error(`Unexpected failure in the ${kind} of a story: ${reason}`);
+      context.logger.error(
+        `${storyName(story.title)}: unexpected failure in the ${kind}: ${reason}`,
+      );
     }
     return { summary: null, notes: [`No ${kind} summary: ${reason}.`] };
   }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { stripControl } from "../../text/control.ts";
+import { storyName } from "../progress.ts";
 import type { Comment, Story, StoryType } from "../types.ts";
 import { htmlToText } from "./html-text.ts";
 import {
@@ -128,13 +129,13 @@ function parseHits(body: unknown, url: string): unknown[] {
 
 function toStory(hit: z.infer<typeof storyHitSchema>, logger?: WarnLogger): Story {
   const id = Number(hit.objectID);
+  const title = stripControl(hit.title).replace(/\s+/g, " ").trim();
   let url = hit.url?.trim() || null;
   if (url !== null && !isHttpUrl(url)) {
-    logger?.warn(`Story ${id} has a link that is not http(s); treating it as a text post`);
+    logger?.warn(`${storyName(title)} has a link that is not http(s); treating it as a text post`);
     url = null;
   }
   const storyText = hit.story_text ? htmlToText(hit.story_text) : "";
-  const title = stripControl(hit.title).replace(/\s+/g, " ").trim();
   return {
     id,
     title,

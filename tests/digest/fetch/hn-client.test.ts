@@ -145,11 +145,15 @@ describe("fetchFrontPage()", () => {
   });
 
   test("treats a link that is not http(s) as a text post", async () => {
-    using search = startFakeHnSearch({ stories: [storyHit({ url: "javascript:alert(1)" })] });
+    using search = startFakeHnSearch({
+      stories: [storyHit({ title: "Click me", url: "javascript:alert(1)" })],
+    });
     const logger = createMemoryLogger();
     const [story] = (await fetchFrontPage(search.url, 10, { ...noWait, logger })).stories;
     expect(story?.url).toBeNull();
-    expect(logger.lines[0]).toContain("not http(s)");
+    expect(logger.lines[0]).toBe(
+      "warn “Click me” has a link that is not http(s); treating it as a text post",
+    );
   });
 
   test("throws SearchApiError when the answer has no hits list", async () => {
