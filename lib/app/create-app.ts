@@ -18,6 +18,7 @@ import { type AdminAuth, authMiddleware } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
 import { csrfMiddleware } from "./csrf.ts";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items-api.ts";
+import { OPENAPI_PATH, openApiDocument } from "./items-openapi.ts";
 import { loginRoutes } from "./login.tsx";
 import { requestIdMiddleware } from "./request-id.ts";
 import { createSessionSigner } from "./session.ts";
@@ -101,6 +102,10 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
     logger,
   };
   app.use("/admin/*", authMiddleware(auth));
+  // The API's description is public, as NetBox's and Svix's are: registered before the API's
+  // authentication, it answers before that runs.
+  const document = openApiDocument(app);
+  app.get(OPENAPI_PATH, async (c) => c.json(await document()));
   app.use("/api/*", authMiddleware(auth));
   app.use("/metrics", authMiddleware(auth));
 

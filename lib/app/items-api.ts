@@ -7,9 +7,9 @@ import { fieldErrorsOf, itemPatchSchema, newItemSchema } from "../inventory/sche
 import { errorMessage } from "../text/error-message.ts";
 import type { Store } from "../webhooks/ports.ts";
 import type { AppEnv } from "./context.ts";
+import { DEFAULT_PAGE_SIZE, itemRouteDocs, MAX_PAGE_SIZE } from "./items-openapi.ts";
 
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
-const MAX_PAGE_SIZE = 500;
 
 export interface ItemsApiOptions {
   store: Store;
@@ -19,7 +19,8 @@ export interface ItemsApiOptions {
 
 /**
  * The JSON inventory API, mounted at /api/items. Errors are `{error, ...details}`: 400 with
- * zod field errors, 404, 409 duplicate sku, 413 body too large, 415 not JSON.
+ * zod field errors, 404, 409 duplicate sku, 413 body too large, 415 not JSON. Each route carries
+ * its OpenAPI description (items-openapi.ts), served at /api/openapi.json.
  */
 export function createItemsApi(options: ItemsApiOptions): Hono<AppEnv> {
   const { store } = options;
@@ -35,8 +36,12 @@ export function createItemsApi(options: ItemsApiOptions): Hono<AppEnv> {
     }),
   );
 
-  api.get("/", async (c) => {
-    const limit = wholeNumber(c.req.query("limit"), { fallback: 50, min: 1, max: MAX_PAGE_SIZE });
+  api.get("/", itemRouteDocs.list, async (c) => {
+    const limit = wholeNumber(c.req.query("limit"), {
+      fallback: DEFAULT_PAGE_SIZE,
+      min: 1,
+      max: MAX_PAGE_SIZE,
+    });
     const offset = wholeNumber(c.req.query("offset"), { fallback: 0, min: 0, max: 1e12 });
     if (limit === null || offset === null) {
       return c.json(
@@ -51,7 +56,7 @@ export function createItemsApi(options: ItemsApiOptions): Hono<AppEnv> {
     return c.json({ items, total, limit, offset });
   });
 
-  api.post("/", async (c) => {
+  api.post("/", itemRouteDocs.create, async (c) => {
     const body = await readJson(c, newItemSchema);
     if (body instanceof Response) return body;
     try {
@@ -63,13 +68,13 @@ export function createItemsApi(options: ItemsApiOptions): Hono<AppEnv> {
     }
   });
 
-  api.get("/:id", async (c) => {
+  api.get("/:id", itemRouteDocs.get, async (c) => {
     const id = idParam(c.req.param("id"));
     const item = id === null ? null : await store.items.get(id);
     return item ? c.json(item) : notFound(c);
   });
 
-  api.patch("/:id", async (c) => {
+  api.patch("/:id", itemRouteDocs.update, async (c) => {
     const id = idParam(c.req.param("id"));
     if (id === null) return notFound(c);
     const patch = await readJson(c, itemPatchSchema);
@@ -82,7 +87,7 @@ export function createItemsApi(options: ItemsApiOptions): Hono<AppEnv> {
     }
   });
 
-  api.delete("/:id", async (c) => {
+  api.delete("/:id", itemRouteDocs.remove, async (c) => {
     const id = idParam(c.req.param("id"));
     const result = id === null ? null : await deleteItem(store, id, changeContext(c, now));
     return result ? c.body(null, 204) : notFound(c);
