@@ -94,12 +94,25 @@ export async function openAiPreflight(
       `${url} has no model ${wanted} (models: ${ids.slice(0, 10).join(", ")}). Choose one with --model / OPENAI_MODEL, or leave both unset to take the first.`,
     );
   }
-  const listed = listedLength(entry);
   return {
     model: entry.id as string,
     chosen: wanted === undefined,
-    contextLength: listed ?? (await llamaServerContext(base, options)),
+    contextLength: listedLength(entry) ?? (await serverContext(base, options)),
   };
+}
+
+/**
+ * Ollama's context when reached through its /v1: a request cannot set it (no num_ctx there), so
+ * the default of a machine under 24 GiB of VRAM holds, and a longer prompt loses its front.
+ */
+export const OLLAMA_V1_CONTEXT = 4096;
+
+/** What the server says a request may fill: llama-server's /props, or Ollama's default behind /v1. */
+async function serverContext(base: string, options: OpenAiOptions): Promise<number | null> {
+  const slot = await llamaServerContext(base, options);
+  if (slot !== null) return slot;
+  const root = rootOf(base);
+  return root !== undefined && (await answersLikeOllama(root, options)) ? OLLAMA_V1_CONTEXT : null;
 }
 
 /** Names match exactly, or as Ollama's /v1 lists them (`llama3.2` is `llama3.2:latest`). */

@@ -326,6 +326,25 @@ describe("openAiPreflight()", () => {
     });
   });
 
+  test("fits prompts to Ollama's default context behind its /v1, where a request cannot set one", async () => {
+    // Ollama's own API beside its OpenAI-compatible one, as one Ollama serves both.
+    using ollama = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (request) =>
+        new URL(request.url).pathname === "/api/tags"
+          ? Response.json({ models: [{ name: "llama3.2:latest", model: "llama3.2:latest" }] })
+          : new URL(request.url).pathname === "/v1/models"
+            ? Response.json({
+                object: "list",
+                data: [{ id: "llama3.2:latest", object: "model", owned_by: "library" }],
+              })
+            : new Response("404 page not found", { status: 404 }),
+    });
+    const facts = await openAiPreflight(`http://127.0.0.1:${ollama.port}/v1`, "llama3.2");
+    expect(facts).toEqual({ model: "llama3.2:latest", chosen: false, contextLength: 4096 });
+  });
+
   test("names the models listed when the named one is missing", async () => {
     using server = startFakeOpenAi({ models: ["a.gguf", "b.gguf"] });
     const error = await failure(openAiPreflight(server.url, "gpt-4o"));
