@@ -734,6 +734,9 @@ describe("bun run digest: bad flags and env", () => {
     ["HN_SEARCH_URL", "hn.algolia.com"],
     ["OLLAMA_NUM_CTX", "lots"],
     ["OLLAMA_MODEL", "bad model"],
+    ["LLM_API", "anthropic"],
+    ["OPENAI_BASE_URL", "localhost:8080/v1"],
+    ["OPENAI_MODEL", "two words"],
     ["ARTICLE_TIMEOUT_MS", "soon"],
   ])("%s=%s exits 2 with one line, before any network call", async (name, value) => {
     const { state, fetchFn } = countingFetch();

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand } from "citty";
 import { exitCodeFor } from "../../lib/cli/run.ts";
+import { ConfigError } from "../../lib/config/errors.ts";
 import { createDigestCommand } from "../../lib/digest/command.ts";
 import { ModelGoneError } from "../../lib/digest/digest.ts";
 import { PreflightError } from "../../lib/digest/summarise/model-client.ts";
@@ -148,6 +149,18 @@ describe("bun run digest --api=openai", () => {
       `${openaiOf(world).url}/models answered HTTP 401: Invalid API Key. The server refused OPENAI_API_KEY: check the key it was started with (llama-server --api-key).`,
     );
     expect(wrong.everything).not.toContain("sk-wrong-77e1");
+  });
+
+  test("a malformed OPENAI_API_KEY exits 2 before any call, without repeating it", async () => {
+    using world = startDigestWorld({ ...twoStories(), openai: {} });
+    const { error, everything } = await digest({ ...world.env, OPENAI_API_KEY: "sk-one two" });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(exitCodeFor(error)).toBe(2);
+    expect((error as Error).message).toBe(
+      "OPENAI_API_KEY is invalid: expected printable ASCII without spaces",
+    );
+    expect(everything).not.toContain("sk-one");
+    expect(openaiOf(world).authorizations).toEqual([]);
   });
 
   test("stops before fetching anything without the key the server wants, or with a model it lacks", async () => {
