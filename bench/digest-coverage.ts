@@ -1,6 +1,7 @@
 /**
  * How much of a story reaches the model: a 300-comment thread (60 top-level) and a long,
- * link-heavy article, digested at two context windows. Counted from the prompts the fake
+ * link-heavy article, digested at two context windows; and the largest subthreads of today's
+ * busiest thread at a CPU's and a GPU's rates. Counted from the prompts the fake
  * Ollama receives, by the marker each comment and paragraph starts with.
  */
 import { loadDigestConfig } from "../lib/digest/config.ts";
@@ -8,7 +9,9 @@ import { runDigest } from "../lib/digest/digest.ts";
 import { createMemoryLogger } from "../lib/log.ts";
 import { busyThread, linkHeavyArticle } from "../tests/fakes/digest-corpus.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
+import { frontPageToday } from "../tests/fakes/front-page-today.ts";
 import { storyHit } from "../tests/fakes/hn-search.ts";
+import { llama3Tokens, type Rates } from "./digest-budget.ts";
 
 export interface Coverage {
   numCtx: number;
@@ -60,5 +63,53 @@ export function coverageLine(c: Coverage): string {
   return (
     `num_ctx ${String(c.numCtx).padEnd(5)} comments ${c.commentsShown}/${c.comments} (${percent(c.commentsShown, c.comments)}; ` +
     `top-level ${c.topLevelShown}/${c.topLevel}) · article text ${(100 * c.articleShare).toFixed(1)} %`
+  );
+}
+
+export interface SubthreadCoverage {
+  label: string;
+  /** Comments of each of the three largest subthreads in the discussion prompt. */
+  seen: number[];
+  sizes: number[];
+  /** The discussion prompt's Llama 3 tokens. */
+  promptTokens: number;
+}
+
+/**
+ * How much of the busiest thread's three largest subthreads (132, 47 and 11 of 366 comments)
+ * reaches the model in a default digest of today's front page at a machine's rates (on a CPU,
+ * within the default time budget).
+ */
+export async function measureSubthreads(rates: Rates): Promise<SubthreadCoverage> {
+  const today = frontPageToday();
+  using world = startDigestWorld({
+    ...today,
+    ollama: {
+      placement: rates.placement,
+      machine: { ...rates, answerTokens: 150, countTokens: llama3Tokens },
+    },
+  });
+  const config = loadDigestConfig(world.env, { cache: false });
+  const quiet = { stdout: { write() {} }, stderr: { write() {} }, logger: createMemoryLogger() };
+  await runDigest(config, { ...quiet, now: world.ollama.now });
+  const prompt =
+    world.ollama.generateCalls
+      .map((call) => call.prompt)
+      .find((text) => /^Story: Front-page story 1$/m.test(text) && text.includes("Comments:")) ??
+    "";
+  return {
+    label: rates.label,
+    seen: today.largest.map((markers) => markers.filter((m) => prompt.includes(`] ${m} `)).length),
+    sizes: today.largest.map((markers) => markers.length),
+    promptTokens: llama3Tokens(prompt),
+  };
+}
+
+export function subthreadLine(c: SubthreadCoverage): string {
+  const parts = c.seen.map((seen, i) => `${seen}/${c.sizes[i]}`);
+  const target = c.sizes.map((size) => Math.min(10, Math.floor(size / 2)));
+  return (
+    `${c.label.padEnd(20)} largest subthreads ${parts.join(", ")} comments shown ` +
+    `(GPU target ≥ ${target.join(", ")}; CPU ≥ 3 each) · prompt ${c.promptTokens.toLocaleString("en-US")} Llama 3 tokens`
   );
 }

@@ -6,7 +6,9 @@
  * sequential loop, and the wall time of a re-run answered from the cache. Then how much of a
  * busy story (300 comments, a long link-heavy article) reaches the model at num_ctx 4096 and 8192.
  * Then what a default digest of today's front page costs at CPU and GPU rates (digest-budget.ts),
- * and the same through an OpenAI-compatible server (digest-openai.ts).
+ * the same through an OpenAI-compatible server (digest-openai.ts), how much of its busiest
+ * thread's largest subthreads reaches the model (digest-coverage.ts), and what the same digest
+ * costs an hour later with the cache (digest-rerun.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,8 +29,14 @@ import { articleHtml } from "../tests/fakes/article-site.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
 import { commentHit, storyHit } from "../tests/fakes/hn-search.ts";
 import { budgetLine, MACHINES, measureBudget } from "./digest-budget.ts";
-import { coverageLine, measureCoverage } from "./digest-coverage.ts";
+import {
+  coverageLine,
+  measureCoverage,
+  measureSubthreads,
+  subthreadLine,
+} from "./digest-coverage.ts";
 import { measureOpenAiBudget } from "./digest-openai.ts";
+import { measurePrefixCache, measureRerun, rerunLine } from "./digest-rerun.ts";
 
 function newsOf(count: number) {
   const paragraphs = Array.from(
@@ -150,6 +158,22 @@ async function bench(env: Record<string, string | undefined>): Promise<void> {
   for (const rates of MACHINES) {
     print(budgetLine(await measureOpenAiBudget(rates, { timings: true }), "llama-server timings"));
     print(budgetLine(await measureOpenAiBudget(rates, { timings: false }), "call durations only"));
+  }
+  print(
+    "the busiest thread's largest subthreads (of 366 comments) in that digest's discussion prompt:",
+  );
+  for (const rates of MACHINES) print(subthreadLine(await measureSubthreads(rates)));
+  print("the same digest an hour later (two new stories, threads 10 % longer), same cache:");
+  for (const rates of MACHINES) {
+    for (const prefixCache of [false, true])
+      print(rerunLine(await measureRerun(rates, prefixCache)));
+  }
+  if (cpu) {
+    const saving = await measurePrefixCache(cpu);
+    const percent = (100 * (saving.off - saving.on)) / saving.off;
+    print(
+      `Ollama's prefix cache, ${cpu.label}, no budget (same prompts): ${saving.off.toFixed(1)} → ${saving.on.toFixed(1)} modelled min (−${percent.toFixed(1)} %)`,
+    );
   }
 }
 

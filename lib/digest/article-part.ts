@@ -4,7 +4,7 @@ import { storyName } from "./progress.ts";
 import { sourceHash } from "./summarise/cache.ts";
 import { articlePrompt, type PromptBudget } from "./summarise/prompt.ts";
 import { articleReusable } from "./summarise/reuse.ts";
-import { readStored, summarise } from "./summarise/summarise.ts";
+import { budgetSlot, readStored, summarise } from "./summarise/summarise.ts";
 import type { Story } from "./types.ts";
 
 /**
@@ -91,6 +91,7 @@ async function summariseArticle(
   const stored = readStored(context, story.id, "article");
   if (stored && articleReusable(stored, hash)) {
     context.stats.cached++;
+    context.budget.reused(budgetSlot(index, "article"));
     const notes = [...input.notes];
     if (stored.shown < 1) {
       notes.push(articleCoverage(Math.round(stored.shown * content.length), content.length));

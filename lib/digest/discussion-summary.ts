@@ -3,7 +3,7 @@ import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { type StoredSummary, sourceHash } from "./summarise/cache.ts";
 import { discussionPrompt, type PromptBudget } from "./summarise/prompt.ts";
 import { asOfNote, planDiscussion } from "./summarise/reuse.ts";
-import { type BuiltPrompt, readStored, summarise } from "./summarise/summarise.ts";
+import { type BuiltPrompt, budgetSlot, readStored, summarise } from "./summarise/summarise.ts";
 import { discussionUpdatePrompt, newComments } from "./summarise/update-prompt.ts";
 import type { Story, ThreadNode } from "./types.ts";
 
@@ -36,6 +36,7 @@ export async function summariseThread(
   const plan = planDiscussion(readStored(context, story.id, "discussion"), facts, now);
   if (plan.use === "cached" || plan.use === "as-of") {
     context.stats.cached++;
+    context.budget.reused(budgetSlot(index, "discussion"));
     const shown = plan.stored.shown;
     const notes =
       plan.use === "as-of"

@@ -136,9 +136,6 @@ export function linkHeavyArticle(
 export interface ShapedThread extends ThreadCorpus {
   /** Markers of the largest subthreads' comments (root first), largest subthread first. */
   largest: string[][];
-  /** Each comment's id by marker, and the time of the latest comment (to grow the thread). */
-  ids: Map<string, number>;
-  lastAt: number;
 }
 
 /** The sizes of today's busiest front-page thread: 366 comments, largest subthreads 132, 47, 11. */
@@ -172,7 +169,6 @@ export function shapedThread(
   const replies: Hit[] = [];
   const markers: string[] = [];
   const topLevelMarkers: string[] = [];
-  const ids = new Map<string, number>();
   const largest: string[][] = shape.largest.map(() => []);
   let at = 1754247600;
   let n = 0;
@@ -186,7 +182,6 @@ export function shapedThread(
     });
     target.push(hit);
     markers.push(marker);
-    ids.set(marker, Number(hit.objectID));
     return { marker, id: Number(hit.objectID) };
   };
   for (const size of order) {
@@ -200,7 +195,14 @@ export function shapedThread(
     const rank = shape.largest.indexOf(size);
     if (rank !== -1 && largest[rank]?.length === 0) largest[rank] = members.map((m) => m.marker);
   }
-  return { hits: [...hits, ...replies], markers, topLevelMarkers, largest, ids, lastAt: at };
+  // Relevance order mixes replies among the top-level comments, which keep their own order: a
+  // fetch capped by --max-comments keeps part of every subthread.
+  const keyed = [
+    ...hits.map((hit, i) => ({ hit, key: (i + 0.5) / hits.length })),
+    ...replies.map((hit) => ({ hit, key: random() })),
+  ];
+  keyed.sort((a, b) => a.key - b.key);
+  return { hits: keyed.map((entry) => entry.hit), markers, topLevelMarkers, largest };
 }
 
 /** A comment of realistic length; one in fifteen quotes a few lines of code. */
@@ -218,11 +220,12 @@ function commentBody(random: () => number, marker: string): string {
  * The same thread later: `fraction` more comments, each answering a random earlier one (or the
  * story, one in five), posted after the latest.
  */
-export function grownThread(thread: ShapedThread, fraction: number, seed = 31): Hit[] {
+export function grownThread(thread: { hits: readonly Hit[] }, fraction: number, seed = 31): Hit[] {
   const random = seededRandom(seed);
   const storyId = Number(thread.hits[0]?.story_id);
-  const parents = [...thread.ids.values()];
-  const added = Math.round(thread.markers.length * fraction);
+  const parents = thread.hits.map((hit) => Number(hit.objectID));
+  const lastAt = Math.max(...thread.hits.map((hit) => Number(hit.created_at_i ?? 0)));
+  const added = Math.round(thread.hits.length * fraction);
   const more: Hit[] = [];
   for (let i = 0; i < added; i++) {
     const parent =
@@ -232,7 +235,7 @@ export function grownThread(thread: ShapedThread, fraction: number, seed = 31): 
       commentHit(storyId, {
         comment_text: commentBody(random, marker),
         parent_id: parent,
-        created_at_i: thread.lastAt + 60 * (i + 1),
+        created_at_i: lastAt + 60 * (i + 1),
       }),
     );
   }

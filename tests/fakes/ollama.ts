@@ -49,6 +49,11 @@ export interface ModelledMachine {
   loadMs?: number;
   /** A prompt's tokens (default 4 characters a token); at most num_ctx, as Ollama truncates. */
   countTokens?: (text: string) => number;
+  /**
+   * Ollama's prefix cache: the tokens a prompt shares with the one before are not read again
+   * (prompt_eval_count still counts the whole prompt, prompt_eval_duration only what was read).
+   */
+  prefixCache?: boolean;
 }
 
 /** One answered generate call as the modelled machine took it. */
@@ -115,6 +120,8 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
   let loaded = options.loaded ?? false;
   const placement = options.placement === undefined ? "gpu" : options.placement;
   let busySince = 0;
+  // What the model's one slot holds in its KV cache: the last prompt it read.
+  let lastPrompt = "";
   const state: FakeOllama = {
     url: "",
     generateCalls: [],
@@ -199,8 +206,9 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
         const answer = await (options.generate ?? echoTitle)(body, call);
         if (typeof answer !== "string") return answer;
         const success = options.machine
-          ? modelledSuccess(body, answer, options.machine, cold)
+          ? modelledSuccess(body, answer, options.machine, { cold, previous: lastPrompt })
           : generateSuccess(body.model, answer);
+        lastPrompt = body.prompt;
         const took = modelledCall(success);
         state.modelled.push(took);
         state.modelledMs += took.ms;
@@ -224,12 +232,15 @@ function modelledSuccess(
   body: GenerateBody,
   response: string,
   machine: ModelledMachine,
-  cold: boolean,
+  slot: { cold: boolean; previous: string },
 ): Record<string, unknown> {
+  const { cold } = slot;
   const count = machine.countTokens ?? ((text: string) => Math.ceil(text.length / 4));
   const promptTokens = Math.min(count(body.prompt), body.options?.num_ctx ?? Infinity);
+  const cached = machine.prefixCache ? sharedTokens(body.prompt, slot.previous, count) : 0;
+  const readTokens = Math.max(1, promptTokens - cached);
   const answerTokens = Math.min(machine.answerTokens ?? 150, body.options?.num_predict ?? Infinity);
-  const promptNs = Math.round((promptTokens / machine.prefillPerSecond) * 1e9);
+  const promptNs = Math.round((readTokens / machine.prefillPerSecond) * 1e9);
   const answerNs = Math.round((answerTokens / machine.decodePerSecond) * 1e9);
   const loadNs = cold ? (machine.loadMs ?? 3000) * 1e6 : 0;
   return {
@@ -241,6 +252,14 @@ function modelledSuccess(
     eval_count: answerTokens,
     eval_duration: answerNs,
   };
+}
+
+/** Tokens of the longest prefix two prompts share, up to the last line break both hold. */
+function sharedTokens(prompt: string, previous: string, count: (text: string) => number): number {
+  let same = 0;
+  while (same < prompt.length && prompt[same] === previous[same]) same++;
+  const lineEnd = prompt.lastIndexOf("\n", same);
+  return lineEnd <= 0 ? 0 : count(prompt.slice(0, lineEnd));
 }
 
 function modelledCall(success: Record<string, unknown>): ModelledCall {

@@ -46,6 +46,11 @@ export interface TimeBudget {
   want(slot: number, tokens: number): void;
   /** The slot will make no (further) call: answered, failed, cached or nothing to summarise. */
   finish(slot: number): void;
+  /**
+   * The slot's summary was reused from an earlier run: its share of the budget is not handed to
+   * the other calls, so a re-run that reuses most of the work costs that much less.
+   */
+  reused(slot: number): void;
   /** Tokens the prompt in `slot` may take now, planned over every call still to come. */
   tokensFor(slot: number): number;
   /** The call's timeout: its expected time at the measured rates, doubled, plus half a minute. */
@@ -72,6 +77,13 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
   const { budgetMs, meter, promptLimit } = options;
   const wants = new Map<number, number>();
   const finished = new Set<number>();
+  const weightOf = (slot: number) => (slot % 2 === 1 ? DISCUSSION_WEIGHT : 1);
+  const totalWeight = Array.from({ length: options.slots }, (_, slot) => weightOf(slot)).reduce(
+    (sum, weight) => sum + weight,
+    0,
+  );
+  // Model time set aside for slots whose summaries were reused (ms).
+  let reusedMs = 0;
   let spentMs = options.spentMs ?? 0;
   // Server-counted prompt tokens per estimated one, from the answers (1 until one says).
   let counted = 0;
@@ -102,20 +114,26 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
     finish(slot) {
       finished.add(slot);
     },
+    reused(slot) {
+      if (finished.has(slot)) return;
+      finished.add(slot);
+      if (budgetMs !== null) reusedMs += (budgetMs * weightOf(slot)) / totalWeight;
+    },
     tokensFor(slot) {
       const want = wantOf(slot);
       if (budgetMs === null) return want;
       const { prefillPerSecond } = rates();
       const open = pending();
       if (!open.includes(slot)) open.push(slot);
-      const seconds = ((budgetMs - spentMs) / 1000) * (1 - SAFETY) - open.length * fixedSeconds();
+      const seconds =
+        ((budgetMs - reusedMs - spentMs) / 1000) * (1 - SAFETY) - open.length * fixedSeconds();
       const perCall = Math.max(0, (MAX_CALL_SECONDS - fixedSeconds()) * prefillPerSecond);
       const shares = waterFill(
         Math.max(0, seconds * prefillPerSecond),
         open.map((s) => ({
           key: s,
           cap: Math.min(wantOf(s), perCall),
-          weight: s % 2 === 1 ? DISCUSSION_WEIGHT : 1,
+          weight: weightOf(s),
         })),
       );
       const share = shares.get(slot) ?? 0;
@@ -151,7 +169,9 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
           (sum, slot) => sum + callSeconds(now, wantOf(slot)) + CALL_OVERHEAD_SECONDS,
           0,
         );
-      return budgetMs === null ? expected : Math.max(0, Math.min(expected, budgetMs - spentMs));
+      return budgetMs === null
+        ? expected
+        : Math.max(0, Math.min(expected, budgetMs - reusedMs - spentMs));
     },
   };
 }

@@ -46,23 +46,20 @@ export function usableSample(sample: TokenSample, numCtx: number): boolean {
   return sample.estimated >= MIN_SAMPLE_TOKENS && sample.counted < numCtx * 0.98;
 }
 
-/** The calibration a run keeps up to date as answers come in; the time budget reads it too. */
+/**
+ * A run's calibration, from the samples earlier runs left in the cache (this run's answers are
+ * kept for the next). It stays fixed for the run: prompts then do not depend on the order in
+ * which answers happen to come back, and a run is the same however its fetches race.
+ */
 export interface Calibration {
-  /** The current scale for a kind of prompt (see tokenScale). */
+  /** The scale for a kind of prompt (see tokenScale). */
   scale(kind: TokenSample["kind"]): number;
-  add(sample: TokenSample): void;
 }
 
-/** Samples a run keeps in memory, as the cache keeps per model. */
-const KEPT = 40;
-
-export function createCalibration(initial: readonly TokenSample[] = []): Calibration {
-  const samples = initial.slice(0, KEPT);
-  return {
-    scale: (kind) => tokenScale(samples, kind),
-    add(sample) {
-      samples.unshift(sample);
-      samples.length = Math.min(samples.length, KEPT);
-    },
+export function createCalibration(samples: readonly TokenSample[] = []): Calibration {
+  const scales = {
+    article: tokenScale(samples, "article"),
+    discussion: tokenScale(samples, "discussion"),
   };
+  return { scale: (kind) => scales[kind] };
 }

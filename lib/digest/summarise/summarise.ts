@@ -126,7 +126,6 @@ function accept(
   if (answer.promptTokens !== null) {
     const sample = { kind, estimated: estimateTokens(built.prompt), counted: answer.promptTokens };
     if (usableSample(sample, config.numCtx)) {
-      context.calibration.add(sample);
       guard(() => cache?.recordTokens(config.model, sample), "written", context.logger);
     }
   }

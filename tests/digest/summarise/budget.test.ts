@@ -4,6 +4,7 @@ import {
   CPU_DEFAULT_BUDGET_MS,
   createTimeBudget,
   MIN_PROMPT_TOKENS,
+  type TimeBudget,
   waterFill,
 } from "../../../lib/digest/summarise/budget.ts";
 import type { ModelAnswer } from "../../../lib/digest/summarise/model-client.ts";
@@ -96,6 +97,24 @@ describe("createTimeBudget()", () => {
       (10 * (article + discussion)) / CPU_PRIOR.prefillPerSecond +
       (20 * CPU_PRIOR.answerTokens) / CPU_PRIOR.decodePerSecond;
     expect(seconds).toBeLessThanOrEqual(20 * 60);
+  });
+
+  test("keeps a reused slot's share out of the plan, while a finished one's goes to the others", () => {
+    const plan = (end: (run: TimeBudget, slot: number) => void) => {
+      const run = budget(20 * 60_000);
+      for (let slot = 0; slot < 20; slot++) run.want(slot, 7000);
+      for (let slot = 0; slot < 16; slot++) end(run, slot);
+      return run.tokensFor(17);
+    };
+    const everyCall = budget(20 * 60_000);
+    for (let slot = 0; slot < 20; slot++) everyCall.want(slot, 7000);
+    const share = everyCall.tokensFor(17);
+    // Sixteen summaries reused: the last four calls get what they would have in a full run.
+    const afterReuse = plan((run, slot) => run.reused(slot));
+    expect(afterReuse).toBeGreaterThanOrEqual(share);
+    expect(afterReuse).toBeLessThan(share * 1.5);
+    // Sixteen calls with nothing to summarise: their time goes to the four left.
+    expect(plan((run, slot) => run.finish(slot))).toBeGreaterThan(share * 3);
   });
 
   test("re-plans as answers come in: larger prompts on a fast machine, smaller on a slow one", () => {

@@ -39,10 +39,10 @@ describe("tokenScale()", () => {
 });
 
 describe("createCalibration()", () => {
-  test("starts from the cache's samples and follows this run's answers", () => {
-    const calibration = createCalibration([article(1000, 700)]);
+  test("holds each kind's scale from the cache's samples for the run", () => {
+    const calibration = createCalibration([article(1000, 700), discussion(1000, 760)]);
     expect(calibration.scale("article")).toBeCloseTo(0.73, 5);
-    calibration.add(article(1000, 800));
-    expect(calibration.scale("article")).toBeCloseTo(0.83, 5);
+    expect(calibration.scale("discussion")).toBeCloseTo(0.79, 5);
+    expect(createCalibration().scale("article")).toBe(1);
   });
 });

@@ -1,0 +1,137 @@
+/**
+ * What a digest an hour after the last one costs: today's front page, then the same cache an
+ * hour later with two new stories and threads 10 % longer, both against a fake Ollama modelling
+ * a machine's rates (Llama 3 token counts, Ollama's prefix cache on or off). The share is the
+ * re-run's modelled time over the first run's.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadDigestConfig } from "../lib/digest/config.ts";
+import { runDigest } from "../lib/digest/digest.ts";
+import type { JsonStory } from "../lib/digest/render/json.ts";
+import { openSummaryCache } from "../lib/digest/summarise/cache.ts";
+import { createMemoryLogger } from "../lib/log.ts";
+import { startDigestWorld } from "../tests/fakes/digest-world.ts";
+import {
+  type FrontPage,
+  frontPageHourLater,
+  frontPageToday,
+} from "../tests/fakes/front-page-today.ts";
+import { llama3Tokens, type Rates } from "./digest-budget.ts";
+
+const HOUR = 3_600_000;
+const MORNING = Date.parse("2025-08-03T07:00:00Z");
+
+export interface RerunCost {
+  rates: Rates;
+  prefixCache: boolean;
+  firstMinutes: number;
+  firstCalls: number;
+  laterMinutes: number;
+  laterCalls: number;
+  /** The same share without loading the model, which every run cold after an hour pays once. */
+  callsShare: number;
+  /** Both summaries of both new stories were written. */
+  newStoriesWhole: boolean;
+}
+
+export async function measureRerun(rates: Rates, prefixCache: boolean): Promise<RerunCost> {
+  const home = mkdtempSync(join(tmpdir(), "bench-digest-rerun-"));
+  try {
+    const today = frontPageToday();
+    const first = await digestOnce(home, today, rates, { prefixCache, startAt: MORNING });
+    const later = await digestOnce(home, frontPageHourLater(today), rates, {
+      prefixCache,
+      startAt: first.endedAt + HOUR,
+    });
+    const fresh = later.stories.filter((story) => /story 1[12]$/.test(story.title));
+    return {
+      rates,
+      prefixCache,
+      firstMinutes: first.modelledMs / 60_000,
+      firstCalls: first.calls,
+      laterMinutes: later.modelledMs / 60_000,
+      laterCalls: later.calls,
+      callsShare: later.callsMs / first.callsMs,
+      newStoriesWhole:
+        fresh.length === 2 &&
+        fresh.every((story) => story.articleSummary !== null && story.discussionSummary !== null),
+    };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What Ollama's prefix cache saves on a first run with no time budget (every prompt its whole
+ * window, so the prompts are the same with the cache on and off): modelled minutes off and on.
+ */
+export async function measurePrefixCache(rates: Rates): Promise<{ off: number; on: number }> {
+  const minutes = async (prefixCache: boolean) => {
+    const home = mkdtempSync(join(tmpdir(), "bench-digest-prefix-"));
+    try {
+      const run = await digestOnce(home, frontPageToday(), rates, {
+        prefixCache,
+        startAt: MORNING,
+        flags: { "time-budget": "0" },
+      });
+      return run.modelledMs / 60_000;
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  };
+  return { off: await minutes(false), on: await minutes(true) };
+}
+
+/** One default digest (JSON, the cache in `home`) on a clock that starts at `startAt`. */
+async function digestOnce(
+  home: string,
+  page: FrontPage,
+  rates: Rates,
+  options: { prefixCache: boolean; startAt: number; flags?: Record<string, string> },
+) {
+  using world = startDigestWorld({
+    ...page,
+    ollama: {
+      placement: rates.placement,
+      machine: {
+        ...rates,
+        answerTokens: 150,
+        countTokens: llama3Tokens,
+        prefixCache: options.prefixCache,
+      },
+    },
+  });
+  // The run's clock: its start, moved on by the model time the fake reports.
+  const start = world.ollama.now();
+  const now = () => options.startAt + (world.ollama.now() - start);
+  const config = loadDigestConfig(
+    { ...world.env, XDG_CACHE_HOME: home },
+    { ...options.flags, format: "json", limit: String(page.stories.length) },
+  );
+  const chunks: string[] = [];
+  await runDigest(config, {
+    stdout: { write: (text: string) => void chunks.push(text) },
+    stderr: { write() {} },
+    logger: createMemoryLogger(),
+    now,
+    openCache: (path) => openSummaryCache(path, { now }),
+  });
+  return {
+    stories: (JSON.parse(chunks.join("")) as { stories: JsonStory[] }).stories,
+    modelledMs: world.ollama.modelledMs,
+    callsMs: world.ollama.modelled.reduce((sum, call) => sum + call.ms, 0),
+    calls: world.ollama.generateCalls.length,
+    endedAt: now(),
+  };
+}
+
+export function rerunLine(cost: RerunCost): string {
+  const share = (100 * cost.laterMinutes) / cost.firstMinutes;
+  return (
+    `${cost.rates.label.padEnd(20)} prefix cache ${cost.prefixCache ? "on " : "off"} · first run ` +
+    `${cost.firstMinutes.toFixed(2)} min (${cost.firstCalls} calls) · an hour later ${cost.laterMinutes.toFixed(2)} min ` +
+    `(${cost.laterCalls} calls) = ${share.toFixed(1)} % (calls alone, without loading the model: ${(100 * cost.callsShare).toFixed(1)} %) · new stories ${cost.newStoriesWhole ? "both summaries" : "INCOMPLETE"}`
+  );
+}
