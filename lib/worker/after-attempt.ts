@@ -28,7 +28,12 @@ export function createAfterAttempt(
     const name = () => escapeControl(JSON.stringify(claim.webhook.name));
     if (streak !== undefined) {
       try {
-        await health?.afterAttempt({ webhook: claim.webhook, record, outcome });
+        await health?.afterAttempt({
+          webhook: claim.webhook,
+          streak,
+          deliveryFailed: outcome.state === "failed",
+          lastStatus: record.statusCode,
+        });
       } catch (error) {
         logger?.warn(
           `Could not record the health of webhook ${name()}: ${escapeControl(errorMessage(error))}`,

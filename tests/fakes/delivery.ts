@@ -31,7 +31,12 @@ export async function completeClaim(
 ): Promise<Outcome> {
   const outcome: Outcome = { state: record.outcome === "success" ? "successful" : "failed" };
   if ((await store.queue.finish(claim, record, outcome)) && health) {
-    await health.afterAttempt({ webhook: claim.webhook, record, outcome });
+    await health.afterAttempt({
+      webhook: claim.webhook,
+      streak: outcome.state === "successful" ? "end" : "extend",
+      deliveryFailed: outcome.state === "failed",
+      lastStatus: record.statusCode,
+    });
   }
   return outcome;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from "../../log.ts";
 import { escapeControl } from "../../text/control.ts";
-import type { AttemptRecord, Outcome, Streak, Webhook } from "../model.ts";
+import type { Delivered, Streak, Webhook } from "../model.ts";
 import type { WebhookHealthRepo } from "../ports.ts";
 
 /** When a failing endpoint is disabled automatically. */
@@ -54,17 +54,17 @@ function formatHours(ms: number): string {
 /** A webhook's failure streak kept up to date, its store being a WebhookHealthRepo. */
 export interface WebhookHealth {
   /**
-   * Call after the queue accepted an attempt's result (finish() returned true). Returns the
+   * Writes what the judge of an attempt decided for the streak (policy/judge.ts), once the queue
+   * accepted the attempt's result: "end" (a success) or "extend" (a failure, which may disable
+   * the webhook: the one decision left here, since it needs the streak as stored). Returns the
    * reason when this attempt disabled the webhook, else null.
    */
   afterAttempt(input: {
-    /**
-     * `failingSince` as read at claim time, when the store provides it: null (no streak then)
-     * lets a success skip the database entirely; undefined means unknown.
-     */
-    webhook: Pick<Webhook, "id" | "name"> & { failingSince?: number | null };
-    record: Pick<AttemptRecord, "outcome" | "statusCode">;
-    outcome: Outcome;
+    webhook: Pick<Webhook, "id" | "name">;
+    streak: NonNullable<Delivered["streak"]>;
+    /** The delivery ended `failed` (it counts towards the failed deliveries of the streak). */
+    deliveryFailed: boolean;
+    lastStatus: number | null;
   }): Promise<string | null>;
 }
 
@@ -80,18 +80,15 @@ export function createWebhookHealth(options: {
 }): WebhookHealth {
   const { store, settings = DEFAULT_AUTO_DISABLE, now = Date.now, logger } = options;
   return {
-    async afterAttempt({ webhook, record, outcome }) {
-      if (record.outcome === "success") {
-        if (webhook.failingSince !== null) await store.recordSuccess(webhook.id);
+    async afterAttempt({ webhook, streak: change, deliveryFailed, lastStatus }) {
+      if (change === "end") {
+        await store.recordSuccess(webhook.id);
         return null;
       }
       const t = now();
-      const streak = await store.recordFailure(webhook.id, {
-        now: t,
-        deliveryFailed: outcome.state === "failed",
-      });
+      const streak = await store.recordFailure(webhook.id, { now: t, deliveryFailed });
       if (streak === null) return null;
-      const reason = shouldDisable({ ...streak, now: t, lastStatus: record.statusCode }, settings);
+      const reason = shouldDisable({ ...streak, now: t, lastStatus }, settings);
       if (reason === null) return null;
       if (!(await store.disable(webhook.id, { reason, now: t }))) return null;
       logger?.warn(`Webhook ${escapeControl(JSON.stringify(webhook.name))}: ${reason}`);

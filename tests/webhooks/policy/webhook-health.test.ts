@@ -8,7 +8,7 @@ import {
   DEFAULT_AUTO_DISABLE,
   shouldDisable,
 } from "../../../lib/webhooks/policy/webhook-health.ts";
-import type { Store, WebhookHealthRepo } from "../../../lib/webhooks/ports.ts";
+import type { Store } from "../../../lib/webhooks/ports.ts";
 import { itemChange } from "../../fakes/change.ts";
 import { attemptRecord, completeClaim } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
@@ -164,14 +164,10 @@ describe("endpoint health on the SQLite store", () => {
     const hook = await store.webhooks.create({ name: "retrying", url: "https://example.com/h" });
     const healthStore = createSqliteHealthStore(db);
     const health = createWebhookHealth({ store: healthStore, now: clock.now });
-    const record = attemptRecord(null);
-    await health.afterAttempt({
-      webhook: hook,
-      record,
-      outcome: { state: "queued", nextAttemptAt: T0 + 1 },
-    });
+    const timedOut = { webhook: hook, streak: "extend", lastStatus: null } as const;
+    await health.afterAttempt({ ...timedOut, deliveryFailed: false });
     clock.advance(1000);
-    await health.afterAttempt({ webhook: hook, record, outcome: { state: "failed" } });
+    await health.afterAttempt({ ...timedOut, deliveryFailed: true });
     expect(streakOf(db, hook.id)).toEqual({ failing_since: T0, failed_deliveries: 1 });
   });
 
@@ -196,35 +192,25 @@ describe("endpoint health on the SQLite store", () => {
     await store.webhooks.update(hook.id, { enabled: false, disabledReason: "Paused by Ana" });
     const reason = await health.afterAttempt({
       webhook: hook,
-      record: attemptRecord(410),
-      outcome: { state: "failed" },
+      streak: "extend",
+      deliveryFailed: true,
+      lastStatus: 410,
     });
     expect(reason).toBeNull();
     expect(streakOf(db, hook.id)).toEqual({ failing_since: null, failed_deliveries: 0 });
     expect((await store.webhooks.get(hook.id))?.disabledReason).toBe("Paused by Ana");
   });
 
-  test("a success skips the database when the claim saw no streak, and ends one it saw", async () => {
-    const { db, store } = setup();
+  test("a success ends the streak it was judged to end", async () => {
+    const { db, store, health } = setup();
     const hook = await store.webhooks.create({ name: "fast", url: "https://example.com/h" });
-    const real = createSqliteHealthStore(db);
-    let reads = 0;
-    const counting: Omit<WebhookHealthRepo, "pause"> = {
-      ...real,
-      recordSuccess: (id) => {
-        reads++;
-        return real.recordSuccess(id);
-      },
-    };
-    const health = createWebhookHealth({ store: counting, now: () => T0 });
-    const ok = { record: attemptRecord(200), outcome: { state: "successful" } as const };
-    await health.afterAttempt({ webhook: { ...hook, failingSince: null }, ...ok });
-    expect(reads).toBe(0);
-    await real.recordFailure(hook.id, { now: T0, deliveryFailed: true });
-    await health.afterAttempt({ webhook: { ...hook, failingSince: T0 }, ...ok });
-    // Unknown (a webhook not read from the store): look it up.
-    await health.afterAttempt({ webhook: { ...hook, failingSince: undefined }, ...ok });
-    expect(reads).toBe(2);
+    await createSqliteHealthStore(db).recordFailure(hook.id, { now: T0, deliveryFailed: true });
+    await health.afterAttempt({
+      webhook: hook,
+      streak: "end",
+      deliveryFailed: false,
+      lastStatus: 200,
+    });
     expect(streakOf(db, hook.id)).toEqual({ failing_since: null, failed_deliveries: 0 });
   });
 
@@ -235,8 +221,9 @@ describe("endpoint health on the SQLite store", () => {
     const before = changes();
     await health.afterAttempt({
       webhook: hook,
-      record: attemptRecord(200),
-      outcome: { state: "successful" },
+      streak: "end",
+      deliveryFailed: false,
+      lastStatus: 200,
     });
     expect(changes()).toBe(before);
   });
