@@ -27,8 +27,9 @@ export function planDiscussion(
   now: number,
 ): DiscussionPlan {
   if (!stored) return { use: "fresh" };
-  if (stored.sourceHash === current.sourceHash) return { use: "cached", stored };
-  const added = Math.max(0, current.comments - stored.comments);
+  const added = current.comments - stored.comments;
+  // Unchanged, or only edited or deleted comments since: nothing new to tell.
+  if (stored.sourceHash === current.sourceHash || added <= 0) return { use: "cached", stored };
   const age = now - stored.createdAt;
   if (added < REUSE.maxNewShare * current.comments && age < REUSE.maxAgeMs) {
     return { use: "as-of", stored };

@@ -25,6 +25,12 @@ describe("planDiscussion()", () => {
     expect(plan.use).toBe("cached");
   });
 
+  test("uses it too when comments were only edited or deleted since", () => {
+    expect(planDiscussion(stored, { sourceHash: "new", comments: 296 }, 100 * HOUR).use).toBe(
+      "cached",
+    );
+  });
+
   test("reuses it as of its comments when under a quarter is new and it is under six hours old", () => {
     const now = REUSE.maxAgeMs - 1;
     expect(planDiscussion(stored, { sourceHash: "new", comments: 399 }, now).use).toBe("as-of");
