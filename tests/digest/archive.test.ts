@@ -113,7 +113,7 @@ describe("bun run digest --archive", () => {
       "<title>Hacker News digest · Tuesday 24 November 2026, 07:00 UTC</title>",
     );
     expect(day).toContain(
-      '<nav><a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a></nav>',
+      '<nav><a href="2026-11-23.html" rel="prev">← Monday 23 November 2026</a> · <a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a></nav>',
     );
     // Gamma is new since Monday and comes first; Beta was there on Monday.
     expect(day.indexOf('id="story-1003"')).toBeLessThan(day.indexOf('id="story-1002"'));
@@ -159,6 +159,8 @@ describe("bun run digest --archive", () => {
       "index.html",
     ]);
     expect(read(archive, "2026-11-24.html")).toContain("Tuesday 24 November 2026, 19:30 UTC");
+    // The day's first page: no earlier day to link to (the morning run is the same day).
+    expect(read(archive, "2026-11-24.html")).not.toContain('rel="prev"');
     const feed = parseFeed(read(archive, "feed.xml"));
     expect(feedId(read(archive, "feed.xml"))).toBe(idBefore ?? "");
     expect(idBefore).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);

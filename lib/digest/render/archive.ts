@@ -66,11 +66,14 @@ async function writeDay(
   options: DateOptions & { logger: Logger },
 ): Promise<{ day: string }> {
   const day = localDateKey(run.at, options);
+  const before = (await archivedDays(dir)).filter((key) => key < day).sort();
   await writeFileAtomic(join(dir, `${day}.json`), render(jsonRenderer(), run));
-  await writeFileAtomic(
-    join(dir, `${day}.html`),
-    render(htmlRenderer({ archive: true, timeZone: options.timeZone }), run),
-  );
+  const page = htmlRenderer({
+    archive: true,
+    timeZone: options.timeZone,
+    previousDay: before.at(-1),
+  });
+  await writeFileAtomic(join(dir, `${day}.html`), render(page, run));
   const days = await archivedDays(dir);
   await writeFileAtomic(join(dir, "index.html"), archiveIndexHtml(days));
   const recent = days.filter((key) => key > daysBefore(day, FEED_DAYS) && key <= day);

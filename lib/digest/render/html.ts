@@ -1,5 +1,5 @@
 import type { DigestMeta, StoryDigest } from "../types.ts";
-import { type DateOptions, humanDateTime, localDateKey } from "./dates.ts";
+import { type DateOptions, dayLabel, humanDateTime, localDateKey } from "./dates.ts";
 import { ageText, malformedText, pointsText, readingTimeText, typeLabel } from "./facts.ts";
 import { escapeHtml, htmlLink } from "./html-escape.ts";
 import { PAGE_STYLE } from "./html-style.ts";
@@ -12,6 +12,8 @@ export { escapeHtml } from "./html-escape.ts";
 export interface HtmlOptions extends DateOptions {
   /** A day's page in the archive: its header links to the archive's index and feed. */
   archive?: boolean;
+  /** In the archive, the day before this one that has a page ("2026-11-24"), linked. */
+  previousDay?: string;
 }
 
 /** A story and its place on the front page (1-based). */
@@ -84,9 +86,7 @@ export function htmlPage(
     "<header>",
     "<h1>Hacker News digest</h1>",
     `<p>${escapeHtml(when)} · ${escapeHtml(meta.model)} · ${count(meta.total, "story", "stories")}${newSince(meta, options)}${escapeHtml(malformedText(meta.malformedHits))}</p>`,
-    options.archive
-      ? '<nav><a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a></nav>'
-      : undefined,
+    options.archive ? archiveNav(options.previousDay) : undefined,
     "</header>",
     contents(parts),
     "<main>",
@@ -106,6 +106,13 @@ export function htmlPage(
 }
 
 /** "· 3 new since the last run (Tuesday 24 November 2026, 07:00 UTC)"; its time alone that day. */
+function archiveNav(previousDay: string | undefined): string {
+  const previous = previousDay
+    ? `<a href="${previousDay}.html" rel="prev">← ${escapeHtml(dayLabel(previousDay))}</a> · `
+    : "";
+  return `<nav>${previous}<a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a></nav>`;
+}
+
 function newSince(meta: DigestMeta, options: DateOptions): string {
   if (meta.newCount === null) return "";
   const count = meta.newCount === 0 ? "nothing" : String(meta.newCount);
