@@ -122,6 +122,11 @@ describe("checkDestination() refuses non-global IP literals in every notation", 
       ok: false,
       reason:
         "refused ::5db8:d822 (IPv4-compatible IPv6, deprecated): set WEBHOOK_ALLOWED_HOSTS=[::5db8:d822]:80 to allow it",
+      refused: {
+        what: "::5db8:d822",
+        label: "IPv4-compatible IPv6, deprecated",
+        allowWith: "[::5db8:d822]:80",
+      },
     });
   });
 
@@ -129,10 +134,12 @@ describe("checkDestination() refuses non-global IP literals in every notation", 
     expect(await check("http://127.0.0.1:9000/hook")).toEqual({
       ok: false,
       reason: "refused 127.0.0.1 (loopback): set WEBHOOK_ALLOWED_HOSTS=127.0.0.1:9000 to allow it",
+      refused: { what: "127.0.0.1", label: "loopback", allowWith: "127.0.0.1:9000" },
     });
     expect(await check("https://[::1]/")).toEqual({
       ok: false,
       reason: "refused ::1 (loopback): set WEBHOOK_ALLOWED_HOSTS=[::1]:443 to allow it",
+      refused: { what: "::1", label: "loopback", allowWith: "[::1]:443" },
     });
   });
 });
@@ -166,6 +173,11 @@ describe("checkDestination() with host names", () => {
       ok: false,
       reason:
         "refused hooks.internal.example, which resolves to 10.1.2.3 (private): set WEBHOOK_ALLOWED_HOSTS=hooks.internal.example:443 to allow it",
+      refused: {
+        what: "hooks.internal.example, which resolves to 10.1.2.3",
+        label: "private",
+        allowWith: "hooks.internal.example:443",
+      },
     });
   });
 
@@ -414,11 +426,21 @@ describe("checkDestination() refuses the machine's own addresses", () => {
       ok: false,
       reason:
         "refused 93.184.216.34 (this machine's own address): set WEBHOOK_ALLOWED_HOSTS=93.184.216.34:8080 to allow it",
+      refused: {
+        what: "93.184.216.34",
+        label: "this machine's own address",
+        allowWith: "93.184.216.34:8080",
+      },
     });
     expect(await ownCheck("http://me.example/", NONE, dns.resolve)).toEqual({
       ok: false,
       reason:
         "refused me.example, which resolves to 93.184.216.34 (this machine's own address): set WEBHOOK_ALLOWED_HOSTS=me.example:80 to allow it",
+      refused: {
+        what: "me.example, which resolves to 93.184.216.34",
+        label: "this machine's own address",
+        allowWith: "me.example:80",
+      },
     });
     expect((await ownCheck("http://[::ffff:93.184.216.34]/")).ok).toBe(false);
     expect((await ownCheck("http://[2a00:1450:4001:81c::200e]/")).ok).toBe(false);
