@@ -358,8 +358,11 @@ describePostgres("workers through PostgreSQL faults", () => {
       const times = limited.map((request) => request.at).sort((a, b) => a - b);
       const gaps = times.slice(1).map((t, i) => t - (times[i] ?? 0));
       expect(gaps).toHaveLength(3);
-      // Slots 250 ms apart; some slack for a busy machine's timers.
-      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(150);
+      // Slots 250 ms apart. One late arrival shortens the gap after it (seen: 122 ms on a loaded
+      // machine), so each gap is only held clear of a burst and the span to most of three slots;
+      // without the limit all four arrive within a few ms.
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(50);
+      expect((times.at(-1) ?? 0) - (times[0] ?? 0)).toBeGreaterThanOrEqual(500);
 
       const arrivals = new Map<string, number[]>();
       for (const request of endpoint.requests.filter((r) => r.path === "/flaky")) {
