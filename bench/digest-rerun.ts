@@ -11,6 +11,7 @@ import { loadDigestConfig } from "../lib/digest/config.ts";
 import { runDigest } from "../lib/digest/digest.ts";
 import type { JsonStory } from "../lib/digest/render/json.ts";
 import { openSummaryCache } from "../lib/digest/summarise/cache.ts";
+import { answerReserve } from "../lib/digest/summarise/prompt.ts";
 import { createMemoryLogger } from "../lib/log.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
 import {
@@ -123,6 +124,7 @@ async function digestOnce(
     modelledMs: world.ollama.modelledMs,
     callsMs: world.ollama.modelled.reduce((sum, call) => sum + call.ms, 0),
     calls: world.ollama.generateCalls.length,
+    prompts: world.ollama.generateCalls.map((call) => call.prompt),
     endedAt: now(),
   };
 }
@@ -134,4 +136,45 @@ export function rerunLine(cost: RerunCost): string {
     `${cost.firstMinutes.toFixed(2)} min (${cost.firstCalls} calls) · an hour later ${cost.laterMinutes.toFixed(2)} min ` +
     `(${cost.laterCalls} calls) = ${share.toFixed(1)} % (calls alone, without loading the model: ${(100 * cost.callsShare).toFixed(1)} %) · new stories ${cost.newStoriesWhole ? "both summaries" : "INCOMPLETE"}`
   );
+}
+
+/**
+ * How full the context window is for the prompts that had to be cut to fit (Llama 3 tokens over
+ * the room the window leaves after the answer), at a GPU's rates with no budget: a first run with
+ * an empty cache (the estimate uncalibrated), then another front page once the cache holds the
+ * counts the model reported.
+ */
+export async function measureWindowFill(rates: Rates): Promise<{ before: Fill; after: Fill }> {
+  const home = mkdtempSync(join(tmpdir(), "bench-digest-fill-"));
+  try {
+    const fill = async (startAt: number) => {
+      const run = await digestOnce(home, frontPageToday(), rates, { prefixCache: false, startAt });
+      const room = 8192 - answerReserve(8192);
+      const cut = run.prompts.filter(
+        (prompt) => prompt.includes("[… cut here to fit") || / are shown: the opening/.test(prompt),
+      );
+      const shares = cut.map((prompt) => llama3Tokens(prompt) / room).sort((a, b) => a - b);
+      return {
+        prompts: shares.length,
+        median: shares[Math.floor(shares.length / 2)] ?? 0,
+        max: shares.at(-1) ?? 0,
+      };
+    };
+    const before = await fill(MORNING);
+    const after = await fill(MORNING + HOUR);
+    return { before, after };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+export interface Fill {
+  prompts: number;
+  median: number;
+  max: number;
+}
+
+export function fillLine(label: string, fill: Fill): string {
+  const percent = (share: number) => `${(100 * share).toFixed(1)} %`;
+  return `${label.padEnd(34)} ${fill.prompts} prompts cut to fit · window filled: median ${percent(fill.median)}, most ${percent(fill.max)}`;
 }

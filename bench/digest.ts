@@ -36,7 +36,13 @@ import {
   subthreadLine,
 } from "./digest-coverage.ts";
 import { measureOpenAiBudget } from "./digest-openai.ts";
-import { measurePrefixCache, measureRerun, rerunLine } from "./digest-rerun.ts";
+import {
+  fillLine,
+  measurePrefixCache,
+  measureRerun,
+  measureWindowFill,
+  rerunLine,
+} from "./digest-rerun.ts";
 
 function newsOf(count: number) {
   const paragraphs = Array.from(
@@ -174,6 +180,13 @@ async function bench(env: Record<string, string | undefined>): Promise<void> {
     print(
       `Ollama's prefix cache, ${cpu.label}, no budget (same prompts): ${saving.off.toFixed(1)} → ${saving.on.toFixed(1)} modelled min (−${percent.toFixed(1)} %)`,
     );
+  }
+  const gpu = MACHINES.find((rates) => rates.placement === "gpu");
+  if (gpu) {
+    print("the 8192-token window's room for the prompt, filled (Llama 3 tokens), at GPU rates:");
+    const fill = await measureWindowFill(gpu);
+    print(fillLine("first run, estimate uncalibrated", fill.before));
+    print(fillLine("next run, calibrated from the cache", fill.after));
   }
 }
 
