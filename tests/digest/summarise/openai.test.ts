@@ -185,6 +185,23 @@ describe("chatComplete()", () => {
     expect(wrong.message).not.toContain("sk-wrong-key");
   });
 
+  test("never sends the key to another origin a server redirects to", async () => {
+    using elsewhere = startFakeOpenAi();
+    // The same port under another name is another origin.
+    const target = elsewhere.url.replace("127.0.0.1", "localhost");
+    using redirecting = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (request) =>
+        Response.redirect(`${target}${new URL(request.url).pathname.replace(/^\/v1/, "")}`, 307),
+    });
+    await chatComplete(`http://127.0.0.1:${redirecting.port}/v1`, INPUT, {
+      apiKey: "sk-only-here",
+    });
+    expect(elsewhere.chatCalls).toHaveLength(1);
+    expect(elsewhere.authorizations).toEqual([""]);
+  });
+
   test("hides a key quoted back where a message is cut to length", async () => {
     const key = `sk-${"k".repeat(40)}`;
     using server = startFakeOpenAi({
