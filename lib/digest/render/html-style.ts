@@ -33,7 +33,8 @@ export const PAGE_STYLE = `
                  color: var(--muted); margin: 2rem 0 0; }
   article { border-top: 1px solid var(--rule); padding: 1rem 0; scroll-margin-top: 1rem; }
   article h3 { font-size: 1.2rem; margin: 0 0 .25rem; line-height: 1.3; }
-  article h4 { font-size: .95rem; margin: 1rem 0 .25rem; color: var(--accent); }
+  article h4 { font-size: .95rem; margin: .9rem 0 .1rem; color: var(--accent); }
+  article p, article ul, article ol { margin: .4rem 0; }
   article h5 { font-size: .9rem; margin: .75rem 0 .25rem; }
   .rank { color: var(--muted); font-weight: normal; }
   pre { overflow-x: auto; background: var(--panel); padding: .5rem .75rem; border-radius: .25rem; }
@@ -42,5 +43,5 @@ export const PAGE_STYLE = `
   .missing { color: var(--muted); font-style: italic; }
   .notes { font-size: .9rem; color: var(--muted); }
   .new { color: var(--accent); font-weight: 600; }
-  .top { font-size: .85rem; color: var(--muted); }
+  .top { font-size: .85rem; color: var(--muted); margin-bottom: 0; }
   .days { padding-left: 1.2rem; } .days li { margin: .3rem 0; }`;
