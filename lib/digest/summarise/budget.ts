@@ -60,7 +60,7 @@ export interface TimeBudget {
    * sized as: the plan learns how the server's count compares, so it buys whole windows of real
    * tokens, whatever the estimate's error.
    */
-  answered(answer: ModelAnswer, estimatedTokens: number): void;
+  answered(slot: number, answer: ModelAnswer, estimatedTokens: number): void;
   /** Counts a failed call's time as spent. */
   failed(wallMs: number): void;
   /** Model time the calls still to come are expected to take; null before the first answer. */
@@ -85,15 +85,12 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
   // Model time set aside for slots whose summaries were reused (ms).
   let reusedMs = 0;
   let spentMs = options.spentMs ?? 0;
-  // Server-counted prompt tokens per estimated one, from the answers (1 until one says).
-  let counted = 0;
-  let estimated = 0;
-  const tokenRatio = () => (counted > 0 && estimated > 0 ? counted / estimated : 1);
-  /** The machine's rates with prompt tokens as the estimate counts them. */
-  const rates = () => {
-    const measured = meter.rates();
-    return { ...measured, prefillPerSecond: measured.prefillPerSecond / tokenRatio() };
-  };
+  // Server-counted prompt tokens per estimated one, for articles (even slots) and discussions
+  // (odd), 1 until an answer says. Recent answers weigh most: the estimate itself is recalibrated
+  // during the run (calibration.ts), so an old ratio would correct an error already corrected.
+  const ratios = [1, 1];
+  const ratioKnown = [false, false];
+  const ratioOf = (slot: number) => ratios[slot % 2] ?? 1;
   const pending = () =>
     Array.from({ length: options.slots }, (_, slot) => slot).filter((s) => !finished.has(s));
   const typicalWant = () => {
@@ -103,7 +100,7 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
   };
   const wantOf = (slot: number) => Math.min(wants.get(slot) ?? typicalWant(), promptLimit);
   const fixedSeconds = () => {
-    const now = rates();
+    const now = meter.rates();
     return now.answerTokens / now.decodePerSecond + CALL_OVERHEAD_SECONDS;
   };
   return {
@@ -122,37 +119,42 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
     tokensFor(slot) {
       const want = wantOf(slot);
       if (budgetMs === null) return want;
-      const { prefillPerSecond } = rates();
+      const { prefillPerSecond } = meter.rates();
       const open = pending();
       if (!open.includes(slot)) open.push(slot);
+      // The safety share is of the whole budget, so it is still there for the last calls.
       const seconds =
-        ((budgetMs - reusedMs - spentMs) / 1000) * (1 - SAFETY) - open.length * fixedSeconds();
+        ((budgetMs - reusedMs) * (1 - SAFETY) - spentMs) / 1000 - open.length * fixedSeconds();
       const perCall = Math.max(0, (MAX_CALL_SECONDS - fixedSeconds()) * prefillPerSecond);
+      // Shared in tokens as the server counts them (what takes time), then told back as estimated.
       const shares = waterFill(
         Math.max(0, seconds * prefillPerSecond),
         open.map((s) => ({
           key: s,
-          cap: Math.min(wantOf(s), perCall),
+          cap: Math.min(wantOf(s) * ratioOf(s), perCall),
           weight: weightOf(s),
         })),
       );
-      const share = shares.get(slot) ?? 0;
+      const share = (shares.get(slot) ?? 0) / ratioOf(slot);
       if (share >= want) return want;
       const stepped = Math.floor(share / STEP_TOKENS) * STEP_TOKENS;
       return Math.min(want, Math.max(MIN_PROMPT_TOKENS, stepped));
     },
     timeoutMs(promptTokens, numPredict) {
-      const expected = callSeconds(rates(), promptTokens, numPredict);
+      const counted = promptTokens * Math.max(...ratios);
+      const expected = callSeconds(meter.rates(), counted, numPredict);
       // The first call may also load the model, when the server could not be asked to first.
       const firstCall = meter.answers === 0 ? 60 : 0;
       const timeout = Math.ceil((2 * expected + 30 + firstCall) * 1000);
       return Math.min(timeout, options.timeoutCeilingMs ?? Number.POSITIVE_INFINITY);
     },
-    answered(answer, estimatedTokens) {
+    answered(slot, answer, estimatedTokens) {
       meter.record(answer);
       if (answer.promptTokens !== null && answer.promptTokens > 0 && estimatedTokens > 0) {
-        counted += answer.promptTokens;
-        estimated += estimatedTokens;
+        const kind = slot % 2;
+        const ratio = answer.promptTokens / estimatedTokens;
+        ratios[kind] = ratioKnown[kind] ? ((ratios[kind] ?? 1) + ratio) / 2 : ratio;
+        ratioKnown[kind] = true;
       }
       const { promptMs, answerMs, loadMs, wallMs } = answer.timings;
       spentMs += Math.max(wallMs, (promptMs ?? 0) + (answerMs ?? 0) + (loadMs ?? 0));
@@ -162,11 +164,12 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
     },
     leftMs() {
       if (meter.answers === 0) return null;
-      const now = rates();
+      const now = meter.rates();
       const expected =
         1000 *
         pending().reduce(
-          (sum, slot) => sum + callSeconds(now, wantOf(slot)) + CALL_OVERHEAD_SECONDS,
+          (sum, slot) =>
+            sum + callSeconds(now, wantOf(slot) * ratioOf(slot)) + CALL_OVERHEAD_SECONDS,
           0,
         );
       return budgetMs === null

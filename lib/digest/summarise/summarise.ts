@@ -79,9 +79,12 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
         );
       } catch (error) {
         budget.failed(performance.now() - started);
+        budget.finish(slot);
         throw error;
       }
-      budget.answered(answer, estimated);
+      budget.answered(slot, answer, estimated);
+      // Done before the next call is planned (the part itself ends a few steps later).
+      budget.finish(slot);
       context.health.answered();
       return accept(answer, { ...request, built, numPredict }, context);
     }, priority);

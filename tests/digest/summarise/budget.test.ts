@@ -125,9 +125,9 @@ describe("createTimeBudget()", () => {
       slow.want(slot, 7000);
     }
     const before = fast.tokensFor(1);
-    fast.answered(answerAt({ prefill: 96, decode: 30 }, before), before);
+    fast.answered(1, answerAt({ prefill: 96, decode: 30 }, before), before);
     fast.finish(1);
-    slow.answered(answerAt({ prefill: 12, decode: 6 }, before), before);
+    slow.answered(1, answerAt({ prefill: 12, decode: 6 }, before), before);
     slow.finish(1);
     expect(fast.tokensFor(3)).toBeGreaterThan(before);
     expect(slow.tokensFor(3)).toBeLessThan(before);
@@ -148,11 +148,11 @@ describe("createTimeBudget()", () => {
     for (let slot = 0; slot < 20; slot++) plan.want(slot, 7000);
     const before = plan.tokensFor(1);
     // The estimate said `before`, the server read a quarter less: the same time buys more.
-    plan.answered(answerAt(CPU, Math.round(before * 0.75)), before);
+    plan.answered(1, answerAt(CPU, Math.round(before * 0.75)), before);
     plan.finish(1);
     const sameMachine = budget(20 * 60_000);
     for (let slot = 0; slot < 20; slot++) sameMachine.want(slot, 7000);
-    sameMachine.answered(answerAt(CPU, before), before);
+    sameMachine.answered(1, answerAt(CPU, before), before);
     sameMachine.finish(1);
     expect(plan.tokensFor(3)).toBeGreaterThan(sameMachine.tokensFor(3));
   });
@@ -172,16 +172,16 @@ describe("createTimeBudget()", () => {
     const plan = budget(null);
     // Before any answer: the CPU prior, and a minute more in case the call loads the model.
     expect(plan.timeoutMs(4800, 512)).toBe(Math.ceil((2 * (4800 / 24 + 512 / 11) + 90) * 1000));
-    plan.answered(answerAt(GPU, 4000), 4000);
+    plan.answered(1, answerAt(GPU, 4000), 4000);
     expect(plan.timeoutMs(4800, 512)).toBeLessThan(60_000);
     expect(plan.timeoutMs(4800, 512)).toBeGreaterThanOrEqual(30_000);
     const slowMachine = budget(null);
-    slowMachine.answered(answerAt({ prefill: 10, decode: 4 }, 4000), 4000);
+    slowMachine.answered(1, answerAt({ prefill: 10, decode: 4 }, 4000), 4000);
     // A big prompt on a slow machine gets far more than the old fixed 300 s...
     expect(slowMachine.timeoutMs(7000, 512)).toBeGreaterThan(2 * 700_000);
     // ...unless OLLAMA_TIMEOUT_MS caps it.
     const capped = budget(null, 20, 300_000);
-    capped.answered(answerAt({ prefill: 10, decode: 4 }, 4000), 4000);
+    capped.answered(1, answerAt({ prefill: 10, decode: 4 }, 4000), 4000);
     expect(capped.timeoutMs(7000, 512)).toBe(300_000);
   });
 
@@ -189,7 +189,7 @@ describe("createTimeBudget()", () => {
     const plan = budget(20 * 60_000, 4);
     for (let slot = 0; slot < 4; slot++) plan.want(slot, 2400);
     expect(plan.leftMs()).toBeNull();
-    plan.answered(answerAt(CPU, 2400), 2400);
+    plan.answered(1, answerAt(CPU, 2400), 2400);
     plan.finish(0);
     const left = plan.leftMs() ?? 0;
     // Three calls of about 2,400 tokens at 24 tokens/s and 150-odd answer tokens at 11.
