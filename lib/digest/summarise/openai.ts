@@ -190,7 +190,7 @@ export function chatFailure(
     const fix = context.apiKey
       ? "Check OPENAI_API_KEY: the server refused it."
       : "Set OPENAI_API_KEY to the key the server expects.";
-    return new ModelError(`${said}; ${lowerFirst(fix)}`, "unauthorized", fix);
+    return new ModelError(`${said}; ${asClause(fix)}`, "unauthorized", fix);
   }
   if (status === 404) {
     const fix = `Choose a model the server lists with --model / OPENAI_MODEL, or leave both unset to take the first.`;
@@ -217,8 +217,9 @@ export function chatFailure(
   return new ModelError(said, status === 429 ? "busy" : "rejected");
 }
 
-function lowerFirst(text: string): string {
-  return text.charAt(0).toLowerCase() + text.slice(1, -1);
+/** A sentence as the end of another: "Check X." → "check X". */
+function asClause(sentence: string): string {
+  return sentence.charAt(0).toLowerCase() + sentence.slice(1).replace(/\.$/, "");
 }
 
 function networkFailure(error: unknown, signal: AbortSignal | undefined): ModelFailureKind {
