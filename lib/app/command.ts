@@ -10,6 +10,7 @@ import { createFormattedLogger } from "../log-format.ts";
 import { openStore } from "../store/open.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
+import { sharedTemplateRenderer } from "../webhooks/render-process.ts";
 import { prepareTemplateEngine } from "../webhooks/template.ts";
 import { APP_FIELDS, loadAppConfig } from "./config.ts";
 import { serveApp } from "./serve.ts";
@@ -51,7 +52,9 @@ export function createAppCommand(options: AppCommandOptions): CommandDef {
       const operability = loadOperabilityConfig(options.env);
       const logger = options.logger ?? createFormattedLogger(operability.log);
       const store = await openStore(config.database, { logger, role: "app" });
+      // At start rather than inside the transaction of the first change to a templated webhook.
       prepareTemplateEngine();
+      sharedTemplateRenderer().prepare();
       const signals = stopSignals(options.signals);
       try {
         const serving = serveApp({

@@ -2,7 +2,8 @@ import { conditionsMatch } from "./conditions.ts";
 import { subscribes } from "./events.ts";
 import type { ChangeEvent, ConditionSet } from "./model.ts";
 import { buildPayload } from "./payload.ts";
-import { type RenderedDelivery, renderDelivery } from "./render.ts";
+import type { RenderedDelivery } from "./render.ts";
+import { type RenderTemplates, sharedTemplateRenderer } from "./render-process.ts";
 
 /**
  * The webhooks that get a change, from the enabled candidates the store read: those subscribed
@@ -42,23 +43,21 @@ export interface PlannedDelivery extends RenderedDelivery {
 /**
  * The deliveries of a change: for each webhook that gets it (receivers) and whose conditions
  * match the changed object's data, the body, URL and headers rendered now, so every attempt
- * sends the same bytes. A ping (Send test) is not filtered by conditions. Ascending by webhook
- * id, as they are inserted.
+ * sends the same bytes. A ping (Send test) is not filtered by conditions. Templates are rendered
+ * by `render`, off this thread and each within a deadline (render-process.ts); a webhook's
+ * template that fails or overruns is a delivery with its templateError, never a lost change.
+ * Ascending by webhook id, as they are inserted.
  */
-export function planDeliveries(
+export async function planDeliveries(
   candidates: readonly FanOutCandidate[],
   change: ChangeEvent,
-  options: { only?: number } = {},
-): PlannedDelivery[] {
+  options: { only?: number; render?: RenderTemplates } = {},
+): Promise<PlannedDelivery[]> {
   const wanted = new Set(receivers(candidates, change.event, options));
   if (wanted.size === 0) return [];
+  const render = options.render ?? sharedTemplateRenderer().render;
   const body = buildPayload(change);
-  let context: Record<string, unknown> | undefined;
-  const parsed = () => {
-    context ??= JSON.parse(body) as Record<string, unknown>;
-    return context;
-  };
-  const planned: PlannedDelivery[] = [];
+  const planned: Array<Promise<PlannedDelivery>> = [];
   for (const candidate of [...candidates].sort((a, b) => a.id - b.id)) {
     if (!wanted.has(candidate.id)) continue;
     if (
@@ -68,9 +67,9 @@ export function planDeliveries(
     ) {
       continue;
     }
-    planned.push({ webhookId: candidate.id, ...renderDelivery(candidate, body, parsed) });
+    planned.push(render(candidate, body).then((r) => ({ webhookId: candidate.id, ...r })));
   }
-  return planned;
+  return Promise.all(planned);
 }
 
 /**

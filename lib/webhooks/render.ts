@@ -19,7 +19,7 @@ export interface RenderedDelivery {
   templateError: string | null;
 }
 
-type Templates = Pick<Webhook, "bodyTemplate" | "url" | "headers">;
+export type Templates = Pick<Webhook, "bodyTemplate" | "url" | "headers">;
 
 /** Whether any of the webhook's body, URL or header values is a template. */
 export function usesTemplates(webhook: Templates): boolean {

@@ -2,7 +2,7 @@ import { conditionsMatch } from "../../webhooks/conditions.ts";
 import type { Delivery, Webhook } from "../../webhooks/model.ts";
 import { buildPayload } from "../../webhooks/payload.ts";
 import type { DeliveryQueue } from "../../webhooks/ports.ts";
-import { renderDelivery } from "../../webhooks/render.ts";
+import { type RenderTemplates, sharedTemplateRenderer } from "../../webhooks/render-process.ts";
 
 /** What a webhook's templates and conditions make of one change (the form's preview button). */
 export interface WebhookPreview {
@@ -53,10 +53,16 @@ export function sampleChangeBody(now: Date, username: string): string {
   });
 }
 
-export function previewWebhook(webhook: Previewed, body: string, source: string): WebhookPreview {
+/** Rendered as a change's deliveries are (off this thread, within the same deadline). */
+export async function previewWebhook(
+  webhook: Previewed,
+  body: string,
+  source: string,
+  render: RenderTemplates = sharedTemplateRenderer().render,
+): Promise<WebhookPreview> {
   const data = (JSON.parse(body) as { data?: unknown }).data;
   const matches = webhook.conditions === null ? null : conditionsMatch(webhook.conditions, data);
-  const rendered = renderDelivery(webhook, body);
+  const rendered = await render(webhook, body);
   return {
     source,
     matches,

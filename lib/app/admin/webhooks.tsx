@@ -86,7 +86,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const source = last
       ? `With the change of delivery ${last.delivery.id} (${last.delivery.event}, queued ${new Date(last.delivery.createdAt).toISOString()}).`
       : "No change has been queued yet: with a sample item.";
-    const previewed = previewWebhook(parsed.webhook, body, source);
+    const previewed = await previewWebhook(parsed.webhook, body, source);
     return renderPage(
       c,
       <WebhookFormPage

@@ -79,7 +79,7 @@ export function createEnqueue(db: Db, clock: StoreClock) {
       objectId: [],
     };
     for (const change of changes) {
-      for (const planned of planDeliveries(candidates, change, { only: webhookId })) {
+      for (const planned of await planDeliveries(candidates, change, { only: webhookId })) {
         push(rows, change, planned);
       }
     }

@@ -1,5 +1,10 @@
 import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
-import { isPlain, type PlannedDelivery, planDeliveries } from "../../../webhooks/fan-out.ts";
+import {
+  type FanOutCandidate,
+  isPlain,
+  type PlannedDelivery,
+  planDeliveries,
+} from "../../../webhooks/fan-out.ts";
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
 
@@ -20,8 +25,7 @@ const CANDIDATE_COLUMNS = "id, events, url, headers, body_template, conditions";
  * Fans a change out to the webhooks that get it (lib/webhooks/fan-out.ts decides which, and
  * renders templates): the plain deliveries, which share NetBox's default body, one INSERT per 32
  * rows (payload and time bound once); templated ones a row each with what was rendered; a
- * template that failed as a failed delivery with its error as attempt 1. Returns the transaction
- * function; the caller runs it (immediate, or inside its own).
+ * template that failed as a failed delivery with its error as attempt 1.
  */
 export function createEnqueue(db: Database, now: () => number) {
   const enabledTargetsStmt = db.prepare<CandidateRow, []>(
@@ -29,6 +33,9 @@ export function createEnqueue(db: Database, now: () => number) {
   );
   const enabledTargetStmt = db.prepare<CandidateRow, [number]>(
     `SELECT ${CANDIDATE_COLUMNS} FROM webhooks WHERE id = ? AND enabled = 1`,
+  );
+  const stillEnabledStmt = db.prepare<{ id: number }, [string]>(
+    "SELECT id FROM webhooks WHERE enabled = 1 AND id IN (SELECT value FROM json_each(?))",
   );
   const insertStmts = new Map<number, Statement<{ id: number }, SQLQueryBindings[]>>();
   function insertDeliveriesStmt(count: number) {
@@ -110,25 +117,22 @@ export function createEnqueue(db: Database, now: () => number) {
     return row.id;
   }
 
-  return db.transaction((change: ChangeEvent, webhookId: number | undefined): number[] => {
+  function candidates(webhookId: number | undefined): FanOutCandidate[] {
     const rows =
       webhookId === undefined
         ? enabledTargetsStmt.all()
         : [enabledTargetStmt.get(webhookId)].filter((row) => row !== null);
-    const planned = planDeliveries(
-      rows.map((row) => ({
-        id: row.id,
-        events: parsedJson<string[]>(row.events),
-        url: row.url,
-        headers: parsedJson<Array<[string, string]>>(row.headers),
-        bodyTemplate: row.body_template,
-        conditions: row.conditions === null ? null : parsedJson<ConditionSet>(row.conditions),
-      })),
-      change,
-      { only: webhookId },
-    );
-    if (planned.length === 0) return [];
-    const t = now();
+    return rows.map((row) => ({
+      id: row.id,
+      events: parsedJson<string[]>(row.events),
+      url: row.url,
+      headers: parsedJson<Array<[string, string]>>(row.headers),
+      bodyTemplate: row.body_template,
+      conditions: row.conditions === null ? null : parsedJson<ConditionSet>(row.conditions),
+    }));
+  }
+
+  function insertPlanned(change: ChangeEvent, planned: PlannedDelivery[], t: number): number[] {
     const ids: number[] = [];
     const plain = planned.filter(isPlain);
     for (const delivery of planned) {
@@ -151,6 +155,43 @@ export function createEnqueue(db: Database, now: () => number) {
       insertPayloadsStmt(chunkIds.length).run(payload, ...chunkIds);
       ids.push(...chunkIds);
     }
-    return ids.sort((a, b) => a - b);
-  });
+    return ids;
+  }
+
+  // Rendering waited for the template renderer: a webhook disabled or removed meanwhile (by
+  // another process; inside a caller's transaction nothing can change) gets nothing. One
+  // changed meanwhile keeps what was rendered, as a delivery queued just before the change would.
+  const insertTx = db.transaction(
+    (plans: ReadonlyArray<{ change: ChangeEvent; planned: PlannedDelivery[] }>): number[] => {
+      const planned = plans.flatMap((plan) => plan.planned.map((p) => p.webhookId));
+      if (planned.length === 0) return [];
+      const enabled = new Set(
+        stillEnabledStmt.all(JSON.stringify([...new Set(planned)])).map((row) => row.id),
+      );
+      const t = now();
+      const ids: number[] = [];
+      for (const { change, planned } of plans) {
+        const kept = planned.filter((delivery) => enabled.has(delivery.webhookId));
+        ids.push(...insertPlanned(change, kept, t));
+      }
+      return ids.sort((a, b) => a - b);
+    },
+  );
+
+  /**
+   * Plans each change (rendering templates off this thread, see planDeliveries), then inserts
+   * them all in one transaction (a savepoint inside the caller's).
+   */
+  return async function enqueue(
+    changes: readonly ChangeEvent[],
+    webhookId: number | undefined,
+  ): Promise<number[]> {
+    const targets = candidates(webhookId);
+    if (targets.length === 0) return [];
+    const plans: Array<{ change: ChangeEvent; planned: PlannedDelivery[] }> = [];
+    for (const change of changes) {
+      plans.push({ change, planned: await planDeliveries(targets, change, { only: webhookId }) });
+    }
+    return insertTx.immediate(plans);
+  };
 }

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { ChangeEvent, DeliveryFilter } from "../../../webhooks/model.ts";
+import type { DeliveryFilter } from "../../../webhooks/model.ts";
 import type { DeliveryQueue, FinishItem } from "../../../webhooks/ports.ts";
 import { purgeInBatches } from "../../../webhooks/purge.ts";
 import type { ChangeListener } from "../changes.ts";
@@ -32,11 +32,7 @@ export function createSqliteQueue(
 ): DeliveryQueue {
   const now = options.now ?? Date.now;
   const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
-  const enqueueTx = createEnqueue(db, now);
-  const enqueueManyTx = db.transaction(
-    (changes: readonly ChangeEvent[], webhookId: number | undefined): number[] =>
-      changes.flatMap((change) => enqueueTx(change, webhookId)),
-  );
+  const enqueue = createEnqueue(db, now);
   const { claimRows, claimable } = createClaim(db, changes);
   const { finishRows, releaseRows } = createFinish(db);
   const renewTx = db.transaction(createRenew(db));
@@ -86,13 +82,13 @@ export function createSqliteQueue(
 
   return {
     async enqueue(change, enqueueOptions = {}) {
-      const ids = enqueueTx.immediate(change, enqueueOptions.webhookId);
+      const ids = await enqueue([change], enqueueOptions.webhookId);
       if (ids.length > 0) changes.notifyLocal();
       return ids;
     },
 
     async enqueueMany(batch, enqueueOptions = {}) {
-      const ids = enqueueManyTx.immediate(batch, enqueueOptions.webhookId);
+      const ids = await enqueue(batch, enqueueOptions.webhookId);
       notifyIf(ids.length);
       return ids;
     },

@@ -1,0 +1,194 @@
+import type { Subprocess } from "bun";
+import { errorMessage } from "../text/error-message.ts";
+import { type RenderedDelivery, renderDelivery, type Templates, usesTemplates } from "./render.ts";
+import type { RenderJob, RenderReply } from "./render-child.ts";
+
+/**
+ * Templates rendered off the caller's thread, each within a deadline: a child process
+ * (render-child.ts) renders the jobs in order; one that takes longer than `deadlineMs` is
+ * stopped by killing the process, and ends as a template error with the reason (the delivery is
+ * then recorded as a `template_error`, nothing lost); the jobs behind it go to a fresh process.
+ * The engine's memory is capped inside it (template.ts). A plain webhook never leaves this
+ * process. The process is started when first needed and does not keep the parent alive when idle.
+ */
+
+/** How long one webhook's templates may take for one change (a normal one takes well under 1 ms). */
+export const RENDER_DEADLINE_MS = 100;
+/** How long a fresh renderer may take to start (compiling the engine: ~0.2 s, more under load). */
+const START_DEADLINE_MS = 30_000;
+
+const CHILD = new URL("./render-child.ts", import.meta.url).pathname;
+
+export type RenderTemplates = (
+  webhook: Templates,
+  defaultBody: string,
+) => Promise<RenderedDelivery>;
+
+export interface TemplateRenderer {
+  render: RenderTemplates;
+  /** Starts the renderer process now rather than for the first templated change. */
+  prepare(): void;
+  close(): void;
+}
+
+interface Job extends RenderJob {
+  settle(rendered: RenderedDelivery): void;
+}
+
+export function createTemplateRenderer(options: { deadlineMs?: number } = {}): TemplateRenderer {
+  const deadlineMs = options.deadlineMs ?? RENDER_DEADLINE_MS;
+  let child: Subprocess | null = null;
+  let ready = false;
+  let nextId = 1;
+  const waiting: Job[] = [];
+  /** Sent to the current child, answered in this order. */
+  const sent: Job[] = [];
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let closed = false;
+
+  function start(): Subprocess | null {
+    ready = false;
+    try {
+      const spawned: Subprocess = Bun.spawn([process.execPath, CHILD], {
+        stdio: ["ignore", "ignore", "inherit"],
+        ipc: (message) => onMessage(spawned, message as RenderReply | { ready: true }),
+        onExit: (_proc, code, signal) => onExit(spawned, code, signal),
+      });
+      child = spawned;
+    } catch (error) {
+      child = null;
+      failAll(`the template renderer could not start: ${errorMessage(error)}`);
+      return null;
+    }
+    arm(START_DEADLINE_MS, () =>
+      stop(`the template renderer did not start within ${START_DEADLINE_MS} ms`, false),
+    );
+    return child;
+  }
+
+  function onMessage(from: Subprocess, message: RenderReply | { ready: true }): void {
+    if (from !== child) return; // a late word from a process already given up
+    if ("ready" in message) {
+      ready = true;
+      disarm();
+      send();
+      return;
+    }
+    const job = sent.shift();
+    job?.settle(message.rendered);
+    // The child starts the next job as it answers this one: its deadline starts now.
+    if (sent.length > 0) arm(deadlineMs, overran);
+    else idle();
+  }
+
+  function onExit(from: Subprocess, code: number | null, signal: unknown): void {
+    if (from !== child) return;
+    stop(`the template renderer stopped (${signal ? String(signal) : `exit code ${code}`})`, true);
+  }
+
+  function overran(): void {
+    stop(`rendering took longer than ${deadlineMs} ms and was stopped`, true);
+  }
+
+  /** Gives up on the current process: the job it was on fails, the ones behind it go to a new one. */
+  function stop(reason: string, onlyCurrent: boolean): void {
+    disarm();
+    const stopped = child;
+    child = null;
+    ready = false;
+    stopped?.kill("SIGKILL");
+    if (!onlyCurrent) {
+      failAll(reason);
+      return;
+    }
+    const current = sent.shift();
+    current?.settle(failure(reason, current.body));
+    waiting.unshift(...sent.splice(0));
+    if (waiting.length > 0 && !closed) start()?.ref();
+  }
+
+  function send(): void {
+    if (child === null || !ready) return;
+    const wasIdle = sent.length === 0;
+    for (const job of waiting.splice(0)) {
+      sent.push(job);
+      child.send({ id: job.id, webhook: job.webhook, body: job.body } satisfies RenderJob);
+    }
+    if (wasIdle && sent.length > 0) arm(deadlineMs, overran);
+  }
+
+  function failAll(reason: string): void {
+    for (const job of [...sent.splice(0), ...waiting.splice(0)]) {
+      job.settle(failure(reason, job.body));
+    }
+  }
+
+  function arm(ms: number, fn: () => void): void {
+    disarm();
+    // Never what keeps the process alive: a child with jobs in flight is (ref'd in render).
+    timer = setTimeout(fn, ms);
+    timer.unref();
+  }
+
+  function disarm(): void {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  }
+
+  /** Nothing in flight: the process may end without waiting for this one. */
+  function idle(): void {
+    disarm();
+    child?.unref();
+  }
+
+  function render(webhook: Templates, body: string): Promise<RenderedDelivery> {
+    if (!usesTemplates(webhook)) return Promise.resolve(renderDelivery(webhook, body));
+    if (closed) return Promise.resolve(failure("the template renderer is closed", body));
+    return new Promise<RenderedDelivery>((resolve) => {
+      const { url, headers, bodyTemplate } = webhook;
+      waiting.push({
+        id: nextId++,
+        webhook: { url, headers, bodyTemplate },
+        body,
+        settle: resolve,
+      });
+      if (child === null) start();
+      else send();
+      child?.ref();
+    });
+  }
+
+  return {
+    render,
+    prepare() {
+      if (child !== null || closed) return;
+      start()?.unref();
+    },
+    close() {
+      closed = true;
+      disarm();
+      failAll("the template renderer is closed");
+      child?.kill("SIGKILL");
+      child = null;
+    },
+  };
+}
+
+/** A render that did not happen, recorded as a template error with the change's context. */
+function failure(reason: string, body: string): RenderedDelivery {
+  return {
+    payload: "",
+    url: null,
+    headers: null,
+    context: body,
+    templateError: `Template error: ${reason}`,
+  };
+}
+
+let shared: TemplateRenderer | null = null;
+
+/** This process's renderer: one process beside it, however many stores and apps use it. */
+export function sharedTemplateRenderer(): TemplateRenderer {
+  shared ??= createTemplateRenderer();
+  return shared;
+}
