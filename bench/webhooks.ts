@@ -30,6 +30,7 @@ import { PEERS_TITLE, peersSection } from "./peers.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./postgres.ts";
 import { benchChange as change } from "./shared.ts";
 import { preciseNow, type Sink, startSink } from "./sink.ts";
+import { TEMPLATE_BOMB_TITLE, templateBombSection } from "./template-bomb.ts";
 import { TEMPLATES_SECTION_TITLE, templatesSection } from "./templates.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -85,6 +86,7 @@ type Section = (context: Context) => Promise<void>;
 const SECTIONS: Array<[string, string, Section]> = [
   ["enqueue", "Enqueue throughput (SQLite)", enqueueThroughput],
   ["templates", TEMPLATES_SECTION_TITLE, (context) => templatesSection({ report: context.report })],
+  ["bomb", TEMPLATE_BOMB_TITLE, (context) => templateBombSection({ report: context.report })],
   ["throughput", "Delivery throughput, worker process → receiver process", deliveryThroughput],
   ["idle", "Idle worker: wake-up latency and CPU", idleWorker],
   [

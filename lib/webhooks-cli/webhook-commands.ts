@@ -28,6 +28,7 @@ import {
   optionArgs,
   optionNotes,
   readOptionFlags,
+  refuseUnboundedTemplates,
 } from "./webhook-options.ts";
 
 /** A webhook by id or by name; a one-line UsageError when there is none. */
@@ -132,6 +133,7 @@ export function addCommand(deps: CliDeps) {
       const maxPerSecond =
         rate === undefined ? null : field("max-per-second", rate, checkMaxPerSecond);
       const options = await readOptionFlags(flags, deps.readFile);
+      await refuseUnboundedTemplates({ url, headers, bodyTemplate: options.bodyTemplate ?? null });
       const allow = workersAllowList(deps);
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
         const secret = secretArg ?? generateSecret();
@@ -307,6 +309,14 @@ export function updateCommand(deps: CliDeps) {
         if (flags["rotate-secret"]) patch.secret = generateSecret();
         if (Object.keys(patch).length === 0) {
           throw new UsageError("Nothing to change: give at least one option (see --help)");
+        }
+        if (patch.url !== undefined || patch.headers || patch.bodyTemplate !== undefined) {
+          await refuseUnboundedTemplates({
+            url: patch.url ?? webhook.url,
+            headers: patch.headers ?? webhook.headers,
+            bodyTemplate:
+              patch.bodyTemplate === undefined ? webhook.bodyTemplate : patch.bodyTemplate,
+          });
         }
         const updated = await store.webhooks.update(webhook.id, patch);
         const shownSecret = flags["rotate-secret"] ? patch.secret : undefined;

@@ -3,6 +3,7 @@ import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
 import { checkCaFileContent } from "../webhooks/ca-file.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
+import { type TemplateField, unboundedTemplate } from "../webhooks/template-trial.ts";
 import {
   type Checked,
   checkBodyTemplate,
@@ -130,6 +131,20 @@ function valueOrFile(
       `Cannot read --${flag} file ${escapeControl(JSON.stringify(path))}: ${code}; expected @ followed by a readable file`,
     );
   }
+}
+
+const TEMPLATE_FLAGS: Record<TemplateField, string> = {
+  bodyTemplate: "body-template",
+  url: "url",
+  headers: "header",
+};
+
+/** Refuses templates that overrun the render limits with a sample item (template-trial.ts). */
+export async function refuseUnboundedTemplates(
+  webhook: Pick<Webhook, "url" | "headers" | "bodyTemplate">,
+): Promise<void> {
+  const found = await unboundedTemplate(webhook);
+  if (found) throw new UsageError(`Invalid --${TEMPLATE_FLAGS[found.field]}: ${found.problem}`);
 }
 
 /** The options that differ from the defaults, as short phrases for listings. */

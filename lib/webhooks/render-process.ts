@@ -17,6 +17,15 @@ export const RENDER_DEADLINE_MS = 100;
 /** How long a fresh renderer may take to start (compiling the engine: ~0.2 s, more under load). */
 const START_DEADLINE_MS = 30_000;
 
+const OVERRAN = "rendering took longer than";
+
+/** Whether a template error says a render hit a bound (time, memory, fuel, size), not the data. */
+export function hitRenderLimit(templateError: string): boolean {
+  return /rendering took longer than|out of memory|ran out of fuel|the result is \d+ bytes/.test(
+    templateError,
+  );
+}
+
 const CHILD = new URL("./render-child.ts", import.meta.url).pathname;
 
 export type RenderTemplates = (
@@ -87,7 +96,7 @@ export function createTemplateRenderer(options: { deadlineMs?: number } = {}): T
   }
 
   function overran(): void {
-    stop(`rendering took longer than ${deadlineMs} ms and was stopped`, true);
+    stop(`${OVERRAN} ${deadlineMs} ms and was stopped`, true);
   }
 
   /** Gives up on the current process: the job it was on fails, the ones behind it go to a new one. */

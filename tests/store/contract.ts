@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../lib/webhooks/errors.ts";
 import type { AttemptRecord, Claim, Outcome } from "../../lib/webhooks/model.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
+import { sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
 import { change } from "../fakes/change.ts";
+import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
 
 /**
  * The behaviour every Store must have (SQLite, PostgreSQL), run against each by its own test
@@ -539,6 +541,48 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(await store.queue.retryAllFailed(T0)).toBe(0);
         expect((await claim()).map((c) => c.webhook.name)).toEqual(["fine"]);
       });
+
+      test.each([
+        ["a loop multiplying strings", LOOP_BOMB, "rendering took longer than 100 ms"],
+        ["one huge string", STRING_BOMB, "out of memory (at most 64 MiB)"],
+      ])(
+        "a change's transaction with %s in a template: a template_error soon, another caller answered meanwhile",
+        async (_name, bomb, reason) => {
+          // The renderer process started before, as the app does at start.
+          await sharedTemplateRenderer().render(
+            { url: "http://x/", headers: [], bodyTemplate: "{{ 1 }}" },
+            "{}",
+          );
+          const bombed = await store.webhooks.create({
+            name: "bomb",
+            url: "https://e.example/b",
+            bodyTemplate: bomb,
+          });
+          await store.webhooks.create({ name: "fine", url: "https://e.example/f" });
+          const started = performance.now();
+          const changing = store.transaction(async (tx) => {
+            const item = await tx.items.create(
+              { sku: "S-1", name: "Bolt", quantity: 1, location: "" },
+              new Date(T0),
+            );
+            return tx.queue.enqueue(change({ data: item }));
+          });
+          // SQLite lets it wait for the transaction, PostgreSQL runs it beside it: either way it
+          // must not wait for the template as long as the template would run (30 s and more).
+          const asked = performance.now();
+          expect(await store.webhooks.list()).toHaveLength(2);
+          const otherMs = performance.now() - asked;
+          expect(await changing).toHaveLength(2);
+          const changeMs = performance.now() - started;
+          // Generous bounds for a loaded 2-core machine (the targets are 250 ms and 2 s).
+          expect(otherMs).toBeLessThan(2000);
+          expect(changeMs).toBeLessThan(5000);
+          const [failed] = await store.queue.list({ webhookId: bombed.id });
+          expect(failed).toMatchObject({ state: "failed", templateFailed: true, attempts: 1 });
+          expect(failed?.lastError).toContain(reason);
+          expect(await store.queue.stats()).toMatchObject({ queued: 1, failed: 1 });
+        },
+      );
 
       test("enqueue(): a template that includes another webhook's is a template_error, nothing of the other's in it", async () => {
         // The Slack webhook's header is the first template this process registers.

@@ -1,6 +1,7 @@
 import type { FieldErrors } from "../../inventory/schemas.ts";
 import { checkCaFileContent } from "../../webhooks/ca-file.ts";
 import { ALL_EVENTS, ITEM_EVENTS, type NewWebhook, type Webhook } from "../../webhooks/model.ts";
+import { unboundedTemplate } from "../../webhooks/template-trial.ts";
 import {
   type Checked,
   checkBodyTemplate,
@@ -149,6 +150,10 @@ export async function parseWebhookForm(values: WebhookFormValues): Promise<Parse
     timeoutMs: value("timeoutMs", checkTimeoutMs(values.timeoutMs)),
   };
   if (webhook.caFile) value("caFile", await checkCaFileContent(webhook.caFile));
+  if (!fieldErrors.url && !fieldErrors.headers && !fieldErrors.bodyTemplate) {
+    const unbounded = await unboundedTemplate(webhook);
+    if (unbounded) fieldErrors[unbounded.field] = [capitalised(unbounded.problem)];
+  }
   if (Object.keys(fieldErrors).length > 0)
     return { ok: false, errors: { formErrors: [], fieldErrors } };
   return { ok: true, webhook, secret, removeSecret: values.removeSecret };

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LOOP_BOMB } from "../../fakes/template-bombs.ts";
 import { testApp } from "../harness.ts";
 
 const CA_FILE = join(import.meta.dir, "..", "..", "fakes", "tls", "hook-test.crt");
@@ -151,6 +152,41 @@ describe("Preview with the last change", () => {
     ).text();
     expect(html).toContain("this change does not match, nothing would be queued");
     expect(html).toContain("Template error in the body: line 1, column 15: unknown filter");
+  });
+
+  test("shows a template that overruns its deadline with this change as the error enqueue records", async () => {
+    // Cheap with the sample item (quantity 3), a loop of 1 MB strings with the change (30,000).
+    const costly =
+      '{% for i in range(data.quantity) %}{% set t = "x" * (1000000 + i) %}{% endfor %}ok';
+    const saved = await create({ ...form, name: "costly", bodyTemplate: costly });
+    expect(saved.status).toBe(200);
+    const response = await t.client.json("POST", "/api/items", {
+      sku: "A-1",
+      name: "Bolt",
+      quantity: 30_000,
+    });
+    expect(response.status).toBe(201);
+    const [delivery] = await t.store.queue.list({ state: "failed" });
+    expect(delivery?.lastError).toBe(
+      "Template error: rendering took longer than 100 ms and was stopped",
+    );
+    const html = await (
+      await t.client.submit(
+        "/admin/webhooks/preview",
+        { ...form, bodyTemplate: costly },
+        { from: "/admin/webhooks/new" },
+      )
+    ).text();
+    expect(html).toContain("Template error: rendering took longer than 100 ms and was stopped");
+  });
+
+  test("refuses at save a template that overruns its deadline even with a sample item", async () => {
+    const response = await create({ ...form, bodyTemplate: LOOP_BOMB });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain(
+      "With a sample item, rendering took longer than 100 ms and was stopped: a template must stay within the limits for any change",
+    );
+    expect(await t.store.webhooks.list()).toEqual([]);
   });
 
   test("uses a sample item before any change was queued", async () => {

@@ -1,0 +1,66 @@
+import type { Webhook } from "./model.ts";
+import { buildPayload } from "./payload.ts";
+import type { RenderedDelivery, Templates } from "./render.ts";
+import { hitRenderLimit, type RenderTemplates, sharedTemplateRenderer } from "./render-process.ts";
+import { isTemplated } from "./template.ts";
+
+/**
+ * What can be known at save of a template's cost: each templated part (body, URL, headers)
+ * rendered once with a sample item, as at enqueue. One that overruns the render deadline or the
+ * engine's memory, fuel or output size with it would do so for most changes: refused when saved.
+ * (A template costly only for some data is bounded at enqueue instead.)
+ */
+
+export type TemplateField = "bodyTemplate" | "url" | "headers";
+
+const SAMPLE_ITEM = { id: 1, sku: "SAMPLE-1", name: "Sample item", quantity: 3, location: "A" };
+const SAMPLE_BODY = buildPayload({
+  event: "item.created",
+  model: "item",
+  username: "admin",
+  requestId: "00000000-0000-4000-8000-000000000000",
+  timestamp: new Date(Date.UTC(2025, 0, 1)),
+  data: SAMPLE_ITEM,
+  prechange: null,
+  postchange: SAMPLE_ITEM,
+});
+const PLAIN: Templates = { url: "https://sample.invalid/", headers: [], bodyTemplate: null };
+
+export async function unboundedTemplate(
+  webhook: Pick<Webhook, "url" | "headers" | "bodyTemplate">,
+  render: RenderTemplates = sharedTemplateRenderer().render,
+): Promise<{ field: TemplateField; problem: string } | null> {
+  const parts: Array<[TemplateField, Templates]> = [];
+  if (webhook.bodyTemplate !== null) {
+    parts.push(["bodyTemplate", { ...PLAIN, bodyTemplate: webhook.bodyTemplate }]);
+  }
+  if (isTemplated(webhook.url)) parts.push(["url", { ...PLAIN, url: webhook.url }]);
+  for (const header of webhook.headers) {
+    if (isTemplated(header[1])) parts.push(["headers", { ...PLAIN, headers: [header] }]);
+  }
+  // Each twice at most: a first render on a fresh renderer process can be slow for its own
+  // reasons (the engine growing its memory, a busy machine), never a reason to refuse.
+  const once = (part: Templates) => render(part, SAMPLE_BODY);
+  const twice = async (part: Templates) => {
+    const first = await once(part);
+    return limitHit(first) === null ? first : once(part);
+  };
+  const rendered = await Promise.all(parts.map(([, part]) => twice(part)));
+  for (const [index, result] of rendered.entries()) {
+    const field = parts[index]?.[0];
+    const reason = limitHit(result);
+    if (field !== undefined && reason !== null) {
+      return {
+        field,
+        problem: `with a sample item, ${reason}: a template must stay within the limits for any change`,
+      };
+    }
+  }
+  return null;
+}
+
+function limitHit(result: RenderedDelivery): string | null {
+  const error = result.templateError;
+  if (error === null || !hitRenderLimit(error)) return null;
+  return error.replace(/^Template error(?: in [^:]+)?: /, "");
+}
