@@ -9,22 +9,18 @@ import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { urlRefusalWarning } from "../webhooks/url-refusal.ts";
 import {
-  type Checked,
   checkContentType,
-  checkEvents,
-  checkHeader,
   checkMaxPerSecond,
   checkMethod,
   checkName,
-  checkSecret,
   checkUrl,
 } from "../webhooks/validate.ts";
-import { allValues, commonArgs, stringFlag } from "./args.ts";
+import { commonArgs, stringFlag } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
+import { eventsFlag, field, flagValue, headerFlags, secretFlag } from "./field-flags.ts";
 import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
 import {
   clearOptionArgs,
-  flagValue,
   optionArgs,
   optionNotes,
   readOptionFlags,
@@ -180,25 +176,6 @@ async function warnIfRefused(deps: CliDeps, url: string, allow: AllowList): Prom
 
 function missing(flag: string): never {
   throw new UsageError(`${flag} is required`);
-}
-
-/** A flag's value by its field's check, or a UsageError naming the flag and the value. */
-function field<T>(flag: string, given: string, check: (text: string) => Checked<T>): T {
-  return flagValue(flag, given, check(given));
-}
-
-function eventsFlag(list: string): string[] {
-  return flagValue("events", list, checkEvents(list.split(",")));
-}
-
-/** Every --header, each `Name: Value`. */
-function headerFlags(rawArgs: string[]): Array<[string, string]> {
-  return allValues(rawArgs, "header").map((line) => field("header", line, checkHeader));
-}
-
-/** Never echoed: a secret typed with a typo is still a secret. */
-function secretFlag(given: string): string {
-  return flagValue("secret", given, checkSecret(given), { echo: false });
 }
 
 export function listCommand(deps: CliDeps) {

@@ -5,13 +5,12 @@ import { checkCaFileContent } from "../webhooks/ca-file.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
 import { type TemplateField, unboundedTemplate } from "../webhooks/template-trial.ts";
 import {
-  type Checked,
   checkBodyTemplate,
   checkCaFile,
   checkConditions,
   checkTimeoutMs,
-  shown,
 } from "../webhooks/validate.ts";
+import { flagValue } from "./field-flags.ts";
 import { oneLine } from "./format.ts";
 
 /** Flags of NetBox's webhook options, shared by `add` and `update`. */
@@ -53,22 +52,6 @@ type OptionPatch = Pick<
   WebhookPatch,
   "bodyTemplate" | "conditions" | "sslVerification" | "caFile" | "timeoutMs"
 >;
-
-/**
- * A flag's value by its field's check (lib/webhooks/validate.ts), or a one-line UsageError (exit
- * 2) naming the flag: `Invalid --timeout-ms "50": must be …`. Long texts (templates, condition
- * sets) and secrets are not echoed.
- */
-export function flagValue<T>(
-  flag: string,
-  given: string,
-  checked: Checked<T>,
-  options: { echo?: boolean } = {},
-): T {
-  if (checked.ok) return checked.value;
-  const value = options.echo === false ? "" : ` ${shown(given)}`;
-  throw new UsageError(`Invalid --${flag}${value}: ${checked.problem}`);
-}
 
 /**
  * The options given on the command line, checked (one-line UsageError each). A value starting

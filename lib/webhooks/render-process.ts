@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
 import { errorMessage } from "../text/error-message.ts";
 import { type RenderedDelivery, renderDelivery, type Templates, usesTemplates } from "./render.ts";
@@ -5,15 +6,21 @@ import type { RenderJob, RenderReply } from "./render-child.ts";
 
 /**
  * Templates rendered off the caller's thread, each within a deadline: a child process
- * (render-child.ts) renders the jobs in order; one that takes longer than `deadlineMs` is
- * stopped by killing the process, and ends as a template error with the reason (the delivery is
- * then recorded as a `template_error`, nothing lost); the jobs behind it go to a fresh process.
+ * (render-child.ts) renders the jobs in order; one that runs longer than `deadlineMs` is stopped
+ * by killing the process, and ends as a template error with the reason (the delivery is then
+ * recorded as a `template_error`, nothing lost); the jobs behind it go to a fresh process.
+ * The deadline counts the child's CPU time where Linux tells it (/proc), so a render that only
+ * waited for a busy machine's CPU is not cut short, and wall-clock time up to WALL_CEILING_MS.
  * The engine's memory is capped inside it (template.ts). A plain webhook never leaves this
  * process. The process is started when first needed and does not keep the parent alive when idle.
  */
 
 /** How long one webhook's templates may take for one change (a normal one takes well under 1 ms). */
 export const RENDER_DEADLINE_MS = 100;
+/** However starved of CPU, a render is stopped after this long. */
+export const WALL_CEILING_MS = 1000;
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times, on every architecture it runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 /** How long a fresh renderer may take to start (compiling the engine: ~0.2 s, more under load). */
 const START_DEADLINE_MS = 30_000;
 
@@ -86,17 +93,36 @@ export function createTemplateRenderer(options: { deadlineMs?: number } = {}): T
     const job = sent.shift();
     job?.settle(message.rendered);
     // The child starts the next job as it answers this one: its deadline starts now.
-    if (sent.length > 0) arm(deadlineMs, overran);
+    if (sent.length > 0) startClock();
     else idle();
+  }
+
+  let startedAt = 0;
+  let cpuAtStart: number | null = null;
+
+  /** The job at the head of `sent` has started: its CPU and wall clocks run from now. */
+  function startClock(): void {
+    startedAt = performance.now();
+    cpuAtStart = child === null ? null : cpuMsOf(child.pid);
+    arm(deadlineMs, checkClock);
+  }
+
+  function checkClock(): void {
+    const wallMs = performance.now() - startedAt;
+    const cpuNow = child === null ? null : cpuMsOf(child.pid);
+    const usedMs = cpuAtStart === null || cpuNow === null ? wallMs : cpuNow - cpuAtStart;
+    if (usedMs >= deadlineMs) {
+      stop(`${OVERRAN} ${deadlineMs} ms and was stopped`, true);
+    } else if (wallMs >= WALL_CEILING_MS) {
+      stop(`${OVERRAN} ${WALL_CEILING_MS} ms (the machine was busy) and was stopped`, true);
+    } else {
+      arm(Math.max(10, Math.min(deadlineMs - usedMs, WALL_CEILING_MS - wallMs)), checkClock);
+    }
   }
 
   function onExit(from: Subprocess, code: number | null, signal: unknown): void {
     if (from !== child) return;
     stop(`the template renderer stopped (${signal ? String(signal) : `exit code ${code}`})`, true);
-  }
-
-  function overran(): void {
-    stop(`${OVERRAN} ${deadlineMs} ms and was stopped`, true);
   }
 
   /** Gives up on the current process: the job it was on fails, the ones behind it go to a new one. */
@@ -113,7 +139,11 @@ export function createTemplateRenderer(options: { deadlineMs?: number } = {}): T
     const current = sent.shift();
     current?.settle(failure(reason, current.body));
     waiting.unshift(...sent.splice(0));
-    if (waiting.length > 0 && !closed) start()?.ref();
+    if (closed) return;
+    // A fresh process at once, so the next templated change finds it ready.
+    const next = start();
+    if (waiting.length > 0) next?.ref();
+    else next?.unref();
   }
 
   function send(): void {
@@ -123,7 +153,7 @@ export function createTemplateRenderer(options: { deadlineMs?: number } = {}): T
       sent.push(job);
       child.send({ id: job.id, webhook: job.webhook, body: job.body } satisfies RenderJob);
     }
-    if (wasIdle && sent.length > 0) arm(deadlineMs, overran);
+    if (wasIdle && sent.length > 0) startClock();
   }
 
   function failAll(reason: string): void {
@@ -181,6 +211,20 @@ export function createTemplateRenderer(options: { deadlineMs?: number } = {}): T
       child = null;
     },
   };
+}
+
+/** A process's CPU time (user + system) in ms, or null where /proc does not say. */
+function cpuMsOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    // After the command name (in parentheses, which may hold spaces): utime and stime are the
+    // 12th and 13th fields.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_SECOND : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A render that did not happen, recorded as a template error with the change's context. */

@@ -18,7 +18,7 @@ beforeEach(async () => {
 afterEach(() => t.store.close());
 
 test.each([
-  ["a loop multiplying strings", LOOP_BOMB, "rendering took longer than 100 ms"],
+  ["a loop multiplying strings", LOOP_BOMB, "rendering took longer than"],
   ["one huge string", STRING_BOMB, "out of memory (at most 64 MiB)"],
 ])(
   "POST /api/items with %s in a webhook's template: other requests answered meanwhile, the change soon, its delivery a template_error",

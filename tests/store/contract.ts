@@ -543,7 +543,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
 
       test.each([
-        ["a loop multiplying strings", LOOP_BOMB, "rendering took longer than 100 ms"],
+        ["a loop multiplying strings", LOOP_BOMB, "rendering took longer than"],
         ["one huge string", STRING_BOMB, "out of memory (at most 64 MiB)"],
       ])(
         "a change's transaction with %s in a template: a template_error soon, another caller answered meanwhile",

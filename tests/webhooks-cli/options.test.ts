@@ -7,7 +7,7 @@ import { exitCodeFor } from "../../lib/cli/run.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
-import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
+import { LOOP_BOMB, STOPPED, STRING_BOMB } from "../fakes/template-bombs.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 const CA_FILE = join(import.meta.dir, "..", "fakes", "tls", "hook-test.crt");
@@ -142,16 +142,19 @@ describe("webhooks add/update with NetBox's options", () => {
   });
 
   test("a template that overruns its render deadline with a sample item is refused when saved", async () => {
-    expect(await refused(...add, "--body-template", LOOP_BOMB)).toBe(
-      "Invalid --body-template: with a sample item, rendering took longer than 100 ms and was stopped: a template must stay within the limits for any change",
+    const message = await refused(...add, "--body-template", LOOP_BOMB);
+    expect(message).toStartWith(
+      "Invalid --body-template: with a sample item, rendering took longer",
     );
+    expect(message).toMatch(STOPPED);
+    expect(message).toEndWith(": a template must stay within the limits for any change");
     // A constant expression is worked out when the template is parsed: refused already there.
     expect(await refused(...add, "--header", `X-A: ${STRING_BOMB}`)).toEndWith(
       "template error at the template engine failed: out of memory (at most 64 MiB) or an internal error",
     );
     await cli(...add);
     expect(await refused("update", "chat", "--body-template", LOOP_BOMB)).toStartWith(
-      "Invalid --body-template: with a sample item, rendering took longer than 100 ms",
+      "Invalid --body-template: with a sample item, rendering took longer than",
     );
     expect((await store.webhooks.list())[0]?.bodyTemplate).toBeNull();
   });

@@ -7,7 +7,7 @@ import {
 } from "../../lib/webhooks/render-process.ts";
 import { unboundedTemplate } from "../../lib/webhooks/template-trial.ts";
 import { change } from "../fakes/change.ts";
-import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
+import { LOOP_BOMB, STOPPED, STRING_BOMB } from "../fakes/template-bombs.ts";
 
 // Each test starts a renderer process (about 0.1 s, seconds on a loaded machine).
 setDefaultTimeout(60_000);
@@ -55,7 +55,7 @@ describe("createTemplateRenderer()", () => {
   });
 
   test.each([
-    ["a loop multiplying strings", LOOP_BOMB, "rendering took longer than 100 ms and was stopped"],
+    ["a loop multiplying strings", LOOP_BOMB, "rendering took longer than"],
     ["one huge string", STRING_BOMB, "out of memory (at most 64 MiB)"],
   ])(
     "%s ends as a template error with the reason, this thread free meanwhile; the next render works",
@@ -100,11 +100,11 @@ describe("unboundedTemplate() at save", () => {
   test("refuses the bombs, naming the part; lets a template that is only wrong for some data through", async () => {
     const r = renderer();
     const webhook = { ...plain, bodyTemplate: null };
-    expect(await unboundedTemplate({ ...webhook, bodyTemplate: LOOP_BOMB }, r.render)).toEqual({
-      field: "bodyTemplate",
-      problem:
-        "with a sample item, rendering took longer than 100 ms and was stopped: a template must stay within the limits for any change",
-    });
+    const bomb = await unboundedTemplate({ ...webhook, bodyTemplate: LOOP_BOMB }, r.render);
+    expect(bomb?.field).toBe("bodyTemplate");
+    expect(bomb?.problem).toMatch(STOPPED);
+    expect(bomb?.problem).toStartWith("with a sample item, rendering took longer than");
+    expect(bomb?.problem).toEndWith(": a template must stay within the limits for any change");
     expect(
       await unboundedTemplate({ ...webhook, headers: [["X-A", STRING_BOMB]] }, r.render),
     ).toMatchObject({ field: "headers" });

@@ -1,0 +1,45 @@
+import { UsageError } from "../config/errors.ts";
+import {
+  type Checked,
+  checkEvents,
+  checkHeader,
+  checkSecret,
+  shown,
+} from "../webhooks/validate.ts";
+import { allValues } from "./args.ts";
+
+/**
+ * The webhook field rules (lib/webhooks/validate.ts) as flags: a flag's value by its field's
+ * check, or a one-line UsageError (exit 2) naming the flag: `Invalid --timeout-ms "50": must be …`.
+ * Long texts (templates, condition sets) and secrets are not echoed.
+ */
+export function flagValue<T>(
+  flag: string,
+  given: string,
+  checked: Checked<T>,
+  options: { echo?: boolean } = {},
+): T {
+  if (checked.ok) return checked.value;
+  const value = options.echo === false ? "" : ` ${shown(given)}`;
+  throw new UsageError(`Invalid --${flag}${value}: ${checked.problem}`);
+}
+
+/** A flag's value by its field's check, or a UsageError naming the flag and the value. */
+export function field<T>(flag: string, given: string, check: (text: string) => Checked<T>): T {
+  return flagValue(flag, given, check(given));
+}
+
+/** --events: a comma list. */
+export function eventsFlag(list: string): string[] {
+  return flagValue("events", list, checkEvents(list.split(",")));
+}
+
+/** Every --header, each `Name: Value`. */
+export function headerFlags(rawArgs: string[]): Array<[string, string]> {
+  return allValues(rawArgs, "header").map((line) => field("header", line, checkHeader));
+}
+
+/** Never echoed: a secret typed with a typo is still a secret. */
+export function secretFlag(given: string): string {
+  return flagValue("secret", given, checkSecret(given), { echo: false });
+}
