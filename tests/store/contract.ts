@@ -1353,6 +1353,55 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(taken?.delivery.id).toBe(held.delivery.id);
         expect(taken?.generation).toBeGreaterThan(held.generation);
       });
+
+      test("after a silence (nobody could write), a live owner's expired lease waits a lease of grace; a gone owner's is taken after three missed beats", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [first, second] = [
+          ...(await store.queue.enqueue(change())),
+          ...(await store.queue.enqueue(change())),
+        ];
+        const beat = (id: string) =>
+          store.workers.heartbeat({
+            id,
+            host: "h",
+            pid: 1,
+            version: "0",
+            startedAt: T0,
+            lastSeenAt: clock.t,
+            inFlight: 1,
+            concurrency: 1,
+            heartbeatMs: 1000,
+          });
+        await beat("live");
+        await beat("dies");
+        const [live] = await claim({ workerId: "live", limit: 1, leaseMs: 2000 });
+        const [dies] = await claim({ workerId: "dies", limit: 1, leaseMs: 2000 });
+        expect([live?.delivery.id, dies?.delivery.id]).toEqual([first, second]);
+
+        // Ten seconds in which nobody wrote (the database was down): both leases ran out.
+        clock.t = T0 + 10_000;
+        // A worker that did not see the outage claims first: the silence tells it.
+        expect(await claim({ workerId: "newcomer", leaseMs: 30_000 })).toEqual([]);
+        await beat("live");
+        clock.t = T0 + 12_500;
+        await beat("live");
+        expect(await claim({ workerId: "newcomer", leaseMs: 30_000 })).toEqual([]);
+        // Three beats after the return without one from "dies": it is gone, its lease is taken.
+        clock.t = T0 + 13_100;
+        await beat("live");
+        const taken = await claim({ workerId: "newcomer", leaseMs: 30_000 });
+        expect(taken.map((c) => c.delivery.id)).toEqual([second ?? 0]);
+        // The live owner writes the result it held, though its lease ran out long ago.
+        if (!live) throw new Error("expected a claim");
+        expect(await store.queue.finish(live, record(), { state: "successful" })).toBe(true);
+        // After the grace (a lease of the claimer's since the return), any expired lease goes,
+        // a live owner's too.
+        clock.t = T0 + 44_000;
+        await beat("newcomer");
+        expect((await claim({ workerId: "other" })).map((c) => c.delivery.id)).toEqual([
+          second ?? 0,
+        ]);
+      });
     });
 
     describe("sessions", () => {

@@ -536,4 +536,63 @@ describePostgres("workers through PostgreSQL faults", () => {
     expect(new Set(endpoint.requests.map((r) => r.headers["webhook-id"])).size).toBe(12);
     expect(await store.queue.stats()).toMatchObject({ successful: 12, delivering: 0 });
   }, 20_000);
+
+  test("a stopped database for longer than the lease under 3 busy workers: nothing is sent twice, everything ends successful", async () => {
+    const total = 240;
+    // Answers after 50 ms, so 12 requests in flight take a few seconds for all: the outage falls
+    // in the middle of the work.
+    const endpoint = startFakeEndpoint(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return new Response("ok");
+    });
+    cleanups.push(() => endpoint.stop());
+    const url = await pg.cluster.createDatabase();
+    const store = await openPostgresStore(url);
+    cleanups.push(() => store.close());
+    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+    await store.queue.enqueueMany(Array.from({ length: total }, () => change()));
+    const env = {
+      WEBHOOK_TIMEOUT_MS: "1000",
+      WEBHOOK_LEASE_MS: "2000",
+      WORKER_HEARTBEAT_MS: "1000",
+    };
+    const workers = [startWorker(url, env), startWorker(url, env), startWorker(url, env)];
+    await within(endpoint.waitForRequests(24), 20_000, "24 requests");
+
+    const sql = adminOn(url);
+    const [held] = await sql<Array<{ remaining: number }>>`
+      SELECT max(lease_expires_at - ${sql.unsafe(DATABASE_NOW_MS)})::int AS remaining
+      FROM deliveries WHERE state = 'delivering'`;
+    await sql.close();
+    const stopped = performance.now();
+    await pg.cluster.stopServer();
+    try {
+      // The outage's length is what this test is about: longer than every lease then held.
+      await Bun.sleep(4000);
+    } finally {
+      await pg.cluster.startServer();
+    }
+    expect(performance.now() - stopped).toBeGreaterThan(held?.remaining ?? 0);
+    // A worker that did not see the outage claims the moment the database is back: it takes no
+    // lease of a live worker over (each claim is a first attempt), and gives its claims back.
+    const eager = await store.queue.claim({
+      workerId: "newcomer",
+      limit: total,
+      leaseMs: 2000,
+      now: Date.now(),
+    });
+    expect(eager.filter((claim) => claim.attempt > 1)).toEqual([]);
+    await store.queue.release(eager);
+
+    const deadline = performance.now() + 60_000;
+    while ((await store.queue.stats()).successful < total && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    for (const worker of workers) worker.child.kill("SIGTERM");
+    expect(await Promise.all(workers.map((worker) => worker.child.exited))).toEqual([0, 0, 0]);
+    expect(await store.queue.stats()).toMatchObject({ successful: total, delivering: 0 });
+    const ids = endpoint.requests.map((request) => request.headers["webhook-id"]);
+    expect(new Set(ids).size).toBe(total);
+    expect(ids).toHaveLength(total);
+  }, 120_000);
 });

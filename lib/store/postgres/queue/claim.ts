@@ -133,10 +133,19 @@ export function createClaim(
     >`
         WITH clock AS (
           SELECT coalesce(${param}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
+        ), silence AS (
+          -- Nobody could write for a while (as SQLite's CLAIM_SQL.silence): no worker beat for
+          -- two of its beats, and no return noted since the last beat.
+          SELECT true AS silent FROM workers
+          HAVING max(last_seen_at + 2 * coalesce(heartbeat_ms, ${DEFAULT_HEARTBEAT_MS}))
+              < (SELECT t FROM clock)
+            AND max(last_seen_at) > (SELECT back_at FROM outages WHERE id = 1)
+        ), returned AS (
+          SELECT ${returned}::boolean OR EXISTS (SELECT 1 FROM silence) AS yes
         ), came_back AS (
-          -- The end of an outage this worker saw, or the server's start (a restart is one).
+          -- The end of an outage seen, or the server's start (a restart is one).
           SELECT greatest(
-            CASE WHEN ${returned}::boolean THEN (SELECT t FROM clock) ELSE 0 END,
+            CASE WHEN (SELECT yes FROM returned) THEN (SELECT t FROM clock) ELSE 0 END,
             CASE WHEN ${param}::bigint IS NULL
               THEN (extract(epoch from pg_postmaster_start_time()) * 1000)::bigint
               ELSE 0 END) AS t
@@ -147,7 +156,7 @@ export function createClaim(
           FROM outages o CROSS JOIN came_back b WHERE o.id = 1
         ), noted AS (
           UPDATE outages SET back_at = u.back_at, grace_until = u.grace_until
-          FROM outage u WHERE outages.id = 1 AND ${returned}::boolean
+          FROM outage u WHERE outages.id = 1 AND (SELECT yes FROM returned)
         ), lost AS (
           SELECT d.id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at, w.enabled,
             ${LEASE_EXPIRED_TEXT.before}::text || coalesce(d.lease_owner, '?')

@@ -60,6 +60,14 @@ export const CLAIM_SQL = {
   /** A worker saw the database come back: live owners' leases get one lease of grace. */
   noteReturn: `UPDATE outages SET back_at = max(back_at, $now),
      grace_until = max(grace_until, $now + $lease) WHERE id = 1`,
+  /**
+   * Nobody could write for a while, as the database shows it: no worker has beaten for two of
+   * its beats, and no return was noted since the last beat. Seen by a worker that did not see
+   * the outage itself (started since, or idle through it).
+   */
+  silence: `SELECT count(*) AS silent FROM workers
+     HAVING max(last_seen_at + 2 * coalesce(heartbeat_ms, ${DEFAULT_HEARTBEAT_MS})) < $now
+       AND max(last_seen_at) > (SELECT back_at FROM outages WHERE id = 1)`,
   /** The webhooks that can send now and the due time of their oldest queued delivery. */
   sendableDue: `SELECT s.id AS webhook_id, (
        SELECT min(d.next_attempt_at) FROM deliveries d INDEXED BY deliveries_webhook_due
@@ -250,16 +258,20 @@ export function createClaim(
   }
 
   const noteReturnStmt = db.prepare<unknown, Params>(CLAIM_SQL.noteReturn);
+  const silenceStmt = db.prepare<{ silent: number }, Params>(CLAIM_SQL.silence);
 
   /**
    * `databaseReturned`: this process saw the database unavailable (a write failed or waited
-   * long for the lock) since its last claim: the end of that outage is noted first, so the
-   * leases of live owners get their grace before this claim could take them over.
+   * long for the lock) since its last claim; or the workers' heartbeats show a silence (nobody
+   * could write). The end of that outage is noted first, so the leases of live owners get their
+   * grace before this claim could take them over.
    */
   function claimRows(options: ClaimOptions, databaseReturned = false): Claim[] {
     const { workerId, limit, leaseMs, now: at } = options;
     changes.markSeen();
-    if (databaseReturned) noteReturnStmt.run({ now: at, lease: leaseMs });
+    if (databaseReturned || silenceStmt.get({ now: at })) {
+      noteReturnStmt.run({ now: at, lease: leaseMs });
+    }
     const expires = at + leaseMs;
     const claimed = takeOverLost(options, expires);
     const webhookRows = new Map<number, WebhookRow>();

@@ -1,0 +1,195 @@
+import { Database } from "bun:sqlite";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
+import { change } from "../fakes/change.ts";
+import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+
+// Worker processes, and outages longer than a lease and than busy_timeout (5 s).
+setDefaultTimeout(90_000);
+
+const ROOT = join(import.meta.dir, "..", "..");
+const TOTAL = 240;
+/** Short leases, so an outage outlasts them; beats every second. */
+const WORKER_ENV = {
+  WEBHOOK_CONCURRENCY: "4",
+  WEBHOOK_TIMEOUT_MS: "1000",
+  WEBHOOK_LEASE_MS: "2000",
+  WORKER_HEARTBEAT_MS: "1000",
+};
+/** Longer than the lease and than the workers' busy_timeout: their writes fail meanwhile. */
+const OUTAGE_MS = 6500;
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Setup {
+  path: string;
+  store: Store;
+  endpoint: FakeEndpoint;
+}
+
+async function setup(): Promise<Setup> {
+  const dir = mkdtempSync(join(tmpdir(), "sqlite-outage-"));
+  const path = join(dir, "app.db");
+  const store = openSqliteStore(path);
+  // Answers after 50 ms, so 12 requests in flight take a few seconds for all: the outage falls
+  // in the middle of the work.
+  const endpoint = startFakeEndpoint(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return new Response("ok");
+  });
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => store.close());
+  cleanups.push(() => endpoint.stop());
+  await store.webhooks.create({ name: "hook", url: `${endpoint.url}/in` });
+  await store.queue.enqueueMany(Array.from({ length: TOTAL }, () => change()));
+  return { path, store, endpoint };
+}
+
+function startWorker(path: string): Subprocess<"ignore", "ignore", "pipe"> {
+  const child = Bun.spawn(["bun", "scripts/worker.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: path, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", ...WORKER_ENV },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGCONT");
+      child.kill("SIGKILL");
+    }
+    await child.exited;
+  });
+  return child;
+}
+
+/**
+ * The outage itself: its length is what these tests are about (longer than a lease), so it is
+ * a span of real time, not a wait for an event.
+ */
+function outage(ms: number): Promise<void> {
+  return Bun.sleep(ms);
+}
+
+/** Polls the database (the workers are other processes) until everything is successful. */
+async function untilAllSuccessful(store: Store): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  while ((await store.queue.stats()).successful < TOTAL && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Whether another connection holds the write lock: a write that may not wait fails. */
+function lockHeld(path: string): boolean {
+  const probe = new Database(path);
+  try {
+    probe.run("PRAGMA busy_timeout = 0");
+    probe.run("BEGIN IMMEDIATE");
+    probe.run("COMMIT");
+    return false;
+  } catch {
+    return true;
+  } finally {
+    probe.close();
+  }
+}
+
+/** Leases that had run out by the end of the outage, held by workers that were alive. */
+function expiredLeases(path: string): number {
+  const reader = new Database(path, { readonly: true });
+  try {
+    const row = reader
+      .query<{ n: number }, [number]>(
+        "SELECT count(*) AS n FROM deliveries WHERE state = 'delivering' AND lease_expires_at < ?",
+      )
+      .get(Date.now());
+    return row?.n ?? 0;
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * A worker that did not see the outage claims the moment it ends, before anyone has written: it
+ * takes no lease of a live worker over (each claim is a first attempt), and gives its claims back.
+ */
+async function claimAsNewcomer(store: Store): Promise<void> {
+  const claims = await store.queue.claim({
+    workerId: "newcomer",
+    limit: TOTAL,
+    leaseMs: 2000,
+    now: Date.now(),
+  });
+  expect(claims.filter((claim) => claim.attempt > 1)).toEqual([]);
+  await store.queue.release(claims);
+}
+
+async function expectEachSentOnceAndSuccessful(env: Setup, workers: Subprocess[]) {
+  await untilAllSuccessful(env.store);
+  for (const worker of workers) worker.kill("SIGTERM");
+  expect(await Promise.all(workers.map((worker) => worker.exited))).toEqual(workers.map(() => 0));
+  expect(await env.store.queue.stats()).toMatchObject({ successful: TOTAL, delivering: 0 });
+  const ids = env.endpoint.requests.map((request) => request.headers["webhook-id"]);
+  expect(new Set(ids).size).toBe(TOTAL);
+  expect(ids).toHaveLength(TOTAL);
+}
+
+describe("SQLite workers through an outage longer than the lease", () => {
+  test("the write lock held by another process: results are held and written, nothing is sent twice", async () => {
+    const env = await setup();
+    const workers = [startWorker(env.path), startWorker(env.path), startWorker(env.path)];
+    await env.endpoint.waitForRequests(24);
+
+    // Another process takes the write lock (a backup, a stuck tool): every write waits, then fails.
+    const holder = new Database(env.path);
+    holder.run("PRAGMA busy_timeout = 5000");
+    holder.run("BEGIN IMMEDIATE");
+    try {
+      await outage(OUTAGE_MS);
+      // The case at hand: leases of live workers ran out while they could not write.
+      expect(expiredLeases(env.path)).toBeGreaterThan(0);
+    } finally {
+      holder.run("ROLLBACK");
+      holder.close();
+    }
+    await claimAsNewcomer(env.store);
+    await expectEachSentOnceAndSuccessful(env, workers);
+  });
+
+  test("a worker stopped (SIGSTOP) while it holds the write lock: the others' results are written, nothing is sent twice", async () => {
+    const env = await setup();
+    const workers = [startWorker(env.path), startWorker(env.path), startWorker(env.path)];
+    const [paused] = workers;
+    if (!paused) throw new Error("no worker");
+    await env.endpoint.waitForRequests(24);
+
+    // Stop it until it is caught holding the lock: a lock held for 200 ms by a stopped process
+    // is its own (the running ones hold it a few milliseconds at a time).
+    let caught = false;
+    for (let tries = 0; tries < 200 && !caught; tries++) {
+      paused.kill("SIGSTOP");
+      caught = true;
+      for (const until = performance.now() + 200; caught && performance.now() < until; ) {
+        caught = lockHeld(env.path);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      if (!caught) paused.kill("SIGCONT");
+    }
+    expect(caught).toBe(true);
+    try {
+      await outage(OUTAGE_MS);
+      expect(expiredLeases(env.path)).toBeGreaterThan(0);
+    } finally {
+      paused.kill("SIGCONT");
+    }
+    await expectEachSentOnceAndSuccessful(env, workers);
+  });
+});
