@@ -262,7 +262,10 @@ function interrupted(
   config: DigestConfig,
   done: { written: number; total: number },
 ): DigestInterruptedError {
-  const after = `Interrupted after ${done.written} of ${done.total} ${done.total === 1 ? "story" : "stories"}`;
+  const after =
+    done.total === 0
+      ? "Interrupted before the front page was read"
+      : `Interrupted after ${done.written} of ${done.total} ${done.total === 1 ? "story" : "stories"}`;
   return new DigestInterruptedError(
     config.out === undefined ? after : `${after}; ${config.out} was left as it was`,
   );

@@ -495,6 +495,25 @@ describe("bun run digest", () => {
     );
   });
 
+  test("Ctrl-C while the front page is read says so, with no story count it does not know", async () => {
+    const signals = new EventEmitter();
+    const never = gate();
+    using world = startDigestWorld({
+      ...twoStories(),
+      intercept: async (url) => {
+        if (url.searchParams.get("tags") !== "front_page") return undefined;
+        signals.emit("SIGINT");
+        await never.promise;
+        return undefined;
+      },
+    });
+    const { interrupted, logger } = await digest(world, [], { signals });
+    never.open();
+    expect(interrupted).toBe(true);
+    expect(logger.lines).toEqual(["warn Interrupted before the front page was read"]);
+    expect(world.ollama.generateCalls).toEqual([]);
+  });
+
   test("a re-run over unchanged stories answers from the cache with no Ollama call", async () => {
     using world = startDigestWorld(twoStories());
     const cacheHome = tempDir();
