@@ -1,3 +1,4 @@
+import { RE2JS } from "re2js";
 import { errorMessage } from "../text/error-message.ts";
 import {
   CONDITION_OPS,
@@ -130,7 +131,7 @@ function checkCondition(node: unknown, path: string): void {
       regexOf(pattern);
     } catch (error) {
       const detail = errorMessage(error);
-      throw new ConditionError(`${path}.value`, `invalid regex (${detail})`);
+      throw new ConditionError(`${path}.value`, `invalid regex for RE2's syntax (${detail})`);
     }
   }
 }
@@ -139,11 +140,15 @@ function checkCondition(node: unknown, path: string): void {
  * Whether `data` (the changed object, as in the payload's `data`) satisfies the set. A condition
  * that cannot be evaluated (its attribute is missing, or the data has another type than the
  * operator needs) does not match, negated or not: a misconfigured condition queues nothing.
+ * A regex that cannot run (stored before RE2 was its engine: a lookbehind, a backreference)
+ * throws an UnrunnableRegexError instead, so its change is recorded as failed, never silently
+ * "no match".
  */
 export function conditionsMatch(set: ConditionSet, data: unknown): boolean {
   try {
     return evalNode(set, data);
-  } catch {
+  } catch (error) {
+    if (error instanceof UnrunnableRegexError) throw error;
     // A set stored without the checks above (not through the CLI or the admin) can be
     // malformed; the change it guards is still written, with nothing queued for this webhook.
     return false;
@@ -214,22 +219,42 @@ function compare(op: ConditionOp, actual: unknown, value: unknown): boolean | ty
     case "regex":
       // Anchored at the start like Python's re.match, which NetBox uses.
       return typeof actual === "string" && typeof value === "string"
-        ? regexOf(value).test(actual)
+        ? runnableRegexOf(value).lookingAt(actual)
         : MISMATCH;
   }
 }
 
-const regexes = new Map<string, RegExp>();
+/** A condition's regex that RE2 cannot compile. */
+export class UnrunnableRegexError extends Error {
+  override name = "UnrunnableRegexError";
+}
 
-function regexOf(pattern: string): RegExp {
+/**
+ * RE2 (re2js): matching takes time linear in the text, whatever the pattern, where a
+ * backtracking engine can take seconds (`(a+)+$` against 28 characters) or give up. Its syntax
+ * covers what NetBox's examples use; lookarounds and backreferences are refused when saved.
+ */
+const regexes = new Map<string, { lookingAt(text: string): boolean }>();
+
+function regexOf(pattern: string): { lookingAt(text: string): boolean } {
   let regex = regexes.get(pattern);
   if (!regex) {
-    regex = new RegExp(pattern, "y");
+    const compiled = RE2JS.compile(pattern);
+    regex = { lookingAt: (text) => compiled.matcher(text).lookingAt() };
     if (regexes.size >= 1000) regexes.clear();
     regexes.set(pattern, regex);
   }
-  regex.lastIndex = 0;
   return regex;
+}
+
+function runnableRegexOf(pattern: string) {
+  try {
+    return regexOf(pattern);
+  } catch (error) {
+    throw new UnrunnableRegexError(
+      `the regex ${JSON.stringify(pattern)} cannot run: ${errorMessage(error)}`,
+    );
+  }
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {

@@ -1,4 +1,4 @@
-import { conditionsMatch } from "./conditions.ts";
+import { conditionsMatch, UnrunnableRegexError } from "./conditions.ts";
 import { subscribes } from "./events.ts";
 import type { ChangeEvent, ConditionSet } from "./model.ts";
 import { buildPayload } from "./payload.ts";
@@ -60,13 +60,26 @@ export async function planDeliveries(
   const planned: Array<Promise<PlannedDelivery>> = [];
   for (const candidate of [...candidates].sort((a, b) => a.id - b.id)) {
     if (!wanted.has(candidate.id)) continue;
-    if (
-      change.event !== "ping" &&
-      candidate.conditions !== null &&
-      !conditionsMatch(candidate.conditions, change.data ?? null)
-    ) {
+    let matches: boolean;
+    try {
+      matches =
+        change.event === "ping" ||
+        candidate.conditions === null ||
+        conditionsMatch(candidate.conditions, change.data ?? null);
+    } catch (error) {
+      if (!(error instanceof UnrunnableRegexError)) throw error;
+      // Recorded as failed with the reason rather than taken for "no match".
+      const failed = { payload: "", url: null, headers: null, context: body };
+      planned.push(
+        Promise.resolve({
+          webhookId: candidate.id,
+          ...failed,
+          templateError: `Condition error: ${error.message}`,
+        }),
+      );
       continue;
     }
+    if (!matches) continue;
     planned.push(render(candidate, body).then((r) => ({ webhookId: candidate.id, ...r })));
   }
   return Promise.all(planned);

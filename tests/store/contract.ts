@@ -584,6 +584,31 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         },
       );
 
+      test("enqueue(): a backtracking regex condition runs in linear time; one that cannot run is a failed delivery with the reason", async () => {
+        const backtracking = await store.webhooks.create({
+          name: "backtracking",
+          url: "https://e.example/b",
+          conditions: { and: [{ attr: "name", op: "regex", value: "(a+)+$" }] },
+        });
+        // Stored as a row from before RE2 (the store itself checks nothing).
+        const lookbehind = await store.webhooks.create({
+          name: "lookbehind",
+          url: "https://e.example/l",
+          conditions: { and: [{ attr: "name", op: "regex", value: "(?<=a)!" }] },
+        });
+        const started = performance.now();
+        const ids = await store.queue.enqueue(change({ data: { name: `${"a".repeat(50_000)}!` } }));
+        // JavaScript's engine: 2.5 s for 28 characters, never for 50,000. Generous bound.
+        expect(performance.now() - started).toBeLessThan(5000);
+        expect(ids).toHaveLength(1);
+        expect(await store.queue.list({ webhookId: backtracking.id })).toEqual([]);
+        const [failed] = await store.queue.list({ webhookId: lookbehind.id });
+        expect(failed).toMatchObject({ state: "failed", attempts: 1, payload: "" });
+        expect(failed?.lastError).toBe(
+          'Condition error: the regex "(?<=a)!" cannot run: error parsing regexp: invalid named capture: `(?<=a)!`',
+        );
+      });
+
       test("enqueue(): a template that includes another webhook's is a template_error, nothing of the other's in it", async () => {
         // The Slack webhook's header is the first template this process registers.
         await store.webhooks.create({

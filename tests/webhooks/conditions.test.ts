@@ -4,6 +4,7 @@ import {
   checkConditionSet,
   conditionsMatch,
   parseConditionText,
+  UnrunnableRegexError,
 } from "../../lib/webhooks/conditions.ts";
 import type { ConditionNode, ConditionSet } from "../../lib/webhooks/model.ts";
 
@@ -112,8 +113,24 @@ describe("conditionsMatch()", () => {
   test("a malformed set stored without checks matches nothing instead of throwing", () => {
     const bad = { and: "quantity" } as unknown as ConditionSet;
     expect(conditionsMatch(bad, item)).toBe(false);
-    const badRegex = all({ attr: "sku", value: "(", op: "regex" });
-    expect(conditionsMatch(badRegex, item)).toBe(false);
+  });
+
+  test("a regex that cannot run (stored without checks) throws, never a silent no match", () => {
+    const badRegex = all({ attr: "sku", value: "(?<=A)-1", op: "regex" });
+    expect(() => conditionsMatch(badRegex, item)).toThrow(UnrunnableRegexError);
+    expect(() => conditionsMatch(badRegex, item)).toThrow(
+      'the regex "(?<=A)-1" cannot run: error parsing regexp: invalid named capture: `(?<=A)-1`',
+    );
+  });
+
+  test("a pattern that backtracks exponentially elsewhere runs in linear time", () => {
+    // JavaScript's engine took 2.5 s for 28 characters here; 100,000 would never end.
+    const backtracking = all({ attr: "name", value: "(a+)+$", op: "regex" });
+    const started = performance.now();
+    expect(conditionsMatch(backtracking, { name: `${"a".repeat(100_000)}!` })).toBe(false);
+    expect(conditionsMatch(backtracking, { name: "a".repeat(28) })).toBe(true);
+    // A bound far below the damage, generous for a loaded 2-core machine.
+    expect(performance.now() - started).toBeLessThan(5000);
   });
 
   test("empty and matches, empty or does not (Python's all/any)", () => {
@@ -146,7 +163,17 @@ describe("checkConditionSet()", () => {
     [
       "a bad regex",
       { and: [{ attr: "x", value: "(", op: "regex" }] },
-      "$.and[0].value: invalid regex",
+      "$.and[0].value: invalid regex for RE2's syntax",
+    ],
+    [
+      "a lookbehind, which a linear-time engine cannot run",
+      { and: [{ attr: "x", value: "(?<=a)b", op: "regex" }] },
+      "$.and[0].value: invalid regex for RE2's syntax (error parsing regexp",
+    ],
+    [
+      "a backreference",
+      { and: [{ attr: "x", value: "(a)\\1", op: "regex" }] },
+      "$.and[0].value: invalid regex for RE2's syntax (error parsing regexp: invalid escape",
     ],
     ["a missing value", { and: [{ attr: "x" }] }, "$.and[0].value: missing"],
     ["an empty attr part", { and: [{ attr: "a..b", value: 1 }] }, "$.and[0].attr"],
