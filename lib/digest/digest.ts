@@ -4,7 +4,7 @@ import { createLogger, type Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { USER_AGENT } from "../version.ts";
 import type { DigestConfig } from "./config.ts";
-import { fetchFrontPage } from "./fetch/hn-client.ts";
+import { type FrontPage, fetchFrontPage } from "./fetch/hn-client.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { compareWithLastRun } from "./freshness.ts";
 import { digestStories, type PipelineStats } from "./pipeline.ts";
@@ -91,26 +91,17 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     }
     const numCtx = contextWindow(config.numCtx, facts.contextLength, facts.model, baseLogger);
     cache = openCache(config.cacheFile, deps.openCache, baseLogger);
-    // Where the model runs (loading it meanwhile) is asked while the front page is read.
-    const [machine, front] = await Promise.allSettled([
-      model.machine?.({ numCtx, signal: deps.signal }) ?? Promise.resolve(null),
-      fetchFrontPage(config.searchUrl, config.limit, {
-        fetch,
-        timeoutMs: config.searchTimeoutMs,
-        userAgent: USER_AGENT,
-        sleep: deps.sleep,
-        policy: deps.retryPolicy,
-        now,
-        logger: baseLogger,
-        signal: deps.signal,
-      }),
-    ]);
-    if (front.status === "rejected") throw front.reason;
-    const { stories, malformed } = front.value;
+    const { front, machine } = await frontPageAndMachine(config, model, numCtx, {
+      ...deps,
+      fetch,
+      now,
+      logger: baseLogger,
+    });
+    const { stories, malformed } = front;
     done.total = stories.length;
     const budget = startBudget(config, {
       model: facts.model,
-      machine: machine.status === "fulfilled" ? machine.value : null,
+      machine,
       numCtx,
       stories: stories.length,
       logger: baseLogger,
@@ -225,6 +216,33 @@ export function summaryCounts(stats: PipelineStats, model: string): string {
     return `${plural(made)}, ${made === 1 ? "" : "all "}from the cache${failed}`;
   }
   return `${plural(made)}: ${stats.generated} by ${model}, ${stats.cached} from the cache${failed}`;
+}
+
+/**
+ * The front page, and meanwhile where the model runs (asking may load it): null when the server
+ * cannot tell.
+ */
+async function frontPageAndMachine(
+  config: DigestConfig,
+  model: ModelClient,
+  numCtx: number,
+  deps: DigestDeps & { fetch: typeof fetch; now: () => number; logger: Logger },
+): Promise<{ front: FrontPage; machine: MachineInfo | null }> {
+  const [machine, front] = await Promise.allSettled([
+    model.machine?.({ numCtx, signal: deps.signal }) ?? Promise.resolve(null),
+    fetchFrontPage(config.searchUrl, config.limit, {
+      fetch: deps.fetch,
+      timeoutMs: config.searchTimeoutMs,
+      userAgent: USER_AGENT,
+      sleep: deps.sleep,
+      policy: deps.retryPolicy,
+      now: deps.now,
+      logger: deps.logger,
+      signal: deps.signal,
+    }),
+  ]);
+  if (front.status === "rejected") throw front.reason;
+  return { front: front.value, machine: machine.status === "fulfilled" ? machine.value : null };
 }
 
 /** The run's time budget, said in one line when it was chosen for the reader (a model on the CPU). */
