@@ -10,7 +10,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openOutput, temporaryPath } from "../../../lib/digest/render/output.ts";
+import { openOutput, temporaryPath, writeFileAtomic } from "../../../lib/digest/render/output.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -83,5 +83,44 @@ describe("openOutput()", () => {
     const names = new Set(Array.from({ length: 50 }, () => temporaryPath("/x/digest.md")));
     expect(names.size).toBe(50);
     for (const name of names) expect(name).toStartWith("/x/.digest.md.");
+  });
+});
+
+describe("writeFileAtomic()", () => {
+  test("replaces a file whole, through a temporary file that does not stay behind", async () => {
+    const dir = tempDir();
+    const target = join(dir, "feed.xml");
+    writeFileSync(target, "old");
+    await writeFileAtomic(target, "new feed");
+    expect(readdirSync(dir)).toEqual(["feed.xml"]);
+    expect(readFileSync(target, "utf8")).toBe("new feed");
+  });
+
+  test("replaces a symlink at the target instead of writing through it", async () => {
+    const dir = tempDir();
+    const victim = join(dir, "victim.txt");
+    writeFileSync(victim, "precious");
+    const target = join(dir, "index.html");
+    symlinkSync(victim, target);
+    await writeFileAtomic(target, "index");
+    expect(readFileSync(victim, "utf8")).toBe("precious");
+    expect(lstatSync(target).isSymbolicLink()).toBe(false);
+    expect(readFileSync(target, "utf8")).toBe("index");
+  });
+
+  test("refuses a file or symlink planted at its temporary name, and changes nothing", async () => {
+    const dir = tempDir();
+    const victim = join(dir, "victim.txt");
+    writeFileSync(victim, "precious");
+    const planted = join(dir, ".feed.xml.planted.tmp");
+    symlinkSync(victim, planted);
+    const target = join(dir, "feed.xml");
+    writeFileSync(target, "old");
+    const error = await writeFileAtomic(target, "new", { temporaryPath: () => planted }).catch(
+      (caught: NodeJS.ErrnoException) => caught,
+    );
+    expect((error as NodeJS.ErrnoException).code).toBe("EEXIST");
+    expect(readFileSync(victim, "utf8")).toBe("precious");
+    expect(readFileSync(target, "utf8")).toBe("old");
   });
 });
