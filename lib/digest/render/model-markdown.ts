@@ -47,8 +47,16 @@ const SETEXT_UNDERLINE = /^ {0,3}(=+|-+)\s*$/;
  * escaped outside code (a viewer would otherwise run its <script> or <img onerror>), images are
  * defused, headings are demoted two levels (at least to ###) so none competes with a story's
  * `##`, and a code fence left open is closed so it cannot swallow the rest of the digest.
+ * Link reference definitions that do not point at the web are defused wherever they sit (in a
+ * quote, a list item, nested); should a CommonMark parser still find one in the result (a label
+ * over several lines), every bracket outside code is escaped instead.
  */
 export function modelTextToMarkdown(text: string): string {
+  const safe = rewrite(text, defuse);
+  return nonWebReference(safe) ? rewrite(text, defuseAllBrackets) : safe;
+}
+
+function rewrite(text: string, defuseText: (text: string) => string): string {
   const lines = stripControl(text).split("\n");
   const out: string[] = [];
   let fence: string | null = null;
@@ -77,22 +85,48 @@ export function modelTextToMarkdown(text: string): string {
           `${heading[1]}${"#".repeat(Math.min(6, Math.max(3, (heading[2]?.length ?? 1) + 2)))}`,
         )
       : line;
-    out.push(outsideCodeSpans(demoted, defuse));
+    out.push(outsideCodeSpans(demoted, defuseText));
   }
   if (fence !== null) out.push(fence);
   return out.join("\n");
 }
 
 /**
+ * A reference definition (`[1]: javascript:…`) whose target is not a web address, after any
+ * container markers CommonMark allows before one: quotes (`>`), list items (`-`, `*`, `+`,
+ * `1.`, `1)`), nested, and the indentation of a list item's continuation. A target on the next
+ * line counts as not a web address (escaping it costs a backslash at worst).
+ */
+const NON_WEB_DEFINITION =
+  /^((?:[ \t]*(?:>|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$)))*[ \t]*)\[([^\]]*)\]:(?![ \t]*<?https?:)/i;
+
+/**
  * Escapes what would become HTML, an image or a non-web link outside code: inline links, and
- * reference definitions (`[1]: javascript:…`) whose target is not a web address.
+ * reference definitions whose target is not a web address.
  */
 function defuse(text: string): string {
   return text
     .replace(/</g, "&lt;")
     .replace(/!\[/g, "!\\[")
     .replace(/\]\((?!\s*<?https?:)/gi, "]\\(")
-    .replace(/^(\s{0,3})\[([^\]]*)\]:(?!\s*<?https?:)/i, "$1\\[$2]:");
+    .replace(NON_WEB_DEFINITION, "$1\\[$2]:");
+}
+
+/** The fallback: no bracket outside code can open a link, an image or a definition. */
+function defuseAllBrackets(text: string): string {
+  return defuse(text).replace(/(?<!\\)\[/g, "\\[");
+}
+
+/** A CommonMark parser keeping every link (markdown-it's own filter would hide javascript:). */
+const referenceFinder = new MarkdownIt("commonmark");
+referenceFinder.validateLink = () => true;
+
+/** Whether a CommonMark viewer finds a reference definition pointing anywhere but the web. */
+function nonWebReference(markdownText: string): boolean {
+  const env: Record<string, unknown> = {};
+  referenceFinder.parse(markdownText, env);
+  const references = (env.references ?? {}) as Record<string, { href?: string }>;
+  return Object.values(references).some((ref) => !/^https?:/i.test(ref.href ?? ""));
 }
 
 function outsideCodeSpans(line: string, map: (text: string) => string): string {

@@ -4,6 +4,7 @@ import {
   modelTextToMarkdown,
   startsWithBlock,
 } from "../../../lib/digest/render/model-markdown.ts";
+import { viewMarkdown } from "./markdown-view.ts";
 
 const HOSTILE = [
   "The **allocator** is *fast* and uses `malloc<T>`.",
@@ -58,6 +59,30 @@ describe("modelTextToMarkdown()", () => {
     expect(
       modelTextToMarkdown("See [this][1].\n\n[1]: javascript:alert(1)\n[2]: https://ok.example/"),
     ).toBe("See [this][1].\n\n\\[1]: javascript:alert(1)\n[2]: https://ok.example/");
+  });
+
+  test.each([
+    ["a quote", "> [x]: javascript:alert(1)"],
+    ["a list item", "- [x]: javascript:alert(1)"],
+    ["a nested quote", "> > [x]: javascript:alert(1)"],
+    ["a list in a quote in a list", "1. > - [x]: javascript:alert(1)"],
+    ["a list item's continuation", "- item\n\n  [x]: javascript:alert(1)"],
+    ["a quote with its target on the next line", ">[x]:\n> javascript:alert(1)"],
+    ["a label over two lines", "[a\nx]: javascript:alert(1)"],
+  ])(
+    "defuses a non-web reference definition in %s, as a viewer keeping every link sees it",
+    (_where, definition) => {
+      const text = `See [x] and [a x].\n\n${definition}`;
+      const html = viewMarkdown(modelTextToMarkdown(text));
+      // Without the defusing the viewer links the reference: <a href="javascript:alert(1)">.
+      expect(viewMarkdown(text)).toContain('href="javascript:alert(1)"');
+      expect(html).not.toContain("href=");
+    },
+  );
+
+  test("keeps a web reference definition in a quote working", () => {
+    const html = viewMarkdown(modelTextToMarkdown("See [ok].\n\n> [ok]: https://ok.example/"));
+    expect(html).toContain('<a href="https://ok.example/">ok</a>');
   });
 
   test("turns setext and top-level headings into level 3 or lower", () => {
