@@ -1,14 +1,18 @@
 /**
  * bench:webhooks reference: the floor of our own design. A flat loop doing what the worker does
- * for each delivery, on the same store, with the same SQL (claims and results group-committed),
+ * for each delivery, on the same store, with the same SQL (results group-committed as the worker
+ * does: 64 or 5 ms, through finishMany),
  * the same request (buildRequest: headers, signatures) and the same fetch options, one timer
  * and AbortController per attempt, the response read and recorded as an attempt, and nothing
  * else: no lease checks, no rechecks, no retry policy, no hooks, no outage handling.
  * `bun bench/flat-loop.ts <database> <concurrency>` delivers everything due, then exits.
  */
+import { batch } from "../lib/async/batch.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { AttemptRecord, Claim } from "../lib/webhooks/model.ts";
+import type { FinishItem } from "../lib/webhooks/ports.ts";
 import { buildRequest } from "../lib/webhooks/request.ts";
+import { RESULT_WINDOW_MS, RESULTS_PER_COMMIT } from "../lib/worker/bind.ts";
 
 const LEASE_MS = 60_000;
 const TIMEOUT_MS = 10_000;
@@ -20,6 +24,10 @@ async function deliverAll(path: string, concurrency: number): Promise<number> {
   let delivered = 0;
   let claiming = false;
   const finished = Promise.withResolvers<void>();
+  const finish = batch((items: FinishItem[]) => store.queue.finishMany(items), {
+    maxSize: RESULTS_PER_COMMIT,
+    windowMs: RESULT_WINDOW_MS,
+  });
 
   async function topUp(): Promise<void> {
     if (claiming || ready.length >= concurrency) return;
@@ -83,8 +91,10 @@ async function deliverAll(path: string, concurrency: number): Promise<number> {
     record.durationMs = performance.now() - started;
     busy--;
     startReady();
-    await store.queue.finish(claim, record, {
-      state: record.outcome === "success" ? "successful" : "failed",
+    await finish({
+      claim,
+      record,
+      outcome: { state: record.outcome === "success" ? "successful" : "failed" },
     });
     delivered++;
     if (busy === 0 && ready.length === 0) void topUp();

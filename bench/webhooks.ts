@@ -40,6 +40,7 @@ const settingsSchema = z.object({
   BENCH_DELIVERIES: intInRange(100, 1_000_000).default(20_000),
   BENCH_CONCURRENCY: intInRange(1, 1024).default(16),
   BENCH_PEER_CONCURRENCY: intInRange(1, 1024).default(64),
+  BENCH_PEER_ROUNDS: intInRange(1, 9).default(3),
   BENCH_LATENCY_SAMPLES: intInRange(1, 100_000).default(200),
   BENCH_IDLE_SECONDS: intInRange(1, 3600).default(10),
   BENCH_OPS_ROUNDS: intInRange(1, 100).default(5),
@@ -50,6 +51,7 @@ const settingsSchema = z.object({
 let DELIVERIES = 20_000;
 let CONCURRENCY = 16;
 let PEER_CONCURRENCY = 64;
+let PEER_ROUNDS = 3;
 let LATENCY_SAMPLES = 200;
 let IDLE_SECONDS = 10;
 let OPS_ROUNDS = 5;
@@ -115,6 +117,7 @@ const SECTIONS: Array<[string, string, Section]> = [
       peersSection({
         jobs: DELIVERIES,
         concurrency: PEER_CONCURRENCY,
+        rounds: PEER_ROUNDS,
         report: context.report,
         print: (line) => console.log(line),
       }),
@@ -148,6 +151,7 @@ async function main(env: Record<string, string | undefined>): Promise<void> {
   DELIVERIES = settings.BENCH_DELIVERIES;
   CONCURRENCY = settings.BENCH_CONCURRENCY;
   PEER_CONCURRENCY = settings.BENCH_PEER_CONCURRENCY;
+  PEER_ROUNDS = settings.BENCH_PEER_ROUNDS;
   LATENCY_SAMPLES = settings.BENCH_LATENCY_SAMPLES;
   IDLE_SECONDS = settings.BENCH_IDLE_SECONDS;
   OPS_ROUNDS = settings.BENCH_OPS_ROUNDS;
@@ -467,7 +471,7 @@ await runScript(
     meta: {
       name: "bench:webhooks",
       description:
-        "Benchmark webhook delivery. Env: BENCH_DELIVERIES (20000), BENCH_CONCURRENCY (16), BENCH_PEER_CONCURRENCY (64), BENCH_LATENCY_SAMPLES (200), BENCH_IDLE_SECONDS (10), BENCH_SECTIONS (all).",
+        "Benchmark webhook delivery. Env: BENCH_DELIVERIES (20000), BENCH_CONCURRENCY (16), BENCH_PEER_CONCURRENCY (64), BENCH_PEER_ROUNDS (3), BENCH_LATENCY_SAMPLES (200), BENCH_IDLE_SECONDS (10), BENCH_SECTIONS (all).",
     },
     run: () => main(process.env),
   }),
