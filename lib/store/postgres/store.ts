@@ -33,7 +33,7 @@ export interface PostgresStoreOptions {
   startup?: StartupRetryOptions;
   /** Longest waitForChange while the LISTEN connection is down (polling), in ms. */
   pollIntervalMs?: number;
-  /** How long finish/release keep retrying through a lost connection, in ms. */
+  /** How long releases and send-slot writes keep retrying through a lost connection, in ms. */
   reconnectWaitMs?: number;
   logger?: Pick<Logger, "warn" | "info">;
 }
@@ -86,6 +86,7 @@ export function createPostgresStore(
   const current = new AsyncLocalStorage<OpenTransaction>();
   const clock = storeClock(options.now);
   const outages = createOutageWatch();
+  const closing = new AbortController();
   const reachability = createReachability({
     probe: () => sql`SELECT 1`,
     logger: options.logger,
@@ -114,6 +115,7 @@ export function createPostgresStore(
         markSeen: changes.markSeen,
         reconnectWaitMs: options.reconnectWaitMs,
         outages,
+        closing: closing.signal,
       }),
       items: createPostgresItemRepo(db),
       workers: createPostgresWorkerRegistry(db, clock),
@@ -169,6 +171,7 @@ export function createPostgresStore(
     async close() {
       if (closed) return;
       closed = true;
+      closing.abort();
       reachability.close();
       await changes.close();
       await sql.close({ timeout: 5 });

@@ -49,9 +49,12 @@ export function createClaim(
     release: DeliveryQueue["release"];
     /** What this process saw of outages (the takeover rule's grace). */
     outages: OutageWatch;
+    /** Aborted when the store closes. */
+    closing?: AbortSignal;
   },
 ) {
-  const { markSeen, reconnectWaitMs, clock, release, outages } = options;
+  const { markSeen, clock, release, outages } = options;
+  const persistence = { waitMs: options.reconnectWaitMs, clock, signal: options.closing };
 
   /**
    * Send slots for freshly leased deliveries: delivery id → not before (null: refused, given
@@ -76,7 +79,7 @@ export function createClaim(
       }
     }
     if (limited.length === 0) return result;
-    await persistently(db, reconnectWaitMs, () =>
+    await persistently(db, persistence, () =>
       db.atomic(async (sql) => {
         const ids = [...new Set(limited.map((c) => c.webhookId))];
         const rows = (await sql.unsafe(LOCK_SEND_GATES_SQL, [ids])) as GateRow[];

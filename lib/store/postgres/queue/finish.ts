@@ -28,8 +28,12 @@ function notify(sql: SQL) {
  * committed but whose answer was lost is recognised by its attempt row. Releases retry
  * through a lost connection for `reconnectWaitMs`.
  */
-export function createFinish(db: Db, options: { clock: StoreClock; reconnectWaitMs: number }) {
-  const { clock, reconnectWaitMs } = options;
+export function createFinish(
+  db: Db,
+  options: { clock: StoreClock; reconnectWaitMs: number; closing?: AbortSignal },
+) {
+  const { clock } = options;
+  const persistence = { waitMs: options.reconnectWaitMs, clock, signal: options.closing };
 
   /** Results whose write failed: a later try may find it committed after all (its answer lost). */
   const unsure = new Set<string>();
@@ -131,7 +135,7 @@ export function createFinish(db: Db, options: { clock: StoreClock; reconnectWait
 
   async function release(claims: Claim[]): Promise<void> {
     if (claims.length === 0) return;
-    await persistently(db, reconnectWaitMs, () =>
+    await persistently(db, persistence, () =>
       db.atomic(async (sql) => {
         const result = await sql`
           UPDATE deliveries d SET state = 'queued', attempts = d.attempts - 1,

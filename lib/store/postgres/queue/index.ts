@@ -19,6 +19,8 @@ export interface PostgresQueueOptions {
   reconnectWaitMs?: number;
   /** What this process saw of outages (the takeover rule's grace); absent: none. */
   outages?: OutageWatch;
+  /** Aborted when the store closes: retries through a lost connection give up. */
+  closing?: AbortSignal;
 }
 
 /**
@@ -33,7 +35,8 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   const clock = storeClock(options.now);
   const reconnectWaitMs = options.reconnectWaitMs ?? 30_000;
   const markSeen = options.markSeen ?? (() => {});
-  const { finish, finishMany, release } = createFinish(db, { clock, reconnectWaitMs });
+  const { closing } = options;
+  const { finish, finishMany, release } = createFinish(db, { clock, reconnectWaitMs, closing });
   const outages = options.outages ?? { returned: () => false, noted: () => {} };
   const listing = createListing(db);
   const maintenance = createMaintenance(db, clock);
@@ -42,7 +45,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   return {
     enqueue,
     enqueueMany,
-    claim: createClaim(db, { markSeen, reconnectWaitMs, clock, release, outages }),
+    claim: createClaim(db, { markSeen, reconnectWaitMs, clock, release, outages, closing }),
     renew: createRenew(db, clock),
     finish,
     finishMany,
