@@ -5,7 +5,7 @@ import { hnItemUrl } from "./fetch/hn-client.ts";
 import { createLimiter } from "./limiter.ts";
 import type { Part, PipelineContext, PipelineDeps } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
-import { createTimeBudget } from "./summarise/budget.ts";
+import { createTimeBudget, discussionWantGuess } from "./summarise/budget.ts";
 import { type Calibration, createCalibration } from "./summarise/calibration.ts";
 import { createModelHealth } from "./summarise/model-health.ts";
 import { promptLimit } from "./summarise/prompt.ts";
@@ -42,6 +42,7 @@ export async function* digestStories(
     stats: deps.stats ?? { generated: 0, cached: 0, failed: 0 },
     calibration: deps.calibration ?? readCalibration(deps),
   };
+  planAhead(stories, context);
   const tasks = stories.map((story, index) => digestStory(story, index, context));
   try {
     for (const task of tasks) yield await task;
@@ -49,6 +50,20 @@ export async function* digestStories(
     // If the consumer stops early, still let started work end before returning.
     await Promise.allSettled(tasks);
   }
+}
+
+/**
+ * What the time budget can know before anything is fetched: a story without comments makes no
+ * discussion call, and a discussion's size follows from its comment count.
+ */
+function planAhead(stories: readonly Story[], context: PipelineContext): void {
+  const limit = promptLimit(context.config.numCtx);
+  stories.forEach((story, index) => {
+    const slot = budgetSlot(index, "discussion");
+    const comments = Math.min(story.numComments, context.config.maxComments);
+    if (comments === 0) context.budget.finish(slot);
+    else context.budget.want(slot, discussionWantGuess(comments, limit));
+  });
 }
 
 async function digestStory(

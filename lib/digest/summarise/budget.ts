@@ -12,9 +12,23 @@ const CALL_OVERHEAD_SECONDS = 1;
 /** The smallest prompt worth sending: the instruction and a few hundred tokens of text. */
 export const MIN_PROMPT_TOKENS = 500;
 /** Cut prompts are sized in steps, so a re-run planned a little differently asks the same prompt. */
-const STEP_TOKENS = 256;
+const STEP_TOKENS = 128;
 /** A discussion gets this much more room than an article: its worth is spread over many voices. */
 const DISCUSSION_WEIGHT = 1.5;
+
+/** Tokens a comment takes in a discussion prompt, about (400 characters and its header). */
+const TOKENS_PER_COMMENT = 110;
+/** The discussion prompt's instruction, title and counts. */
+const DISCUSSION_FRAME_TOKENS = 300;
+
+/**
+ * What a discussion of `comments` comments will want, guessed from the front page alone, so the
+ * first calls are planned knowing which stories have a small discussion (the real want replaces
+ * it once the comments are read).
+ */
+export function discussionWantGuess(comments: number, promptLimit: number): number {
+  return Math.min(promptLimit, DISCUSSION_FRAME_TOKENS + comments * TOKENS_PER_COMMENT);
+}
 
 /**
  * The run's budget (ms), or null for none: `--time-budget` when given (0 = none); otherwise 20
@@ -93,12 +107,13 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
   const ratioOf = (slot: number) => ratios[slot % 2] ?? 1;
   const pending = () =>
     Array.from({ length: options.slots }, (_, slot) => slot).filter((s) => !finished.has(s));
-  const typicalWant = () => {
-    const known = [...wants.entries()].filter(([slot]) => !finished.has(slot));
+  // A slot whose want is not known yet is taken to want what others of its kind do.
+  const typicalWant = (slot: number) => {
+    const known = [...wants.entries()].filter(([s]) => s % 2 === slot % 2 && !finished.has(s));
     if (known.length === 0) return promptLimit;
     return known.reduce((sum, [, tokens]) => sum + tokens, 0) / known.length;
   };
-  const wantOf = (slot: number) => Math.min(wants.get(slot) ?? typicalWant(), promptLimit);
+  const wantOf = (slot: number) => Math.min(wants.get(slot) ?? typicalWant(slot), promptLimit);
   const fixedSeconds = () => {
     const now = meter.rates();
     return now.answerTokens / now.decodePerSecond + CALL_OVERHEAD_SECONDS;
@@ -137,7 +152,7 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
       );
       const share = (shares.get(slot) ?? 0) / ratioOf(slot);
       if (share >= want) return want;
-      const stepped = Math.floor(share / STEP_TOKENS) * STEP_TOKENS;
+      const stepped = Math.round(share / STEP_TOKENS) * STEP_TOKENS;
       return Math.min(want, Math.max(MIN_PROMPT_TOKENS, stepped));
     },
     timeoutMs(promptTokens, numPredict) {

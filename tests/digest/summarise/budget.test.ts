@@ -3,6 +3,7 @@ import {
   budgetFor,
   CPU_DEFAULT_BUDGET_MS,
   createTimeBudget,
+  discussionWantGuess,
   MIN_PROMPT_TOKENS,
   type TimeBudget,
   waterFill,
@@ -141,6 +142,20 @@ describe("createTimeBudget()", () => {
     for (let slot = 0; slot < 20; slot++) tight.want(slot, 7000);
     expect(plan.tokensFor(0)).toBe(600);
     expect(generous).toBeGreaterThanOrEqual(tight.tokensFor(1));
+  });
+
+  test("guesses a discussion's want from its comment count, so small ones leave room at once", () => {
+    expect(discussionWantGuess(7, 7600)).toBe(300 + 7 * 110);
+    expect(discussionWantGuess(366, 7600)).toBe(7600);
+    const informed = budget(20 * 60_000);
+    const blind = budget(20 * 60_000);
+    // The first story's discussion is large, stories 2..10 have a few comments each.
+    informed.want(1, discussionWantGuess(366, 7600));
+    blind.want(1, discussionWantGuess(366, 7600));
+    for (let story = 1; story < 10; story++) {
+      informed.want(story * 2 + 1, discussionWantGuess(story, 7600));
+    }
+    expect(informed.tokensFor(1)).toBeGreaterThan(blind.tokensFor(1));
   });
 
   test("learns how the server counts tokens against the estimate", () => {
