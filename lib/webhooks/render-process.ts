@@ -17,8 +17,12 @@ import type { RenderJob, RenderReply } from "./render-child.ts";
 
 /** How long one webhook's templates may take for one change (a normal one takes well under 1 ms). */
 export const RENDER_DEADLINE_MS = 100;
-/** However starved of CPU, a render is stopped after this long. */
-export const WALL_CEILING_MS = 1000;
+/**
+ * However starved of CPU, a render is stopped after this long: the SQLite write lock is held
+ * meanwhile. A normal render needs a few ms of CPU, so only a child starved to under 2 % of a
+ * core could lose one to this ceiling.
+ */
+export const WALL_CEILING_MS = 200;
 /** Linux's USER_HZ, the unit of /proc/<pid>/stat's times, on every architecture it runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
 /** How long a fresh renderer may take to start (compiling the engine: ~0.2 s, more under load). */
