@@ -18,7 +18,7 @@ import type { MachineInfo, ModelClient } from "./summarise/model-client.ts";
 import { createModelHealth, goneMessage } from "./summarise/model-health.ts";
 import { cachedModelName, openModelClient } from "./summarise/open-model.ts";
 import { promptLimit } from "./summarise/prompt.ts";
-import { createRateMeter } from "./summarise/rates.ts";
+import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "./summarise/rates.ts";
 import type { DigestMeta, Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
@@ -269,10 +269,11 @@ function startBudget(
   return createTimeBudget({
     budgetMs,
     slots: run.stories * 2,
-    meter: createRateMeter(),
+    meter: createRateMeter(run.machine?.placement === "gpu" ? GPU_PRIOR : CPU_PRIOR),
     promptLimit: promptLimit(run.numCtx),
     timeoutCeilingMs: config.ollamaTimeoutMs,
     spentMs: run.machine?.loadMs ?? 0,
+    loaded: run.machine !== null,
   });
 }
 

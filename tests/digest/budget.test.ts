@@ -96,6 +96,8 @@ describe("the time budget, on today's front page", () => {
     // ...while on a fast one a hung server would be given up on within a minute.
     const gpu = await digestToday(GPU, "gpu");
     expect(Math.max(...gpu.timeouts.slice(1))).toBeLessThan(60_000);
+    // Even the first, before any answer: /api/ps said GPU, so not the CPU's quarter of an hour.
+    expect(gpu.timeouts[0]).toBeLessThan(180_000);
     // OLLAMA_TIMEOUT_MS stays the ceiling when set.
     const capped = await digestToday(CPU, "cpu", {
       flags: { "time-budget": "0" },

@@ -52,6 +52,8 @@ export interface TimeBudgetOptions {
   timeoutCeilingMs?: number;
   /** Model time spent before the first prompt (loading the model), ms. */
   spentMs?: number;
+  /** The model was loaded before the first prompt: its timeout needs no room for a load. */
+  loaded?: boolean;
 }
 
 export interface TimeBudget {
@@ -159,7 +161,7 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
       const counted = promptTokens * Math.max(...ratios);
       const expected = callSeconds(meter.rates(), counted, numPredict);
       // The first call may also load the model, when the server could not be asked to first.
-      const firstCall = meter.answers === 0 ? 60 : 0;
+      const firstCall = meter.answers === 0 && !options.loaded ? 60 : 0;
       const timeout = Math.ceil((2 * expected + 30 + firstCall) * 1000);
       return Math.min(timeout, options.timeoutCeilingMs ?? Number.POSITIVE_INFINITY);
     },

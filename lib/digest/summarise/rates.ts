@@ -20,6 +20,17 @@ export const CPU_PRIOR: MachineRates = {
   answerTokens: 200,
 };
 
+/**
+ * The prior when the model sits wholly in a GPU's memory: far below what a GPU is published to
+ * reach with a 3B model (an RTX 4090: about 20,000 / 200), yet fast enough that a first call to a
+ * hung server is given up on within minutes, not the quarter of an hour the CPU prior allows.
+ */
+export const GPU_PRIOR: MachineRates = {
+  prefillPerSecond: 300,
+  decodePerSecond: 20,
+  answerTokens: 200,
+};
+
 export interface RateMeter {
   /** Learns from one answer: its counts and durations, or its wall time when they are missing. */
   record(answer: ModelAnswer): void;

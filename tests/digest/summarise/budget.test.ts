@@ -9,7 +9,7 @@ import {
   waterFill,
 } from "../../../lib/digest/summarise/budget.ts";
 import type { ModelAnswer } from "../../../lib/digest/summarise/model-client.ts";
-import { CPU_PRIOR, createRateMeter } from "../../../lib/digest/summarise/rates.ts";
+import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "../../../lib/digest/summarise/rates.ts";
 
 /** An answer as a machine of these rates reports it. */
 function answerAt(
@@ -187,6 +187,15 @@ describe("createTimeBudget()", () => {
     const plan = budget(null);
     // Before any answer: the CPU prior, and a minute more in case the call loads the model.
     expect(plan.timeoutMs(4800, 512)).toBe(Math.ceil((2 * (4800 / 24 + 512 / 11) + 90) * 1000));
+    const loaded = createTimeBudget({
+      budgetMs: null,
+      slots: 2,
+      meter: createRateMeter(GPU_PRIOR),
+      promptLimit: 7600,
+      loaded: true,
+    });
+    // A model already loaded, on a GPU: no minute for loading, and the GPU prior's rates.
+    expect(loaded.timeoutMs(4800, 512)).toBe(Math.ceil((2 * (4800 / 300 + 512 / 20) + 30) * 1000));
     plan.answered(1, answerAt(GPU, 4000), 4000);
     expect(plan.timeoutMs(4800, 512)).toBeLessThan(60_000);
     expect(plan.timeoutMs(4800, 512)).toBeGreaterThanOrEqual(30_000);
