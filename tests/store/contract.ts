@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../lib/webhooks/errors.ts";
 import type { AttemptRecord, Claim, Outcome } from "../../lib/webhooks/model.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
-import { sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
+import { type RenderTemplates, sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
 import { change } from "../fakes/change.ts";
 import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
 
@@ -20,7 +20,11 @@ export interface StoreFixture {
   cleanup(): Promise<void>;
 }
 
-export type MakeStore = (options: { now: () => number }) => Promise<StoreFixture>;
+export type MakeStore = (options: {
+  now: () => number;
+  /** The renderer of templates at enqueue; absent: the process's own. */
+  renderTemplates?: RenderTemplates;
+}) => Promise<StoreFixture>;
 
 export const T0 = 1_700_000_000_000;
 
@@ -607,6 +611,55 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(failed?.lastError).toBe(
           'Condition error: the regex "(?<=a)!" cannot run: error parsing regexp: invalid named capture: `(?<=a)!`',
         );
+      });
+
+      test("enqueue(): a webhook disabled while the change renders gets nothing; one edited meanwhile keeps what was rendered", async () => {
+        let release: () => void = () => {};
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let started: () => void = () => {};
+        const rendering = new Promise<void>((resolve) => {
+          started = resolve;
+        });
+        const gated = await makeStore({
+          now: clock.now,
+          renderTemplates: async (webhook, body) => {
+            started();
+            await released;
+            return sharedTemplateRenderer().render(webhook, body);
+          },
+        });
+        try {
+          const s = gated.store;
+          const off = await s.webhooks.create({
+            name: "off",
+            url: "https://e.example/o",
+            bodyTemplate: "{{ event }}",
+          });
+          const edited = await s.webhooks.create({
+            name: "edited",
+            url: "https://e.example/e",
+            bodyTemplate: "{{ model }}",
+          });
+          const enqueuing = s.queue.enqueue(change());
+          await rendering;
+          // Another process, between the render and the insert.
+          const other = await gated.openAnother();
+          try {
+            await other.webhooks.update(off.id, { enabled: false });
+            await other.webhooks.update(edited.id, { bodyTemplate: "changed" });
+          } finally {
+            await other.close();
+          }
+          release();
+          expect(await enqueuing).toHaveLength(1);
+          const deliveries = await s.queue.list({});
+          expect(deliveries.map((d) => [d.webhookId, d.payload])).toEqual([[edited.id, "item"]]);
+        } finally {
+          release();
+          await gated.cleanup();
+        }
       });
 
       test("enqueue(): a template that includes another webhook's is a template_error, nothing of the other's in it", async () => {

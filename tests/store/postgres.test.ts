@@ -17,9 +17,9 @@ describePostgres("PostgreSQL store", () => {
   });
 
   // Each test gets a database of its own on the one throwaway cluster.
-  describeStoreContract("PostgreSQL", async ({ now }) => {
+  describeStoreContract("PostgreSQL", async ({ now, renderTemplates }) => {
     const url = await cluster.createDatabase();
-    const store = await openPostgresStore(url, { now });
+    const store = await openPostgresStore(url, { now, renderTemplates });
     return {
       store,
       openAnother: () => openPostgresStore(url, { now }),

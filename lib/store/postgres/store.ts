@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL, type TransactionSQL } from "bun";
 import type { Logger } from "../../log.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
+import type { RenderTemplates } from "../../webhooks/render-process.ts";
 import { planConnections, retryStartup, type StartupRetryOptions } from "./budget.ts";
 import { type ChangeListener, createChangeListener, createPollingListener } from "./changes.ts";
 import { storeClock } from "./clock.ts";
@@ -17,6 +18,8 @@ import { createPostgresWebhookRepo } from "./webhooks.ts";
 import { createPostgresWorkerRegistry } from "./workers.ts";
 
 export interface PostgresStoreOptions {
+  /** Renders a change's templates at enqueue (default: this process's renderer; tests gate it). */
+  renderTemplates?: RenderTemplates;
   /**
    * A test clock for leases, due times and stamps; absent (in production), the database's clock
    * is the one clock of every process (see clock.ts).
@@ -116,6 +119,7 @@ export function createPostgresStore(
         reconnectWaitMs: options.reconnectWaitMs,
         outages,
         closing: closing.signal,
+        render: options.renderTemplates,
       }),
       items: createPostgresItemRepo(db),
       workers: createPostgresWorkerRegistry(db, clock),

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Repos, Store } from "../../webhooks/ports.ts";
+import type { RenderTemplates } from "../../webhooks/render-process.ts";
 import { createChangeListener } from "./changes.ts";
 import { checkpointInBackground } from "./checkpointer.ts";
 import { openSqlite } from "./connection.ts";
@@ -34,6 +35,8 @@ export interface SqliteStoreOptions {
    * commits: PATCH p99 at 16 clients 9–14 ms with that wait, 9–12 ms without.)
    */
   yieldWhenBusy?: boolean;
+  /** Renders a change's templates at enqueue (default: this process's renderer; tests gate it). */
+  renderTemplates?: RenderTemplates;
 }
 
 /** How long a write waits for the lock in all, with `yieldWhenBusy`, as busy_timeout does. */
@@ -93,7 +96,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
 
   const repos = {
     webhooks: createSqliteWebhookRepo(db, { now: options.now, changes }),
-    queue: createSqliteQueue(db, { now: options.now, changes }),
+    queue: createSqliteQueue(db, { now: options.now, changes, render: options.renderTemplates }),
     items: createSqliteItemRepo(db),
     workers: createSqliteWorkerRegistry(db),
     health: createSqliteHealthRepo(db),

@@ -1,6 +1,7 @@
 import { type PlannedDelivery, planDeliveries } from "../../../webhooks/fan-out.ts";
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
+import type { RenderTemplates } from "../../../webhooks/render-process.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
@@ -41,7 +42,7 @@ interface Rows {
  * drops a webhook disabled since it was read. pg_notify is sent once per transaction however
  * many rows call it, and delivered at commit (the caller's, if any).
  */
-export function createEnqueue(db: Db, clock: StoreClock) {
+export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplates) {
   async function enqueueMany(
     changes: readonly ChangeEvent[],
     options: { webhookId?: number } = {},
@@ -79,7 +80,7 @@ export function createEnqueue(db: Db, clock: StoreClock) {
       objectId: [],
     };
     for (const change of changes) {
-      for (const planned of await planDeliveries(candidates, change, { only: webhookId })) {
+      for (const planned of await planDeliveries(candidates, change, { only: webhookId, render })) {
         push(rows, change, planned);
       }
     }

@@ -1,4 +1,5 @@
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
+import type { RenderTemplates } from "../../../webhooks/render-process.ts";
 import { storeClock } from "../clock.ts";
 import type { Db } from "../db.ts";
 import { createClaim } from "./claim.ts";
@@ -21,6 +22,8 @@ export interface PostgresQueueOptions {
   outages?: OutageWatch;
   /** Aborted when the store closes: retries through a lost connection give up. */
   closing?: AbortSignal;
+  /** Renders a change's templates at enqueue (default: this process's renderer). */
+  render?: RenderTemplates;
 }
 
 /**
@@ -41,7 +44,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   const listing = createListing(db);
   const maintenance = createMaintenance(db, clock);
   const due = createDue(db, clock);
-  const { enqueue, enqueueMany } = createEnqueue(db, clock);
+  const { enqueue, enqueueMany } = createEnqueue(db, clock, options.render);
   return {
     enqueue,
     enqueueMany,

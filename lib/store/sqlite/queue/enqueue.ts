@@ -7,6 +7,7 @@ import {
 } from "../../../webhooks/fan-out.ts";
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
+import type { RenderTemplates } from "../../../webhooks/render-process.ts";
 
 const MAX_ROWS_PER_INSERT = 32;
 
@@ -27,7 +28,7 @@ const CANDIDATE_COLUMNS = "id, events, url, headers, body_template, conditions";
  * rows (payload and time bound once); templated ones a row each with what was rendered; a
  * template that failed as a failed delivery with its error as attempt 1.
  */
-export function createEnqueue(db: Database, now: () => number) {
+export function createEnqueue(db: Database, now: () => number, render?: RenderTemplates) {
   const enabledTargetsStmt = db.prepare<CandidateRow, []>(
     `SELECT ${CANDIDATE_COLUMNS} FROM webhooks WHERE enabled = 1 ORDER BY id`,
   );
@@ -190,7 +191,8 @@ export function createEnqueue(db: Database, now: () => number) {
     if (targets.length === 0) return [];
     const plans: Array<{ change: ChangeEvent; planned: PlannedDelivery[] }> = [];
     for (const change of changes) {
-      plans.push({ change, planned: await planDeliveries(targets, change, { only: webhookId }) });
+      const planned = await planDeliveries(targets, change, { only: webhookId, render });
+      plans.push({ change, planned });
     }
     return insertTx.immediate(plans);
   };

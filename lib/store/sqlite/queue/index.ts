@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { DeliveryFilter } from "../../../webhooks/model.ts";
 import type { DeliveryQueue, FinishItem } from "../../../webhooks/ports.ts";
 import { purgeInBatches } from "../../../webhooks/purge.ts";
+import type { RenderTemplates } from "../../../webhooks/render-process.ts";
 import type { ChangeListener } from "../changes.ts";
 import { createAvailabilityWatch, isUnavailable } from "./availability.ts";
 import { createClaim } from "./claim.ts";
@@ -28,11 +29,15 @@ function asError(error: unknown): Error {
  */
 export function createSqliteQueue(
   db: Database,
-  options: { now?: () => number; changes?: Pick<ChangeListener, "markSeen" | "notifyLocal"> } = {},
+  options: {
+    now?: () => number;
+    changes?: Pick<ChangeListener, "markSeen" | "notifyLocal">;
+    render?: RenderTemplates;
+  } = {},
 ): DeliveryQueue {
   const now = options.now ?? Date.now;
   const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
-  const enqueue = createEnqueue(db, now);
+  const enqueue = createEnqueue(db, now, options.render);
   const { claimRows, claimable } = createClaim(db, changes);
   const { finishRows, releaseRows } = createFinish(db);
   const renewTx = db.transaction(createRenew(db));
