@@ -17,7 +17,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-test("`worker --once`: a FIFO as one webhook's CA file fails its deliveries at once; another webhook with a good CA file is sent, the process exits", async () => {
+/** Two webhooks: one whose CA file is a FIFO, one with a good CA file; 40 changes for both. */
+async function setup() {
   const dir = mkdtempSync(join(tmpdir(), "ca-fifo-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const fifo = join(dir, "ca.pem");
@@ -37,8 +38,11 @@ test("`worker --once`: a FIFO as one webhook's CA file fails its deliveries at o
   });
   // More deliveries than the runtime has threads for file reads (a blocked open holds one each).
   for (let i = 0; i < 40; i++) await store.queue.enqueue(change());
+  return { fifo, path, store, endpoint, jammed, healthy };
+}
 
-  const child = Bun.spawn(["bun", "scripts/worker.ts", "--once"], {
+function startWorker(path: string, args: string[]) {
+  const child = Bun.spawn(["bun", "scripts/worker.ts", ...args], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -53,7 +57,12 @@ test("`worker --once`: a FIFO as one webhook's CA file fails its deliveries at o
   cleanups.push(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   });
-  expect(await child.exited).toBe(0);
+  return child;
+}
+
+test("`worker --once`: a FIFO as one webhook's CA file fails its deliveries at once; another webhook with a good CA file is sent, the process exits", async () => {
+  const { fifo, path, store, endpoint, jammed, healthy } = await setup();
+  expect(await startWorker(path, ["--once"]).exited).toBe(0);
 
   const sent = await store.queue.list({ webhookId: healthy.id, limit: 100 });
   expect(sent.map((d) => d.state)).toEqual(Array(40).fill("successful"));
@@ -66,4 +75,17 @@ test("`worker --once`: a FIFO as one webhook's CA file fails its deliveries at o
       `Could not read the CA file "${fifo}": not a regular file (a FIFO)`,
     );
   }
+});
+
+test("`worker`: after the FIFO CA file's deliveries failed, SIGTERM stops it", async () => {
+  const { path, store, endpoint, jammed } = await setup();
+  const child = startWorker(path, []);
+  await endpoint.waitForRequests(40);
+  // Every jammed delivery attempted (failed) before the signal: its file reads are behind us.
+  while ((await store.queue.stats()).failed < 40) {
+    await store.waitForChange({ timeoutMs: 1000 });
+  }
+  expect((await store.queue.list({ webhookId: jammed.id, state: "failed" })).length).toBe(40);
+  child.kill("SIGTERM");
+  expect(await child.exited).toBe(0);
 });
