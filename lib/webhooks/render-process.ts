@@ -55,8 +55,14 @@ interface Job extends RenderJob {
   settle(rendered: RenderedDelivery): void;
 }
 
-export function createTemplateRenderer(options: { deadlineMs?: number } = {}): TemplateRenderer {
+export function createTemplateRenderer(
+  options: {
+    deadlineMs?: number /** The child's script (tests name a broken one). */;
+    child?: string;
+  } = {},
+): TemplateRenderer {
   const deadlineMs = options.deadlineMs ?? RENDER_DEADLINE_MS;
+  const script = options.child ?? CHILD;
   let child: Subprocess | null = null;
   let ready = false;
   let nextId = 1;
@@ -69,7 +75,7 @@ export function createTemplateRenderer(options: { deadlineMs?: number } = {}): T
   function start(): Subprocess | null {
     ready = false;
     try {
-      const spawned: Subprocess = Bun.spawn([process.execPath, CHILD], {
+      const spawned: Subprocess = Bun.spawn([process.execPath, script], {
         stdio: ["ignore", "ignore", "inherit"],
         ipc: (message) => onMessage(spawned, message as RenderReply | { ready: true }),
         onExit: (_proc, code, signal) => onExit(spawned, code, signal),
@@ -126,7 +132,11 @@ export function createTemplateRenderer(options: { deadlineMs?: number } = {}): T
 
   function onExit(from: Subprocess, code: number | null, signal: unknown): void {
     if (from !== child) return;
-    stop(`the template renderer stopped (${signal ? String(signal) : `exit code ${code}`})`, true);
+    const how = signal ? String(signal) : `exit code ${code}`;
+    // Before it was ready no job was its: failing them all stops a restart loop (a child that
+    // cannot start would otherwise be replaced forever while the jobs wait).
+    if (ready) stop(`the template renderer stopped (${how})`, true);
+    else stop(`the template renderer could not start (${how})`, false);
   }
 
   /** Gives up on the current process: the job it was on fails, the ones behind it go to a new one. */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
 import { buildPayload } from "../../lib/webhooks/payload.ts";
 import { renderDelivery } from "../../lib/webhooks/render.ts";
 import {
@@ -111,5 +112,16 @@ describe("unboundedTemplate() at save", () => {
     expect(
       await unboundedTemplate({ ...webhook, bodyTemplate: "{{ data.nothing.here }}" }, r.render),
     ).toBeNull();
+  });
+});
+
+describe("a renderer whose process cannot start", () => {
+  test("fails the waiting renders with the reason instead of restarting forever", async () => {
+    const r = createTemplateRenderer({ child: join(import.meta.dir, "no-such-child.ts") });
+    renderers.push(r);
+    const rendered = await r.render({ ...plain, bodyTemplate: "{{ data.sku }}" }, body);
+    expect(rendered.templateError).toStartWith(
+      "Template error: the template renderer could not start (exit code 1)",
+    );
   });
 });
