@@ -311,7 +311,7 @@ describe("bun run digest --api=openai: the server gone", () => {
     expect(stdout).toBe("");
     expect(logger.lines.filter((line) => line.includes("summary failed"))).toEqual([]);
     expect((error as Error).message).toBe(
-      `Stopped after 3 failed calls in a row: the OpenAI-compatible server at ${openaiOf(world).url} cannot answer (${openaiOf(world).url}/chat/completions answered HTTP 404: model not found; the server has no model only.gguf: choose one it lists with --model / OPENAI_MODEL). Choose a model the server lists with --model / OPENAI_MODEL, or leave both unset to take the first. ${target} was left as it was.`,
+      `Stopped after 3 failed calls in a row: the OpenAI-compatible server at ${openaiOf(world).url} cannot answer (${openaiOf(world).url}/chat/completions answered HTTP 404: model not found; the server has no model only.gguf). Choose a model the server lists with --model / OPENAI_MODEL, or leave both unset to take the first. ${target} was left as it was.`,
     );
   });
 
@@ -348,7 +348,7 @@ describe("bun run digest --api=openai: the server gone", () => {
     expect(error).toBeInstanceOf(ModelGoneError);
     expect(summaryCalls(openaiOf(world))).toHaveLength(5);
     expect((error as Error).message).toContain(
-      "answered HTTP 401: Incorrect API key provided: [OPENAI_API_KEY]; check OPENAI_API_KEY: the server refused it",
+      "answered HTTP 401: Incorrect API key provided: [OPENAI_API_KEY]). Check OPENAI_API_KEY: the server refused it.",
     );
     expect(`${everything}\n${(error as Error).message}`).not.toContain(key);
   });

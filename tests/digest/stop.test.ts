@@ -78,7 +78,7 @@ describe("the digest stops when the model is gone", () => {
     const lines = run.stderr.trim().split("\n");
     expect(lines.filter((line) => /summary failed/.test(line))).toEqual([]);
     expect(lines.at(-1)).toBe(
-      `error: Stopped after 3 failed calls in a row: Ollama at ${world.ollama.url} cannot answer (Ollama answered HTTP 404: model 'llama3.2' not found; run \`ollama pull llama3.2\`). Run \`ollama pull llama3.2\`, or choose another model with --model / OLLAMA_MODEL. ${run.target} was left as it was.`,
+      `error: Stopped after 3 failed calls in a row: Ollama at ${world.ollama.url} cannot answer (Ollama answered HTTP 404: model 'llama3.2' not found). Run \`ollama pull llama3.2\`, or choose another model with --model / OLLAMA_MODEL. ${run.target} was left as it was.`,
     );
   });
 

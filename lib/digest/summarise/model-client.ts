@@ -92,15 +92,21 @@ export type ModelFailureKind =
   | "rejected"
   | "bad-answer";
 
-/** One call failed; `hint` is what fixes it when the model is gone. */
+/**
+ * One call failed; `hint` is what fixes it when the model is gone. `reason` is what happened
+ * without the fix: a message that ends with the fix itself (each story's note shows it) passes
+ * the rest, so the line a stopped run ends with says the fix once, as the hint.
+ */
 export class ModelError extends Error {
   override name = "ModelError";
   readonly kind: ModelFailureKind;
   readonly hint: string | undefined;
-  constructor(message: string, kind: ModelFailureKind, hint?: string) {
+  readonly reason: string;
+  constructor(message: string, kind: ModelFailureKind, hint?: string, reason = message) {
     super(message);
     this.kind = kind;
     this.hint = hint;
+    this.reason = reason;
   }
 }
 

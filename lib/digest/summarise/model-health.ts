@@ -71,5 +71,5 @@ export function goneMessage(
 ): string {
   const fix = gone.hint ? ` ${gone.hint}` : "";
   const out = run.out === undefined ? "" : ` ${run.out} was left as it was.`;
-  return `Stopped after ${GONE_AFTER} failed calls in a row: ${run.describe} cannot answer (${gone.message}).${fix}${out}`;
+  return `Stopped after ${GONE_AFTER} failed calls in a row: ${run.describe} cannot answer (${gone.reason}).${fix}${out}`;
 }

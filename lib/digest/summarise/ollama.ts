@@ -139,6 +139,7 @@ function statusError(status: number, detail: string, model: string): ModelError 
       `${message}; run \`ollama pull ${model}\``,
       "missing-model",
       `Run \`ollama pull ${model}\`, or choose another model with --model / OLLAMA_MODEL.`,
+      message,
     );
   }
   if (status >= 500) {

@@ -190,14 +190,16 @@ export function chatFailure(
     const fix = context.apiKey
       ? "Check OPENAI_API_KEY: the server refused it."
       : "Set OPENAI_API_KEY to the key the server expects.";
-    return new ModelError(`${said}; ${asClause(fix)}`, "unauthorized", fix);
+    return new ModelError(`${said}; ${asClause(fix)}`, "unauthorized", fix, said);
   }
   if (status === 404) {
     const fix = `Choose a model the server lists with --model / OPENAI_MODEL, or leave both unset to take the first.`;
+    const missing = `${said}; the server has no model ${context.input.model}`;
     return new ModelError(
-      `${said}; the server has no model ${context.input.model}: choose one it lists with --model / OPENAI_MODEL`,
+      `${missing}: choose one it lists with --model / OPENAI_MODEL`,
       "missing-model",
       fix,
+      missing,
     );
   }
   if (status === 400 && isContextTooLong(context.body, detail)) {

@@ -47,4 +47,16 @@ describe("createModelHealth()", () => {
       "Stopped after 3 failed calls in a row: Ollama at http://x:1 cannot answer (Ollama answered HTTP 500: boom). Restart Ollama. d.md was left as it was.",
     );
   });
+
+  test("goneMessage() says the fix once when the error's message ends with it too", () => {
+    const gone = new ModelError(
+      "HTTP 404: no model m; run `pull m`",
+      "missing-model",
+      "Run `pull m`, or choose another.",
+      "HTTP 404: no model m",
+    );
+    expect(goneMessage(gone, { describe: "S", out: undefined })).toBe(
+      "Stopped after 3 failed calls in a row: S cannot answer (HTTP 404: no model m). Run `pull m`, or choose another.",
+    );
+  });
 });
