@@ -31,6 +31,14 @@ export const GPU_PRIOR: MachineRates = {
   answerTokens: 200,
 };
 
+/**
+ * A prompt read this many times faster than measured so far was mostly not read: Ollama counts a
+ * prefix it had cached in prompt_eval_count but times only the rest in prompt_eval_duration, so
+ * such an answer says nothing of the prefill rate (a shared instruction of a few percent of the
+ * prompt stays far below this, and is counted).
+ */
+export const CACHED_PREFIX_FACTOR = 4;
+
 export interface RateMeter {
   /** Learns from one answer: its counts and durations, or its wall time when they are missing. */
   record(answer: ModelAnswer): void;
@@ -42,9 +50,10 @@ export interface RateMeter {
 
 /**
  * The machine's rates learnt from the answers, as totals (tokens over seconds), so a long prompt
- * counts for more than a short one; the prior stands only until the first answer measures it. A server that reports token counts but no durations (most
- * OpenAI-compatible ones) is measured by its wall time: the call is taken as the current rates
- * scaled by how much longer or shorter it really took.
+ * counts for more than a short one; the prior stands only until the first answer measures it.
+ * A server that reports token counts but no durations (most OpenAI-compatible ones) is measured
+ * by its wall time: the call is taken as the current rates scaled by how much longer or shorter
+ * it really took. A prompt read implausibly fast (CACHED_PREFIX_FACTOR) is left out of prefill.
  */
 export function createRateMeter(prior: MachineRates = CPU_PRIOR): RateMeter {
   let promptTokens = 0;
@@ -64,7 +73,10 @@ export function createRateMeter(prior: MachineRates = CPU_PRIOR): RateMeter {
       const written = answer.answerTokens ?? current.answerTokens;
       const { promptMs, answerMs, wallMs } = answer.timings;
       if (promptMs !== null && answerMs !== null) {
-        if (read > 0 && promptMs > 0) {
+        const mostlyCached =
+          promptSeconds > 0 &&
+          read / (promptMs / 1000) > CACHED_PREFIX_FACTOR * current.prefillPerSecond;
+        if (read > 0 && promptMs > 0 && !mostlyCached) {
           promptTokens += read;
           promptSeconds += promptMs / 1000;
         }

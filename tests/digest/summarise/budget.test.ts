@@ -41,6 +41,22 @@ function budget(budgetMs: number | null, slots = 20, timeoutCeilingMs?: number) 
   });
 }
 
+describe("createRateMeter()", () => {
+  test("leaves out of the prefill rate a prompt Ollama mostly took from its prefix cache", () => {
+    const meter = createRateMeter();
+    meter.record(answerAt(CPU, 2_000));
+    // 1,900 of 2,100 tokens were cached: counted whole, timed for the 200 read.
+    const cached = answerAt(CPU, 200);
+    meter.record({ ...cached, promptTokens: 2_100 });
+    expect(meter.rates().prefillPerSecond).toBeCloseTo(CPU.prefill, 6);
+    expect(meter.rates().decodePerSecond).toBeCloseTo(CPU.decode, 6);
+    // A prompt read a little faster (a shared instruction) still counts.
+    meter.record(answerAt({ ...CPU, prefill: CPU.prefill * 1.2 }, 2_000));
+    expect(meter.rates().prefillPerSecond).toBeGreaterThan(CPU.prefill);
+    expect(meter.answers).toBe(3);
+  });
+});
+
 describe("waterFill()", () => {
   test("shares by weight, and what a capped item leaves goes to the others", () => {
     const shares = waterFill(3000, [
