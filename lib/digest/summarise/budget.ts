@@ -11,8 +11,6 @@ const MAX_CALL_SECONDS = 240;
 const CALL_OVERHEAD_SECONDS = 1;
 /** The smallest prompt worth sending: the instruction and a few hundred tokens of text. */
 export const MIN_PROMPT_TOKENS = 500;
-/** Cut prompts are sized in steps, so a re-run planned a little differently asks the same prompt. */
-const STEP_TOKENS = 128;
 /** A discussion gets this much more room than an article: its worth is spread over many voices. */
 const DISCUSSION_WEIGHT = 1.5;
 
@@ -154,8 +152,8 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
       );
       const share = (shares.get(slot) ?? 0) / ratioOf(slot);
       if (share >= want) return want;
-      const stepped = Math.round(share / STEP_TOKENS) * STEP_TOKENS;
-      return Math.min(want, Math.max(MIN_PROMPT_TOKENS, stepped));
+      // No rounding to steps: the cache reuses a summary whatever its prompt's size (reuse.ts).
+      return Math.min(want, Math.max(MIN_PROMPT_TOKENS, Math.floor(share)));
     },
     timeoutMs(promptTokens, numPredict) {
       const counted = promptTokens * Math.max(...ratios);
