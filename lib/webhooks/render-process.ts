@@ -57,7 +57,8 @@ interface Job extends RenderJob {
 
 export function createTemplateRenderer(
   options: {
-    deadlineMs?: number /** The child's script (tests name a broken one). */;
+    deadlineMs?: number;
+    /** The child's script (tests name a broken one). */
     child?: string;
   } = {},
 ): TemplateRenderer {
@@ -69,8 +70,8 @@ export function createTemplateRenderer(
   const waiting: Job[] = [];
   /** Sent to the current child, answered in this order. */
   const sent: Job[] = [];
-  let timer: ReturnType<typeof setTimeout> | null = null;
   let closed = false;
+  const timer = createJobTimer(deadlineMs, (reason) => stop(reason, true));
 
   function start(): Subprocess | null {
     ready = false;
@@ -86,7 +87,7 @@ export function createTemplateRenderer(
       failAll(`the template renderer could not start: ${errorMessage(error)}`);
       return null;
     }
-    arm(START_DEADLINE_MS, () =>
+    timer.after(START_DEADLINE_MS, () =>
       stop(`the template renderer did not start within ${START_DEADLINE_MS} ms`, false),
     );
     return child;
@@ -96,38 +97,15 @@ export function createTemplateRenderer(
     if (from !== child) return; // a late word from a process already given up
     if ("ready" in message) {
       ready = true;
-      disarm();
+      timer.clear();
       send();
       return;
     }
     const job = sent.shift();
     job?.settle(message.rendered);
     // The child starts the next job as it answers this one: its deadline starts now.
-    if (sent.length > 0) startClock();
+    if (sent.length > 0 && child !== null) timer.jobStarted(child.pid);
     else idle();
-  }
-
-  let startedAt = 0;
-  let cpuAtStart: number | null = null;
-
-  /** The job at the head of `sent` has started: its CPU and wall clocks run from now. */
-  function startClock(): void {
-    startedAt = performance.now();
-    cpuAtStart = child === null ? null : cpuMsOf(child.pid);
-    arm(deadlineMs, checkClock);
-  }
-
-  function checkClock(): void {
-    const wallMs = performance.now() - startedAt;
-    const cpuNow = child === null ? null : cpuMsOf(child.pid);
-    const usedMs = cpuAtStart === null || cpuNow === null ? wallMs : cpuNow - cpuAtStart;
-    if (usedMs >= deadlineMs) {
-      stop(`${OVERRAN} ${deadlineMs} ms and was stopped`, true);
-    } else if (wallMs >= WALL_CEILING_MS) {
-      stop(`${OVERRAN} ${WALL_CEILING_MS} ms (the machine was busy) and was stopped`, true);
-    } else {
-      arm(Math.max(10, Math.min(deadlineMs - usedMs, WALL_CEILING_MS - wallMs)), checkClock);
-    }
   }
 
   function onExit(from: Subprocess, code: number | null, signal: unknown): void {
@@ -141,7 +119,7 @@ export function createTemplateRenderer(
 
   /** Gives up on the current process: the job it was on fails, the ones behind it go to a new one. */
   function stop(reason: string, onlyCurrent: boolean): void {
-    disarm();
+    timer.clear();
     const stopped = child;
     child = null;
     ready = false;
@@ -167,7 +145,7 @@ export function createTemplateRenderer(
       sent.push(job);
       child.send({ id: job.id, webhook: job.webhook, body: job.body } satisfies RenderJob);
     }
-    if (wasIdle && sent.length > 0) startClock();
+    if (wasIdle && sent.length > 0) timer.jobStarted(child.pid);
   }
 
   function failAll(reason: string): void {
@@ -176,21 +154,9 @@ export function createTemplateRenderer(
     }
   }
 
-  function arm(ms: number, fn: () => void): void {
-    disarm();
-    // Never what keeps the process alive: a child with jobs in flight is (ref'd in render).
-    timer = setTimeout(fn, ms);
-    timer.unref();
-  }
-
-  function disarm(): void {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
-  }
-
   /** Nothing in flight: the process may end without waiting for this one. */
   function idle(): void {
-    disarm();
+    timer.clear();
     child?.unref();
   }
 
@@ -219,10 +185,58 @@ export function createTemplateRenderer(
     },
     close() {
       closed = true;
-      disarm();
+      timer.clear();
       failAll("the template renderer is closed");
       child?.kill("SIGKILL");
       child = null;
+    },
+  };
+}
+
+/**
+ * The deadline of the job a child is on: `deadlineMs` of the child's CPU time (where /proc tells
+ * it; wall time elsewhere), WALL_CEILING_MS of wall time at most; `overrun` is told why. Its
+ * timers never keep the process alive (a child with jobs in flight does, ref'd in render).
+ */
+function createJobTimer(deadlineMs: number, overrun: (reason: string) => void) {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let pid = 0;
+  let startedAt = 0;
+  let cpuAtStart: number | null = null;
+
+  function after(ms: number, fn: () => void): void {
+    clear();
+    timer = setTimeout(fn, ms);
+    timer.unref();
+  }
+
+  function clear(): void {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  }
+
+  function check(): void {
+    const wallMs = performance.now() - startedAt;
+    const cpuNow = cpuMsOf(pid);
+    const usedMs = cpuAtStart === null || cpuNow === null ? wallMs : cpuNow - cpuAtStart;
+    if (usedMs >= deadlineMs) {
+      overrun(`${OVERRAN} ${deadlineMs} ms and was stopped`);
+    } else if (wallMs >= WALL_CEILING_MS) {
+      overrun(`${OVERRAN} ${WALL_CEILING_MS} ms (the machine was busy) and was stopped`);
+    } else {
+      after(Math.max(10, Math.min(deadlineMs - usedMs, WALL_CEILING_MS - wallMs)), check);
+    }
+  }
+
+  return {
+    after,
+    clear,
+    /** The child `childPid` started a job now: its CPU and wall clocks run from here. */
+    jobStarted(childPid: number): void {
+      pid = childPid;
+      startedAt = performance.now();
+      cpuAtStart = cpuMsOf(pid);
+      after(deadlineMs, check);
     },
   };
 }
