@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseFeed } from "@rowanmanning/feed-parser";
@@ -144,6 +144,11 @@ describe("bun run digest --archive", () => {
     const archive = tempDir();
     const cache = tempDir();
     await runDay("2026-11-24T07:00:00Z", [post(2001, "Morning story")], { archive, cache });
+    // What a run killed while it replaced feed.xml two hours ago left: the next run removes it.
+    const leftover = join(archive, ".feed.xml.0123456789ab.tmp");
+    writeFileSync(leftover, "<feed");
+    const twoHoursAgo = (Date.now() - 2 * 3_600_000) / 1000;
+    utimesSync(leftover, twoHoursAgo, twoHoursAgo);
     const feedId = (xml: string) => /<feed[^>]*>\s*<id>([^<]+)<\/id>/.exec(xml)?.[1];
     const idBefore = feedId(read(archive, "feed.xml"));
     const evening = await runDay(

@@ -11,7 +11,7 @@ import { type DateOptions, daysBefore, isDateKey, localDateKey } from "./dates.t
 import { atomFeed, type FeedDay } from "./feed.ts";
 import { htmlRenderer } from "./html.ts";
 import { jsonRenderer } from "./json.ts";
-import { writeFileAtomic } from "./output.ts";
+import { removeStaleTemporaries, writeFileAtomic } from "./output.ts";
 import type { Renderer } from "./types.ts";
 
 /** Days the feed covers, today included. */
@@ -49,6 +49,8 @@ export async function openArchive(dir: string): Promise<Archive> {
       `Archive folder ${dir} (--archive / DIGEST_ARCHIVE) cannot be written: ${errorMessage(error)}`,
     );
   }
+  // A run killed while it replaced a file left its hidden temporary file behind.
+  await removeStaleTemporaries(dir);
   return {
     async write(run, options) {
       try {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { type FileHandle, open, rename, unlink } from "node:fs/promises";
+import { type FileHandle, lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "../../config/errors.ts";
 import { errorMessage } from "../../text/error-message.ts";
@@ -49,6 +49,7 @@ export async function openOutput(
       abort: async () => {},
     };
   }
+  await removeStaleTemporaries(dirname(path), { of: basename(path) });
   let temporary = "";
   let handle: FileHandle | undefined;
   for (let attempt = 0; handle === undefined; attempt++) {
@@ -104,4 +105,31 @@ export async function writeFileAtomic(
 /** `.digest.md.3f9c2a71b0e4.tmp` beside `digest.md`: hidden, and not guessable in advance. */
 export function temporaryPath(path: string): string {
   return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+/** A temporary file older than this belongs to no running digest: a run killed mid-write left it. */
+export const STALE_TEMPORARY_MS = 60 * 60_000;
+
+const TEMPORARY_NAME = /^\.(.+)\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Removes from `dir` the hidden temporary files (temporaryPath) that runs killed mid-write left
+ * more than STALE_TEMPORARY_MS ago; with `of`, only those of that file name. A newer one may be
+ * another run's, still writing. Best effort: what cannot be read or removed stays.
+ */
+export async function removeStaleTemporaries(
+  dir: string,
+  options: { of?: string; now?: number } = {},
+): Promise<void> {
+  const now = options.now ?? Date.now();
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const target = TEMPORARY_NAME.exec(name)?.[1];
+    if (target === undefined || (options.of !== undefined && target !== options.of)) continue;
+    const path = join(dir, name);
+    const info = await lstat(path).catch(() => null);
+    if (info?.isFile() && now - info.mtimeMs > STALE_TEMPORARY_MS) {
+      await unlink(path).catch(() => {});
+    }
+  }
 }

@@ -6,11 +6,18 @@ import {
   readFileSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openOutput, temporaryPath, writeFileAtomic } from "../../../lib/digest/render/output.ts";
+import {
+  openOutput,
+  removeStaleTemporaries,
+  STALE_TEMPORARY_MS,
+  temporaryPath,
+  writeFileAtomic,
+} from "../../../lib/digest/render/output.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -122,5 +129,40 @@ describe("writeFileAtomic()", () => {
     expect((error as NodeJS.ErrnoException).code).toBe("EEXIST");
     expect(readFileSync(victim, "utf8")).toBe("precious");
     expect(readFileSync(target, "utf8")).toBe("old");
+  });
+});
+
+describe("removeStaleTemporaries()", () => {
+  /** A file whose modification time is `ageMs` in the past. */
+  function fileAged(dir: string, name: string, ageMs: number): void {
+    writeFileSync(join(dir, name), "half a digest");
+    const at = (Date.now() - ageMs) / 1000;
+    utimesSync(join(dir, name), at, at);
+  }
+
+  test("removes temporary files a killed run left over an hour ago, and nothing else", async () => {
+    const dir = tempDir();
+    const old = STALE_TEMPORARY_MS + 60_000;
+    fileAged(dir, ".feed.xml.0123456789ab.tmp", old);
+    fileAged(dir, ".2026-11-24.html.abcdef012345.tmp", old);
+    fileAged(dir, ".index.html.fedcba987654.tmp", 60_000);
+    fileAged(dir, ".notes.tmp", old);
+    fileAged(dir, "2026-11-24.html", old);
+    await removeStaleTemporaries(dir);
+    expect(readdirSync(dir).sort()).toEqual([
+      ".index.html.fedcba987654.tmp",
+      ".notes.tmp",
+      "2026-11-24.html",
+    ]);
+  });
+
+  test("with `of`, only that file's; openOutput() clears its own target's", async () => {
+    const dir = tempDir();
+    const old = STALE_TEMPORARY_MS + 60_000;
+    fileAged(dir, ".digest.md.0123456789ab.tmp", old);
+    fileAged(dir, ".other.md.0123456789ab.tmp", old);
+    const output = await openOutput(join(dir, "digest.md"), noStdout);
+    await output.commit();
+    expect(readdirSync(dir).sort()).toEqual([".other.md.0123456789ab.tmp", "digest.md"]);
   });
 });
