@@ -2,15 +2,8 @@ import { z } from "zod";
 import { stripControl } from "../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
 import { type MachineInfo, type Placement, PreflightError } from "./model-client.ts";
-import {
-  describeError,
-  errorField,
-  normaliseModelName,
-  OLLAMA_MAX_BYTES,
-  type OllamaOptions,
-  safeJson,
-  withTimeout,
-} from "./ollama.ts";
+import { describeError, safeJson, withTimeout } from "./model-http.ts";
+import { errorField, normaliseModelName, OLLAMA_MAX_BYTES, type OllamaOptions } from "./ollama.ts";
 import { openAiBaseAt } from "./openai-models.ts";
 
 export interface ModelFacts {

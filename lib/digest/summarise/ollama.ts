@@ -1,7 +1,14 @@
-import { describeNetworkError } from "../../http/network-error.ts";
 import { stripControl } from "../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
-import { type ModelAnswer, ModelError, type ModelFailureKind } from "./model-client.ts";
+import { type ModelAnswer, ModelError } from "./model-client.ts";
+import {
+  callFailureKind,
+  describeError,
+  oneLine,
+  safeJson,
+  stripThinking,
+  withTimeout,
+} from "./model-http.ts";
 
 /**
  * The largest Ollama answer read. A summary is a few KiB; with `context` (the token ids) and a
@@ -60,15 +67,6 @@ export function generateRequest(
   };
 }
 
-/** Removes reasoning wrapped in <think>…</think> (older setups put it inside `response`). */
-export function stripThinking(text: string): string {
-  let out = text.replace(/<think>[\s\S]*?<\/think>/gi, "");
-  // An unterminated block (answer cut off while still thinking) holds no answer at all.
-  const open = out.search(/<think>/i);
-  if (open !== -1) out = out.slice(0, open);
-  return out.trim();
-}
-
 /**
  * Asks Ollama for one completion. Both a non-2xx `{error}` and a 200 carrying `{error}` are
  * failures (ModelError, its kind saying whether the model is gone), and so is an answer larger
@@ -101,7 +99,7 @@ export async function generate(
     }
     throw new ModelError(
       `Ollama did not answer at ${url} (${describeError(error, timeoutMs, url)})`,
-      failureKind(error, options.signal),
+      callFailureKind(error, options.signal),
       `Start Ollama with \`ollama serve\`, or point OLLAMA_ENDPOINT_URL / --ollama-url at a running one.`,
     );
   }
@@ -152,14 +150,6 @@ function statusError(status: number, detail: string, model: string): ModelError 
   return new ModelError(message, status === 429 ? "busy" : "rejected");
 }
 
-function failureKind(error: unknown, signal: AbortSignal | undefined): ModelFailureKind {
-  if (signal?.aborted) return "interrupted";
-  if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) {
-    return "timeout";
-  }
-  return "unreachable";
-}
-
 function count(value: unknown): number | null {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null;
 }
@@ -167,20 +157,6 @@ function count(value: unknown): number | null {
 function nanosToMs(value: unknown): number | null {
   const nanos = count(value);
   return nanos === null ? null : nanos / 1e6;
-}
-
-/** A timeout signal, also aborted by `signal` when one is given. */
-export function withTimeout(timeoutMs: number, signal: AbortSignal | undefined): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  return signal ? AbortSignal.any([timeout, signal]) : timeout;
-}
-
-export function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Ollama's `{error}` text, on one line and terminal-safe, or undefined. */
@@ -196,16 +172,4 @@ export function errorField(body: unknown): string | undefined {
     }
   }
   return undefined;
-}
-
-export function oneLine(text: string): string {
-  return stripControl(text).replace(/\s+/g, " ").trim().slice(0, 300);
-}
-
-/** Why a request got no answer: a timeout, or the network error naming where it went. */
-export function describeError(error: unknown, timeoutMs: number, url: string): string {
-  if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) {
-    return `no answer within ${timeoutMs} ms`;
-  }
-  return oneLine(describeNetworkError(error, url));
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { stripControl } from "../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
 import { PreflightError } from "./model-client.ts";
-import { describeError, safeJson, withTimeout } from "./ollama.ts";
+import { describeError, safeJson, withTimeout } from "./model-http.ts";
 import { authHeader, errorText, OPENAI_MAX_BYTES, type OpenAiOptions, redact } from "./openai.ts";
 
 export interface OpenAiModelFacts {

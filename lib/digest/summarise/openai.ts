@@ -1,12 +1,14 @@
 import { stripControl } from "../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
+import { type AnswerTimings, type ModelAnswer, ModelError } from "./model-client.ts";
 import {
-  type AnswerTimings,
-  type ModelAnswer,
-  ModelError,
-  type ModelFailureKind,
-} from "./model-client.ts";
-import { describeError, oneLine, safeJson, stripThinking, withTimeout } from "./ollama.ts";
+  callFailureKind,
+  describeError,
+  oneLine,
+  safeJson,
+  stripThinking,
+  withTimeout,
+} from "./model-http.ts";
 
 /** The largest chat completion read: a summary is a few KiB; a reasoning model's text stays far below. */
 export const OPENAI_MAX_BYTES = 8 * 1024 * 1024;
@@ -111,7 +113,7 @@ export async function chatCall(
     }
     throw new ModelError(
       `No answer from ${url} (${describeError(error, timeoutMs, url)})`,
-      networkFailure(error, options.signal),
+      callFailureKind(error, options.signal),
       "Start the server again, or point OPENAI_BASE_URL / --openai-url at a running one.",
     );
   }
@@ -222,14 +224,6 @@ export function chatFailure(
 /** A sentence as the end of another: "Check X." → "check X". */
 function asClause(sentence: string): string {
   return sentence.charAt(0).toLowerCase() + sentence.slice(1).replace(/\.$/, "");
-}
-
-function networkFailure(error: unknown, signal: AbortSignal | undefined): ModelFailureKind {
-  if (signal?.aborted) return "interrupted";
-  if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) {
-    return "timeout";
-  }
-  return "unreachable";
 }
 
 function isContextTooLong(body: unknown, detail: string): boolean {

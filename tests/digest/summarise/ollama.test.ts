@@ -6,11 +6,11 @@ import {
   PreflightError,
   prefillRate,
 } from "../../../lib/digest/summarise/model-client.ts";
+import { stripThinking } from "../../../lib/digest/summarise/model-http.ts";
 import {
   generate,
   generateRequest,
   normaliseModelName,
-  stripThinking,
 } from "../../../lib/digest/summarise/ollama.ts";
 import { createOllamaClient } from "../../../lib/digest/summarise/ollama-client.ts";
 import {
