@@ -23,6 +23,8 @@ async function deliverAll(path: string, concurrency: number): Promise<number> {
   let busy = 0;
   let delivered = 0;
   let claiming = false;
+  /** Results waiting for their group commit: the loop ends only once none is left. */
+  let recording = 0;
   const finished = Promise.withResolvers<void>();
   const finish = batch((items: FinishItem[]) => store.queue.finishMany(items), {
     maxSize: RESULTS_PER_COMMIT,
@@ -40,8 +42,13 @@ async function deliverAll(path: string, concurrency: number): Promise<number> {
       now: Date.now(),
     });
     claiming = false;
+    if (claims.length === 0) {
+      // Nothing due: the next request to end looks again (a claim that finds nothing answers
+      // without yielding to the event loop, so looking again at once would spin).
+      if (busy === 0 && ready.length === 0 && recording === 0) finished.resolve();
+      return;
+    }
     ready.push(...claims);
-    if (claims.length === 0 && busy === 0 && ready.length === 0) finished.resolve();
     startReady();
   }
 
@@ -91,13 +98,15 @@ async function deliverAll(path: string, concurrency: number): Promise<number> {
     record.durationMs = performance.now() - started;
     busy--;
     startReady();
+    recording++;
     await finish({
       claim,
       record,
       outcome: { state: record.outcome === "success" ? "successful" : "failed" },
     });
+    recording--;
     delivered++;
-    if (busy === 0 && ready.length === 0) void topUp();
+    if (ready.length < concurrency) void topUp();
   }
 
   void topUp();
