@@ -220,7 +220,8 @@ export function summaryCounts(stats: PipelineStats, model: string): string {
 
 /**
  * The front page, and meanwhile where the model runs (asking may load it): null when the server
- * cannot tell.
+ * cannot tell. A front page that cannot be read stops the question too: the run ends at once,
+ * not after a model load of up to two minutes.
  */
 async function frontPageAndMachine(
   config: DigestConfig,
@@ -228,8 +229,12 @@ async function frontPageAndMachine(
   numCtx: number,
   deps: DigestDeps & { fetch: typeof fetch; now: () => number; logger: Logger },
 ): Promise<{ front: FrontPage; machine: MachineInfo | null }> {
+  const frontFailed = new AbortController();
+  const signal = deps.signal
+    ? AbortSignal.any([deps.signal, frontFailed.signal])
+    : frontFailed.signal;
   const [machine, front] = await Promise.allSettled([
-    model.machine?.({ numCtx, signal: deps.signal }) ?? Promise.resolve(null),
+    model.machine?.({ numCtx, signal }) ?? Promise.resolve(null),
     fetchFrontPage(config.searchUrl, config.limit, {
       fetch: deps.fetch,
       timeoutMs: config.searchTimeoutMs,
@@ -239,6 +244,9 @@ async function frontPageAndMachine(
       now: deps.now,
       logger: deps.logger,
       signal: deps.signal,
+    }).catch((error: unknown) => {
+      frontFailed.abort();
+      throw error;
     }),
   ]);
   if (front.status === "rejected") throw front.reason;

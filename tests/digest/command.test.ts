@@ -620,6 +620,31 @@ describe("bun run digest", () => {
     expect(stdout).toBe("");
   });
 
+  test("a front page that cannot be read stops the model's load too: no wait for it", async () => {
+    using world = startDigestWorld({
+      ...twoStories(),
+      intercept: () => new Response("Too Many Requests", { status: 429 }),
+    });
+    let loadStopped = false;
+    // Ollama loading the model, for as long as nobody gives up on it.
+    const slowLoad = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      const isLoad =
+        request.url.endsWith("/api/generate") &&
+        (await request.clone().text()).includes('"prompt":""');
+      if (!isLoad) return fetch(input, init);
+      return new Promise<Response>((_, reject) => {
+        init?.signal?.addEventListener("abort", () => {
+          loadStopped = true;
+          reject(init.signal?.reason);
+        });
+      });
+    }) as unknown as typeof fetch;
+    const { error } = await digest(world, [], { fetch: slowLoad });
+    expect(error).toBeInstanceOf(SearchApiError);
+    expect(loadStopped).toBe(true);
+  });
+
   test("an endless search answer stops the digest with exit 1, not a memory blow-up", async () => {
     const endless = endlessResponse();
     using world = startDigestWorld({
