@@ -27,8 +27,7 @@ const NOT_FREE = /"isAccessibleForFree"\s*:\s*(false|"false")/i;
  * of its boilerplate. Link addresses are left out of the text (the words stay).
  */
 export function readArticle(html: string, url: string): Extraction {
-  const { document } = parseHTML(html);
-  const doc = document as unknown as Document;
+  const doc = parsePage(html);
   const description = pageDescription(doc);
   const videoPage = /^video\b/i.test(metaContent(doc, ["og:type"]) ?? "");
   const notFree = NOT_FREE.test(html);
@@ -42,6 +41,19 @@ export function readArticle(html: string, url: string): Extraction {
   const refusal = junkReason({ text, content, videoPage, notFree });
   if (refusal !== null) return { ok: false, reason: refusal, description };
   return { ok: true, title: article?.title ?? null, text, description };
+}
+
+/**
+ * The page as a document. linkedom makes no <html> element of a page without the tag (HTML
+ * lets it be left out), an empty one or plain text, and Readability then throws or finds
+ * nothing: such a page is read as the body of one, as a browser reads it.
+ */
+function parsePage(html: string): Document {
+  const { document } = parseHTML(html);
+  if (document.documentElement?.localName === "html") return document as unknown as Document;
+  const content = html.replace(/^\s*<!doctype[^>]*>/i, "");
+  return parseHTML(`<!doctype html><html><body>${content}</body></html>`)
+    .document as unknown as Document;
 }
 
 /** Why an extraction is not an article, or null when it is one. Pure, so tested as values. */

@@ -260,6 +260,21 @@ describe("readArticle()", () => {
     });
   });
 
+  test("says so of an empty page or one of plain text, instead of throwing", () => {
+    for (const html of ["", "  \n", "Moved."]) {
+      expect(readArticle(html, "https://x/")).toMatchObject({ ok: false });
+    }
+  });
+
+  test("reads a page that leaves out <html>, <head> and <body>, as HTML allows", () => {
+    const html = `<!doctype html><meta charset="utf-8"><title>Notes</title>${PARAGRAPHS.map((p) => `<p>${p}</p>`).join("")}`;
+    const result = readArticle(html, "https://x/");
+    expect(result.ok).toBe(true);
+    for (const paragraph of PARAGRAPHS) {
+      expect(result.ok && result.text).toContain(paragraph.replace("&amp;", "&"));
+    }
+  });
+
   test("keeps code blocks of an article", () => {
     const html = articleHtml("Code", [
       ...PARAGRAPHS,
