@@ -2,23 +2,20 @@ import { join } from "node:path";
 import type { Resolver } from "../http/ssrf.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
-import { USER_AGENT } from "../version.ts";
 import type { DigestConfig } from "./config.ts";
-import { type FrontPage, fetchFrontPage } from "./fetch/hn-client.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
-import { compareWithLastRun } from "./freshness.ts";
+import { compareWithLastRun, type Freshness } from "./freshness.ts";
 import { digestStories, type PipelineStats } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
 import { openArchive } from "./render/archive.ts";
-import { openOutput, type TextSink } from "./render/output.ts";
+import { type Output, openOutput, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
-import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
+import type { Renderer } from "./render/types.ts";
+import { checkModel, frontPageAndMachine, startBudget } from "./run-start.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise/cache.ts";
-import type { MachineInfo, ModelClient } from "./summarise/model-client.ts";
+import type { ModelClient } from "./summarise/model-client.ts";
 import { createModelHealth, goneMessage } from "./summarise/model-health.ts";
 import { cachedModelName, openModelClient } from "./summarise/open-model.ts";
-import { promptLimit } from "./summarise/prompt.ts";
-import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "./summarise/rates.ts";
 import type { DigestMeta, Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
@@ -64,17 +61,19 @@ export class DigestFailedError extends Error {
 }
 
 /**
- * The whole digest: preflight Ollama, read the front page, then stream each story's
- * summaries to the output in front-page order. Throws PreflightError (Ollama unusable),
- * SearchApiError (front page unreadable), UsageError (bad --out), DigestFailedError.
+ * The whole digest: check the model server, read the front page, then stream each story's
+ * summaries to the output in front-page order. Throws PreflightError (the server unusable),
+ * SearchApiError (front page unreadable), UsageError (bad --out or --archive),
+ * DigestInterruptedError (Ctrl-C), ModelGoneError, DigestFailedError.
  */
 export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise<DigestResult> {
   const now = deps.now ?? Date.now;
   const fetch = deps.fetch ?? globalThis.fetch;
   const baseLogger = deps.logger ?? createLogger();
   const started = now();
-  const output = await openOutput(config.out, deps.stdout);
+  // The archive first: it leaves nothing behind when it cannot be opened, --out's file would.
   const archive = config.archive === undefined ? undefined : await openArchive(config.archive);
+  const output = await openOutput(config.out, deps.stdout);
   let cache: SummaryCache | undefined;
   let progress: Progress | undefined;
   // Stories written so far, of how many: for the line Ctrl-C ends with.
@@ -83,13 +82,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   try {
     // The clock measures each call too: a server that reports no timings is timed by it.
     const model = deps.model ?? openModelClient(config, { fetch, now });
-    const facts = await model.preflight(deps.signal);
-    if (config.api === "openai" && config.openaiModel === undefined) {
-      baseLogger.info(
-        `Summaries by ${facts.model}, the first model ${model.describe} lists (choose another with --model / OPENAI_MODEL)`,
-      );
-    }
-    const numCtx = contextWindow(config.numCtx, facts.contextLength, facts.model, baseLogger);
+    const { facts, numCtx } = await checkModel(config, model, deps.signal, baseLogger);
     cache = openCache(config.cacheFile, deps.openCache, baseLogger);
     const { front, machine } = await frontPageAndMachine(config, model, numCtx, {
       ...deps,
@@ -115,7 +108,6 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     const logger = loggerAround(baseLogger, progress);
     const renderer = createRenderer(config.format, { timeZone: deps.timeZone });
     const stats: PipelineStats = { generated: 0, cached: 0, failed: 0 };
-    const results: StoryDigest[] = [];
     const freshness = compareWithLastRun(stories, readLastRun(cache, baseLogger));
     const meta: DigestMeta = {
       generatedAt: new Date(started).toISOString(),
@@ -124,6 +116,14 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       newCount: freshness.newCount,
       lastRunAt: freshness.lastRunAt,
       malformedHits: malformed,
+    };
+    // Why the run stops short, if it must: Ctrl-C, or the model gone.
+    const stopNow = () => {
+      if (deps.signal?.aborted) return interrupted(config, done);
+      if (health.gone === null) return null;
+      return new ModelGoneError(
+        goneMessage(health.gone, { describe: model.describe, out: config.out }),
+      );
     };
     await output.write(renderer.begin(meta));
     const digests = digestStories(stories, {
@@ -144,47 +144,31 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       signal: deps.signal ? AbortSignal.any([deps.signal, health.signal]) : health.signal,
       now,
     });
-    for await (const digest of digests) {
-      // After Ctrl-C the stories still coming hold only "interrupted" notes: write none.
-      if (deps.signal?.aborted) throw interrupted(config, done);
-      if (health.gone)
-        throw new ModelGoneError(
-          goneMessage(health.gone, { describe: model.describe, out: config.out }),
-        );
-      const marked = freshness.mark(digest);
-      // stdout and stderr may be the same terminal: no progress text in front of a story.
-      progress.clear();
-      await output.write(renderer.story(marked, results.length));
-      progress.redraw();
-      results.push(marked);
-      done.written++;
-    }
-    if (deps.signal?.aborted) throw interrupted(config, done);
-    if (health.gone)
-      throw new ModelGoneError(
-        goneMessage(health.gone, { describe: model.describe, out: config.out }),
-      );
+    const write = { output, renderer, freshness, progress, stopNow };
+    const results = await writeStories(digests, write, () => done.written++);
+    const stop = stopNow();
+    if (stop) throw stop;
     health.flush();
     await output.write(renderer.end());
     progress.stop();
     progress = undefined;
-    await output.commit();
-    recordRun(cache, started, stories, baseLogger);
     baseLogger.info(
       `Digest of ${stories.length} ${stories.length === 1 ? "story" : "stories"} in ${((now() - started) / 1000).toFixed(1)}s: ${summaryCounts(stats, facts.model)}`,
     );
-    const everyOneFailed = stats.failed > 0 && stats.generated + stats.cached === 0;
-    if (archive && !everyOneFailed) {
-      const at = { timeZone: deps.timeZone, logger: baseLogger };
-      const { day } = await archive.write({ meta, stories: results, at: started }, at);
-      baseLogger.info(
-        `Archived as ${join(config.archive ?? "", `${day}.html`)}, with index.html and feed.xml`,
+    // A digest of failure notes only replaces neither --out, nor the archive, nor the last run.
+    if (stats.failed > 0 && stats.generated + stats.cached === 0) {
+      const left = config.out === undefined ? "" : `; ${config.out} was left as it was`;
+      throw new DigestFailedError(
+        `Every summary failed (see the notes); check that ${model.describe} still runs and has ${facts.model}${left}`,
       );
     }
-    if (everyOneFailed) {
-      throw new DigestFailedError(
-        `Every summary failed (see the notes); check that ${model.describe} still runs and has ${facts.model}`,
-      );
+    await output.commit();
+    recordRun(cache, started, stories, baseLogger);
+    if (archive) {
+      const at = { timeZone: deps.timeZone, logger: baseLogger };
+      const { day } = await archive.write({ meta, stories: results, at: started }, at);
+      const page = join(config.archive ?? "", `${day}.html`);
+      baseLogger.info(`Archived as ${page}, with index.html and feed.xml`);
     }
     return { stories: results, stats };
   } catch (error) {
@@ -203,6 +187,37 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
 }
 
 /**
+ * Writes each story as it comes, in front-page order, each marked new or not. After Ctrl-C or
+ * with the model gone (`stopNow`) the stories still coming hold only failure notes: it writes
+ * none, and throws what stopped it.
+ */
+async function writeStories(
+  digests: AsyncIterable<StoryDigest>,
+  run: {
+    output: Output;
+    renderer: Renderer;
+    freshness: Freshness;
+    progress: Progress;
+    stopNow: () => Error | null;
+  },
+  onWritten: () => void,
+): Promise<StoryDigest[]> {
+  const written: StoryDigest[] = [];
+  for await (const digest of digests) {
+    const stop = run.stopNow();
+    if (stop) throw stop;
+    const marked = run.freshness.mark(digest);
+    // stdout and stderr may be the same terminal: no progress text in front of a story.
+    run.progress.clear();
+    await run.output.write(run.renderer.story(marked, written.length));
+    run.progress.redraw();
+    written.push(marked);
+    onWritten();
+  }
+  return written;
+}
+
+/**
  * Where the summaries came from: "20 summaries, all from the cache", "20 summaries: 12 by
  * llama3.2, 8 from the cache", "19 summaries by llama3.2, 1 failed".
  */
@@ -218,73 +233,6 @@ export function summaryCounts(stats: PipelineStats, model: string): string {
   return `${plural(made)}: ${stats.generated} by ${model}, ${stats.cached} from the cache${failed}`;
 }
 
-/**
- * The front page, and meanwhile where the model runs (asking may load it): null when the server
- * cannot tell. A front page that cannot be read stops the question too: the run ends at once,
- * not after a model load of up to two minutes.
- */
-async function frontPageAndMachine(
-  config: DigestConfig,
-  model: ModelClient,
-  numCtx: number,
-  deps: DigestDeps & { fetch: typeof fetch; now: () => number; logger: Logger },
-): Promise<{ front: FrontPage; machine: MachineInfo | null }> {
-  const frontFailed = new AbortController();
-  const signal = deps.signal
-    ? AbortSignal.any([deps.signal, frontFailed.signal])
-    : frontFailed.signal;
-  const [machine, front] = await Promise.allSettled([
-    model.machine?.({ numCtx, signal }) ?? Promise.resolve(null),
-    fetchFrontPage(config.searchUrl, config.limit, {
-      fetch: deps.fetch,
-      timeoutMs: config.searchTimeoutMs,
-      userAgent: USER_AGENT,
-      sleep: deps.sleep,
-      policy: deps.retryPolicy,
-      now: deps.now,
-      logger: deps.logger,
-      signal: deps.signal,
-    }).catch((error: unknown) => {
-      frontFailed.abort();
-      throw error;
-    }),
-  ]);
-  if (front.status === "rejected") throw front.reason;
-  return { front: front.value, machine: machine.status === "fulfilled" ? machine.value : null };
-}
-
-/** The run's time budget, said in one line when it was chosen for the reader (a model on the CPU). */
-function startBudget(
-  config: DigestConfig,
-  run: {
-    model: string;
-    machine: MachineInfo | null;
-    numCtx: number;
-    stories: number;
-    logger: Logger;
-  },
-): TimeBudget {
-  const budgetMs = budgetFor(config.timeBudgetMs, run.machine);
-  if (config.timeBudgetMs === undefined && budgetMs !== null) {
-    const where =
-      run.machine === null
-        ? "may run on the CPU"
-        : `runs on the ${run.machine.placement === "cpu" ? "CPU" : "CPU in part"}`;
-    run.logger.info(
-      `${run.model} ${where}: prompts are sized to finish within ${budgetMs / 60_000} min (--time-budget / DIGEST_TIME_BUDGET; 0 for none)`,
-    );
-  }
-  return createTimeBudget({
-    budgetMs,
-    slots: run.stories * 2,
-    meter: createRateMeter(run.machine?.placement === "gpu" ? GPU_PRIOR : CPU_PRIOR),
-    promptLimit: promptLimit(run.numCtx),
-    timeoutCeilingMs: config.ollamaTimeoutMs,
-    spentMs: run.machine?.loadMs ?? 0,
-    loaded: run.machine !== null,
-  });
-}
-
 function interrupted(
   config: DigestConfig,
   done: { written: number; total: number },
@@ -296,20 +244,6 @@ function interrupted(
   return new DigestInterruptedError(
     config.out === undefined ? after : `${after}; ${config.out} was left as it was`,
   );
-}
-
-/** The window asked for, capped by the model's own context length when /api/show gives one. */
-export function contextWindow(
-  wanted: number,
-  modelLength: number | null,
-  model: string,
-  logger: Logger,
-): number {
-  if (modelLength === null || modelLength >= wanted) return wanted;
-  logger.info(
-    `${model} has a context length of ${modelLength} tokens; using that instead of ${wanted} (OLLAMA_NUM_CTX / --num-ctx)`,
-  );
-  return modelLength;
 }
 
 /** The previous run, for the "new" marks; without it they are left out. */

@@ -44,7 +44,13 @@ function post(id: number, title: string, points = 100) {
 async function runDay(
   at: string,
   stories: unknown[],
-  options: { archive: string; cache: string; timeZone?: string; env?: Record<string, string> },
+  options: {
+    archive: string;
+    cache: string;
+    timeZone?: string;
+    env?: Record<string, string>;
+    flags?: string[];
+  },
 ) {
   using world = startDigestWorld({ stories });
   const logger = createMemoryLogger();
@@ -61,7 +67,7 @@ async function runDay(
         timeZone: options.timeZone ?? "UTC",
         signals: { source: new EventEmitter() },
       }),
-      { rawArgs: ["--archive", options.archive] },
+      { rawArgs: ["--archive", options.archive, ...(options.flags ?? [])] },
     );
   } catch (caught) {
     error = caught;
@@ -205,7 +211,10 @@ describe("bun run digest --archive", () => {
     const bad = await runDay("2026-11-24T07:00:00Z", [post(4001, "Never fetched")], {
       archive: join(file, "archive"),
       cache: tempDir(),
+      flags: ["--out", join(parent, "digest.md")],
     });
+    // Nothing of --out either: not even its temporary file.
+    expect(readdirSync(parent)).toEqual(["a-file"]);
     expect(bad.error).toBeInstanceOf(UsageError);
     expect((bad.error as Error).message).toStartWith(
       `Archive folder ${join(file, "archive")} (--archive / DIGEST_ARCHIVE) cannot be written: `,

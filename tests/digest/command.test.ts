@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand } from "citty";
@@ -702,6 +702,21 @@ describe("bun run digest", () => {
     expect(error).toBeInstanceOf(DigestFailedError);
     expect(stdout).toContain("Article summary failed: Ollama answered HTTP 400: boom.");
     expect(world.ollama.generateCalls).toHaveLength(4);
+  });
+
+  test("when every summary fails, --out is left as it was", async () => {
+    using world = startDigestWorld({
+      ...twoStories(),
+      ollama: { generate: () => Response.json({ error: "boom" }, { status: 400 }) },
+    });
+    const dir = tempDir();
+    const target = join(dir, "digest.md");
+    writeFileSync(target, "yesterday's digest\n");
+    const { error } = await digest(world, ["--out", target]);
+    expect(error).toBeInstanceOf(DigestFailedError);
+    expect((error as Error).message).toEndWith(`; ${target} was left as it was`);
+    expect(readFileSync(target, "utf8")).toBe("yesterday's digest\n");
+    expect(readdirSync(dir)).toEqual(["digest.md"]);
   });
 });
 

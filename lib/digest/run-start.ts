@@ -1,0 +1,121 @@
+/**
+ * What a digest run settles before its first story: the model server checked and the window
+ * asked of it, the front page read while the server says where the model runs, and the time
+ * budget that follows from it.
+ */
+import type { Logger } from "../log.ts";
+import { USER_AGENT } from "../version.ts";
+import type { DigestConfig } from "./config.ts";
+import { type FrontPage, fetchFrontPage } from "./fetch/hn-client.ts";
+import type { RetryPolicy } from "./fetch/search-fetch.ts";
+import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
+import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/model-client.ts";
+import { promptLimit } from "./summarise/prompt.ts";
+import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "./summarise/rates.ts";
+
+/**
+ * The model server checked (PreflightError when unusable) and the window the run asks for; the
+ * model the server chose, said when none was named.
+ */
+export async function checkModel(
+  config: DigestConfig,
+  model: ModelClient,
+  signal: AbortSignal | undefined,
+  logger: Logger,
+): Promise<{ facts: ModelInfo; numCtx: number }> {
+  const facts = await model.preflight(signal);
+  if (config.api === "openai" && config.openaiModel === undefined) {
+    logger.info(
+      `Summaries by ${facts.model}, the first model ${model.describe} lists (choose another with --model / OPENAI_MODEL)`,
+    );
+  }
+  return { facts, numCtx: contextWindow(config.numCtx, facts.contextLength, facts.model, logger) };
+}
+
+/**
+ * The front page, and meanwhile where the model runs (asking may load it): null when the server
+ * cannot tell. A front page that cannot be read stops the question too: the run ends at once,
+ * not after a model load of up to two minutes.
+ */
+export async function frontPageAndMachine(
+  config: DigestConfig,
+  model: ModelClient,
+  numCtx: number,
+  deps: {
+    fetch: typeof fetch;
+    now: () => number;
+    logger: Logger;
+    sleep?: (ms: number) => Promise<void>;
+    retryPolicy?: RetryPolicy;
+    signal?: AbortSignal;
+  },
+): Promise<{ front: FrontPage; machine: MachineInfo | null }> {
+  const frontFailed = new AbortController();
+  const signal = deps.signal
+    ? AbortSignal.any([deps.signal, frontFailed.signal])
+    : frontFailed.signal;
+  const [machine, front] = await Promise.allSettled([
+    model.machine?.({ numCtx, signal }) ?? Promise.resolve(null),
+    fetchFrontPage(config.searchUrl, config.limit, {
+      fetch: deps.fetch,
+      timeoutMs: config.searchTimeoutMs,
+      userAgent: USER_AGENT,
+      sleep: deps.sleep,
+      policy: deps.retryPolicy,
+      now: deps.now,
+      logger: deps.logger,
+      signal: deps.signal,
+    }).catch((error: unknown) => {
+      frontFailed.abort();
+      throw error;
+    }),
+  ]);
+  if (front.status === "rejected") throw front.reason;
+  return { front: front.value, machine: machine.status === "fulfilled" ? machine.value : null };
+}
+
+/** The run's time budget, said in one line when it was chosen for the reader (a model on the CPU). */
+export function startBudget(
+  config: DigestConfig,
+  run: {
+    model: string;
+    machine: MachineInfo | null;
+    numCtx: number;
+    stories: number;
+    logger: Logger;
+  },
+): TimeBudget {
+  const budgetMs = budgetFor(config.timeBudgetMs, run.machine);
+  if (config.timeBudgetMs === undefined && budgetMs !== null) {
+    const where =
+      run.machine === null
+        ? "may run on the CPU"
+        : `runs on the ${run.machine.placement === "cpu" ? "CPU" : "CPU in part"}`;
+    run.logger.info(
+      `${run.model} ${where}: prompts are sized to finish within ${budgetMs / 60_000} min (--time-budget / DIGEST_TIME_BUDGET; 0 for none)`,
+    );
+  }
+  return createTimeBudget({
+    budgetMs,
+    slots: run.stories * 2,
+    meter: createRateMeter(run.machine?.placement === "gpu" ? GPU_PRIOR : CPU_PRIOR),
+    promptLimit: promptLimit(run.numCtx),
+    timeoutCeilingMs: config.ollamaTimeoutMs,
+    spentMs: run.machine?.loadMs ?? 0,
+    loaded: run.machine !== null,
+  });
+}
+
+/** The window asked for, capped by the model's own context length when /api/show gives one. */
+export function contextWindow(
+  wanted: number,
+  modelLength: number | null,
+  model: string,
+  logger: Logger,
+): number {
+  if (modelLength === null || modelLength >= wanted) return wanted;
+  logger.info(
+    `${model} has a context length of ${modelLength} tokens; using that instead of ${wanted} (OLLAMA_NUM_CTX / --num-ctx)`,
+  );
+  return modelLength;
+}
