@@ -79,6 +79,8 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   // Stories written so far, of how many: for the line Ctrl-C ends with.
   const done = { written: 0, total: 0 };
   const health = createModelHealth();
+  // Aborted when a story cannot be written (a closed pipe, a full disk): nobody reads the rest.
+  const outputFailed = new AbortController();
   try {
     // The clock measures each call too: a server that reports no timings is timed by it.
     const model = deps.model ?? openModelClient(config, { fetch, now });
@@ -140,11 +142,12 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       sleep: deps.sleep,
       retryPolicy: deps.retryPolicy,
       resolve: deps.resolve,
-      // Ctrl-C, or the model taken for gone: every call and download still to come stops.
-      signal: deps.signal ? AbortSignal.any([deps.signal, health.signal]) : health.signal,
+      // Ctrl-C, the model taken for gone, or the output failing: every call and download
+      // still to come stops.
+      signal: AbortSignal.any([deps.signal, health.signal, outputFailed.signal].filter(isSignal)),
       now,
     });
-    const write = { output, renderer, freshness, progress, stopNow };
+    const write = { output, renderer, freshness, progress, stopNow, outputFailed };
     const results = await writeStories(digests, write, () => done.written++);
     const stop = stopNow();
     if (stop) throw stop;
@@ -199,6 +202,7 @@ async function writeStories(
     freshness: Freshness;
     progress: Progress;
     stopNow: () => Error | null;
+    outputFailed: AbortController;
   },
   onWritten: () => void,
 ): Promise<StoryDigest[]> {
@@ -209,7 +213,13 @@ async function writeStories(
     const marked = run.freshness.mark(digest);
     // stdout and stderr may be the same terminal: no progress text in front of a story.
     run.progress.clear();
-    await run.output.write(run.renderer.story(marked, written.length));
+    try {
+      await run.output.write(run.renderer.story(marked, written.length));
+    } catch (error) {
+      // Stopped before the error leaves the loop, which waits for the stories still in work.
+      run.outputFailed.abort(error);
+      throw error;
+    }
     run.progress.redraw();
     written.push(marked);
     onWritten();
@@ -284,4 +294,8 @@ function openCache(
     );
     return undefined;
   }
+}
+
+function isSignal(signal: AbortSignal | undefined): signal is AbortSignal {
+  return signal !== undefined;
 }

@@ -704,6 +704,22 @@ describe("bun run digest", () => {
     expect(world.ollama.generateCalls).toHaveLength(4);
   });
 
+  test("a story that cannot be written (a closed pipe) stops the calls still to come", async () => {
+    // Six text posts without comments: one call each, one at a time.
+    const posts = Array.from({ length: 6 }, (_, i) =>
+      storyHit({ title: `Post ${i + 1}`, url: undefined, story_text: "Text.", num_comments: 0 }),
+    );
+    using world = startDigestWorld({ stories: posts });
+    const { error } = await digest(world, [], {
+      onWrite: (text) => {
+        if (text.includes("## 1.")) throw new Error("EPIPE: broken pipe, write");
+      },
+    });
+    expect((error as Error).message).toBe("EPIPE: broken pipe, write");
+    // The first post's call, at most the second's in flight then: the rest are never made.
+    expect(world.ollama.generateCalls.length).toBeLessThanOrEqual(2);
+  });
+
   test("when every summary fails, --out is left as it was", async () => {
     using world = startDigestWorld({
       ...twoStories(),
