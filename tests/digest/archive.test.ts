@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseFeed } from "@rowanmanning/feed-parser";
 import { runCommand } from "citty";
@@ -11,19 +10,11 @@ import { DigestFailedError } from "../../lib/digest/digest.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { storyHit } from "../fakes/hn-search.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
 
 setDefaultTimeout(30_000);
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "digest-archive-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs("digest-archive-");
 
 /** A text post (no article to fetch, no comments), summarised by the fake Ollama from its title. */
 function post(id: number, title: string, points = 100) {

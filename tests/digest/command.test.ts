@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCommand } from "citty";
 import { renderHelp } from "../../lib/cli/help.ts";
@@ -17,18 +16,10 @@ import { articleHtml } from "../fakes/article-site.ts";
 import { endlessResponse, gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import { echoTitle, promptKind } from "../fakes/ollama.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
 import { htmlText, viewNotes } from "./render/markdown-view.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "digest-cmd-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs("digest-cmd-");
 
 const BODY = Array.from(
   { length: 10 },

@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCommand } from "citty";
 import { exitCodeFor } from "../../lib/cli/run.ts";
@@ -20,20 +19,12 @@ import {
   type FakeOpenAi,
   fakeTokens,
 } from "../fakes/openai-server.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
 
 // Four fake servers per test on a machine shared by many test runs.
 setDefaultTimeout(30_000);
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "digest-openai-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs("digest-openai-");
 
 const BODY = Array.from(
   { length: 10 },

@@ -1,15 +1,12 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import {
   lstatSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   openOutput,
@@ -18,17 +15,9 @@ import {
   temporaryPath,
   writeFileAtomic,
 } from "../../../lib/digest/render/output.ts";
+import { tempDirs } from "../../fakes/temp-dirs.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "digest-out-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs("digest-out-");
 
 const noStdout = { write() {} };
 

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -9,17 +9,9 @@ import {
   sourceHash,
   TOKEN_SAMPLES_KEPT,
 } from "../../../lib/digest/summarise/cache.ts";
+import { tempDirs } from "../../fakes/temp-dirs.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "digest-cache-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs("digest-cache-");
 
 describe("sourceHash()", () => {
   test("is the hex SHA-256 of the parts, each prefixed with its length", () => {
