@@ -10,19 +10,22 @@ import { change } from "../fakes/change.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 // Worker processes, and outages longer than a lease and than busy_timeout (5 s).
-setDefaultTimeout(90_000);
+setDefaultTimeout(150_000);
 
 const ROOT = join(import.meta.dir, "..", "..");
-const TOTAL = 240;
-/** Short leases, so an outage outlasts them; beats every second. */
+const TOTAL = 480;
+/**
+ * Short leases, so an outage outlasts them, yet longer than the loop's longest pause between
+ * tries to write a result (5 s): the grace after the return is one lease. Beats every second.
+ */
 const WORKER_ENV = {
   WEBHOOK_CONCURRENCY: "4",
   WEBHOOK_TIMEOUT_MS: "1000",
-  WEBHOOK_LEASE_MS: "2000",
+  WEBHOOK_LEASE_MS: "6000",
   WORKER_HEARTBEAT_MS: "1000",
 };
 /** Longer than the lease and than the workers' busy_timeout: their writes fail meanwhile. */
-const OUTAGE_MS = 6500;
+const OUTAGE_MS = 8000;
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -39,10 +42,10 @@ async function setup(): Promise<Setup> {
   const dir = mkdtempSync(join(tmpdir(), "sqlite-outage-"));
   const path = join(dir, "app.db");
   const store = openSqliteStore(path);
-  // Answers after 50 ms, so 12 requests in flight take a few seconds for all: the outage falls
+  // Answers after 100 ms, so 12 requests in flight take a few seconds for all: the outage falls
   // in the middle of the work.
   const endpoint = startFakeEndpoint(async () => {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     return new Response("ok");
   });
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -125,7 +128,7 @@ async function claimAsNewcomer(store: Store): Promise<void> {
   const claims = await store.queue.claim({
     workerId: "newcomer",
     limit: TOTAL,
-    leaseMs: 2000,
+    leaseMs: 6000,
     now: Date.now(),
   });
   expect(claims.filter((claim) => claim.attempt > 1)).toEqual([]);
@@ -171,17 +174,24 @@ describe("SQLite workers through an outage longer than the lease", () => {
     if (!paused) throw new Error("no worker");
     await env.endpoint.waitForRequests(24);
 
-    // Stop it until it is caught holding the lock: a lock held for 200 ms by a stopped process
-    // is its own (the running ones hold it a few milliseconds at a time).
+    // Stop it until it is caught holding the lock: a lock held for a whole second while it is
+    // stopped is its own (the running ones hold it milliseconds at a time, even on a busy
+    // machine).
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     let caught = false;
-    for (let tries = 0; tries < 200 && !caught; tries++) {
+    // Tried while work remains (a worker holds the lock only while it writes).
+    while (!caught && env.endpoint.requests.length < TOTAL - 48) {
       paused.kill("SIGSTOP");
-      caught = true;
-      for (const until = performance.now() + 200; caught && performance.now() < until; ) {
+      await pause(20); // the signal takes effect
+      caught = lockHeld(env.path);
+      for (const until = performance.now() + 1000; caught && performance.now() < until; ) {
+        await pause(20);
         caught = lockHeld(env.path);
-        await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      if (!caught) paused.kill("SIGCONT");
+      if (!caught) {
+        paused.kill("SIGCONT");
+        await pause(5);
+      }
     }
     expect(caught).toBe(true);
     try {
