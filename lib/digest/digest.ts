@@ -32,7 +32,7 @@ export interface DigestDeps {
   openCache?: (path: string) => SummaryCache;
   /** DNS for the SSRF check of story links; tests pass one. */
   resolve?: Resolver;
-  /** Aborted by Ctrl-C: downloads and Ollama calls stop, a --out temp file is removed. */
+  /** Aborted by Ctrl-C: downloads and model calls stop, a --out temp file is removed. */
   signal?: AbortSignal;
   /** The model server; default the one the config names (openModelClient). */
   model?: ModelClient;

@@ -28,7 +28,7 @@ export type PipelineConfig = Pick<
 >;
 
 export interface PipelineStats {
-  /** Summaries written by Ollama in this run. */
+  /** Summaries the model wrote in this run. */
   generated: number;
   /** Summaries read from the cache. */
   cached: number;
@@ -53,7 +53,7 @@ export interface PipelineDeps {
   retryPolicy?: RetryPolicy;
   /** DNS for the SSRF check of story links; tests pass one. */
   resolve?: Resolver;
-  /** Aborted by Ctrl-C: every download and Ollama call stops. */
+  /** Ctrl-C, the model gone or a story not written: every download and model call stops. */
   signal?: AbortSignal;
   /** The clock the cache's reuse rules read (ms); Date.now by default. */
   now?: () => number;

@@ -17,7 +17,7 @@ export type { PipelineConfig, PipelineDeps, PipelineStats } from "./pipeline-con
 
 /**
  * Digests the stories: comments and articles are fetched concurrently (bounded by
- * fetchConcurrency) while Ollama works, Ollama calls are bounded by `concurrency` and go to
+ * fetchConcurrency) while the model works, model calls are bounded by `concurrency` and go to
  * the earliest story first, and each story is yielded in front-page order as soon as it is
  * ready. One story's failure becomes notes on that story, never an exception.
  */

@@ -32,7 +32,7 @@ export function createProgress(
     total: number;
     titles: readonly string[];
     now?: () => number;
-    /** Redraw this often so the elapsed time moves during a long Ollama call; 0 = never. */
+    /** Redraw this often so the elapsed time moves during a long model call; 0 = never. */
     tickMs?: number;
     /** Model time the run expects still to take (ms), or null while it cannot tell. */
     timeLeft?: () => number | null;
