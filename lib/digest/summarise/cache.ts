@@ -98,15 +98,8 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
     counted INTEGER NOT NULL
   )`);
   db.run("CREATE INDEX IF NOT EXISTS token_samples_model ON token_samples (model, id)");
-  type Row = {
-    summary: string;
-    sourceHash: string;
-    comments: number;
-    shown: number;
-    latestCommentAt: number;
-    updates: number;
-    createdAt: number;
-  };
+  // A mapped copy of StoredSummary: bun:sqlite's bindings want an index signature.
+  type Row = Pick<StoredSummary, keyof StoredSummary>;
   const lookupStmt = db.query<Row, { model: string; story: number; kind: string }>(
     `SELECT summary, source_sha256 AS sourceHash, comments, shown,
             latest_comment_at AS latestCommentAt, updates, created_at AS createdAt

@@ -51,3 +51,24 @@ export function stripThinking(text: string): string {
   if (open !== -1) out = out.slice(0, open);
   return out.trim();
 }
+
+/**
+ * A server's error text, on one line and terminal-safe: `{"error":"…"}` (Ollama, some proxies),
+ * OpenAI's `{"error":{"message"}}` or vLLM's older top-level `{"message"}`.
+ */
+export function errorText(body: unknown): string | undefined {
+  const fields = record(body);
+  const error = fields.error;
+  if (typeof error === "string" && error !== "") return oneLine(error);
+  const message = record(error).message ?? (fields.object === "error" ? fields.message : undefined);
+  if (typeof message === "string" && message !== "") return oneLine(message);
+  if (error !== undefined && error !== null && error !== "") return oneLine(JSON.stringify(error));
+  return undefined;
+}
+
+/** The value as an object's fields, or none when it is not a (non-array) object. */
+export function record(value: unknown): Record<string, unknown> {
+  return value && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}

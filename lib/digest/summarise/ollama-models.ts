@@ -2,8 +2,8 @@ import { z } from "zod";
 import { stripControl } from "../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
 import { type MachineInfo, type Placement, PreflightError } from "./model-client.ts";
-import { describeError, safeJson, withTimeout } from "./model-http.ts";
-import { errorField, normaliseModelName, OLLAMA_MAX_BYTES, type OllamaOptions } from "./ollama.ts";
+import { describeError, errorText, safeJson, withTimeout } from "./model-http.ts";
+import { normaliseModelName, OLLAMA_MAX_BYTES, type OllamaOptions } from "./ollama.ts";
 import { openAiBaseAt } from "./openai-models.ts";
 
 export interface ModelFacts {
@@ -48,7 +48,7 @@ export async function preflight(
     );
   }
   if (!response.ok) {
-    const error = errorField(safeJson(text));
+    const error = errorText(safeJson(text));
     const fix = (await openAiFix(base, options)) ?? start;
     throw new PreflightError(
       `Ollama at ${url} answered HTTP ${response.status}${error ? `: ${error}` : ""}. ${fix}`,

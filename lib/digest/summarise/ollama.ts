@@ -4,6 +4,7 @@ import { type ModelAnswer, ModelError } from "./model-client.ts";
 import {
   callFailureKind,
   describeError,
+  errorText,
   oneLine,
   safeJson,
   stripThinking,
@@ -104,7 +105,7 @@ export async function generate(
     );
   }
   const body = safeJson(text);
-  const error = errorField(body);
+  const error = errorText(body);
   if (!response.ok) throw statusError(response.status, error ?? oneLine(text), input.model);
   if (error !== undefined) {
     throw new ModelError(`Ollama reported an error: ${error}`, "bad-answer");
@@ -157,19 +158,4 @@ function count(value: unknown): number | null {
 function nanosToMs(value: unknown): number | null {
   const nanos = count(value);
   return nanos === null ? null : nanos / 1e6;
-}
-
-/** Ollama's `{error}` text, on one line and terminal-safe, or undefined. */
-export function errorField(body: unknown): string | undefined {
-  if (body && typeof body === "object" && "error" in body) {
-    const value = (body as { error: unknown }).error;
-    // A server that is not Ollama may answer in OpenAI's shape, {"error": {"message": …}}.
-    const message =
-      value && typeof value === "object" ? (value as { message?: unknown }).message : value;
-    if (typeof message === "string" && message !== "") return oneLine(message);
-    if (value !== undefined && value !== null && value !== "") {
-      return oneLine(typeof value === "object" ? JSON.stringify(value) : String(value));
-    }
-  }
-  return undefined;
 }

@@ -1,5 +1,6 @@
 import type { MachineInfo } from "./model-client.ts";
-import { chatCall, count, type OpenAiOptions, record, timingsOf } from "./openai.ts";
+import { record } from "./model-http.ts";
+import { chatCall, count, type OpenAiOptions, timingsOf } from "./openai.ts";
 import { estimateTokens } from "./tokens.ts";
 
 /**

@@ -4,7 +4,9 @@ import { type AnswerTimings, type ModelAnswer, ModelError } from "./model-client
 import {
   callFailureKind,
   describeError,
+  errorText,
   oneLine,
+  record,
   safeJson,
   stripThinking,
   withTimeout,
@@ -239,29 +241,9 @@ function serverContext(body: unknown): number | null {
   return count(record(record(body).error).n_ctx);
 }
 
-/**
- * The error text of an OpenAI-style body, on one line and terminal-safe: `{"error":{"message"}}`,
- * `{"error":"…"}` (Ollama's /v1, some proxies) or vLLM's older top-level `{"message"}`.
- */
-export function errorText(body: unknown): string | undefined {
-  const fields = record(body);
-  const error = fields.error;
-  if (typeof error === "string" && error !== "") return oneLine(error);
-  const message = record(error).message ?? (fields.object === "error" ? fields.message : undefined);
-  if (typeof message === "string" && message !== "") return oneLine(message);
-  if (error !== undefined && error !== null && error !== "") return oneLine(JSON.stringify(error));
-  return undefined;
-}
-
 /** A server may quote the key it refused; it never reaches a log. */
 export function redact(text: string, apiKey: string | undefined): string {
   return apiKey && apiKey.length >= 4 ? text.split(apiKey).join("[OPENAI_API_KEY]") : text;
-}
-
-export function record(value: unknown): Record<string, unknown> {
-  return value && typeof value === "object" && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
 }
 
 export function count(value: unknown): number | null {

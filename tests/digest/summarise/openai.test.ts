@@ -5,10 +5,10 @@ import {
   PreflightError,
   prefillRate,
 } from "../../../lib/digest/summarise/model-client.ts";
+import { errorText } from "../../../lib/digest/summarise/model-http.ts";
 import {
   chatComplete,
   chatRequest,
-  errorText,
   parseChatAnswer,
   SYSTEM_MESSAGE,
   timingsOf,
