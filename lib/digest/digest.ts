@@ -147,8 +147,11 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       signal: AbortSignal.any([deps.signal, health.signal, outputFailed.signal].filter(isSignal)),
       now,
     });
-    const write = { output, renderer, freshness, progress, stopNow, outputFailed };
-    const results = await writeStories(digests, write, () => done.written++);
+    const results = await writeStories(
+      digests,
+      { output, renderer, freshness, progress, stopNow, outputFailed },
+      () => done.written++,
+    );
     const stop = stopNow();
     if (stop) throw stop;
     health.flush();
