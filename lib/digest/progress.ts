@@ -57,7 +57,7 @@ export function createProgress(
     // A pseudo-terminal may report 0 columns: assume the usual 80 then.
     const columns = stream.columns && stream.columns > 0 ? stream.columns : 80;
     const width = Math.max(20, columns - 1);
-    stream.write(`\r\x1b[K${text.length > width ? `${text.slice(0, width - 1)}…` : text}`);
+    stream.write(`\r\x1b[K${fitColumns(text, width)}`);
   };
   const tickMs = options.tickMs ?? 1000;
   const timer = tickMs > 0 ? setInterval(draw, tickMs) : undefined;
@@ -118,4 +118,22 @@ export function loggerAround(logger: Logger, progress: Progress): Logger {
     success: wrap("success"),
     start: wrap("start"),
   } as Logger;
+}
+
+/**
+ * The text cut to `width` terminal columns, ending in "…" when cut. Columns, not characters: a
+ * title in CJK or with emoji takes two a character, and a line longer than the terminal wraps,
+ * so the next redraw (which clears one row) would leave the wrapped part behind.
+ */
+export function fitColumns(text: string, width: number): string {
+  if (Bun.stringWidth(text) <= width) return text;
+  let out = "";
+  let used = 0;
+  for (const character of text) {
+    const columns = Bun.stringWidth(character);
+    if (used + columns > width - 1) break;
+    out += character;
+    used += columns;
+  }
+  return `${out}…`;
 }

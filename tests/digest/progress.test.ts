@@ -80,6 +80,21 @@ describe("createProgress()", () => {
   });
 });
 
+test("createProgress() counts a wide title's columns, so the line never wraps", () => {
+  const narrow = { ...stream(true), columns: 60 };
+  const progress = createProgress(narrow, {
+    total: 1,
+    titles: ["日本語のタイトルがとても長い記事について".repeat(3)],
+    now: () => 0,
+    tickMs: 0,
+  });
+  progress.update(0, "fetching");
+  const line = narrow.writes[0]?.replace("\r\u001b[K", "") ?? "";
+  expect(line.endsWith("…")).toBe(true);
+  expect(Bun.stringWidth(line)).toBeLessThanOrEqual(59);
+  expect(Bun.stringWidth(line)).toBeGreaterThanOrEqual(58);
+});
+
 test("createProgress() assumes 80 columns when the terminal reports none", () => {
   const unknown = { ...stream(true), columns: 0 };
   const progress = createProgress(unknown, {
