@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -13,6 +13,7 @@ import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.
 setDefaultTimeout(150_000);
 
 const ROOT = join(import.meta.dir, "..", "..");
+const STOPPED_WORKER = join(import.meta.dir, "..", "fakes", "stopped-sqlite-worker.ts");
 const TOTAL = 480;
 /**
  * Short leases, so an outage outlasts them, yet longer than the loop's longest pause between
@@ -87,6 +88,15 @@ async function untilAllSuccessful(store: Store): Promise<void> {
   const deadline = performance.now() + 60_000;
   while ((await store.queue.stats()).successful < TOTAL && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Whether process `pid` is stopped (state T in /proc). */
+function stoppedState(pid: number): boolean {
+  try {
+    return /^\d+ \(.*\) T /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
   }
 }
 
@@ -167,39 +177,39 @@ describe("SQLite workers through an outage longer than the lease", () => {
     await expectEachSentOnceAndSuccessful(env, workers);
   });
 
-  test("a worker stopped (SIGSTOP) while it holds the write lock: the others' results are written, nothing is sent twice", async () => {
+  test("a worker stopped (SIGSTOP) while it holds the write lock: its results and the others' are written, nothing is sent twice", async () => {
     const env = await setup();
     const workers = [startWorker(env.path), startWorker(env.path), startWorker(env.path)];
-    const [paused] = workers;
-    if (!paused) throw new Error("no worker");
     await env.endpoint.waitForRequests(24);
 
-    // Stop it until it is caught holding the lock: a lock held for a whole second while it is
-    // stopped is its own (the running ones hold it milliseconds at a time, even on a busy
-    // machine).
-    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    let caught = false;
-    // Tried while work remains (a worker holds the lock only while it writes).
-    while (!caught && env.endpoint.requests.length < TOTAL - 48) {
-      paused.kill("SIGSTOP");
-      await pause(20); // the signal takes effect
-      caught = lockHeld(env.path);
-      for (const until = performance.now() + 1000; caught && performance.now() < until; ) {
-        await pause(20);
-        caught = lockHeld(env.path);
-      }
-      if (!caught) {
-        paused.kill("SIGCONT");
-        await pause(5);
-      }
-    }
-    expect(caught).toBe(true);
+    // A worker that sent what it claimed and stops itself inside a write transaction.
+    const stopped = Bun.spawn(
+      ["bun", STOPPED_WORKER, env.path, `${env.endpoint.url}/in`, "4", WORKER_ENV.WEBHOOK_LEASE_MS],
+      { cwd: ROOT, stdin: "ignore", stdout: "pipe", stderr: "inherit" },
+    );
+    cleanups.push(async () => {
+      stopped.kill("SIGCONT");
+      stopped.kill("SIGKILL");
+      await stopped.exited;
+    });
+    const lines = stopped.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    const first = await lines.read();
+    expect(JSON.parse(first.value ?? "{}")).toEqual({ claimed: 4 });
+    // Stopped holding the lock: its state is T and nobody else can write.
+    for (let i = 0; i < 500 && !stoppedState(stopped.pid); i++) await Bun.sleep(10);
+    expect(stoppedState(stopped.pid)).toBe(true);
+    expect(lockHeld(env.path)).toBe(true);
     try {
       await outage(OUTAGE_MS);
       expect(expiredLeases(env.path)).toBeGreaterThan(0);
     } finally {
-      paused.kill("SIGCONT");
+      stopped.kill("SIGCONT");
     }
+    let output = "";
+    for (let read = await lines.read(); !read.done; read = await lines.read()) output += read.value;
+    expect(await stopped.exited).toBe(0);
+    // Its leases had run out while it was stopped; nobody took them over meanwhile.
+    expect(JSON.parse(output)).toEqual({ applied: [true, true, true, true] });
     await expectEachSentOnceAndSuccessful(env, workers);
   });
 });
