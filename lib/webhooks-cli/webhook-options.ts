@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
+import { errorMessage } from "../text/error-message.ts";
 import { checkCaFileContent } from "../webhooks/ca-file.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
 import { type TemplateField, unboundedTemplate } from "../webhooks/template-trial.ts";
@@ -12,6 +12,7 @@ import {
 } from "../webhooks/validate.ts";
 import { flagValue } from "./field-flags.ts";
 import { oneLine } from "./format.ts";
+import { readOptionFile } from "./option-file.ts";
 
 /** Flags of NetBox's webhook options, shared by `add` and `update`. */
 export const optionArgs = {
@@ -60,7 +61,7 @@ type OptionPatch = Pick<
  */
 export async function readOptionFlags(
   flags: Record<string, unknown>,
-  readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
+  readFile: (path: string) => string = readOptionFile,
 ): Promise<OptionPatch> {
   const patch: OptionPatch = {};
   const hidden = { echo: false };
@@ -109,7 +110,7 @@ function valueOrFile(
   try {
     return readFile(path);
   } catch (error) {
-    const code = (error as { code?: string }).code ?? "unreadable";
+    const code = (error as { code?: string }).code ?? errorMessage(error);
     throw new UsageError(
       `Cannot read --${flag} file ${escapeControl(JSON.stringify(path))}: ${code}; expected @ followed by a readable file`,
     );

@@ -7,6 +7,7 @@ import { exitCodeFor } from "../../lib/cli/run.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
+import { MAX_OPTION_FILE_BYTES } from "../../lib/webhooks-cli/option-file.ts";
 import { LOOP_BOMB, STOPPED, STRING_BOMB } from "../fakes/template-bombs.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -139,6 +140,24 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(await refused(...add, "--body-template", `@${join(dir, "none.j2")}`)).toContain(
       "ENOENT",
     );
+  });
+
+  test("an @FILE that is a FIFO, a device or too large is refused at once, exit 2", async () => {
+    const fifo = join(dir, "pipe.j2");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    // Read as a file, the FIFO would wait for a writer forever and /dev/zero fill the memory.
+    expect(await refused(...add, "--body-template", `@${fifo}`)).toBe(
+      `Cannot read --body-template file ${JSON.stringify(fifo)}: not a regular file; expected @ followed by a readable file`,
+    );
+    expect(await refused(...add, "--condition", "@/dev/zero")).toContain(
+      '"/dev/zero": not a regular file',
+    );
+    const large = join(dir, "large.j2");
+    writeFileSync(large, "x".repeat(MAX_OPTION_FILE_BYTES + 1));
+    expect(await refused(...add, "--body-template", `@${large}`)).toContain(
+      `larger than ${MAX_OPTION_FILE_BYTES} bytes`,
+    );
+    expect(await store.webhooks.list()).toHaveLength(0);
   });
 
   test("a template that overruns its render deadline with a sample item is refused when saved", async () => {

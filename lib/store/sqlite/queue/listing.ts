@@ -33,7 +33,7 @@ function newestIn(index: string, state: DeliveryState): string {
  * Listings by state and the counts per state, exported so a test can check their plans. There
  * is no index on (state, id) (migration 3: it cost an index write at every state change):
  * queued, delivering and failed rows are read from the partial indexes that hold them (queued
- * ones from the claim's deliveries_webhook_due since migration 8 dropped deliveries_due), and
+ * ones from the claim's deliveries_webhook_due since migration 9 dropped deliveries_due), and
  * successful rows, most of the table, from the table backwards from $before. Counts come from
  * the same partial indexes and the narrowest full index; successful is the rest.
  */
