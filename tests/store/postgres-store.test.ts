@@ -55,6 +55,43 @@ describePostgres("PostgreSQL store specifics", () => {
     expect([...rows]).toEqual([{ sku: "A", note: null }]);
   });
 
+  test("migration 6 on a database with deliveries: objects from the payload or the context, a held claim's generation, a body that is not JSON left alone", async () => {
+    const url = await pg.cluster.createDatabase();
+    const sql = client(url);
+    await migrate(sql, MIGRATIONS.slice(0, 5));
+    await sql`INSERT INTO webhooks (name, url, created_at, updated_at)
+      VALUES ('a', 'https://e.example/', 0, 0)`;
+    const rows: Array<[string, string, string | null, string, number]> = [
+      ["item.created", '{"model":"item","data":{"id":7}}', null, "queued", 0],
+      // A templated delivery: its payload is the rendered body, the context the change.
+      ["item.updated", '{"sku":"A"}', '{"model":"item","data":{"id":7}}', "delivering", 2],
+      ["item.deleted", "not JSON {", null, "failed", 1],
+      ["item.updated", '{"model":"item","data":{"id":99999999999999999999}}', null, "queued", 0],
+      ["ping", '{"model":"item","data":{"id":7}}', null, "successful", 1],
+    ];
+    for (const [index, [event, payload, context, state, attempts]] of rows.entries()) {
+      await sql`INSERT INTO deliveries (webhook_id, message_id, event, payload, context, state,
+          attempts, next_attempt_at, lease_expires_at, created_at, updated_at)
+        VALUES (1, ${`msg_${index}`}, ${event}, ${payload}, ${context}, ${state}, ${attempts}, 0,
+          ${state === "delivering" ? 1 : null}, 0, 0)`;
+    }
+    const { store } = await openStore(url);
+    const item7 = await store.queue.list({ object: { model: "item", id: 7 } });
+    expect(item7.map((d) => [d.id, d.objectModel, d.objectId])).toEqual([
+      [2, "item", 7],
+      [1, "item", 7],
+    ]);
+    expect((await store.queue.list()).map((d) => d.objectId)).toEqual([null, null, null, 7, 7]);
+    const generations = await sql`SELECT id::int, claim_generation FROM deliveries ORDER BY id`;
+    expect([...generations]).toEqual([
+      { id: 1, claim_generation: 0 },
+      { id: 2, claim_generation: 2 },
+      { id: 3, claim_generation: 0 },
+      { id: 4, claim_generation: 0 },
+      { id: 5, claim_generation: 0 },
+    ]);
+  });
+
   test("claim() skips a delivery another transaction holds locked instead of waiting for it", async () => {
     const { store, url } = await openStore();
     await store.webhooks.create({ name: "a", url: "https://e.example/1" });

@@ -197,6 +197,56 @@ describe("migration 6: payloads in a table of their own", () => {
     db.close();
   });
 });
+describe("migration 8: claims and objects on a database with deliveries", () => {
+  test("older rows get their object from the payload or the context, a held claim its generation, a body that is not JSON nothing", async () => {
+    const path = join(tempDir(), "v7.db");
+    const old = new Database(path, { create: true, strict: true });
+    for (const migration of MIGRATIONS.slice(0, 7)) old.run(migration);
+    old.run("PRAGMA user_version = 7");
+    old.run(
+      "INSERT INTO webhooks (name, url, created_at, updated_at) VALUES ('a', 'https://e.example/', 0, 0)",
+    );
+    const rows: Array<[string, string, string | null, string, number]> = [
+      ["item.created", '{"model":"item","data":{"id":7}}', null, "queued", 0],
+      // A templated delivery: its payload is the rendered body, the context the change.
+      ["item.updated", '{"sku":"A"}', '{"model":"item","data":{"id":7}}', "delivering", 2],
+      ["item.deleted", "not JSON {", null, "failed", 1],
+      ["item.updated", '{"model":"item","data":{"id":"7"}}', null, "queued", 0],
+      ["ping", '{"model":"item","data":{"id":7}}', null, "successful", 1],
+    ];
+    for (const [index, [event, payload, context, state, attempts]] of rows.entries()) {
+      old.run(
+        `INSERT INTO deliveries (webhook_id, message_id, event, context, state, attempts,
+           next_attempt_at, lease_expires_at, created_at, updated_at)
+         VALUES (1, ?, ?, ?, ?, ?, 0, ?, 0, 0)`,
+        [`msg_${index}`, event, context, state, attempts, state === "delivering" ? 1 : null],
+      );
+      old.run("INSERT INTO delivery_payloads (delivery_id, payload) VALUES (?, ?)", [
+        index + 1,
+        payload,
+      ]);
+    }
+    old.close();
+
+    const store = openSqliteStore(path);
+    const item7 = await store.queue.list({ object: { model: "item", id: 7 } });
+    expect(item7.map((d) => [d.id, d.objectModel, d.objectId])).toEqual([
+      [2, "item", 7],
+      [1, "item", 7],
+    ]);
+    expect((await store.queue.list()).map((d) => d.objectId)).toEqual([null, null, null, 7, 7]);
+    await store.close();
+    const db = new Database(path);
+    expect(db.query("SELECT id, claim_generation FROM deliveries ORDER BY id").all()).toEqual([
+      { id: 1, claim_generation: 0 },
+      { id: 2, claim_generation: 2 },
+      { id: 3, claim_generation: 0 },
+      { id: 4, claim_generation: 0 },
+      { id: 5, claim_generation: 0 },
+    ]);
+    db.close();
+  });
+});
 
 describe("SQLite store transactions", () => {
   test("a store call made inside transaction(fn) joins it instead of waiting for it", async () => {
