@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
 import { errorMessage } from "../text/error-message.ts";
 import { type RenderedDelivery, renderDelivery, type Templates, usesTemplates } from "./render.ts";
@@ -37,7 +38,8 @@ export function hitRenderLimit(templateError: string): boolean {
   );
 }
 
-const CHILD = new URL("./render-child.ts", import.meta.url).pathname;
+// fileURLToPath, not URL.pathname: a folder with a space or a non-ASCII name stays its name.
+const CHILD = fileURLToPath(new URL("./render-child.ts", import.meta.url));
 
 export type RenderTemplates = (
   webhook: Templates,

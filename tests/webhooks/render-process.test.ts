@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { cpSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { buildPayload } from "../../lib/webhooks/payload.ts";
 import { renderDelivery } from "../../lib/webhooks/render.ts";
@@ -8,6 +9,7 @@ import {
 } from "../../lib/webhooks/render-process.ts";
 import { unboundedTemplate } from "../../lib/webhooks/template-trial.ts";
 import { change } from "../fakes/change.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
 import { LOOP_BOMB, STOPPED, STRING_BOMB } from "../fakes/template-bombs.ts";
 
 // Each test starts a renderer process (about 0.1 s, seconds on a loaded machine).
@@ -123,5 +125,29 @@ describe("a renderer whose process cannot start", () => {
     expect(rendered.templateError).toStartWith(
       "Template error: the template renderer could not start (exit code 1)",
     );
+  });
+});
+
+describe("a checkout in a folder whose name has a space", () => {
+  const tempDir = tempDirs("render-process-");
+
+  test("starts its renderer process (the child's path is the folder's name, not its URL form)", async () => {
+    const root = join(tempDir(), "my projects", "inventory");
+    const repo = join(import.meta.dir, "..", "..");
+    cpSync(join(repo, "lib"), join(root, "lib"), { recursive: true });
+    symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
+    const script = `
+      import { createTemplateRenderer } from "./lib/webhooks/render-process.ts";
+      const renderer = createTemplateRenderer();
+      const rendered = await renderer.render(
+        { url: "https://hooks.example/{{ data.id }}", headers: [], bodyTemplate: null },
+        '{"data":{"id":3}}',
+      );
+      renderer.close();
+      console.log(JSON.stringify(rendered));`;
+    const run = Bun.spawn([process.execPath, "-e", script], { cwd: root, stdout: "pipe" });
+    const rendered = JSON.parse(await new Response(run.stdout).text());
+    expect(await run.exited).toBe(0);
+    expect(rendered).toMatchObject({ url: "https://hooks.example/3", templateError: null });
   });
 });
