@@ -16,12 +16,15 @@ import {
 import {
   type FakeEndpoint,
   hangFirst,
+  type ReceivedRequest,
   type Responder,
   startFakeEndpoint,
 } from "../fakes/webhook-endpoint.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const T0 = Date.UTC(2030, 0, 1);
+/** The order in which the worker sent a request (answersTaking). */
+const SEND_ORDER = "x-test-send-order";
 
 /** Opens the store under test on a fresh database; `another` opens a second connection to it. */
 type OpenStores = (now: () => number) => Promise<{ store: Store; another(): Promise<Store> }>;
@@ -114,6 +117,36 @@ function describeGuarantees(name: string, open: OpenStores): void {
       };
     }
 
+    /**
+     * Answers that each take `ms` of fake time from when the worker sent them, several in flight:
+     * `fetch` numbers the requests in the order the worker sends them, and `respond` moves the
+     * clock to the request's send time (the worker's clock as it stamped `webhook-timestamp`,
+     * in whole seconds) plus `ms`, once every request sent before it is answered and its result
+     * written. Counting from the arrival instead, or waiting in arrival order, let a request
+     * that reached the endpoint after another answer had moved the clock take `ms` more from
+     * there: 38 s for a 19 s answer under a 20 s timeout, past its lease, which the worker then
+     * took over and sent again. A real request is cut at its timeout, inside its lease.
+     */
+    function answersTaking(ms: number, clock: () => { t: number }) {
+      const written = resultsWritten();
+      let sent = 0;
+      const fetchInOrder = (input: RequestInfo | URL, init?: RequestInit) => {
+        const headers = new Headers(init?.headers);
+        headers.set(SEND_ORDER, String(sent++));
+        return fetch(input, { ...init, headers });
+      };
+      return {
+        hooks: written.hooks,
+        fetch: Object.assign(fetchInOrder, { preconnect: fetch.preconnect }),
+        async respond(request: ReceivedRequest): Promise<Response> {
+          const sentAt = Number(request.headers["webhook-timestamp"]) * 1000;
+          await written.atLeast(Number(request.headers[SEND_ORDER]));
+          clock().t = Math.max(clock().t, sentAt + ms);
+          return new Response("ok");
+        },
+      };
+    }
+
     /** How many requests each message id got. */
     function sendsPerMessage(...endpoints: FakeEndpoint[]): number[] {
       const counts = new Map<string, number>();
@@ -152,23 +185,12 @@ function describeGuarantees(name: string, open: OpenStores): void {
 
     test("a request lasting almost the whole timeout leaves no buffered claim to run out", async () => {
       // WEBHOOK_TIMEOUT_MS=20000 with its default lease, an endpoint answering in 19 s.
-      const written = resultsWritten();
-      const env = await setup({
-        respond: async (_request, index) => {
-          const arrived = env.clock.t;
-          // Two in flight, each taking 19 s from its arrival; the clock moves on only once every
-          // earlier request's result is written. (Waiting for a count one lower let a request
-          // move the clock past an earlier one's lease while that result, slow under load, was
-          // still being written: a takeover no real clock could cause.)
-          await written.atLeast(index);
-          env.clock.t = Math.max(env.clock.t, arrived + 19_000);
-          return new Response("ok");
-        },
-      });
+      const answers = answersTaking(19_000, () => env.clock);
+      const env = await setup({ respond: answers.respond });
       await env.enqueue(12);
       const worker = env.worker(
         { timeoutMs: 20_000, leaseMs: 50_000, concurrency: 2, prefetch: 4 },
-        { hooks: written.hooks },
+        { hooks: answers.hooks, fetch: answers.fetch },
       );
       await worker.runOnce();
       expect(sendsPerMessage(env.main)).toEqual(Array.from({ length: 12 }, () => 1));
