@@ -7,7 +7,7 @@ export const STALL_MS = 1000;
 
 /**
  * What this process saw of the database's availability, for the takeover rule (claim.ts
- * TAKEABLE): a write that failed (the disk full, the lock held past busy_timeout) or stalled
+ * TAKEABLE): a write that could not be made (the disk full, the lock held past busy_timeout) or stalled
  * means an outage ended when the next claim runs, which notes it first so the leases of live
  * owners get their grace.
  */
@@ -20,7 +20,9 @@ export function createAvailabilityWatch(clock: () => number = () => performance.
       try {
         return fn(started);
       } catch (error) {
-        unavailableSeen = true;
+        // Only a database that could not be written ends an outage; a statement that failed for
+        // its own reason would otherwise hold every expired lease for a grace it does not need.
+        if (isUnavailable(error)) unavailableSeen = true;
         throw error;
       } finally {
         if (clock() - started > STALL_MS) unavailableSeen = true;
