@@ -10,7 +10,7 @@ import { change } from "../fakes/change.ts";
 import { skewedClockEnv } from "../fakes/faketime.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { hasTool } from "../fakes/system-tools.ts";
-import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { gate, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 const WORKER_SCRIPT = join(import.meta.dir, "../../scripts/worker.ts");
 const CLI_SCRIPT = join(import.meta.dir, "../../scripts/webhooks.ts");
@@ -158,10 +158,9 @@ describePostgres("workers through PostgreSQL faults", () => {
   skewTest(
     "a worker whose clock is 2 minutes ahead takes over no lease another worker holds",
     async () => {
-      const held: Array<() => void> = [];
-      let holding = true;
+      const answers = gate(); // every request waits until answers.open()
       const endpoint = startFakeEndpoint(async () => {
-        if (holding) await new Promise<void>((resolve) => held.push(resolve));
+        await answers.promise;
         return new Response("ok");
       });
       cleanups.push(() => endpoint.stop());
@@ -188,8 +187,7 @@ describePostgres("workers through PostgreSQL faults", () => {
       await sql`SELECT pg_notify('webhook_deliveries', '')`;
       expect(await until(listeners, (n) => n === 2)).toBe(2);
 
-      holding = false;
-      for (const release of held.splice(0)) release();
+      answers.open();
       await endpoint.waitForRequests(8);
       for (const worker of [onTime, ahead]) worker.child.kill("SIGTERM");
       const codes = await Promise.all([onTime.child.exited, ahead.child.exited]);
@@ -208,10 +206,9 @@ describePostgres("workers through PostgreSQL faults", () => {
   skewTest(
     "a worker whose clock is 2 minutes behind takes over an expired lease and sends what is due at once; its own leases hold",
     async () => {
-      const held: Array<() => void> = [];
-      let holding = true;
+      const answers = gate(); // every request waits until answers.open()
       const endpoint = startFakeEndpoint(async () => {
-        if (holding) await new Promise<void>((resolve) => held.push(resolve));
+        await answers.promise;
         return new Response("ok");
       });
       cleanups.push(() => endpoint.stop());
@@ -269,8 +266,7 @@ describePostgres("workers through PostgreSQL faults", () => {
       expect(beat?.age).toBeGreaterThanOrEqual(0);
       expect(beat?.age).toBeLessThan(30_000);
 
-      holding = false;
-      for (const release of held.splice(0)) release();
+      answers.open();
       await within(endpoint.waitForRequests(8), 20_000, "all 8 requests");
       behind.child.kill("SIGTERM");
       expect(await behind.child.exited).toBe(0);
@@ -464,10 +460,9 @@ describePostgres("workers through PostgreSQL faults", () => {
   }, 20_000);
 
   test("an outage longer than the result retry: nothing new is sent, results are written when it is back", async () => {
-    const held: Array<() => void> = [];
-    let holding = true;
+    const answers = gate(); // every request waits until answers.open()
     const endpoint = startFakeEndpoint(async () => {
-      if (holding) await new Promise<void>((resolve) => held.push(resolve));
+      await answers.promise;
       return new Response("ok");
     });
     cleanups.push(() => endpoint.stop());
@@ -517,8 +512,7 @@ describePostgres("workers through PostgreSQL faults", () => {
       // The worker has seen the database go (any call of its store tells it so).
       await store.queue.stats().catch(() => {});
       expect(store.reachable).toBe(false);
-      holding = false;
-      for (const release of held.splice(0)) release();
+      answers.open();
       await failed;
       // Four results wait in memory; none of the eight held claims was sent.
       expect(endpoint.requests).toHaveLength(4);
