@@ -124,8 +124,8 @@ export class ClaimBuffer {
     const t = freshness?.now() ?? 0;
     while (taken.length < count && this.#ready.length > 0) {
       const claim = this.#ready.shift() as Claim;
-      const prepared =
-        this.#renewed.delete(claim) || !freshness ? claim : freshness.prepare(claim, t);
+      const renewed = this.#renewed.size > 0 && this.#renewed.delete(claim);
+      const prepared = renewed || !freshness ? claim : freshness.prepare(claim, t);
       if (prepared !== null) {
         taken.push(prepared);
         continue;
@@ -135,7 +135,7 @@ export class ClaimBuffer {
       this.#stale.push(claim);
       this.#setAsideStale(t);
     }
-    this.#renewed.clear();
+    if (this.#renewed.size > 0) this.#renewed.clear();
     if (this.#mode === "ACCEPTING" && this.#stale.length > 0) this.#setModeRechecking();
     return taken;
   }

@@ -105,22 +105,34 @@ interface FinishErrorHook {
  */
 export async function recordThroughOutage<D>(
   collaborators: RecordCollaborators<D>,
-  options: {
-    claim: Claim;
-    delivered: D;
-    signal: AbortSignal;
-    hooks: FinishErrorHook;
-    sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-    gate?: OutageGate;
-  },
+  options: RecordOptions<D>,
+): Promise<boolean | null> {
+  try {
+    return await collaborators.finish(options.claim, options.delivered);
+  } catch (error) {
+    return recordAfterFailure(collaborators, options, error);
+  }
+}
+
+interface RecordOptions<D> {
+  claim: Claim;
+  delivered: D;
+  signal: AbortSignal;
+  hooks: FinishErrorHook;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  gate?: OutageGate;
+}
+
+/**
+ * recordThroughOutage once its first write failed with `failed` (the loop makes the first write
+ * itself: the usual result is written at once, without this function's waits).
+ */
+export async function recordAfterFailure<D>(
+  collaborators: RecordCollaborators<D>,
+  options: RecordOptions<D>,
+  failed: unknown,
 ): Promise<boolean | null> {
   const { claim, delivered, signal, hooks } = options;
-  let failed: unknown;
-  try {
-    return await collaborators.finish(claim, delivered);
-  } catch (error) {
-    failed = error;
-  }
   // Failed once: the result now waits, and no new request starts until it is written.
   const written = options.gate?.holdResult();
   try {

@@ -6,7 +6,7 @@ import {
   type Availability,
   createOutageGate,
   type OutageGate,
-  recordThroughOutage,
+  recordAfterFailure,
 } from "./loop-outage.ts";
 import { createWakeups, pauseAfterFailure } from "./loop-waits.ts";
 import type { Claim, Delivered } from "./model.ts";
@@ -133,8 +133,10 @@ class DeliveryLoop implements Worker {
   readonly #gate: OutageGate;
   readonly #buffer: ClaimBuffer;
   readonly #wakeups: ReturnType<typeof createWakeups>;
-  /** Every delivery being handled, until its result is written (shutdown waits for these). */
-  readonly #running = new Set<Promise<void>>();
+  /** Deliveries being handled, until their result is written (shutdown waits for these). */
+  #running = 0;
+  /** Resolved when #running drops to 0. */
+  #idleWaiters: Array<() => void> = [];
   /** Requests in flight: what `concurrency` bounds. */
   #busy = 0;
   #accepting = false;
@@ -142,7 +144,7 @@ class DeliveryLoop implements Worker {
   /** Whether the last store call failed: the next that succeeds says so (onStoreBack). */
   #storeFailing = false;
   /** What writing a result needs, built once. */
-  readonly #recording: Parameters<typeof recordThroughOutage<Delivered>>[0];
+  readonly #recording: Parameters<typeof recordAfterFailure<Delivered>>[0];
   readonly #finishHooks = {
     onError: (error: unknown, context: { claim: Claim }) =>
       this.#storeFailed(error, "finish", context.claim),
@@ -235,8 +237,8 @@ class DeliveryLoop implements Worker {
         if (this.#busy === 0 && this.#buffer.held === 0) {
           // Nothing more was due: wait for the results being written, then look once more (a
           // result written meanwhile may not have been visible to the claim).
-          if (this.#running.size === 0) break;
-          await Promise.all(this.#running);
+          if (this.#running === 0) break;
+          await this.#allHandled();
           continue;
         }
         await untilAborted(this.#wakeups.progress(), signal);
@@ -256,7 +258,7 @@ class DeliveryLoop implements Worker {
   async #end(): Promise<void> {
     this.#accepting = false;
     const drained = this.#buffer.drain();
-    while (this.#running.size > 0) await Promise.all(this.#running);
+    while (this.#running > 0) await this.#allHandled();
     await drained;
   }
 
@@ -273,12 +275,25 @@ class DeliveryLoop implements Worker {
     if (!this.#accepting) return;
     for (const claim of this.#buffer.take(this.#concurrency - this.#busy)) {
       this.#busy++;
-      const task: Promise<void> = this.#handle(claim, this.#deliverSignal).finally(() => {
-        this.#running.delete(task);
-        this.#wakeups.wake();
-      });
-      this.#running.add(task);
+      this.#running++;
+      void this.#handle(claim, this.#deliverSignal).finally(this.#handled);
     }
+  }
+
+  /** A delivery's turn is over (its result written, or given up): built once, not per task. */
+  readonly #handled = (): void => {
+    if (--this.#running === 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+    this.#wakeups.wake();
+  };
+
+  /** Resolves once no delivery is being handled. */
+  #allHandled(): Promise<void> {
+    if (this.#running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /** One slot's turn: send, then record. */
@@ -299,13 +314,17 @@ class DeliveryLoop implements Worker {
       this.counts.withdrawn++;
       return this.#release([claim]);
     }
-    const applied = await recordThroughOutage(this.#recording, {
-      claim,
-      delivered,
-      signal,
-      gate: this.#gate,
-      hooks: this.#finishHooks,
-    });
+    let applied: boolean | null;
+    try {
+      // The usual case: written with the next group commit, nothing else to wait for.
+      applied = await this.#collaborators.finish(claim, delivered);
+    } catch (error) {
+      applied = await recordAfterFailure(
+        this.#recording,
+        { claim, delivered, signal, gate: this.#gate, hooks: this.#finishHooks },
+        error,
+      );
+    }
     if (applied === null) return;
     this.#storeAnswered();
     if (!applied) this.counts.discarded++;

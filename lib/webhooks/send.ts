@@ -10,7 +10,7 @@ import {
 } from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { timeoutOf } from "./lease-rules.ts";
-import type { AttemptRecord, Claim } from "./model.ts";
+import type { AttemptRecord, Claim, Webhook } from "./model.ts";
 import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
 import { isTemplated } from "./template.ts";
@@ -51,26 +51,48 @@ export interface SendResult extends AttemptResult {
   record: AttemptRecord;
 }
 
+/** What a worker's attempts share: SendOptions without the per-attempt cap and signal. */
+export type SenderOptions = Omit<SendOptions, "maxTimeoutMs" | "signal">;
+
+/** One attempt's own limits: the timeout's cap (the lease) and the hard-shutdown signal. */
+export interface AttemptCall {
+  maxTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * A worker's sender: sendAttempt with the options its attempts share given once, so an attempt
+ * passes only its own cap and signal (the delivery path builds no options object per attempt).
+ */
+export function createSender(
+  options: SenderOptions,
+): (claim: Claim, call: AttemptCall) => Promise<SendResult> {
+  return (claim, call) => attempt(claim, options, call.maxTimeoutMs, call.signal);
+}
+
 /**
  * Makes one HTTP attempt for a claim and describes how it went. Never throws for anything the
  * receiver or the network does (those are recorded attempts); throws only when `signal` aborts,
  * so the worker can give the claim back. `timeoutMs` bounds the whole attempt: resolving the
  * host for the SSRF check, the request, and reading the (capped) response.
  */
-export async function sendAttempt(claim: Claim, options: SendOptions): Promise<SendResult> {
-  const sent = await attemptWithoutUrl(claim, options);
-  // The URL this attempt went to (or was refused for), recorded with it; a delivery whose
-  // template never rendered reached for none.
-  sent.record.url =
-    sent.record.outcome === "template_error" ? null : (claim.delivery.url ?? claim.webhook.url);
-  return sent;
+export function sendAttempt(claim: Claim, options: SendOptions): Promise<SendResult> {
+  return attempt(claim, options, options.maxTimeoutMs, options.signal);
 }
 
-async function attemptWithoutUrl(claim: Claim, options: SendOptions): Promise<SendResult> {
+async function attempt(
+  claim: Claim,
+  options: SenderOptions,
+  maxTimeoutMs: number | undefined,
+  parent: AbortSignal | undefined,
+): Promise<SendResult> {
   const now = options.now ?? Date.now;
   const startedAt = now();
   const started = performance.now();
-  const timeout = timeoutOf(claim, options);
+  // The URL this attempt goes to (or is refused for), recorded with it; rendered at enqueue
+  // when the webhook's URL is a template.
+  const url = claim.delivery.url ?? claim.webhook.url;
+  const timeoutMs = attemptTimeoutMs(claim, options.timeoutMs, maxTimeoutMs);
   // One controller and one timer per attempt, cleared when it ends (AbortSignal.timeout would
   // live on for the whole timeout); the worker's signal reaches it through abortOnParent.
   const controller = new AbortController();
@@ -79,19 +101,18 @@ async function attemptWithoutUrl(claim: Claim, options: SendOptions): Promise<Se
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort(new DOMException("The attempt timed out", "TimeoutError"));
-  }, timeout.ms);
-  const unlink = options.signal ? abortOnParent(options.signal, controller) : undefined;
+  }, timeoutMs);
+  const unlink = parent ? abortOnParent(parent, controller) : undefined;
   try {
     const unrendered = unrenderedTemplate(claim);
     if (unrendered !== null) {
-      return result(startedAt, started, { outcome: "template_error", error: unrendered });
+      // A delivery whose template never rendered reached for no URL.
+      return result(startedAt, started, null, { outcome: "template_error", error: unrendered });
     }
-    // Rendered at enqueue when the webhook's URL is a template; checked here like any other.
-    const url = claim.delivery.url ?? claim.webhook.url;
     const cached = options.literalChecks?.get(url);
     const destination = cached ?? (await raceAbort(checkAndRemember(url, options), signal));
     if (!destination.ok) {
-      return result(startedAt, started, { outcome: "blocked", error: destination.reason });
+      return result(startedAt, started, url, { outcome: "blocked", error: destination.reason });
     }
 
     let request: OutgoingRequest;
@@ -100,7 +121,7 @@ async function attemptWithoutUrl(claim: Claim, options: SendOptions): Promise<Se
         userAgent: options.userAgent,
       });
     } catch (error) {
-      return result(startedAt, started, {
+      return result(startedAt, started, url, {
         outcome: "network_error",
         error: `Could not build the request: ${firstLineOf(error)}`,
       });
@@ -116,59 +137,79 @@ async function attemptWithoutUrl(claim: Claim, options: SendOptions): Promise<Se
           signal,
         );
       } catch (error) {
-        if (timedOut || options.signal?.aborted) throw error;
-        return result(startedAt, started, { outcome: "network_error", error: firstLineOf(error) });
+        if (timedOut || parent?.aborted) throw error;
+        return result(startedAt, started, url, {
+          outcome: "network_error",
+          error: firstLineOf(error),
+        });
       }
     }
-    const tls = tlsOptionsFor(claim.webhook, target.tls, ca);
+    const init: RequestInit & { decompress: boolean; tls?: unknown } = {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      redirect: "manual",
+      signal,
+      // No Accept-Encoding: the body is only recorded (its first 4 KiB), so it is asked for as
+      // is rather than compressed by the receiver and decompressed here.
+      decompress: false,
+    };
+    const tls = tlsOptionsFor(claim.webhook, "tls" in target ? target.tls : undefined, ca);
+    if (tls) init.tls = tls;
 
     let response: Response;
     try {
-      response = await (options.fetch ?? fetch)(target.url, {
-        ...(tls ? { tls } : {}),
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        redirect: "manual",
-        signal,
-        // No Accept-Encoding: the body is only recorded (its first 4 KiB), so it is asked for as
-        // is rather than compressed by the receiver and decompressed here.
-        decompress: false,
-      });
+      response = await (options.fetch ?? fetch)(target.url, init);
     } catch (error) {
-      if (timedOut || options.signal?.aborted) throw error;
+      if (timedOut || parent?.aborted) throw error;
       // Named by address and host: Bun's own message names neither.
-      return result(startedAt, started, {
+      return result(startedAt, started, url, {
         outcome: "network_error",
         error: describeNetworkError(error, target.url, hostOf(url)),
       });
     }
     const responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES);
     const status = response.status;
-    const success = isSuccess(status);
-    return result(startedAt, started, {
-      outcome: success ? "success" : "http_error",
+    if (isSuccess(status)) {
+      return result(startedAt, started, url, {
+        outcome: "success",
+        statusCode: status,
+        responseHeaders: headerLines(response.headers, RESPONSE_LIMIT_BYTES),
+        responseBody,
+      });
+    }
+    return result(startedAt, started, url, {
+      outcome: "http_error",
       statusCode: status,
-      error: success ? null : httpError(response),
+      error: httpError(response),
       responseHeaders: headerLines(response.headers, RESPONSE_LIMIT_BYTES),
       responseBody,
-      retryAfterMs: success
-        ? undefined
-        : parseRetryAfter(response.headers.get("retry-after"), (options.now ?? Date.now)()),
+      retryAfterMs: parseRetryAfter(response.headers.get("retry-after"), now()),
     });
   } catch (error) {
-    if (options.signal?.aborted) throw options.signal.reason ?? error;
+    if (parent?.aborted) throw parent.reason ?? error;
     if (timedOut) {
-      return result(startedAt, started, {
+      const timeout = timeoutOf(claim, { timeoutMs: options.timeoutMs, maxTimeoutMs });
+      return result(startedAt, started, url, {
         outcome: "timeout",
         error: `Timed out after ${timeout.ms} ms (${timeout.source})`,
       });
     }
-    return result(startedAt, started, { outcome: "network_error", error: firstLineOf(error) });
+    return result(startedAt, started, url, {
+      outcome: "network_error",
+      error: firstLineOf(error),
+    });
   } finally {
     clearTimeout(timer);
     unlink?.();
   }
+}
+
+/** timeoutOf's milliseconds, without the words that only a timed-out attempt needs. */
+function attemptTimeoutMs(claim: Claim, timeoutMs: number, maxTimeoutMs: number | undefined) {
+  const own = claim.webhook.timeoutMs;
+  if (own === null || own === undefined) return timeoutMs;
+  return maxTimeoutMs === undefined ? own : Math.min(own, maxTimeoutMs);
 }
 
 /**
@@ -176,13 +217,29 @@ async function attemptWithoutUrl(claim: Claim, options: SendOptions): Promise<Se
  * for it: sending the template text itself would go to a wrong address or say the wrong thing.
  */
 function unrenderedTemplate({ webhook, delivery }: Claim): string | null {
-  if (delivery.url === null && isTemplated(webhook.url)) {
+  const marks = templateMarksOf(webhook);
+  if (marks.url && delivery.url === null) {
     return "The webhook's URL became a template after this delivery was queued: nothing was rendered for it";
   }
-  if (delivery.headers === null && webhook.headers.some(([, value]) => isTemplated(value))) {
+  if (marks.header && delivery.headers === null) {
     return "A header of the webhook became a template after this delivery was queued: nothing was rendered for it";
   }
   return null;
+}
+
+/** Webhooks are immutable values, so whether one's URL or a header is a template is kept with it. */
+const templateMarks = new WeakMap<Webhook, { url: boolean; header: boolean }>();
+
+function templateMarksOf(webhook: Webhook): { url: boolean; header: boolean } {
+  let marks = templateMarks.get(webhook);
+  if (!marks) {
+    marks = {
+      url: isTemplated(webhook.url),
+      header: webhook.headers.some(([, value]) => isTemplated(value)),
+    };
+    templateMarks.set(webhook, marks);
+  }
+  return marks;
 }
 
 async function checkAndRemember(url: string, options: SendOptions): Promise<DestinationCheck> {
@@ -229,6 +286,7 @@ function abortOnParent(parent: AbortSignal, controller: AbortController): () => 
 function result(
   startedAt: number,
   started: number,
+  url: string | null,
   fields: Partial<AttemptRecord> & Pick<AttemptRecord, "outcome"> & { retryAfterMs?: number },
 ): SendResult {
   const record: AttemptRecord = {
@@ -239,6 +297,7 @@ function result(
     error: fields.error ?? null,
     responseHeaders: fields.responseHeaders ?? null,
     responseBody: fields.responseBody ?? null,
+    url,
   };
   return {
     record,
@@ -261,17 +320,22 @@ function httpError(response: Response): string {
  * Reads at most `limit` bytes of the body, then cancels the rest (a huge body costs nothing).
  * The status already arrived, so a body that breaks off (reset, timeout) keeps what was read.
  */
-async function readLimited(response: Response, limit: number): Promise<string | null> {
+function readLimited(response: Response, limit: number): Promise<string | null> {
   const announced = Number(response.headers.get("content-length") ?? Number.NaN);
   if (announced > 0 && announced <= limit) {
     // Small and announced (the usual answer): one read as text, no stream (even
-    // response.body, a getter that makes one, is left alone), nothing to cut.
-    try {
-      return await response.text();
-    } catch {
-      return "";
-    }
+    // response.body, a getter that makes one, is left alone), nothing to cut, and no async
+    // frame of its own.
+    return response.text().catch(() => "");
   }
+  return readStream(response, limit, announced);
+}
+
+async function readStream(
+  response: Response,
+  limit: number,
+  announced: number,
+): Promise<string | null> {
   if (!response.body) return null;
   if (announced === 0) return "";
   const reader = response.body.getReader();

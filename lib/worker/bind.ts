@@ -12,7 +12,7 @@ import {
   DEFAULT_AUTO_DISABLE,
 } from "../webhooks/policy/webhook-health.ts";
 import type { FinishItem, Store } from "../webhooks/ports.ts";
-import { sendAttempt } from "../webhooks/send.ts";
+import { createSender } from "../webhooks/send.ts";
 import { createClaimSender } from "../webhooks/send-claim.ts";
 import { createCaFiles } from "../webhooks/tls-options.ts";
 import { createAfterAttempt, hasAfterEffects } from "./after-attempt.ts";
@@ -85,8 +85,6 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
   const now = options.now ?? Date.now;
   const workerId = options.workerId ?? newWorkerId();
   const limits = { timeoutMs: config.timeoutMs, leaseMs: config.leaseMs };
-  const literalChecks = new Map<string, DestinationCheck>();
-  const caFiles = createCaFiles();
   const afterAttempt = createAfterAttempt({
     health: createWebhookHealth({
       store: store.health,
@@ -103,17 +101,15 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
     sleep: options.sleep ?? abortableSleep,
     now,
     random: options.random,
-    attempt: (claim, request) =>
-      sendAttempt(claim, {
-        ...request,
-        timeoutMs: config.timeoutMs,
-        caFiles,
-        allow: config.allowList,
-        fetch: options.fetch,
-        resolve: options.resolve,
-        now,
-        literalChecks,
-      }),
+    attempt: createSender({
+      timeoutMs: config.timeoutMs,
+      caFiles: createCaFiles(),
+      allow: config.allowList,
+      fetch: options.fetch,
+      resolve: options.resolve,
+      now,
+      literalChecks: new Map<string, DestinationCheck>(),
+    }),
   });
 
   // Group commit, one mechanism for both stores (graphile-worker's batch() around completeJob).
