@@ -54,6 +54,8 @@ export class ClaimBuffer {
   readonly #capacity: number;
   /** Topped up once half empty: claims then come in chunks of at least half the buffer. */
   readonly #lowWater: number;
+  /** The least room wantsClaims() asks for. */
+  readonly #minClaim: number;
   /** Claimed and not started, oldest first. */
   readonly #ready: Claim[] = [];
   /** Set aside for the next renewal. */
@@ -69,6 +71,8 @@ export class ClaimBuffer {
     this.#options = options;
     this.#capacity = options.concurrency + options.prefetch;
     this.#lowWater = Math.floor(options.prefetch / 2);
+    // With a prefetch, the low-water mark already makes chunks of at least half of it.
+    this.#minClaim = options.prefetch > 0 ? 1 : Math.max(1, Math.floor(options.concurrency / 4));
   }
 
   get mode(): ClaimBufferMode {
@@ -84,18 +88,34 @@ export class ClaimBuffer {
     this.#setModeAccepting();
   }
 
-  /** Whether the buffer should be topped up now. */
+  /**
+   * Whether the buffer should be topped up now: it is half empty, and (without a prefetch) at
+   * least a quarter of the slots are free, so claims come in chunks rather than one per request
+   * that ends (a claim is a write transaction of its own).
+   */
   wantsClaims(): boolean {
-    if (this.#mode === "STOPPED" || this.#mode === "DRAINING") return false;
-    // Results held through an outage are written before anything new is claimed.
-    if (this.#options.gate.resultsWaiting() > 0) return false;
-    const waiting = this.held;
-    return this.#options.inFlight() + waiting < this.#capacity && waiting <= this.#lowWater;
+    return this.#room() >= this.#minClaim;
   }
 
-  /** Tops the buffer up; returns whether the queue had as many due as there was room for. */
-  async topUp(): Promise<boolean> {
-    if (!this.wantsClaims()) return true;
+  /**
+   * Whether a claim smaller than wantsClaims() asks for would find room: the loop makes one when
+   * slots have stood free a short while (slow requests holding the others).
+   */
+  hasRoom(): boolean {
+    return this.#room() > 0;
+  }
+
+  /** Whether some room can go unclaimed until enough gathers (wantsClaims() vs hasRoom()). */
+  get claimsInChunks(): boolean {
+    return this.#minClaim > 1;
+  }
+
+  /**
+   * Tops the buffer up (with `short`, any room; else as wantsClaims() asks); returns whether the
+   * queue had as many due as there was room for.
+   */
+  async topUp(short = false): Promise<boolean> {
+    if (!(short ? this.hasRoom() : this.wantsClaims())) return true;
     const { freshness } = this.#options;
     const room = this.#capacity - this.#options.inFlight() - this.held;
     const t = freshness?.now() ?? 0;
@@ -148,6 +168,16 @@ export class ClaimBuffer {
     await this.#options.release([...this.#ready.splice(0), ...this.#stale.splice(0)]);
     while (this.#renewing !== null) await this.#renewing.settled;
     this.#setModeStopped();
+  }
+
+  /** Claims that would fit now: 0 when stopped, draining, or a result waits to be written. */
+  #room(): number {
+    if (this.#mode === "STOPPED" || this.#mode === "DRAINING") return 0;
+    // Results held through an outage are written before anything new is claimed.
+    if (this.#options.gate.resultsWaiting() > 0) return 0;
+    const waiting = this.held;
+    if (waiting > this.#lowWater) return 0;
+    return Math.max(0, this.#capacity - this.#options.inFlight() - waiting);
   }
 
   #assertMode(from: ClaimBufferMode[], to: ClaimBufferMode): void {

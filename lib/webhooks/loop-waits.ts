@@ -35,34 +35,37 @@ export async function pauseAfterFailure(options: {
  * waits once per claim rather than once per request that ends.
  */
 export function createWakeups(wantsClaims: () => boolean) {
-  let waiters: Array<() => void> = [];
-  let roomWaiters: Array<() => void> = [];
+  const waiting = { progress: [] as Array<() => void>, room: [] as Array<() => void> };
+  /** A waiter in one of the lists, with `drop()` to forget it unresolved (its race is over). */
+  function droppable(list: keyof typeof waiting): { promise: Promise<void>; drop(): void } {
+    let waiter: () => void = () => {};
+    const promise = new Promise<void>((resolve) => {
+      waiter = resolve;
+      waiting[list].push(waiter);
+    });
+    const drop = () => {
+      waiting[list] = waiting[list].filter((each) => each !== waiter);
+    };
+    return { promise, drop };
+  }
   return {
     progress(): Promise<void> {
-      return new Promise((resolve) => waiters.push(resolve));
+      return new Promise((resolve) => waiting.progress.push(resolve));
     },
     room(): Promise<void> {
-      return new Promise((resolve) => roomWaiters.push(resolve));
+      return new Promise((resolve) => waiting.room.push(resolve));
     },
     /** progress(), with `drop()` to forget it unresolved (the race it was in is over). */
-    progressUnlessDropped(): { promise: Promise<void>; drop(): void } {
-      let waiter: () => void = () => {};
-      const promise = new Promise<void>((resolve) => {
-        waiter = resolve;
-        waiters.push(waiter);
-      });
-      const drop = () => {
-        waiters = waiters.filter((each) => each !== waiter);
-      };
-      return { promise, drop };
-    },
+    progressUnlessDropped: () => droppable("progress"),
+    /** room(), likewise. */
+    roomUnlessDropped: () => droppable("room"),
     wake(): void {
-      const woken = waiters;
-      waiters = [];
+      const woken = waiting.progress;
+      waiting.progress = [];
       for (const resolve of woken) resolve();
-      if (roomWaiters.length > 0 && wantsClaims()) {
-        const roomy = roomWaiters;
-        roomWaiters = [];
+      if (waiting.room.length > 0 && wantsClaims()) {
+        const roomy = waiting.room;
+        waiting.room = [];
         for (const resolve of roomy) resolve();
       }
     },

@@ -12,6 +12,12 @@ import { createWakeups, pauseAfterFailure } from "./loop-waits.ts";
 import type { Claim, Delivered } from "./model.ts";
 
 /**
+ * How long free slots wait for more to join them before a claim is made for fewer than a chunk
+ * (ClaimBuffer.wantsClaims; without a prefetch only): the claims' own group-commit window.
+ */
+export const CLAIM_WINDOW_MS = 5;
+
+/**
  * What the loop needs, and nothing about SQL or HTTP (cf. pg-boss's fetch/onFetch/onError): the
  * worker process (lib/worker/bind.ts) binds these to a store and the sender.
  */
@@ -140,6 +146,8 @@ class DeliveryLoop implements Worker {
   /** Requests in flight: what `concurrency` bounds. */
   #busy = 0;
   #accepting = false;
+  /** The claim window ended with room below a chunk: the next claim takes what room there is. */
+  #shortClaim = false;
   #deliverSignal: AbortSignal = new AbortController().signal;
   /** Whether the last store call failed: the next that succeeds says so (onStoreBack). */
   #storeFailing = false;
@@ -209,8 +217,8 @@ class DeliveryLoop implements Worker {
       }
       if (signal.aborted) break;
       if (more) {
-        // Full: wait for room (a request ending).
-        if (!this.#buffer.wantsClaims()) await untilAborted(this.#wakeups.room(), signal);
+        // Full: wait for room (requests ending).
+        await this.#untilRoom(signal);
         continue;
       }
       // Fewer due than room: sleep until new work, its due time, or progress (a finished
@@ -231,7 +239,7 @@ class DeliveryLoop implements Worker {
       while (!signal.aborted) {
         const more = await this.#topUp();
         if (more) {
-          if (!this.#buffer.wantsClaims()) await untilAborted(this.#wakeups.room(), signal);
+          await this.#untilRoom(signal);
           continue;
         }
         if (this.#busy === 0 && this.#buffer.held === 0) {
@@ -262,9 +270,37 @@ class DeliveryLoop implements Worker {
     await drained;
   }
 
+  /**
+   * Waits until the buffer wants claims. When it claims in chunks (no prefetch), a few free slots
+   * are also claimed for once they have stood free CLAIM_WINDOW_MS: slow requests holding the
+   * other slots must not keep new work waiting for them.
+   */
+  async #untilRoom(signal: AbortSignal): Promise<void> {
+    if (this.#buffer.wantsClaims()) return;
+    if (!this.#buffer.claimsInChunks) {
+      await untilAborted(this.#wakeups.room(), signal);
+      return;
+    }
+    const room = this.#wakeups.roomUnlessDropped();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let windowEnded = false;
+    const window = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        windowEnded = true;
+        resolve();
+      }, CLAIM_WINDOW_MS);
+    });
+    await untilAborted(Promise.race([room.promise, window]), signal);
+    clearTimeout(timer);
+    room.drop();
+    this.#shortClaim = windowEnded && !this.#buffer.wantsClaims();
+  }
+
   /** Tops the buffer up and starts what it can; a claim's failure is thrown. */
   async #topUp(): Promise<boolean> {
-    const more = await this.#buffer.topUp();
+    const short = this.#shortClaim;
+    this.#shortClaim = false;
+    const more = await this.#buffer.topUp(short);
     this.#storeAnswered();
     this.#fill();
     return more;

@@ -119,6 +119,26 @@ describe("ClaimBuffer modes", () => {
     expect(buffer.held).toBe(4);
   });
 
+  test("without a prefetch, claims wait for a quarter of the slots; a short claim takes any room", async () => {
+    const { buffer, state, ids } = setup({ due: 20, concurrency: 8, prefetch: 0 });
+    buffer.start();
+    expect(buffer.claimsInChunks).toBe(true);
+    expect(await buffer.topUp()).toBe(true); // room for all 8
+    state.inFlight = 8;
+    buffer.take(8);
+    state.inFlight = 7; // one request ended: one slot free
+    expect(buffer.wantsClaims()).toBe(false);
+    expect(buffer.hasRoom()).toBe(true);
+    expect(await buffer.topUp()).toBe(true); // not a chunk: nothing claimed
+    expect(buffer.held).toBe(0);
+    state.inFlight = 6; // two free: a quarter of 8
+    expect(buffer.wantsClaims()).toBe(true);
+    state.inFlight = 7;
+    expect(await buffer.topUp(true)).toBe(true); // the short claim: the one free slot
+    expect(ids(buffer.take(1))).toEqual([9]);
+    expect(setup({ concurrency: 8, prefetch: 4 }).buffer.claimsInChunks).toBe(false);
+  });
+
   test("ACCEPTING → RECHECKING: a stale head sets aside every stale claim in one renewal; fresh ones still go out", async () => {
     const { buffer, stale, renewals, ids } = setup();
     buffer.start();

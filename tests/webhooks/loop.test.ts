@@ -177,6 +177,24 @@ describe("createWorker", () => {
     await running;
   });
 
+  test("without a prefetch, a slot freed beside slow requests is claimed for once the claim window ends", async () => {
+    const queue = fakeQueue(20);
+    const worker = createWorker(queue.collaborators, { concurrency: 8, prefetch: 0 });
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    await queue.untilInFlight(8);
+    expect(queue.pending).toHaveLength(12);
+    // One request ends while seven hang: one slot is less than a chunk (a quarter of 8), yet
+    // delivery 9 starts, after CLAIM_WINDOW_MS, not when the slow ones end.
+    queue.finishOne(1);
+    await queue.untilStarted(9);
+    expect(queue.pending).toHaveLength(11);
+    expect(queue.inFlight).toBe(8);
+    queue.autoFinish();
+    stop.abort();
+    await running;
+  });
+
   test("run() stops claiming on abort, releases unstarted claims, lets requests finish", async () => {
     const queue = fakeQueue(10);
     const worker = createWorker(queue.collaborators, { concurrency: 2, prefetch: 2 });
