@@ -121,6 +121,11 @@ interface RecordOptions<D> {
   hooks: FinishErrorHook;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   gate?: OutageGate;
+  /**
+   * The longest pause between tries (default 5 s). The worker keeps it to a quarter of its
+   * lease: after an outage other workers wait one lease of grace for the owner's result.
+   */
+  maxDelayMs?: number;
 }
 
 /**
@@ -141,7 +146,8 @@ export async function recordAfterFailure<D>(
       if (signal.aborted) return null;
       const outage = collaborators.isUnreachable?.(failed) === true;
       if (outage && collaborators.untilReachable) await collaborators.untilReachable(signal);
-      else await (options.sleep ?? abortableSleep)(retryDelayMs(failures), signal);
+      else
+        await (options.sleep ?? abortableSleep)(retryDelayMs(failures, options.maxDelayMs), signal);
       if (signal.aborted) return null;
       try {
         return await collaborators.finish(claim, delivered);
@@ -154,7 +160,7 @@ export async function recordAfterFailure<D>(
   }
 }
 
-/** 100 ms doubling to 5 s between tries to record a result after a failure that is no outage. */
-function retryDelayMs(failures: number): number {
-  return Math.min(5000, 100 * 2 ** failures);
+/** 100 ms doubling to 5 s (or `maxMs`) between tries to record a result after a failure that is no outage. */
+function retryDelayMs(failures: number, maxMs = 5000): number {
+  return Math.min(maxMs, 100 * 2 ** failures);
 }

@@ -88,6 +88,12 @@ export interface WorkerOptions {
   freshness?: Freshness;
   hooks?: WorkerHooks;
   /**
+   * The longest pause between tries to write a result that failed for another reason than an
+   * outage (default 5 s; the worker passes a quarter of its lease, so the owner's write comes
+   * within the grace other workers give it).
+   */
+  resultRetryMaxMs?: number;
+  /**
    * First pause after a failed claim or wait (the database was locked or gone), doubling to
    * 30 s; cut short when the database answers again (untilReachable).
    */
@@ -136,6 +142,7 @@ class DeliveryLoop implements Worker {
   readonly #hooks: WorkerHooks;
   readonly #concurrency: number;
   readonly #claimErrorDelayMs: number;
+  readonly #resultRetryMaxMs: number | undefined;
   readonly #gate: OutageGate;
   readonly #buffer: ClaimBuffer;
   readonly #wakeups: ReturnType<typeof createWakeups>;
@@ -164,6 +171,7 @@ class DeliveryLoop implements Worker {
     this.#hooks = options.hooks ?? {};
     this.#concurrency = options.concurrency;
     this.#claimErrorDelayMs = options.claimErrorDelayMs ?? 1000;
+    this.#resultRetryMaxMs = options.resultRetryMaxMs;
     this.#gate = createOutageGate(this.#availability);
     const availability = this.#availability;
     this.#recording = {
@@ -357,7 +365,14 @@ class DeliveryLoop implements Worker {
     } catch (error) {
       applied = await recordAfterFailure(
         this.#recording,
-        { claim, delivered, signal, gate: this.#gate, hooks: this.#finishHooks },
+        {
+          claim,
+          delivered,
+          signal,
+          gate: this.#gate,
+          hooks: this.#finishHooks,
+          maxDelayMs: this.#resultRetryMaxMs,
+        },
         error,
       );
     }

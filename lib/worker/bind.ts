@@ -158,6 +158,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
       prefetch: config.prefetch,
       freshness: createFreshness(limits, now),
       claimErrorDelayMs: options.claimErrorDelayMs,
+      resultRetryMaxMs: Math.max(100, config.leaseMs / 4),
       hooks: combineHooks(
         logger && options.logAttempts !== false
           ? loggingHooks(logger, config, {

@@ -576,6 +576,31 @@ describe("outages and failed writes", () => {
     expect(errors).toEqual(["database is locked", "database is locked"]);
   });
 
+  test("recordThroughOutage() keeps its pauses within maxDelayMs (the worker's quarter of a lease)", async () => {
+    let tries = 0;
+    const slept: number[] = [];
+    const recorded = await recordThroughOutage(
+      {
+        async finish() {
+          if (++tries < 6) throw new Error("disk I/O error");
+          return true;
+        },
+      },
+      {
+        claim: fakeClaim(1),
+        delivered: success,
+        signal: new AbortController().signal,
+        hooks: {},
+        maxDelayMs: 250,
+        sleep: async (ms) => {
+          slept.push(ms);
+        },
+      },
+    );
+    expect(recorded).toBe(true);
+    expect(slept).toEqual([100, 200, 250, 250, 250]);
+  });
+
   test("recordThroughOutage() gives up only on a hard stop", async () => {
     const stop = new AbortController();
     const recorded = await recordThroughOutage(
