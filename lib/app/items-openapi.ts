@@ -165,12 +165,15 @@ export const itemRouteDocs = {
  * The OpenAPI document of `app`'s described routes, generated once (the routes do not change
  * while it runs). The bearer token is the app's ADMIN_TOKEN; without one the API is open.
  */
-export function openApiDocument<E extends Env>(app: Hono<E>): () => Promise<unknown> {
+export function openApiDocument<E extends Env>(
+  app: Hono<E>,
+  generate: typeof generateSpecs = generateSpecs,
+): () => Promise<unknown> {
   let document: Promise<unknown> | undefined;
   // generateSpecs reads only the routes and their middleware, whatever the app's context type.
   const routes = app as unknown as Parameters<typeof generateSpecs>[0];
   return () => {
-    document ??= generateSpecs(routes, {
+    document ??= generate(routes, {
       documentation: {
         info: {
           title: "Inventory API",
@@ -192,6 +195,10 @@ export function openApiDocument<E extends Env>(app: Hono<E>): () => Promise<unkn
       exclude: [OPENAPI_PATH],
       // The API answers 400 itself (fieldErrors), described per route above.
       defaultValidationErrorResponse: false,
+    }).catch((error: unknown) => {
+      // Kept only once made: a failed generation is tried again by the next request.
+      document = undefined;
+      throw error;
     });
     return document;
   };

@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { Hono } from "hono";
 import { z } from "zod";
 import {
   apiErrorSchema,
   fieldErrorsSchema,
   itemPageSchema,
   itemSchema,
+  openApiDocument,
 } from "../../lib/app/items-openapi.ts";
 import { itemPatchSchema, newItemSchema } from "../../lib/inventory/schemas.ts";
 import { testApp } from "./harness.ts";
@@ -156,5 +158,21 @@ describe("GET /api/openapi.json", () => {
     const refused = await t.app.request("/api/items/1");
     expect(refused.status).toBe(401);
     apiErrorSchema.parse(await refused.json());
+  });
+});
+
+describe("openApiDocument()", () => {
+  test("keeps a generated document, but tries again after a generation that failed", async () => {
+    let calls = 0;
+    const generate = (async () => {
+      calls++;
+      if (calls === 1) throw new Error("generation failed");
+      return { openapi: "3.1.0", calls };
+    }) as unknown as Parameters<typeof openApiDocument>[1];
+    const document = openApiDocument(new Hono(), generate);
+    await expect(document()).rejects.toThrow("generation failed");
+    expect(await document()).toEqual({ openapi: "3.1.0", calls: 2 });
+    expect(await document()).toEqual({ openapi: "3.1.0", calls: 2 });
+    expect(calls).toBe(2);
   });
 });
