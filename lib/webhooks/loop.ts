@@ -22,8 +22,11 @@ export const CLAIM_WINDOW_MS = 5;
  * worker process (lib/worker/bind.ts) binds these to a store and the sender.
  */
 export interface WorkerCollaborators {
-  /** Leases up to `limit` due deliveries. */
-  claim(limit: number): Promise<Claim[]>;
+  /**
+   * Leases up to `limit` due deliveries; not those in `holding` (deliveries this worker still
+   * handles, whose leases may have run out while their results are on their way).
+   */
+  claim(limit: number, holding: ReadonlySet<number>): Promise<Claim[]>;
   /**
    * Renews held claims that may not be sent as held (Freshness): resolves with those to send
    * now (lease renewed, webhook as it is now); the others must not be sent (given back, or no
@@ -148,6 +151,8 @@ class DeliveryLoop implements Worker {
   readonly #wakeups: ReturnType<typeof createWakeups>;
   /** Deliveries being handled, until their result is written (shutdown waits for these). */
   #running = 0;
+  /** Their ids: this worker's own claims never take their leases over. */
+  readonly #handling = new Set<number>();
   /** Resolved when #running drops to 0. */
   #idleWaiters: Array<() => void> = [];
   /** Requests in flight: what `concurrency` bounds. */
@@ -183,7 +188,7 @@ class DeliveryLoop implements Worker {
       concurrency: options.concurrency,
       prefetch: options.prefetch ?? 0,
       inFlight: () => this.#busy,
-      claim: (limit) => collaborators.claim(limit),
+      claim: (limit) => collaborators.claim(limit, this.#handling),
       renew: (claims) => collaborators.renew(claims),
       release: (claims) => this.#release(claims),
       freshness: options.freshness,
@@ -318,21 +323,24 @@ class DeliveryLoop implements Worker {
   #fill(): void {
     if (!this.#accepting) return;
     for (const claim of this.#buffer.take(this.#concurrency - this.#busy)) {
+      const id = claim.delivery.id;
       this.#busy++;
       this.#running++;
-      void this.#handle(claim, this.#deliverSignal).finally(this.#handled);
+      this.#handling.add(id);
+      void this.#handle(claim, this.#deliverSignal).finally(() => this.#handled(id));
     }
   }
 
-  /** A delivery's turn is over (its result written, or given up): built once, not per task. */
-  readonly #handled = (): void => {
+  /** A delivery's turn is over (its result written, or given up). */
+  #handled(id: number): void {
+    this.#handling.delete(id);
     if (--this.#running === 0) {
       const waiters = this.#idleWaiters;
       this.#idleWaiters = [];
       for (const resolve of waiters) resolve();
     }
     this.#wakeups.wake();
-  };
+  }
 
   /** Resolves once no delivery is being handled. */
   #allHandled(): Promise<void> {

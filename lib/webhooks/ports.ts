@@ -54,6 +54,12 @@ export interface DeliveryQueue {
     leaseMs: number;
     now: number;
     maxAttempts?: number;
+    /**
+     * Deliveries the claiming worker still handles (a request in flight, a result not yet
+     * written): their leases, if run out, are not taken over by its own claim, which would send
+     * them again while their result is on its way.
+     */
+    holding?: ReadonlySet<number>;
   }): Promise<Claim[]>;
   /**
    * Before held claims are sent: extends each lease still held to `now + leaseMs` and re-reads

@@ -121,10 +121,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
 
   const worker = createWorker(
     {
-      claim(limit) {
+      claim(limit, holding) {
         options.onTurn?.();
         const { leaseMs, maxAttempts } = config;
-        return store.queue.claim({ workerId, limit, leaseMs, now: now(), maxAttempts });
+        return store.queue.claim({ workerId, limit, leaseMs, now: now(), maxAttempts, holding });
       },
       async renew(claims) {
         const renewed = await store.queue.renew(claims, { leaseMs: config.leaseMs, now: now() });

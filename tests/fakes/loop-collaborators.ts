@@ -19,7 +19,7 @@ export { recordThroughOutage } from "../../lib/webhooks/loop-outage.ts";
  * against the loop as it is now.
  */
 export interface WorkerCollaborators {
-  claim(limit: number): Promise<Claim[]>;
+  claim(limit: number, holding?: ReadonlySet<number>): Promise<Claim[]>;
   deliver(claim: Claim, signal: AbortSignal): Promise<Delivered | null>;
   sendable?(claim: Claim): boolean;
   recheck?(claims: Claim[]): Promise<Claim[]>;
@@ -40,7 +40,7 @@ export function createWorker(old: WorkerCollaborators, options: WorkerOptions): 
   };
   return createLoop(
     {
-      claim: (limit) => old.claim(limit),
+      claim: (limit, holding) => old.claim(limit, holding),
       renew: (claims) => old.recheck?.(claims) ?? Promise.resolve(claims),
       send: (claim, signal) => old.deliver(claim, signal),
       finish: (claim, delivered) => old.finish(claim, delivered),

@@ -58,12 +58,20 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       return second;
     }
 
-    function claim(options: { workerId?: string; limit?: number; leaseMs?: number } = {}) {
+    function claim(
+      options: {
+        workerId?: string;
+        limit?: number;
+        leaseMs?: number;
+        holding?: ReadonlySet<number>;
+      } = {},
+    ) {
       return store.queue.claim({
         workerId: options.workerId ?? "w1",
         limit: options.limit ?? 10,
         leaseMs: options.leaseMs ?? 30_000,
         now: clock.t,
+        holding: options.holding,
       });
     }
 
@@ -775,6 +783,26 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         if (!taken) throw new Error("expected a claim");
         expect(await store.queue.finish(taken, record(), { state: "successful" })).toBe(true);
         expect((await store.queue.get(id ?? 0))?.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+      });
+
+      test("claim() leaves an expired lease its own worker still handles (holding); another's claim takes it", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.queue.enqueue(change());
+        await store.queue.enqueue(change());
+        const [first, second] = await claim({ limit: 2 });
+        if (!first || !second) throw new Error("expected two claims");
+        clock.t = T0 + 30_000;
+        // w1 still handles the first (its result on its way); the second it gave up on.
+        const own = await claim({ holding: new Set([first.delivery.id]) });
+        expect(own.map((c) => c.delivery.id)).toEqual([second.delivery.id]);
+        expect(await store.queue.finish(first, record(), { state: "successful" })).toBe(true);
+        for (const each of own) await store.queue.finish(each, record(), { state: "successful" });
+        await store.queue.enqueue(change());
+        const [third] = await claim({ limit: 1 });
+        if (!third) throw new Error("expected a claim");
+        clock.t += 30_000;
+        const [taken] = await claim({ workerId: "w2", holding: new Set([third.delivery.id]) });
+        expect(taken?.delivery.id).toBe(third.delivery.id);
       });
 
       test("claim() puts an expired lease of a disabled webhook back in the queue", async () => {

@@ -195,6 +195,32 @@ describe("createWorker", () => {
     await running;
   });
 
+  test("a claim is told which deliveries the worker still handles, so it never takes their leases over", async () => {
+    const queue = fakeQueue(6);
+    const seen: number[][] = [];
+    const worker = createWorker(
+      {
+        ...queue.collaborators,
+        claim(limit, holding) {
+          seen.push([...(holding ?? [])].sort((a, b) => a - b));
+          return queue.collaborators.claim(limit);
+        },
+      },
+      { concurrency: 2 },
+    );
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    await queue.untilInFlight(2);
+    expect(seen[0]).toEqual([]);
+    queue.finishOne(1);
+    await queue.untilStarted(3);
+    // The claim for the freed slot came while delivery 2 was still in flight; 1 was done.
+    expect(seen.at(-1)).toEqual([2]);
+    queue.autoFinish();
+    stop.abort();
+    await running;
+  });
+
   test("run() stops claiming on abort, releases unstarted claims, lets requests finish", async () => {
     const queue = fakeQueue(10);
     const worker = createWorker(queue.collaborators, { concurrency: 2, prefetch: 2 });

@@ -122,6 +122,7 @@ export function createClaim(
     markSeen();
     const returned = outages.returned();
     const param = clock.param(callerNow);
+    const holding = [...(options.holding ?? [])];
     // One statement, hence one short transaction of its own. `lost`: leases that ran out (the
     // worker holding them died); their lost attempt is recorded, then they are failed (the
     // attempt cap reached), taken over (webhook enabled) or queued again (disabled). `due`:
@@ -166,6 +167,8 @@ export function createClaim(
               || ${LEASE_EXPIRED_TEXT.after}::text AS error
           FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
           WHERE d.state = 'delivering' AND d.lease_expires_at <= (SELECT t FROM clock)
+            -- Not what the claimer itself still handles (its result is on its way).
+            AND NOT (d.lease_owner = ${workerId} AND d.id = ANY(${holding}::bigint[]))
             -- The takeover rule (as SQLite's TAKEABLE): after the grace, or its owner gone.
             AND ((SELECT t FROM clock) >= (SELECT grace_until FROM outage) OR NOT EXISTS (
               SELECT 1 FROM workers o WHERE o.id = d.lease_owner

@@ -208,11 +208,12 @@ export function createClaim(
   }
 
   function takeOverLost(options: ClaimOptions, expires: number): DeliveryRow[] {
-    const { workerId, limit, now: at, maxAttempts = Number.POSITIVE_INFINITY } = options;
+    const { workerId, limit, now: at, maxAttempts = Number.POSITIVE_INFINITY, holding } = options;
     const claimed: DeliveryRow[] = [];
     // The covering probe costs a tenth of the full query, and almost always finds nothing.
     if (!anyExpiredLeaseStmt.get({ now: at })) return claimed;
     for (const lost of expiredLeasesStmt.all({ now: at, limit })) {
+      if (lost.lease_owner === workerId && holding?.has(lost.id)) continue;
       const error = leaseExpiredMessage(lost.lease_owner);
       lostAttemptStmt.run({
         id: lost.id,
