@@ -327,7 +327,7 @@ class DeliveryLoop implements Worker {
       this.#busy++;
       this.#running++;
       this.#handling.add(id);
-      void this.#handle(claim, this.#deliverSignal).finally(() => this.#handled(id));
+      void this.#handle(claim, this.#deliverSignal);
     }
   }
 
@@ -348,8 +348,16 @@ class DeliveryLoop implements Worker {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** One slot's turn: send, then record. */
+  /** One slot's turn: send, then record; never rejects. */
   async #handle(claim: Claim, signal: AbortSignal): Promise<void> {
+    try {
+      await this.#sendAndRecord(claim, signal);
+    } finally {
+      this.#handled(claim.delivery.id);
+    }
+  }
+
+  async #sendAndRecord(claim: Claim, signal: AbortSignal): Promise<void> {
     let delivered: Delivered | null;
     try {
       delivered = await this.#collaborators.send(claim, signal);

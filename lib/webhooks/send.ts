@@ -168,7 +168,20 @@ async function attempt(
         error: describeNetworkError(error, target.url, hostOf(url)),
       });
     }
-    const responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES);
+    // Small and announced (the usual answer): one read as text, no stream (even response.body,
+    // a getter that makes one, is left alone), nothing to cut, read here rather than through
+    // readLimited's frame.
+    const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+    let responseBody: string | null;
+    if (announced > 0 && announced <= RESPONSE_LIMIT_BYTES) {
+      try {
+        responseBody = await response.text();
+      } catch {
+        responseBody = "";
+      }
+    } else {
+      responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES, announced);
+    }
     const status = response.status;
     if (isSuccess(status)) {
       return result(startedAt, started, url, {
@@ -317,21 +330,11 @@ function httpError(response: Response): string {
 }
 
 /**
- * Reads at most `limit` bytes of the body, then cancels the rest (a huge body costs nothing).
- * The status already arrived, so a body that breaks off (reset, timeout) keeps what was read.
+ * Reads at most `limit` bytes of a body not known to be small, then cancels the rest (a huge
+ * body costs nothing). The status already arrived, so a body that breaks off (reset, timeout)
+ * keeps what was read.
  */
-function readLimited(response: Response, limit: number): Promise<string | null> {
-  const announced = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (announced > 0 && announced <= limit) {
-    // Small and announced (the usual answer): one read as text, no stream (even
-    // response.body, a getter that makes one, is left alone), nothing to cut, and no async
-    // frame of its own.
-    return response.text().catch(() => "");
-  }
-  return readStream(response, limit, announced);
-}
-
-async function readStream(
+async function readLimited(
   response: Response,
   limit: number,
   announced: number,
