@@ -1,7 +1,7 @@
 /**
  * The benchmarks' endpoint: a minimal Bun.serve answering 200, in a process of its own (so its
  * work costs the measured process nothing), counting requests and the arrival times of the
- * first and last. With `--report` it prints `ARRIVED <webhook-id> <epoch ms>` for each request.
+ * first and last (and every arrival, for a steady rate). With `--report` it prints `ARRIVED <webhook-id> <epoch ms>` for each request.
  * `startSink()` starts this file as that process; its CPU time can be read while it runs.
  */
 import { readFileSync } from "node:fs";
@@ -17,25 +17,41 @@ function serve(report: boolean): void {
   let count = 0;
   let first = 0;
   let last = 0;
+  /** Arrival times in arrival order (one thread: already sorted), for the steady rate. */
+  let arrivals: number[] = [];
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
     async fetch(request) {
       const path = new URL(request.url).pathname;
-      if (path === "/__stats") return Response.json({ count, first, last });
+      if (path === "/__stats") return Response.json({ count, first, last, steady: steady() });
       if (path === "/__reset") {
         count = first = last = 0;
+        arrivals = [];
         return new Response("reset");
       }
       await request.arrayBuffer();
       const at = preciseNow();
       count++;
+      arrivals.push(at);
       if (first === 0) first = at;
       last = at;
       if (report) process.stdout.write(`ARRIVED ${request.headers.get("webhook-id")} ${at}\n`);
       return new Response("ok");
     },
   });
+  /**
+   * Requests per second between the arrivals at 20 % and 90 % of the count: the rate once
+   * start-up, warm-up (the JIT compiling the hot path) and the last stragglers are left out.
+   */
+  function steady(): number {
+    const from = arrivals[Math.floor(arrivals.length * 0.2)];
+    const to = arrivals[Math.floor(arrivals.length * 0.9)];
+    if (from === undefined || to === undefined || to <= from) return 0;
+    return (
+      ((Math.floor(arrivals.length * 0.9) - Math.floor(arrivals.length * 0.2)) / (to - from)) * 1000
+    );
+  }
   process.stdout.write(`PORT ${server.port}\n`);
   process.on("SIGTERM", () => {
     server.stop(true);
@@ -49,7 +65,8 @@ export interface Sink {
   /** Lines the sink prints after PORT (ARRIVED lines with `report`). */
   lines: AsyncIterator<string>;
   /** Requests since the last reset, and the arrival times of the first and last (epoch ms). */
-  stats(): Promise<{ count: number; first: number; last: number }>;
+  /** `steady`: requests per second between the arrivals at 20 % and 90 % of the count. */
+  stats(): Promise<{ count: number; first: number; last: number; steady: number }>;
   reset(): Promise<void>;
   /** CPU time (user + system) the sink has used so far, in ms (Linux /proc). */
   cpuMs(): number;

@@ -14,7 +14,13 @@ import type { AttemptRecord, Claim, Webhook } from "./model.ts";
 import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
 import { isTemplated } from "./template.ts";
-import { type CaFiles, caFileText, createCaFiles, tlsOptionsFor } from "./tls-options.ts";
+import {
+  type CaFiles,
+  caFileText,
+  createCaFiles,
+  type TlsOptions,
+  tlsOptionsFor,
+} from "./tls-options.ts";
 
 /** Response headers and body are kept up to this many bytes each. */
 export const RESPONSE_LIMIT_BYTES = 4096;
@@ -80,6 +86,18 @@ export function sendAttempt(claim: Claim, options: SendOptions): Promise<SendRes
   return attempt(claim, options, options.maxTimeoutMs, options.signal);
 }
 
+/** A request ready to go, or the attempt's end before any request (refused, unrenderable). */
+type Prepared =
+  | { url: string; init: FetchInit }
+  | { refused: Partial<AttemptRecord> & Pick<AttemptRecord, "outcome">; url: string | null };
+type FetchInit = RequestInit & { decompress: boolean; tls?: unknown };
+
+/**
+ * One attempt. Kept small on purpose: the usual attempt (destination already checked, no CA
+ * file) runs this, prepareKnown and answered, and what is rare lives in functions of its own
+ * (prepareChecked, failedAttempt). Measured with JSC's compile times, the optimizing JIT spent
+ * 54 ms on the single function this replaced in a 20,000-delivery run, 15 ms on this one.
+ */
 async function attempt(
   claim: Claim,
   options: SenderOptions,
@@ -96,125 +114,181 @@ async function attempt(
   // One controller and one timer per attempt, cleared when it ends (AbortSignal.timeout would
   // live on for the whole timeout); the worker's signal reaches it through abortOnParent.
   const controller = new AbortController();
-  const signal = controller.signal;
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort(new DOMException("The attempt timed out", "TimeoutError"));
   }, timeoutMs);
-  const unlink = parent ? abortOnParent(parent, controller) : undefined;
+  const siblings = parent ? abortOnParent(parent, controller) : undefined;
+  let requested: string | null = null;
   try {
-    const unrendered = unrenderedTemplate(claim);
-    if (unrendered !== null) {
-      // A delivery whose template never rendered reached for no URL.
-      return result(startedAt, started, null, { outcome: "template_error", error: unrendered });
-    }
-    const cached = options.literalChecks?.get(url);
-    const destination = cached ?? (await raceAbort(checkAndRemember(url, options), signal));
-    if (!destination.ok) {
-      return result(startedAt, started, url, { outcome: "blocked", error: destination.reason });
-    }
+    const prepared =
+      prepareKnown(claim, options, url, startedAt, controller.signal) ??
+      (await prepareChecked(claim, options, url, startedAt, controller.signal));
+    if ("refused" in prepared) return result(startedAt, started, prepared.url, prepared.refused);
+    requested = prepared.url;
+    const response = await (options.fetch ?? fetch)(prepared.url, prepared.init);
+    requested = null;
+    const responseBody = await readBody(response, RESPONSE_LIMIT_BYTES);
+    return answered(response, responseBody, { startedAt, started, url, now: now() });
+  } catch (error) {
+    if (parent?.aborted) throw parent.reason ?? error;
+    const limits = { timeoutMs: options.timeoutMs, maxTimeoutMs };
+    return result(
+      startedAt,
+      started,
+      url,
+      failedAttempt(error, claim, url, { timedOut, limits, requested }),
+    );
+  } finally {
+    clearTimeout(timer);
+    siblings?.delete(controller);
+  }
+}
 
-    let request: OutgoingRequest;
-    try {
-      request = buildRequest(claim.webhook, claim.delivery, Math.floor(startedAt / 1000), {
-        userAgent: options.userAgent,
-      });
-    } catch (error) {
-      return result(startedAt, started, url, {
-        outcome: "network_error",
-        error: `Could not build the request: ${firstLineOf(error)}`,
-      });
-    }
-    const target = cached ? { url } : pinnedTarget(url, destination.addresses);
-    if ("host" in target && target.host !== undefined) request.headers.push(["Host", target.host]);
-    // Only a webhook with a CA file waits for anything here (the file, read once a minute).
-    let ca: string | undefined;
-    if (claim.webhook.caFile != null) {
-      try {
-        ca = await raceAbort(
+/**
+ * The request, when everything it needs is at hand (the usual case): the destination checked
+ * before (an IP literal, remembered) and no CA file to read. Null: prepareChecked's turn.
+ */
+function prepareKnown(
+  claim: Claim,
+  options: SenderOptions,
+  url: string,
+  startedAt: number,
+  signal: AbortSignal,
+): Prepared | null {
+  const unrendered = unrenderedTemplate(claim);
+  // A delivery whose template never rendered reached for no URL.
+  if (unrendered !== null)
+    return { refused: { outcome: "template_error", error: unrendered }, url: null };
+  const known = options.literalChecks?.get(url);
+  if (known === undefined || claim.webhook.caFile != null) return null;
+  if (!known.ok) return { refused: { outcome: "blocked", error: known.reason }, url };
+  return prepareRequest(claim, options, { url, startedAt, signal }, { url }, undefined);
+}
+
+/** The request after checking its destination (SSRF, DNS) and reading its CA file if any. */
+async function prepareChecked(
+  claim: Claim,
+  options: SenderOptions,
+  url: string,
+  startedAt: number,
+  signal: AbortSignal,
+): Promise<Prepared> {
+  const known = options.literalChecks?.get(url);
+  const destination = known ?? (await raceAbort(checkAndRemember(url, options), signal));
+  if (!destination.ok) return { refused: { outcome: "blocked", error: destination.reason }, url };
+  const target = known ? { url } : pinnedTarget(url, destination.addresses);
+  // Only a webhook with a CA file waits for it here (the file, read once a minute); a file that
+  // cannot be read ends the attempt as a network error (failedAttempt, first line).
+  const ca =
+    claim.webhook.caFile == null
+      ? undefined
+      : await raceAbort(
           caFileText(claim.webhook.caFile, options.caFiles ?? createCaFiles()),
           signal,
         );
-      } catch (error) {
-        if (timedOut || parent?.aborted) throw error;
-        return result(startedAt, started, url, {
-          outcome: "network_error",
-          error: firstLineOf(error),
-        });
-      }
-    }
-    const init: RequestInit & { decompress: boolean; tls?: unknown } = {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      redirect: "manual",
-      signal,
-      // No Accept-Encoding: the body is only recorded (its first 4 KiB), so it is asked for as
-      // is rather than compressed by the receiver and decompressed here.
-      decompress: false,
-    };
-    const tls = tlsOptionsFor(claim.webhook, "tls" in target ? target.tls : undefined, ca);
-    if (tls) init.tls = tls;
+  return prepareRequest(claim, options, { url, startedAt, signal }, target, ca);
+}
 
-    let response: Response;
-    try {
-      response = await (options.fetch ?? fetch)(target.url, init);
-    } catch (error) {
-      if (timedOut || parent?.aborted) throw error;
-      // Named by address and host: Bun's own message names neither.
-      return result(startedAt, started, url, {
-        outcome: "network_error",
-        error: describeNetworkError(error, target.url, hostOf(url)),
-      });
-    }
-    // Small and announced (the usual answer): one read as text, no stream (even response.body,
-    // a getter that makes one, is left alone), nothing to cut, read here rather than through
-    // readLimited's frame.
-    const announced = Number(response.headers.get("content-length") ?? Number.NaN);
-    let responseBody: string | null;
-    if (announced > 0 && announced <= RESPONSE_LIMIT_BYTES) {
-      try {
-        responseBody = await response.text();
-      } catch {
-        responseBody = "";
-      }
-    } else {
-      responseBody = await readLimited(response, RESPONSE_LIMIT_BYTES, announced);
-    }
-    const status = response.status;
-    if (isSuccess(status)) {
-      return result(startedAt, started, url, {
-        outcome: "success",
-        statusCode: status,
-        responseHeaders: headerLines(response.headers, RESPONSE_LIMIT_BYTES),
-        responseBody,
-      });
-    }
-    return result(startedAt, started, url, {
-      outcome: "http_error",
-      statusCode: status,
-      error: httpError(response),
-      responseHeaders: headerLines(response.headers, RESPONSE_LIMIT_BYTES),
-      responseBody,
-      retryAfterMs: parseRetryAfter(response.headers.get("retry-after"), now()),
+function prepareRequest(
+  claim: Claim,
+  options: SenderOptions,
+  attempt: { url: string; startedAt: number; signal: AbortSignal },
+  target: { url: string; host?: string; tls?: TlsOptions },
+  ca: string | undefined,
+): Prepared {
+  const { url, startedAt } = attempt;
+  let request: OutgoingRequest;
+  try {
+    request = buildRequest(claim.webhook, claim.delivery, Math.floor(startedAt / 1000), {
+      userAgent: options.userAgent,
     });
   } catch (error) {
-    if (parent?.aborted) throw parent.reason ?? error;
-    if (timedOut) {
-      const timeout = timeoutOf(claim, { timeoutMs: options.timeoutMs, maxTimeoutMs });
-      return result(startedAt, started, url, {
-        outcome: "timeout",
-        error: `Timed out after ${timeout.ms} ms (${timeout.source})`,
-      });
-    }
-    return result(startedAt, started, url, {
-      outcome: "network_error",
-      error: firstLineOf(error),
+    const message = `Could not build the request: ${firstLineOf(error)}`;
+    return { refused: { outcome: "network_error", error: message }, url };
+  }
+  if (target.host !== undefined) request.headers.push(["Host", target.host]);
+  const init: FetchInit = {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    redirect: "manual",
+    signal: attempt.signal,
+    // No Accept-Encoding: the body is only recorded (its first 4 KiB), so it is asked for as
+    // is rather than compressed by the receiver and decompressed here.
+    decompress: false,
+  };
+  const tls = tlsOptionsFor(claim.webhook, target.tls, ca);
+  if (tls) init.tls = tls;
+  return { url: target.url, init };
+}
+
+/** The record of an answer, whatever its status. */
+function answered(
+  response: Response,
+  responseBody: string | null,
+  at: { startedAt: number; started: number; url: string; now: number },
+): SendResult {
+  const status = response.status;
+  const responseHeaders = headerLines(response.headers, RESPONSE_LIMIT_BYTES);
+  if (isSuccess(status)) {
+    return result(at.startedAt, at.started, at.url, {
+      outcome: "success",
+      statusCode: status,
+      responseHeaders,
+      responseBody,
     });
-  } finally {
-    clearTimeout(timer);
-    unlink?.();
+  }
+  return result(at.startedAt, at.started, at.url, {
+    outcome: "http_error",
+    statusCode: status,
+    error: httpError(response),
+    responseHeaders,
+    responseBody,
+    retryAfterMs: parseRetryAfter(response.headers.get("retry-after"), at.now),
+  });
+}
+
+/**
+ * An attempt that threw before an answer: timed out (its own timer), a request that failed
+ * (named by address and host: Bun's own message names neither), or anything else on the way
+ * (a DNS lookup, a CA file), by the first line of its message.
+ */
+function failedAttempt(
+  error: unknown,
+  claim: Claim,
+  url: string,
+  how: {
+    timedOut: boolean;
+    limits: { timeoutMs: number; maxTimeoutMs?: number };
+    /** The URL a request was being made to when it failed; null before or after. */
+    requested: string | null;
+  },
+): Partial<AttemptRecord> & Pick<AttemptRecord, "outcome"> {
+  if (how.timedOut) {
+    const timeout = timeoutOf(claim, how.limits);
+    return { outcome: "timeout", error: `Timed out after ${timeout.ms} ms (${timeout.source})` };
+  }
+  if (how.requested !== null) {
+    return {
+      outcome: "network_error",
+      error: describeNetworkError(error, how.requested, hostOf(url)),
+    };
+  }
+  return { outcome: "network_error", error: firstLineOf(error) };
+}
+
+/** The body's text: small and announced (the usual answer) in one read, else readLimited. */
+async function readBody(response: Response, limit: number): Promise<string | null> {
+  const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (!(announced > 0 && announced <= limit)) return readLimited(response, limit, announced);
+  // No stream (even response.body, a getter that makes one, is left alone), nothing to cut;
+  // the status already arrived, so a body that breaks off keeps the attempt an answer.
+  try {
+    return await response.text();
+  } catch {
+    return "";
   }
 }
 
@@ -274,9 +348,10 @@ const abortables = new WeakMap<AbortSignal, Set<AbortController>>();
 
 /**
  * Aborts `controller` when `parent` (the worker's hard-shutdown signal) aborts, through one
- * listener per parent for all attempts instead of one each. Returns the unlinking function.
+ * listener per parent for all attempts instead of one each. Returns the set the controller was
+ * added to: deleting it from there unlinks it.
  */
-function abortOnParent(parent: AbortSignal, controller: AbortController): () => void {
+function abortOnParent(parent: AbortSignal, controller: AbortController): Set<AbortController> {
   if (parent.aborted) controller.abort(parent.reason);
   let siblings = abortables.get(parent);
   if (!siblings) {
@@ -292,8 +367,7 @@ function abortOnParent(parent: AbortSignal, controller: AbortController): () => 
     siblings = set;
   }
   siblings.add(controller);
-  const linked = siblings;
-  return () => linked.delete(controller);
+  return siblings;
 }
 
 function result(
