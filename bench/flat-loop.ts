@@ -10,7 +10,7 @@
 import { batch } from "../lib/async/batch.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { AttemptRecord, Claim } from "../lib/webhooks/model.ts";
-import type { FinishItem } from "../lib/webhooks/ports.ts";
+import type { FinishItem, Store } from "../lib/webhooks/ports.ts";
 import { buildRequest } from "../lib/webhooks/request.ts";
 import { RESULT_WINDOW_MS, RESULTS_PER_COMMIT } from "../lib/worker/bind.ts";
 
@@ -19,6 +19,17 @@ const TIMEOUT_MS = 10_000;
 
 async function deliverAll(path: string, concurrency: number): Promise<number> {
   const store = openSqliteStore(path);
+  const delivered = await deliverAllFrom(store, concurrency);
+  await store.close();
+  return delivered;
+}
+
+/** Delivers everything due in `store` (left open), with `fetch` (tests and loop-layers pass fakes). */
+export async function deliverAllFrom(
+  store: Store,
+  concurrency: number,
+  fetchFn: typeof fetch = fetch,
+): Promise<number> {
   const ready: Claim[] = [];
   let busy = 0;
   let delivered = 0;
@@ -76,7 +87,7 @@ async function deliverAll(path: string, concurrency: number): Promise<number> {
       responseBody: null,
     };
     try {
-      const response = await fetch(request.url, {
+      const response = await fetchFn(request.url, {
         method: request.method,
         headers: request.headers,
         body: request.body,
@@ -111,7 +122,6 @@ async function deliverAll(path: string, concurrency: number): Promise<number> {
 
   void topUp();
   await finished.promise;
-  await store.close();
   return delivered;
 }
 

@@ -21,6 +21,7 @@ import {
   postgresUnavailableReason,
   startPostgresCluster,
 } from "../tests/fakes/postgres-cluster.ts";
+import { layerCostPerDelivery } from "./loop-layers.ts";
 import { benchChange } from "./shared.ts";
 import { startSink } from "./sink.ts";
 import { sqlCostPerDelivery } from "./sql-cost.ts";
@@ -121,6 +122,7 @@ export async function peersSection(options: {
       }
     };
     const sql = await sqlCostPerDelivery(Math.min(jobs, 20_000));
+    const layers = await layerCostPerDelivery(Math.min(jobs, 20_000));
     const sqlNote = `SQL ${sql.totalUs.toFixed(1)} µs per delivery`;
     ratio("worker (SQLite) / raw fetch", SQLITE, RAW, `target ≥ 0.55; ${sqlNote}`);
     ratio("flat loop (SQLite) / raw fetch", FLAT, RAW, "the floor of this SQL and request shape");
@@ -135,6 +137,11 @@ export async function peersSection(options: {
       "SQL per delivery (SQLite, no HTTP)",
       `${sql.totalUs.toFixed(1)} µs`,
       `claim ${sql.claimUs.toFixed(1)} + results ${sql.resultsUs.toFixed(1)} (64 per commit)`,
+    );
+    report(
+      "the worker's layers, in process",
+      `${layers.layersUs.toFixed(1)} µs`,
+      `CPU per delivery over the flat loop's ${layers.flatUs.toFixed(1)} µs (in-memory SQLite, fetch answered at once, median of 5)`,
     );
     const pg = postgres.get("worker, PostgreSQL");
     const graphileRate = postgres.get("graphile-worker (PostgreSQL)");
