@@ -200,6 +200,11 @@ class DeliveryLoop implements Worker {
       await untilAborted(this.#wakeups.room(), signal);
       return;
     }
+    if (!this.#buffer.hasRoom()) {
+      // Every slot busy: nothing to time yet; look again when a request ends.
+      await untilAborted(this.#wakeups.progress(), signal);
+      return;
+    }
     const room = this.#wakeups.roomUnlessDropped();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let windowEnded = false;
