@@ -12,7 +12,7 @@ import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/webhooks/ports.ts";
 import { createDeliveryWorker } from "../lib/worker/bind.ts";
 import { deliverAllFrom } from "./flat-loop.ts";
-import { benchChange } from "./shared.ts";
+import { benchChange, median } from "./shared.ts";
 
 const CONCURRENCY = 64;
 const URL = "http://127.0.0.1:9/hook";
@@ -90,14 +90,6 @@ export async function layerCostPerDelivery(jobs: number, rounds = 5): Promise<La
     layers.push(w - f);
   }
   return { flatUs: median(flat), workerUs: median(ours), layersUs: median(layers) };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
 if (import.meta.main) {

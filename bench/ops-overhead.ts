@@ -17,7 +17,7 @@ import { openStore } from "../lib/store/open.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import { loadWorkerConfig } from "../lib/worker/config.ts";
 import { runWorker } from "../lib/worker/process.ts";
-import { benchChange as change } from "./shared.ts";
+import { benchChange as change, median } from "./shared.ts";
 
 export const OPS_OVERHEAD_TITLE =
   "Operability overhead: worker throughput with metrics and heartbeats on vs off (in-process worker → sink process)";
@@ -243,14 +243,6 @@ async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   }
   reader.releaseLock();
   return text.split("\n")[0] ?? "";
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
 function perSecond(value: number): string {

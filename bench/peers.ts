@@ -22,7 +22,7 @@ import {
   startPostgresCluster,
 } from "../tests/fakes/postgres-cluster.ts";
 import { layerCostPerDelivery } from "./loop-layers.ts";
-import { benchChange } from "./shared.ts";
+import { benchChange, median } from "./shared.ts";
 import { startSink } from "./sink.ts";
 import { sqlCostPerDelivery } from "./sql-cost.ts";
 
@@ -163,14 +163,6 @@ const steadyOf = (label: string) => `${label} (steady)`;
 const SQLITE = "worker, SQLite";
 const FLAT = "flat loop, SQLite (same SQL and request)";
 const BULL = "BullMQ (Redis)";
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-}
 
 /** Closest to SQLite's WAL + synchronous=NORMAL: durable on disk, commits not waiting for fsync. */
 const PG_SETTINGS = { fsync: "on", full_page_writes: "on", synchronous_commit: "off" };
