@@ -10,7 +10,7 @@ import { change } from "../fakes/change.ts";
 import { skewedClockEnv } from "../fakes/faketime.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { hasTool } from "../fakes/system-tools.ts";
-import { gate, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { gate, type Responder, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 const WORKER_SCRIPT = join(import.meta.dir, "../../scripts/worker.ts");
 const CLI_SCRIPT = join(import.meta.dir, "../../scripts/webhooks.ts");
@@ -85,6 +85,23 @@ describePostgres("workers through PostgreSQL faults", () => {
     };
   }
 
+  /**
+   * A fake endpoint answering with `respond`, and a store on a database of its own with one
+   * webhook, "hook", pointing at it; both closed after the test.
+   */
+  async function hookOnNewDatabase(
+    respond?: Responder,
+    storeOptions?: Parameters<typeof openPostgresStore>[1],
+  ) {
+    const endpoint = startFakeEndpoint(respond);
+    cleanups.push(() => endpoint.stop());
+    const url = await pg.cluster.createDatabase();
+    const store = await openPostgresStore(url, storeOptions);
+    cleanups.push(() => store.close());
+    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+    return { endpoint, url, store };
+  }
+
   /** `promise`, or a failure naming `what` after `ms`: a bound on a wait, not a sleep. */
   async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -109,12 +126,7 @@ describePostgres("workers through PostgreSQL faults", () => {
   }
 
   test("a storm of terminated backends against idle workers: none dies, all deliver after", async () => {
-    const endpoint = startFakeEndpoint();
-    cleanups.push(() => endpoint.stop());
-    const url = await pg.cluster.createDatabase();
-    const store = await openPostgresStore(url);
-    cleanups.push(() => store.close());
-    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+    const { endpoint, url, store } = await hookOnNewDatabase();
     const sql = adminOn(url);
     const database = new URL(url).pathname.slice(1);
     const listeners = () =>
@@ -159,15 +171,10 @@ describePostgres("workers through PostgreSQL faults", () => {
     "a worker whose clock is 2 minutes ahead takes over no lease another worker holds",
     async () => {
       const answers = gate(); // every request waits until answers.open()
-      const endpoint = startFakeEndpoint(async () => {
+      const { endpoint, url, store } = await hookOnNewDatabase(async () => {
         await answers.promise;
         return new Response("ok");
       });
-      cleanups.push(() => endpoint.stop());
-      const url = await pg.cluster.createDatabase();
-      const store = await openPostgresStore(url);
-      cleanups.push(() => store.close());
-      await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
       const sql = adminOn(url);
       const database = new URL(url).pathname.slice(1);
       const listeners = () =>
@@ -207,15 +214,10 @@ describePostgres("workers through PostgreSQL faults", () => {
     "a worker whose clock is 2 minutes behind takes over an expired lease and sends what is due at once; its own leases hold",
     async () => {
       const answers = gate(); // every request waits until answers.open()
-      const endpoint = startFakeEndpoint(async () => {
+      const { endpoint, url, store } = await hookOnNewDatabase(async () => {
         await answers.promise;
         return new Response("ok");
       });
-      cleanups.push(() => endpoint.stop());
-      const url = await pg.cluster.createDatabase();
-      const store = await openPostgresStore(url);
-      cleanups.push(() => store.close());
-      await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
       const sql = adminOn(url);
       for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
       // A worker that died holding one delivery: its lease has run out by the database's clock.
@@ -289,12 +291,7 @@ describePostgres("workers through PostgreSQL faults", () => {
   skewTest(
     "a worker whose clock is 2 minutes ahead sends the claims it holds: renewing them right before each request withdraws none",
     async () => {
-      const endpoint = startFakeEndpoint();
-      cleanups.push(() => endpoint.stop());
-      const url = await pg.cluster.createDatabase();
-      const store = await openPostgresStore(url);
-      cleanups.push(() => store.close());
-      await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+      const { endpoint, url, store } = await hookOnNewDatabase();
       for (let i = 0; i < 8; i++) await store.queue.enqueue(change());
       // Every claim is renewed before its request (a lease only the timeout + 1 s long); read
       // unshifted, the renewed lease would have ended 2 minutes ago by its clock.
@@ -461,16 +458,14 @@ describePostgres("workers through PostgreSQL faults", () => {
 
   test("an outage longer than the result retry: nothing new is sent, results are written when it is back", async () => {
     const answers = gate(); // every request waits until answers.open()
-    const endpoint = startFakeEndpoint(async () => {
-      await answers.promise;
-      return new Response("ok");
-    });
-    cleanups.push(() => endpoint.stop());
-    const url = await pg.cluster.createDatabase();
     // finish() itself retries a lost connection for 0.2 s only: the outage outlasts it.
-    const store = await openPostgresStore(url, { reconnectWaitMs: 200 });
-    cleanups.push(() => store.close());
-    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
+    const { endpoint, url, store } = await hookOnNewDatabase(
+      async () => {
+        await answers.promise;
+        return new Response("ok");
+      },
+      { reconnectWaitMs: 200 },
+    );
     for (let i = 0; i < 12; i++) await store.queue.enqueue(change());
 
     let finishFailures = 0;
@@ -535,15 +530,10 @@ describePostgres("workers through PostgreSQL faults", () => {
     const total = 240;
     // Answers after 50 ms, so 12 requests in flight take a few seconds for all: the outage falls
     // in the middle of the work.
-    const endpoint = startFakeEndpoint(async () => {
+    const { endpoint, url, store } = await hookOnNewDatabase(async () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       return new Response("ok");
     });
-    cleanups.push(() => endpoint.stop());
-    const url = await pg.cluster.createDatabase();
-    const store = await openPostgresStore(url);
-    cleanups.push(() => store.close());
-    await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
     await store.queue.enqueueMany(Array.from({ length: total }, () => change()));
     const env = {
       WEBHOOK_TIMEOUT_MS: "1000",
