@@ -40,6 +40,27 @@ export function testApp(
   return { app, store, clock, logger, client: createClient(app) };
 }
 
+/**
+ * The admin's webhook form as a browser posts it: a receiver on 127.0.0.1:9000 for every
+ * event, no secret, enabled; `fields` change or add fields.
+ */
+export function webhookForm(
+  fields: Record<string, string | string[]> = {},
+): Record<string, string | string[]> {
+  return {
+    name: "receiver",
+    url: "http://127.0.0.1:9000/hook",
+    method: "POST",
+    contentType: "application/json",
+    headers: "",
+    events: ["*"],
+    secret: "",
+    maxPerSecond: "",
+    enabled: "on",
+    ...fields,
+  };
+}
+
 export type Client = ReturnType<typeof createClient>;
 type Requester = { request(input: string, init?: RequestInit): Response | Promise<Response> };
 

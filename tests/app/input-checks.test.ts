@@ -7,7 +7,7 @@ import { exitCodeFor } from "../../lib/cli/run.ts";
 import { invisibleCharacter } from "../../lib/text/control.ts";
 import { headerValueProblem } from "../../lib/webhooks/validate.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
-import { testApp } from "./harness.ts";
+import { testApp, webhookForm } from "./harness.ts";
 
 const RLO = "\u202e";
 
@@ -21,18 +21,6 @@ function app() {
   cleanups.push(() => t.store.close());
   return t;
 }
-
-const webhookForm = {
-  name: "receiver",
-  url: "http://127.0.0.1:9000/hook",
-  method: "POST",
-  contentType: "application/json",
-  headers: "",
-  events: ["*"],
-  secret: "",
-  maxPerSecond: "",
-  enabled: "on",
-};
 
 describe("invisibleCharacter()", () => {
   test("finds BiDi overrides, isolates and marks, zero-width spaces, BOM, separators and controls", () => {
@@ -83,11 +71,9 @@ describe("item and webhook names with invisible characters are refused", () => {
     );
     expect(item.status).toBe(400);
     expect(await item.text()).toContain("(U+2066 found)");
-    const webhook = await t.client.submit(
-      "/admin/webhooks",
-      { ...webhookForm, name: `hook${RLO}` },
-      { from: "/admin/webhooks/new" },
-    );
+    const webhook = await t.client.submit("/admin/webhooks", webhookForm({ name: `hook${RLO}` }), {
+      from: "/admin/webhooks/new",
+    });
     expect(webhook.status).toBe(400);
     expect(await webhook.text()).toContain(
       "Must not contain control or invisible characters (U+202E found)",
@@ -112,7 +98,7 @@ describe("header values that can never be sent are refused when a webhook is sav
     const t = app();
     const response = await t.client.submit(
       "/admin/webhooks",
-      { ...webhookForm, headers: "X-Env: test\nX-Unicode: 日本" },
+      webhookForm({ headers: "X-Env: test\nX-Unicode: 日本" }),
       { from: "/admin/webhooks/new" },
     );
     expect(response.status).toBe(400);

@@ -1,20 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { testApp } from "../harness.ts";
+import { testApp, webhookForm } from "../harness.ts";
 
 let t: ReturnType<typeof testApp>;
 afterEach(() => t.store.close());
 
-const form = {
-  name: "receiver",
-  url: "http://127.0.0.1:9000/hook",
-  method: "POST",
-  contentType: "application/json",
-  headers: "",
-  events: ["*"],
-  secret: "",
-  maxPerSecond: "",
-  enabled: "on",
-};
+const form = webhookForm();
 const LOOPBACK_WARNING =
   "Workers will refuse 127.0.0.1 (loopback) unless their WEBHOOK_ALLOWED_HOSTS allows it, e.g. WEBHOOK_ALLOWED_HOSTS=127.0.0.1:9000";
 

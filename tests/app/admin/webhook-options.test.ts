@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LOOP_BOMB, STOPPED } from "../../fakes/template-bombs.ts";
-import { testApp } from "../harness.ts";
+import { testApp, webhookForm } from "../harness.ts";
 
 const CA_FILE = join(import.meta.dir, "..", "..", "fakes", "tls", "hook-test.crt");
 
@@ -13,21 +13,14 @@ beforeEach(() => {
 });
 afterEach(() => t.store.close());
 
-const form = {
+const form = webhookForm({
   name: "chat",
   url: "https://chat.example/hook",
-  method: "POST",
-  contentType: "application/json",
-  headers: "",
-  events: ["*"],
-  secret: "",
-  maxPerSecond: "",
-  enabled: "on",
   bodyTemplate: "",
   conditions: "",
   caFile: "",
   timeoutMs: "",
-};
+});
 
 function create(fields: Record<string, string | string[]>) {
   return t.client.submit("/admin/webhooks", fields, { from: "/admin/webhooks/new" });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { testApp } from "../harness.ts";
+import { testApp, webhookForm } from "../harness.ts";
 
 let t: ReturnType<typeof testApp>;
 beforeEach(() => {
@@ -7,17 +7,10 @@ beforeEach(() => {
 });
 afterEach(() => t.store.close());
 
-const form = {
-  name: "receiver",
-  url: "http://127.0.0.1:9000/hook",
-  method: "POST",
-  contentType: "application/json",
+const form = webhookForm({
   headers: "X-Env: test\nAuthorization: Bearer abc",
   events: ["item.created", "item.updated"],
-  secret: "",
-  maxPerSecond: "",
-  enabled: "on",
-};
+});
 
 async function create(fields: Record<string, string | string[]> = form) {
   return t.client.submit("/admin/webhooks", fields, { from: "/admin/webhooks/new" });
