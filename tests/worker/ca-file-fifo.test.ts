@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { change } from "../fakes/change.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { spawnWorker } from "../fakes/worker-process.ts";
 
 // A worker stuck on the FIFO never ends: the test's timeout is what fails then.
 setDefaultTimeout(60_000);
@@ -42,22 +43,11 @@ async function setup() {
 }
 
 function startWorker(path: string, args: string[]) {
-  const child = Bun.spawn(["bun", "scripts/worker.ts", ...args], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: path,
-      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
-      WEBHOOK_MAX_ATTEMPTS: "1",
-      WEBHOOK_TIMEOUT_MS: "1000",
-    },
-    stdout: "pipe",
-    stderr: "pipe",
+  return spawnWorker(path, {
+    env: { WEBHOOK_MAX_ATTEMPTS: "1", WEBHOOK_TIMEOUT_MS: "1000" },
+    args,
+    cleanups,
   });
-  cleanups.push(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return child;
 }
 
 test("`worker --once`: a FIFO as one webhook's CA file fails its deliveries at once; another webhook with a good CA file is sent, the process exits", async () => {

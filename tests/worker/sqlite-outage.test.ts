@@ -8,6 +8,7 @@ import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { change } from "../fakes/change.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { spawnWorker } from "../fakes/worker-process.ts";
 
 // Worker processes, and outages longer than a lease and than busy_timeout (5 s).
 setDefaultTimeout(150_000);
@@ -57,22 +58,8 @@ async function setup(): Promise<Setup> {
   return { path, store, endpoint };
 }
 
-function startWorker(path: string): Subprocess<"ignore", "ignore", "pipe"> {
-  const child = Bun.spawn(["bun", "scripts/worker.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: path, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", ...WORKER_ENV },
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGCONT");
-      child.kill("SIGKILL");
-    }
-    await child.exited;
-  });
-  return child;
+function startWorker(path: string) {
+  return spawnWorker(path, { env: WORKER_ENV, cleanups });
 }
 
 /**

@@ -15,11 +15,11 @@ import {
   type Responder,
   startFakeEndpoint,
 } from "../fakes/webhook-endpoint.ts";
+import { spawnWorker } from "../fakes/worker-process.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
-const ROOT = join(import.meta.dir, "..", "..");
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -43,21 +43,7 @@ function setup(respond: Responder): Setup {
 }
 
 function startWorker(path: string, env: Record<string, string> = {}, args: string[] = []) {
-  const child = Bun.spawn(["bun", "scripts/worker.ts", ...args], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: path,
-      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
-      ...env,
-    },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  cleanups.push(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return child;
+  return spawnWorker(path, { env, args, cleanups });
 }
 
 describe("worker process", () => {
