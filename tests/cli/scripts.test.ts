@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { outputOf } from "../fakes/process-output.ts";
 import { change } from "../store/contract.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
@@ -17,12 +18,7 @@ async function run(script: string, args: string[], env: Record<string, string> =
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { stdout, stderr, code };
+  return outputOf(child);
 }
 
 describe("every command", () => {
@@ -202,11 +198,7 @@ describe("a closed stdout (EPIPE)", () => {
         stderr: "pipe",
       },
     );
-    const [stdout, stderr] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ]);
+    const { stdout, stderr } = await outputOf(child);
     return { stdout, stderr };
   }
 

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { articleHtml } from "../fakes/article-site.ts";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { storyHit } from "../fakes/hn-search.ts";
+import { outputOf } from "../fakes/process-output.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
 setDefaultTimeout(30_000);
@@ -33,12 +34,7 @@ async function runScript(args: string[], env: Record<string, string>) {
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { stdout, stderr, code };
+  return outputOf(child);
 }
 
 describe("scripts/digest.ts", () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { storyHit } from "../fakes/hn-search.ts";
 import { echoTitle } from "../fakes/ollama.ts";
+import { outputOf } from "../fakes/process-output.ts";
 import { hasTool } from "../fakes/system-tools.ts";
 import { startInTerminal } from "../fakes/terminal.ts";
 
@@ -47,11 +48,7 @@ async function digestOver(env: Record<string, string>, yesterday: string) {
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
+  const { stdout, stderr, code } = await outputOf(child);
   return { stdout, stderr, code, target, files: readdirSync(dir) };
 }
 
