@@ -15,7 +15,8 @@ import type { Claim } from "./model.ts";
  *   closed (the database is unreachable, or a result waits to be written) → GATED.
  * - RECHECKING: one renewal under way; claims that may start still go out, claims found stale
  *   meanwhile wait for the next renewal. When it settles → ACCEPTING (the renewed claims first).
- * - GATED: hands out nothing until the gate opens → ACCEPTING. No renewal runs in this mode.
+ * - GATED: hands out nothing until the gate opens → ACCEPTING. No renewal runs in this mode, and
+ *   claims renewed before it are checked again after it.
  * - DRAINING: `drain()` gives back everything held and waits for a renewal under way, whose
  *   claims are given back too → STOPPED.
  *
@@ -208,6 +209,9 @@ export class ClaimBuffer {
   #setModeGated(): void {
     this.#assertMode(["ACCEPTING"], "GATED");
     this.#mode = "GATED";
+    // A renewal's values are fresh only now: after an outage of any length, the claims it
+    // renewed are checked (and renewed) again before they start.
+    this.#renewed.clear();
     this.#gateWait = new AbortController();
     void this.#options.gate.opened(this.#gateWait.signal).then(() => {
       if (this.#mode !== "GATED") return;

@@ -235,6 +235,28 @@ describe("ClaimBuffer modes", () => {
     expect(buffer.mode).toBe("GATED");
   });
 
+  test("GATED forgets which claims were just renewed: after the gate opens they are checked again", async () => {
+    const { buffer, stale, state, renewals, databaseBack, ids } = setup();
+    buffer.start();
+    await buffer.topUp();
+    stale.add(1);
+    buffer.take(1);
+    renewals[0]?.answer([claim(1)]);
+    await settle();
+    expect(buffer.mode).toBe("ACCEPTING");
+    // Renewed, then the database goes away before claim 1 is taken: the outage can last long
+    // past the freshness of the values it was renewed with.
+    state.reachable = false;
+    expect(buffer.take(1)).toEqual([]);
+    expect(buffer.mode).toBe("GATED");
+    databaseBack();
+    await settle();
+    expect(buffer.mode).toBe("ACCEPTING");
+    // Still stale by the test's rule: set aside for a new renewal, not handed out as renewed.
+    expect(ids(buffer.take(1))).toEqual([3]);
+    expect(renewals.map((r) => ids(r.claims))).toEqual([[1], [1]]);
+  });
+
   test("→ DRAINING → STOPPED: drain() gives back what is held at once, and a renewal's claims when it settles", async () => {
     const { buffer, stale, renewals, released } = setup();
     buffer.start();
