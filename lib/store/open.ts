@@ -31,7 +31,7 @@ export interface OpenStoreOptions {
  * person at a prompt or a cron job learns the database is away in seconds, not Bun's 30 s
  * connection timeout.
  */
-export const ONE_SHOT_STARTUP_WAIT_MS = 5_000;
+const ONE_SHOT_STARTUP_WAIT_MS = 5_000;
 
 /**
  * Opens the store DATABASE_URL names (see parseDatabaseUrl), migrating it on open. A database

@@ -118,7 +118,7 @@ export class ClaimBuffer {
   async topUp(short = false): Promise<boolean> {
     if (!(short ? this.hasRoom() : this.wantsClaims())) return true;
     const { freshness } = this.#options;
-    const room = this.#capacity - this.#options.inFlight() - this.held;
+    const room = this.#room();
     const t = freshness?.now() ?? 0;
     const claims = await this.#options.claim(room);
     if (claims.length > 0) {

@@ -31,18 +31,26 @@ export interface LeaseLimits {
 }
 
 /** The webhook's own timeout, capped at `maxTimeoutMs`, or WEBHOOK_TIMEOUT_MS. */
+export function timeoutMsOf(
+  claim: Claim,
+  limits: { timeoutMs: number; maxTimeoutMs?: number },
+): number {
+  const own = claim.webhook.timeoutMs;
+  if (own === null || own === undefined) return limits.timeoutMs;
+  return Math.min(own, limits.maxTimeoutMs ?? Number.POSITIVE_INFINITY);
+}
+
+/** timeoutMsOf, and where it comes from (for the message of an attempt that timed out). */
 export function timeoutOf(
   claim: Claim,
   limits: { timeoutMs: number; maxTimeoutMs?: number },
 ): { ms: number; source: string } {
+  const ms = timeoutMsOf(claim, limits);
   const own = claim.webhook.timeoutMs;
-  if (own === null || own === undefined) {
-    return { ms: limits.timeoutMs, source: "WEBHOOK_TIMEOUT_MS" };
-  }
-  const max = limits.maxTimeoutMs ?? Number.POSITIVE_INFINITY;
-  return own <= max
-    ? { ms: own, source: "the webhook's timeout" }
-    : { ms: max, source: `the webhook's timeout ${own} ms, capped below the lease` };
+  if (own === null || own === undefined) return { ms, source: "WEBHOOK_TIMEOUT_MS" };
+  return own <= ms
+    ? { ms, source: "the webhook's timeout" }
+    : { ms, source: `the webhook's timeout ${own} ms, capped below the lease` };
 }
 
 /** How long the lease still holds the delivery for a request started at `t` (or its send slot). */
@@ -57,7 +65,7 @@ export function leaseLeft(claim: Claim, t: number): number {
  */
 export function startNeedMs(claim: Claim, limits: LeaseLimits): number {
   const cap = { timeoutMs: limits.timeoutMs, maxTimeoutMs: limits.leaseMs - LEASE_MARGIN_MS };
-  return Math.min(timeoutOf(claim, cap).ms + LEASE_MARGIN_MS, limits.leaseMs);
+  return Math.min(timeoutMsOf(claim, cap) + LEASE_MARGIN_MS, limits.leaseMs);
 }
 
 /**

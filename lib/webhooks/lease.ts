@@ -11,3 +11,15 @@ export const LEASE_EXPIRED_TEXT = {
 export function leaseExpiredMessage(owner: string | null): string {
   return `${LEASE_EXPIRED_TEXT.before}${owner ?? "?"}${LEASE_EXPIRED_TEXT.after}`;
 }
+
+/** While live owners' leases are in their grace after an outage, look this often for gone ones. */
+const GRACE_LOOK_MS = 1000;
+
+/**
+ * When the earliest lease expiry (`lease`) is due for a claim: at once, unless it falls in the
+ * grace after an outage (the takeover rule, claim.ts), when it is due at the grace's end, looked
+ * at every second meanwhile (its owner may turn out gone). Both stores' nextDueAt use it.
+ */
+export function leaseDueAt(lease: number, graceUntil: number, now: number): number {
+  return lease < graceUntil ? Math.min(graceUntil, Math.max(lease, now + GRACE_LOOK_MS)) : lease;
+}

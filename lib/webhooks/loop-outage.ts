@@ -85,7 +85,7 @@ export function createOutageGate(availability: Partial<Availability>): OutageGat
 }
 
 /** The part of the loop's collaborators writing a result concerns. */
-interface RecordCollaborators<D> {
+export interface RecordCollaborators<D> {
   finish(claim: Claim, delivered: D): Promise<boolean>;
   isUnreachable?(error: unknown): boolean;
   untilReachable?(signal: AbortSignal): Promise<void>;
@@ -95,26 +95,7 @@ interface FinishErrorHook {
   onError?(error: unknown, context: { phase: "finish"; claim: Claim }): void;
 }
 
-/**
- * Records a result, keeping it in memory through an outage and writing it when the database
- * answers again, and retrying with a backoff after any other failure (a busy lock, a deadlock,
- * a full disk): the write is fenced, so once a lease is taken over meanwhile it is discarded,
- * never applied twice. While it waits, `gate` counts it (no new request starts). Null only when
- * the requests in flight were aborted (hard shutdown); then the lease runs out and the delivery
- * is retried, as after a crash.
- */
-export async function recordThroughOutage<D>(
-  collaborators: RecordCollaborators<D>,
-  options: RecordOptions<D>,
-): Promise<boolean | null> {
-  try {
-    return await collaborators.finish(options.claim, options.delivered);
-  } catch (error) {
-    return recordAfterFailure(collaborators, options, error);
-  }
-}
-
-interface RecordOptions<D> {
+export interface RecordOptions<D> {
   claim: Claim;
   delivered: D;
   signal: AbortSignal;
@@ -129,8 +110,13 @@ interface RecordOptions<D> {
 }
 
 /**
- * recordThroughOutage once its first write failed with `failed` (the loop makes the first write
- * itself: the usual result is written at once, without this function's waits).
+ * A result whose first write failed with `failed` (the loop makes that first write itself: the
+ * usual result is written at once, with no wait): kept in memory through an outage and written
+ * when the database answers again, retried with a backoff after any other failure (a busy lock,
+ * a deadlock, a full disk). The write is fenced, so once a lease is taken over meanwhile it is
+ * discarded, never applied twice. While it waits, `gate` counts it (no new request starts). Null
+ * only when the requests in flight were aborted (hard shutdown); then the lease runs out and the
+ * delivery is retried, as after a crash.
  */
 export async function recordAfterFailure<D>(
   collaborators: RecordCollaborators<D>,

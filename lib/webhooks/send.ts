@@ -9,7 +9,7 @@ import {
   type Resolver,
 } from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
-import { timeoutOf } from "./lease-rules.ts";
+import { timeoutMsOf, timeoutOf } from "./lease-rules.ts";
 import type { AttemptRecord, Claim, Webhook } from "./model.ts";
 import { type AttemptResult, isSuccess } from "./policy/retry.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
@@ -111,7 +111,7 @@ async function attempt(
   // The URL this attempt goes to (or is refused for), recorded with it; rendered at enqueue
   // when the webhook's URL is a template.
   const url = claim.delivery.url ?? claim.webhook.url;
-  const timeoutMs = attemptTimeoutMs(claim, options.timeoutMs, maxTimeoutMs);
+  const timeoutMs = timeoutMsOf(claim, { timeoutMs: options.timeoutMs, maxTimeoutMs });
   // One controller and one timer per attempt, cleared when it ends (AbortSignal.timeout would
   // live on for the whole timeout); the worker's signal reaches it through abortOnParent.
   const controller = new AbortController();
@@ -278,13 +278,6 @@ function failedAttempt(
     };
   }
   return { outcome: "network_error", error: firstLineOf(error) };
-}
-
-/** timeoutOf's milliseconds, without the words that only a timed-out attempt needs. */
-function attemptTimeoutMs(claim: Claim, timeoutMs: number, maxTimeoutMs: number | undefined) {
-  const own = claim.webhook.timeoutMs;
-  if (own === null || own === undefined) return timeoutMs;
-  return maxTimeoutMs === undefined ? own : Math.min(own, maxTimeoutMs);
 }
 
 /**

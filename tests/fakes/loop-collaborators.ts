@@ -6,10 +6,23 @@ import {
 import {
   type Availability,
   createOutageGate as createGate,
+  type RecordCollaborators,
+  type RecordOptions,
+  recordAfterFailure,
 } from "../../lib/webhooks/loop-outage.ts";
 import type { Claim, Delivered } from "../../lib/webhooks/model.ts";
 
-export { recordThroughOutage } from "../../lib/webhooks/loop-outage.ts";
+/** A result's whole write as the loop makes it: once, then recordAfterFailure if that failed. */
+export async function recordThroughOutage<D>(
+  collaborators: RecordCollaborators<D>,
+  options: RecordOptions<D>,
+): Promise<boolean | null> {
+  try {
+    return await collaborators.finish(options.claim, options.delivered);
+  } catch (error) {
+    return recordAfterFailure(collaborators, options, error);
+  }
+}
 
 /**
  * The loop's collaborators as they were before issue 22: ten callbacks, among them `deliver`,

@@ -11,7 +11,7 @@ import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
 import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
 import type { OutageWatch } from "./outages.ts";
-import { persistently } from "./persist.ts";
+import { type Persistence, persistently } from "./persist.ts";
 import { type DeliveryRow, deliveryFromRow, type Int8 } from "./rows.ts";
 
 type ClaimOptions = Parameters<DeliveryQueue["claim"]>[0];
@@ -43,18 +43,16 @@ export function createClaim(
   db: Db,
   options: {
     markSeen: () => void;
-    reconnectWaitMs: number;
     clock: StoreClock;
+    /** How the send slots' transaction retries through a lost connection. */
+    persistence: Persistence;
     /** Gives claims back unattempted (queued again, attempt number not consumed). */
     release: DeliveryQueue["release"];
     /** What this process saw of outages (the takeover rule's grace). */
     outages: OutageWatch;
-    /** Aborted when the store closes. */
-    closing?: AbortSignal;
   },
 ) {
-  const { markSeen, clock, release, outages } = options;
-  const persistence = { waitMs: options.reconnectWaitMs, clock, signal: options.closing };
+  const { markSeen, clock, persistence, release, outages } = options;
 
   /**
    * Send slots for freshly leased deliveries: delivery id → not before (null: refused, given

@@ -1,3 +1,4 @@
+import { leaseDueAt } from "../../../webhooks/lease.ts";
 import type { DueSummary } from "../../../webhooks/model.ts";
 import { RATE_HORIZON_MS } from "../../../webhooks/policy/rate-limit.ts";
 import { DATABASE_NOW_MS, type StoreClock } from "../clock.ts";
@@ -35,9 +36,6 @@ const DUE_SUMMARY_SQL = `
     SELECT d.lease_expires_at FROM deliveries d
     WHERE d.state = 'delivering' AND d.lease_expires_at <= (SELECT t FROM clock)) due_now`;
 
-/** While live owners' leases are in their grace after an outage, look this often for gone ones. */
-const GRACE_LOOK_MS = 1000;
-
 /** When work becomes due: for the worker's sleep and for /metrics. */
 export function createDue(db: Db, clock: StoreClock) {
   /** The next due time, as the caller's clock reads it (the worker sleeps until then). */
@@ -54,14 +52,10 @@ export function createDue(db: Db, clock: StoreClock) {
       [RATE_HORIZON_MS],
     )) as Array<{ queued: Int8 | null; lease: Int8 | null; grace: Int8 | null; clock_now: Int8 }>;
     const queued = toNumberOrNull(row?.queued ?? null);
-    let lease = toNumberOrNull(row?.lease ?? null);
-    // An expired lease in its grace after an outage (claim.ts) is due when the grace ends,
-    // looked at every second meanwhile (its owner may turn out gone).
-    const grace = toNumber(row?.grace ?? 0);
+    const expiry = toNumberOrNull(row?.lease ?? null);
     const databaseNow = toNumber(row?.clock_now ?? 0);
-    if (lease !== null && lease < grace) {
-      lease = Math.min(grace, Math.max(lease, databaseNow + GRACE_LOOK_MS));
-    }
+    const grace = toNumber(row?.grace ?? 0);
+    const lease = expiry === null ? null : leaseDueAt(expiry, grace, databaseNow);
     const due = queued === null ? lease : lease === null ? queued : Math.min(queued, lease);
     if (due === null) return null;
     return clock.toCaller(due, databaseNow, callerNow);

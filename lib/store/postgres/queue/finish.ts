@@ -4,7 +4,7 @@ import type { FinishItem } from "../../../webhooks/ports.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
-import { persistently } from "./persist.ts";
+import { type Persistence, persistently } from "./persist.ts";
 import type { Int8 } from "./rows.ts";
 
 /**
@@ -26,14 +26,10 @@ function notify(sql: SQL) {
  * Results are not retried here: the worker's loop is the one layer that retries them
  * (abortable, resumed when the database answers), and a retry is safe: a result whose write
  * committed but whose answer was lost is recognised by its attempt row. Releases retry
- * through a lost connection for `reconnectWaitMs`.
+ * through a lost connection as `persistence` says.
  */
-export function createFinish(
-  db: Db,
-  options: { clock: StoreClock; reconnectWaitMs: number; closing?: AbortSignal },
-) {
-  const { clock } = options;
-  const persistence = { waitMs: options.reconnectWaitMs, clock, signal: options.closing };
+export function createFinish(db: Db, options: { clock: StoreClock; persistence: Persistence }) {
+  const { clock, persistence } = options;
 
   /** Results whose write failed: a later try may find it committed after all (its answer lost). */
   const unsure = new Set<string>();

@@ -9,6 +9,7 @@ import { createFinish } from "./finish.ts";
 import { createListing } from "./listing.ts";
 import { createMaintenance } from "./maintenance.ts";
 import type { OutageWatch } from "./outages.ts";
+import type { Persistence } from "./persist.ts";
 import { createRenew } from "./renew.ts";
 
 export interface PostgresQueueOptions {
@@ -38,8 +39,9 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   const clock = storeClock(options.now);
   const reconnectWaitMs = options.reconnectWaitMs ?? 30_000;
   const markSeen = options.markSeen ?? (() => {});
-  const { closing } = options;
-  const { finish, finishMany, release } = createFinish(db, { clock, reconnectWaitMs, closing });
+  // How claims' send slots and releases retry through a lost connection, for both.
+  const persistence: Persistence = { waitMs: reconnectWaitMs, clock, signal: options.closing };
+  const { finish, finishMany, release } = createFinish(db, { clock, persistence });
   const outages = options.outages ?? { returned: () => false, noted: () => {} };
   const listing = createListing(db);
   const maintenance = createMaintenance(db, clock);
@@ -48,7 +50,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   return {
     enqueue,
     enqueueMany,
-    claim: createClaim(db, { markSeen, reconnectWaitMs, clock, release, outages, closing }),
+    claim: createClaim(db, { markSeen, clock, persistence, release, outages }),
     renew: createRenew(db, clock),
     finish,
     finishMany,

@@ -1,4 +1,4 @@
-import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { leaseExpiredMessage } from "../../../webhooks/lease.ts";
 import type { Claim, Webhook } from "../../../webhooks/model.ts";
 import { DEFAULT_HEARTBEAT_MS, STALE_AFTER_BEATS } from "../../../webhooks/observe/staleness.ts";
@@ -11,7 +11,13 @@ import {
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import type { ChangeListener } from "../changes.ts";
 import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
-import { type DeliveryRow, deliveryFromRow, type Params, payloadColumn } from "./rows.ts";
+import {
+  type DeliveryRow,
+  deliveryFromRow,
+  type Params,
+  payloadColumn,
+  perRowCount,
+} from "./rows.ts";
 
 /**
  * Claim filter on the webhook row `w`: leave out webhooks that are paused, or whose next send
@@ -181,21 +187,21 @@ export function createClaim(
 
   // Read, then leased by id, inside the claim's write transaction: a quarter cheaper than one
   // UPDATE … WHERE id IN (SELECT …) RETURNING *, whose RETURNING goes through a temporary table.
-  const leaseStmts = new Map<number, Statement<unknown, SQLQueryBindings[]>>();
-  function leaseDue(rows: DeliveryRow[], workerId: string, expires: number, at: number): void {
-    if (rows.length === 0) return;
-    let stmt = leaseStmts.get(rows.length);
-    if (!stmt) {
-      const ids = rows.map((_, i) => `?${i + 4}`).join(", ");
-      stmt = db.prepare(
-        `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1,
+  const leaseStmt = perRowCount(db, (count) => {
+    const ids = Array.from({ length: count }, (_, i) => `?${i + 4}`).join(", ");
+    return `UPDATE deliveries SET state = 'delivering', attempts = attempts + 1,
            claim_generation = claim_generation + 1, lease_owner = ?1, lease_expires_at = ?2,
            updated_at = ?3
-         WHERE state = 'queued' AND id IN (${ids})`,
-      );
-      leaseStmts.set(rows.length, stmt);
-    }
-    const changed = stmt.run(workerId, expires, at, ...rows.map((row) => row.id)).changes;
+         WHERE state = 'queued' AND id IN (${ids})`;
+  });
+  function leaseDue(rows: DeliveryRow[], workerId: string, expires: number, at: number): void {
+    if (rows.length === 0) return;
+    const changed = leaseStmt(rows.length).run(
+      workerId,
+      expires,
+      at,
+      ...rows.map((row) => row.id),
+    ).changes;
     if (changed !== rows.length) throw new Error("A claimed delivery changed under the write lock");
     for (const row of rows) {
       row.state = "delivering";

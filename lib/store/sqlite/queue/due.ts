@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { leaseDueAt } from "../../../webhooks/lease.ts";
 import type { DueSummary } from "../../../webhooks/model.ts";
 import { RATE_HORIZON_MS } from "../../../webhooks/policy/rate-limit.ts";
 import { CLAIM_SQL } from "./claim.ts";
@@ -28,9 +29,6 @@ export function nextQueuedDueAt(db: Database, horizonMs: number = RATE_HORIZON_M
   return db.query<{ t: number | null }, [number]>(CLAIM_SQL.nextQueued).get(horizonMs)?.t ?? null;
 }
 
-/** While live owners' leases are in their grace after an outage, look this often for gone ones. */
-const GRACE_LOOK_MS = 1000;
-
 /**
  * Earliest time something becomes due (queued or lease expiry), or null when nothing waits. An
  * expired lease in its grace after an outage (claim.ts TAKEABLE) is due when the grace ends,
@@ -40,8 +38,7 @@ export function nextDueAt(db: Database, now: number): number | null {
   const queued = nextQueuedDueAt(db);
   let lease = db.query<{ t: number }, []>(CLAIM_SQL.nextLease).get()?.t;
   if (lease !== undefined) {
-    const grace = db.query<{ t: number }, []>(GRACE_SQL).get()?.t ?? 0;
-    if (lease < grace) lease = Math.min(grace, Math.max(lease, now + GRACE_LOOK_MS));
+    lease = leaseDueAt(lease, db.query<{ t: number }, []>(GRACE_SQL).get()?.t ?? 0, now);
   }
   if (queued === null) return lease ?? null;
   return lease === undefined ? queued : Math.min(queued, lease);

@@ -1,4 +1,4 @@
-import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
+import type { Database, SQLQueryBindings } from "bun:sqlite";
 import {
   type FanOutCandidate,
   isPlain,
@@ -8,6 +8,7 @@ import {
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
 import type { RenderTemplates } from "../../../webhooks/render-process.ts";
+import { perRowCount } from "./rows.ts";
 
 const MAX_ROWS_PER_INSERT = 32;
 
@@ -38,37 +39,21 @@ export function createEnqueue(db: Database, now: () => number, render?: RenderTe
   const stillEnabledStmt = db.prepare<{ id: number }, [string]>(
     "SELECT id FROM webhooks WHERE enabled = 1 AND id IN (SELECT value FROM json_each(?))",
   );
-  const insertStmts = new Map<number, Statement<{ id: number }, SQLQueryBindings[]>>();
-  function insertDeliveriesStmt(count: number) {
-    let stmt = insertStmts.get(count);
-    if (!stmt) {
-      const rows = Array.from(
-        { length: count },
-        (_, i) => `(?${5 + 2 * i}, ?${6 + 2 * i}, ?1, ?3, ?4, 'queued', 0, ?2, ?2, ?2)`,
-      );
-      stmt = db.prepare(
-        `INSERT INTO deliveries (webhook_id, message_id, event, object_model, object_id, state,
+  const insertDeliveriesStmt = perRowCount<{ id: number }>(db, (count) => {
+    const rows = Array.from(
+      { length: count },
+      (_, i) => `(?${5 + 2 * i}, ?${6 + 2 * i}, ?1, ?3, ?4, 'queued', 0, ?2, ?2, ?2)`,
+    );
+    return `INSERT INTO deliveries (webhook_id, message_id, event, object_model, object_id, state,
            attempts, next_attempt_at, created_at, updated_at)
          VALUES ${rows.join(", ")}
-         RETURNING id`,
-      );
-      insertStmts.set(count, stmt);
-    }
-    return stmt;
-  }
+         RETURNING id`;
+  });
   // The payload of each delivery in its own table (migration 6); one body bound once per chunk.
-  const payloadStmts = new Map<number, Statement<unknown, SQLQueryBindings[]>>();
-  function insertPayloadsStmt(count: number) {
-    let stmt = payloadStmts.get(count);
-    if (!stmt) {
-      const rows = Array.from({ length: count }, (_, i) => `(?${2 + i}, ?1)`);
-      stmt = db.prepare(
-        `INSERT INTO delivery_payloads (delivery_id, payload) VALUES ${rows.join(", ")}`,
-      );
-      payloadStmts.set(count, stmt);
-    }
-    return stmt;
-  }
+  const insertPayloadsStmt = perRowCount(db, (count) => {
+    const rows = Array.from({ length: count }, (_, i) => `(?${2 + i}, ?1)`);
+    return `INSERT INTO delivery_payloads (delivery_id, payload) VALUES ${rows.join(", ")}`;
+  });
   const insertRenderedStmt = db.prepare<{ id: number }, SQLQueryBindings[]>(
     `INSERT INTO deliveries (webhook_id, message_id, event, url, headers, context,
        template_failed, state, attempts, last_error, next_attempt_at, created_at, updated_at,
@@ -96,6 +81,7 @@ export function createEnqueue(db: Database, now: () => number, render?: RenderTe
 
   function insertRendered(change: ChangeEvent, delivery: PlannedDelivery, t: number): number {
     const failed = delivery.templateError !== null;
+    const object = changedObject(change);
     const row = insertRenderedStmt.get(
       delivery.webhookId,
       newMessageId(undefined, t),
@@ -109,8 +95,8 @@ export function createEnqueue(db: Database, now: () => number, render?: RenderTe
       delivery.templateError,
       t,
       failed ? t : null,
-      changedObject(change)?.model ?? null,
-      changedObject(change)?.id ?? null,
+      object?.model ?? null,
+      object?.id ?? null,
     );
     if (!row) throw new Error("Inserting a delivery returned no id");
     insertPayloadsStmt(1).run(delivery.payload, row.id);
@@ -140,9 +126,9 @@ export function createEnqueue(db: Database, now: () => number, render?: RenderTe
       if (!isPlain(delivery)) ids.push(insertRendered(change, delivery, t));
     }
     const payload = plain[0]?.payload ?? "";
+    const object = changedObject(change);
     for (let start = 0; start < plain.length; start += MAX_ROWS_PER_INSERT) {
       const chunk = plain.slice(start, start + MAX_ROWS_PER_INSERT);
-      const object = changedObject(change);
       const values: SQLQueryBindings[] = [
         change.event,
         t,

@@ -1,25 +1,13 @@
-import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
+import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
 import type { FinishItem } from "../../../webhooks/ports.ts";
+import { perRowCount } from "./rows.ts";
 
 /** Results per statement pair: the bound values stay far below SQLite's parameter limit. */
 const RESULTS_PER_STATEMENT = 64;
 /** Values bound per result in the fenced UPDATE and in the attempts INSERT. */
 const OUTCOME_VALUES = 7;
 const ATTEMPT_VALUES = 11;
-
-/** Prepared once per row count: statements whose text depends on how many rows they carry. */
-function perCount(db: Database, text: (count: number) => string) {
-  const stmts = new Map<number, Statement<{ id: number }, SQLQueryBindings[]>>();
-  return (count: number) => {
-    let stmt = stmts.get(count);
-    if (!stmt) {
-      stmt = db.prepare(text(count));
-      stmts.set(count, stmt);
-    }
-    return stmt;
-  };
-}
 
 /** `(?s+1, …, ?s+width)` for each of `count` rows, numbered from `start`. */
 function valueRows(count: number, width: number, start: number): string {
@@ -40,7 +28,7 @@ export function createFinish(db: Database) {
   // A batch of results: one fenced UPDATE … FROM (VALUES …) and one INSERT of the attempts of
   // those that applied. Each commit rewrites the last page of every table and index it touches,
   // so results per statement and per commit are what make results cheap. ?1 is the time.
-  const outcomesStmt = perCount(
+  const outcomesStmt = perRowCount<{ id: number }>(
     db,
     (count) => `WITH f(id, owner, generation, state, next_at, status, error) AS (
         VALUES ${valueRows(count, OUTCOME_VALUES, 1)})
@@ -54,7 +42,7 @@ export function createFinish(db: Database) {
         AND deliveries.lease_owner = f.owner AND deliveries.claim_generation = f.generation
       RETURNING deliveries.id`,
   );
-  const attemptsStmt = perCount(
+  const attemptsStmt = perRowCount(
     db,
     (count) => `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
         status_code, outcome, error, response_headers, response_body, url)

@@ -1,3 +1,4 @@
+import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import type { Attempt, AttemptOutcome, Delivery, DeliveryState } from "../../../webhooks/model.ts";
 
 /**
@@ -96,5 +97,21 @@ export function attemptFromRow(row: AttemptRow): Attempt {
     responseHeaders: row.response_headers,
     responseBody: row.response_body,
     url: row.url,
+  };
+}
+
+/**
+ * A statement whose text depends on how many rows it carries (`VALUES (…), (…)`, `IN (…)`),
+ * prepared once per row count and kept.
+ */
+export function perRowCount<Row = unknown>(db: Database, text: (count: number) => string) {
+  const stmts = new Map<number, Statement<Row, SQLQueryBindings[]>>();
+  return (count: number): Statement<Row, SQLQueryBindings[]> => {
+    let stmt = stmts.get(count);
+    if (!stmt) {
+      stmt = db.prepare<Row, SQLQueryBindings[]>(text(count));
+      stmts.set(count, stmt);
+    }
+    return stmt;
   };
 }
