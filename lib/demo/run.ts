@@ -8,7 +8,7 @@ import { createReceiver } from "../receiver/app.ts";
 import { openSqliteStore } from "../store/sqlite/store.ts";
 import { VERSION } from "../version.ts";
 import type { WorkerHooks } from "../webhooks/loop.ts";
-import { retrySchedule } from "../webhooks/policy/retry.ts";
+import { RETRY_SLOWLY_STATUSES, retrySchedule } from "../webhooks/policy/retry.ts";
 import { generateSecret } from "../webhooks/signing.ts";
 import { attemptLogEntry, describeAttempt } from "../worker/attempt-log.ts";
 import { createDeliveryWorker, retryPolicyOf } from "../worker/bind.ts";
@@ -165,11 +165,16 @@ export function demoWorkerHooks(
   };
 }
 
-/** `4 attempts, 1 s, 2 s, 4 s apart (±20 %), then failed; a timeout, 429 or 503 waits at least 60 s`. */
+/**
+ * `4 attempts, 1 s, 2 s, 4 s apart (±20 %), then failed; a timeout, 429, 502, 503 or 504 waits
+ * at least 60 s` (the statuses retried slowly, as retry.ts has them).
+ */
 export function retriesText(config: WorkerConfig): string {
   const policy = retryPolicyOf(config);
   const gaps = retrySchedule(policy).map((ms) => `${ms / 1000} s`);
-  return `${policy.maxAttempts} attempts, ${gaps.join(", ")} apart (±${policy.jitter * 100} %), then failed; a timeout, 429 or 503 waits at least ${policy.slowDownMs / 1000} s`;
+  const slow = ["a timeout", ...[...RETRY_SLOWLY_STATUSES].map(String)];
+  const slowly = `${slow.slice(0, -1).join(", ")} or ${slow.at(-1)}`;
+  return `${policy.maxAttempts} attempts, ${gaps.join(", ")} apart (±${policy.jitter * 100} %), then failed; ${slowly} waits at least ${policy.slowDownMs / 1000} s`;
 }
 
 /** Listens on `preferred`, or on a free port when it is taken (port 0 picks one anyway). */

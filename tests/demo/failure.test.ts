@@ -23,7 +23,7 @@ test("the demo's retry schedule ends in failed within 10 s even with the longest
   const longest = retrySchedule(policy).reduce((sum, ms) => sum + ms * (1 + policy.jitter), 0);
   expect(longest).toBeLessThan(10_000);
   expect(retriesText(demoConfig())).toBe(
-    "4 attempts, 1 s, 2 s, 4 s apart (±20 %), then failed; a timeout, 429 or 503 waits at least 60 s",
+    "4 attempts, 1 s, 2 s, 4 s apart (±20 %), then failed; a timeout, 429, 502, 503 or 504 waits at least 60 s",
   );
 });
 
