@@ -52,7 +52,8 @@ export function createAppCommand(options: AppCommandOptions): CommandDef {
       const operability = loadOperabilityConfig(options.env);
       const logger = options.logger ?? createFormattedLogger(operability.log);
       const store = await openStore(config.database, { logger, role: "app" });
-      // At start rather than inside the transaction of the first change to a templated webhook.
+      // At start: the engine checks templates typed in the admin form (its first load would
+      // stall every request meanwhile), the render process renders changes.
       prepareTemplateEngine();
       sharedTemplateRenderer().prepare();
       const signals = stopSignals(options.signals);

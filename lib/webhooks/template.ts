@@ -106,7 +106,8 @@ let current: Engine | null = null;
 
 /**
  * Loads the engine now: compiling its WebAssembly takes about 160 ms here, which the app spends
- * at start rather than inside the transaction of the first change to a templated webhook.
+ * at start rather than in the first request whose form has a template to check (changes are
+ * rendered in the render process, render-process.ts, which loads its own).
  */
 export function prepareTemplateEngine(): void {
   withEngine(() => undefined);
