@@ -1,4 +1,5 @@
 import { dayLabel, monthLabel } from "./dates.ts";
+import { countText } from "./facts.ts";
 import { escapeHtml } from "./html-escape.ts";
 import { PAGE_STYLE } from "./html-style.ts";
 
@@ -35,7 +36,7 @@ export function archiveIndexHtml(days: readonly string[]): string {
     "<body>",
     "<header>",
     "<h1>Hacker News digest</h1>",
-    `<p>${newestFirst.length} ${newestFirst.length === 1 ? "day" : "days"} · <a href="feed.xml">Atom feed</a> of the last 7 days</p>`,
+    `<p>${countText(newestFirst.length, "day")} · <a href="feed.xml">Atom feed</a> of the last 7 days</p>`,
     "</header>",
     "<main>",
     ...months,

@@ -21,13 +21,14 @@ export function typeLabel(type: StoryType): string {
 export function ageText(createdAt: number | null, nowMs: number): string | null {
   if (createdAt === null) return null;
   const minutes = Math.max(0, Math.floor((nowMs - createdAt * 1000) / 60_000));
-  if (minutes >= 1440) return plural(Math.floor(minutes / 1440), "day");
-  if (minutes >= 60) return plural(Math.floor(minutes / 60), "hour");
-  return plural(minutes, "minute");
+  if (minutes >= 1440) return `${countText(Math.floor(minutes / 1440), "day")} ago`;
+  if (minutes >= 60) return `${countText(Math.floor(minutes / 60), "hour")} ago`;
+  return `${countText(minutes, "minute")} ago`;
 }
 
-function plural(count: number, unit: string): string {
-  return `${count} ${unit}${count === 1 ? "" : "s"} ago`;
+/** "1 comment", "3 comments": a count and its noun, plural unless one. */
+export function countText(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
 }
 
 /** Words a reader reads a minute: the usual figure for screen reading of non-fiction. */
@@ -44,7 +45,7 @@ export function readingTimeText(words: number | null | undefined): string | null
 
 /** "512 points", with the gain since the previous run when there was one: "512 points (+40)". */
 export function pointsText(points: number, since: number | null): string {
-  const base = `${points} ${points === 1 ? "point" : "points"}`;
+  const base = countText(points, "point");
   if (since === null || since === 0) return base;
   return `${base} (${since > 0 ? "+" : "−"}${Math.abs(since)} since the last run)`;
 }

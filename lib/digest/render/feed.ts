@@ -3,7 +3,7 @@ import { VERSION } from "../../version.ts";
 import { hnItemUrl, isHttpUrl } from "../fetch/hn-client.ts";
 import type { ArticleSource } from "../types.ts";
 import { dayLabel } from "./dates.ts";
-import { readingTimeText } from "./facts.ts";
+import { countText, pointsText, readingTimeText } from "./facts.ts";
 import { escapeHtml, htmlLink } from "./html-escape.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToHtml } from "./model-markdown.ts";
@@ -114,12 +114,12 @@ function contentHtml(entry: Entry, article: string | null, discussion: string): 
   const facts = [
     story.site ? escapeHtml(story.site) : undefined,
     readingTimeText(story.articleWords) ?? undefined,
-    `${story.points} ${story.points === 1 ? "point" : "points"}`,
+    pointsText(story.points, null),
     `#${entry.rank} on the front page${
       entry.days.length > 1 && first ? ` (there since ${escapeHtml(dayLabel(first))})` : ""
     }`,
   ].filter((fact) => fact !== undefined);
-  const comments = `${story.numComments} ${story.numComments === 1 ? "comment" : "comments"}`;
+  const comments = countText(story.numComments, "comment");
   return [
     `<p>${facts.join(" · ")}</p>`,
     `<h3>${articleLabel(story.articleSource)}</h3>`,

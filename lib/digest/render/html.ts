@@ -1,6 +1,13 @@
 import type { DigestMeta, StoryDigest } from "../types.ts";
 import { type DateOptions, dayLabel, humanDateTime, localDateKey } from "./dates.ts";
-import { ageText, malformedText, pointsText, readingTimeText, typeLabel } from "./facts.ts";
+import {
+  ageText,
+  countText,
+  malformedText,
+  pointsText,
+  readingTimeText,
+  typeLabel,
+} from "./facts.ts";
 import { escapeHtml, htmlLink } from "./html-escape.ts";
 import { PAGE_STYLE } from "./html-style.ts";
 import { articleLabel } from "./labels.ts";
@@ -62,11 +69,7 @@ function groups(stories: readonly Ranked[], meta: DigestMeta): Group[] {
   ].filter((group) => group.stories.length > 0);
 }
 
-export function htmlPage(
-  meta: DigestMeta,
-  stories: readonly Ranked[],
-  options: HtmlOptions,
-): string {
+function htmlPage(meta: DigestMeta, stories: readonly Ranked[], options: HtmlOptions): string {
   const now = Date.parse(meta.generatedAt);
   const when = humanDateTime(now, options);
   const parts = groups(stories, meta);
@@ -85,7 +88,7 @@ export function htmlPage(
     "<body>",
     "<header>",
     "<h1>Hacker News digest</h1>",
-    `<p>${escapeHtml(when)} · ${escapeHtml(meta.model)} · ${count(meta.total, "story", "stories")}${newSince(meta, options)}${escapeHtml(malformedText(meta.malformedHits))}</p>`,
+    `<p>${escapeHtml(when)} · ${escapeHtml(meta.model)} · ${countText(meta.total, "story", "stories")}${newSince(meta, options)}${escapeHtml(malformedText(meta.malformedHits))}</p>`,
     options.archive ? archiveNav(options.previousDay) : undefined,
     "</header>",
     contents(parts),
@@ -105,7 +108,7 @@ export function htmlPage(
     .join("\n");
 }
 
-/** "· 3 new since the last run (Tuesday 24 November 2026, 07:00 UTC)"; its time alone that day. */
+/** The archive page's links: the day before, all days, the feed. */
 function archiveNav(previousDay: string | undefined): string {
   const previous = previousDay
     ? `<a href="${previousDay}.html" rel="prev">← ${escapeHtml(dayLabel(previousDay))}</a> · `
@@ -113,6 +116,7 @@ function archiveNav(previousDay: string | undefined): string {
   return `<nav>${previous}<a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a></nav>`;
 }
 
+/** "· 3 new since the last run (Tuesday 24 November 2026, 07:00 UTC)"; its time alone that day. */
 function newSince(meta: DigestMeta, options: DateOptions): string {
   if (meta.newCount === null) return "";
   const count = meta.newCount === 0 ? "nothing" : String(meta.newCount);
@@ -134,7 +138,7 @@ function contents(parts: readonly Group[]): string {
       const facts = [
         story.site ? escapeHtml(story.site) : typeLabel(story.type),
         readingTimeText(digest.articleWords),
-        count(story.numComments, "comment"),
+        countText(story.numComments, "comment"),
       ].filter((fact) => fact !== null);
       return `<li value="${rank}"><a href="#story-${story.id}">${escapeHtml(story.title)}</a> <span class="facts">${facts.join(" · ")}</span></li>`;
     });
@@ -153,7 +157,7 @@ function storyHtml({ digest, rank }: Ranked, now: number): string {
     ageText(story.createdAt, now) ?? undefined,
     story.author ? `by ${escapeHtml(story.author)}` : undefined,
     escapeHtml(pointsText(story.points, digest.pointsSinceLastRun)),
-    count(story.numComments, "comment"),
+    countText(story.numComments, "comment"),
     htmlLink(digest.hnUrl, "HN discussion"),
   ].filter((fact) => fact !== undefined);
   const notes =
@@ -177,8 +181,4 @@ function storyHtml({ digest, rank }: Ranked, now: number): string {
 function summaryHtml(text: string | null): string {
   if (text === null) return `<p class="missing">No summary.</p>`;
   return modelTextToHtml(text, "h5");
-}
-
-function count(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }

@@ -3,6 +3,7 @@ import { isHttpUrl } from "../fetch/hn-client.ts";
 import { type DateOptions, humanDateTime } from "./dates.ts";
 import {
   ageText,
+  countText,
   malformedText,
   newCountText,
   pointsText,
@@ -55,17 +56,13 @@ function labelled(label: string, text: string | null): string {
   return startsWithBlock(body) ? `**${label}.**\n\n${body}` : `**${label}.** ${body}`;
 }
 
-function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count} ${count === 1 ? one : many}`;
-}
-
 /** Markdown, one story at a time, so `bun run digest | less` shows the first story early. */
 export function markdownRenderer(options: DateOptions = {}): Renderer {
   let now = 0;
   return {
     begin(meta) {
       now = Date.parse(meta.generatedAt);
-      return `# Hacker News digest\n\n${humanDateTime(now, options)} · ${escapeMarkdown(meta.model)} · ${plural(meta.total, "story", "stories")}${newCountText(meta.newCount)}${malformedText(meta.malformedHits)}\n`;
+      return `# Hacker News digest\n\n${humanDateTime(now, options)} · ${escapeMarkdown(meta.model)} · ${countText(meta.total, "story", "stories")}${newCountText(meta.newCount)}${malformedText(meta.malformedHits)}\n`;
     },
     story(digest, index) {
       const { story } = digest;
@@ -81,7 +78,7 @@ export function markdownRenderer(options: DateOptions = {}): Renderer {
         ageText(story.createdAt, now) ?? undefined,
         story.author ? `by ${escapeMarkdown(story.author)}` : undefined,
         pointsText(story.points, digest.pointsSinceLastRun),
-        plural(story.numComments, "comment"),
+        countText(story.numComments, "comment"),
         `[HN discussion](${digest.hnUrl})`,
       ].filter((fact) => fact !== undefined);
       const lines = [
