@@ -40,14 +40,14 @@ export async function articlePart(
   if (result?.ok) {
     const source = story.storyText ? "article and post" : "article";
     const part = await summariseArticle(story, index, context, { text: result.text, notes: [] });
-    return { ...part, source, words: wordCount(result.text) };
+    return { ...part, source, words: readingWords(result.text) };
   }
   if (story.storyText) {
     const notes = result
       ? [`The link gave no article (${result.reason}); the summary is of the post's own text.`]
       : [];
     const part = await summariseArticle(story, index, context, { text: null, notes });
-    return { ...part, source: "post", words: wordCount(story.storyText) };
+    return { ...part, source: "post", words: readingWords(story.storyText) };
   }
   if (!result) {
     return { summary: null, notes: ["No article summary: the post has no link and no text."] };
@@ -63,10 +63,11 @@ export async function articlePart(
 }
 
 /**
- * Words as a reader counts them: space-separated runs with a letter or digit, plus one per
- * Chinese or Japanese character (written without spaces, read at about the same pace).
+ * Words as a reader counts them, for reading times: space-separated runs with a letter or digit,
+ * plus one per Chinese or Japanese character (written without spaces, read at about the same
+ * pace). Not article-extract.ts's wordCount, a rougher count that only tells a page from junk.
  */
-export function wordCount(text: string): number {
+function readingWords(text: string): number {
   const ideographs = text.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu);
   const spaced = text
     .replace(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu, " ")

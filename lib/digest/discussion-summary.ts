@@ -4,7 +4,7 @@ import { type StoredSummary, sourceHash } from "./summarise/cache.ts";
 import { discussionPrompt, type PromptBudget } from "./summarise/prompt.ts";
 import { asOfNote, planDiscussion } from "./summarise/reuse.ts";
 import { type BuiltPrompt, budgetSlot, readStored, summarise } from "./summarise/summarise.ts";
-import { discussionUpdatePrompt, newComments } from "./summarise/update-prompt.ts";
+import { discussionUpdatePrompt } from "./summarise/update-prompt.ts";
 import type { Story, ThreadNode } from "./types.ts";
 
 interface ThreadFacts {
@@ -49,7 +49,8 @@ export async function summariseThread(
   }
   const { thread } = input;
   const request = { index, storyId: story.id, kind: "discussion" as const, title: story.title };
-  if (plan.use === "update" && newComments(thread, plan.stored.latestCommentAt).roots.length > 0) {
+  // Some comment is newer than the summary: the thread's newest one says so (threadFacts).
+  if (plan.use === "update" && facts.latestCommentAt > plan.stored.latestCommentAt) {
     const build = (budget: PromptBudget) => updateBuilt(story, thread, facts, plan.stored, budget);
     return summarise({ ...request, build }, context);
   }

@@ -68,7 +68,8 @@ async function writeDay(
   options: DateOptions & { logger: Logger },
 ): Promise<{ day: string }> {
   const day = localDateKey(run.at, options);
-  const before = (await archivedDays(dir)).filter((key) => key < day).sort();
+  const known = await archivedDays(dir);
+  const before = known.filter((key) => key < day).sort();
   await writeFileAtomic(join(dir, `${day}.json`), render(jsonRenderer(), run));
   const page = htmlRenderer({
     archive: true,
@@ -76,7 +77,8 @@ async function writeDay(
     previousDay: before.at(-1),
   });
   await writeFileAtomic(join(dir, `${day}.html`), render(page, run));
-  const days = await archivedDays(dir);
+  // The folder once: the page just written added today, if it was not there already.
+  const days = known.includes(day) ? known : [...known, day];
   await writeFileAtomic(join(dir, "index.html"), archiveIndexHtml(days));
   const recent = days.filter((key) => key > daysBefore(day, FEED_DAYS) && key <= day);
   const feedDays = await readDays(dir, recent, options.logger);
