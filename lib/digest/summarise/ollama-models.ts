@@ -2,7 +2,7 @@ import { z } from "zod";
 import { stripControl } from "../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
 import { type MachineInfo, type Placement, PreflightError } from "./model-client.ts";
-import { describeError, errorText, safeJson, withTimeout } from "./model-http.ts";
+import { describeError, errorText, record, safeJson, withTimeout } from "./model-http.ts";
 import { normaliseModelName, OLLAMA_MAX_BYTES, type OllamaOptions } from "./ollama.ts";
 import { openAiBaseAt } from "./openai-models.ts";
 
@@ -209,7 +209,6 @@ async function loadModel(
     signal: withTimeout(timeoutMs, options.signal),
   });
   const body = safeJson(await readTextCapped(response, options.maxBytes ?? OLLAMA_MAX_BYTES));
-  const nanos =
-    body && typeof body === "object" ? (body as { load_duration?: unknown }).load_duration : null;
+  const nanos = record(body).load_duration;
   return typeof nanos === "number" && nanos >= 0 ? nanos / 1e6 : null;
 }

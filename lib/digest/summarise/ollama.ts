@@ -6,6 +6,7 @@ import {
   describeError,
   errorText,
   oneLine,
+  record,
   safeJson,
   stripThinking,
   withTimeout,
@@ -110,7 +111,7 @@ export async function generate(
   if (error !== undefined) {
     throw new ModelError(`Ollama reported an error: ${error}`, "bad-answer");
   }
-  const fields = body && typeof body === "object" ? (body as Record<string, unknown>) : {};
+  const fields = record(body);
   if (typeof fields.response !== "string") {
     throw new ModelError("Ollama's answer has no response text", "bad-answer");
   }
