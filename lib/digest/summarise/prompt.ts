@@ -1,6 +1,6 @@
 import { countComments, countTopLevel } from "../fetch/thread.ts";
 import type { Story, ThreadNode } from "../types.ts";
-import { type PackedDiscussion, packDiscussion } from "./discussion.ts";
+import { type PackedDiscussion, type PackOptions, packDiscussion } from "./discussion.ts";
 import { cutToTokens, estimateTokens } from "./tokens.ts";
 
 export interface PromptBudget {
@@ -157,16 +157,32 @@ export function discussionPrompt(
     '"""',
     "",
   ].join("\n");
-  const after = (counts: string) => `\n"""\n\n${counts}\n\nSummary:`;
   const total = Math.max(story.numComments, countComments(thread));
   const topLevel = countTopLevel(thread);
+  return packedPrompt(before, thread, budget, {
+    longestCounts: countsLine(total, total - 1, topLevel, topLevel),
+    counts: (packed) => countsLine(total, packed.shown, packed.topLevelShown, packed.topLevel),
+  });
+}
+
+/**
+ * A discussion prompt's tail, shared by the first summary and its updates: `before`, then as much
+ * of `roots` as the budget leaves room for (sized with the longest form of the counts line, which
+ * the real one never exceeds), then the counts line and "Summary:".
+ */
+export function packedPrompt(
+  before: string,
+  roots: readonly ThreadNode[],
+  budget: PromptBudget,
+  lines: { longestCounts: string; counts: (packed: PackedDiscussion) => string },
+  packOptions: Omit<PackOptions, "scale"> = {},
+): DiscussionPrompt {
+  const after = (counts: string) => `\n"""\n\n${counts}\n\nSummary:`;
   const scale = budget.scale ?? 1;
-  // Sized with the longest form of the counts line, which the real one never exceeds.
-  const sizing = before + after(countsLine(total, total - 1, topLevel, topLevel));
-  const available = budgetLimit(budget) - estimateTokens(sizing, scale);
-  const packed = packDiscussion(thread, Math.max(0, available), { scale });
-  const counts = countsLine(total, packed.shown, packed.topLevelShown, packed.topLevel);
-  return { prompt: before + packed.text + after(counts), packed };
+  const available =
+    budgetLimit(budget) - estimateTokens(before + after(lines.longestCounts), scale);
+  const packed = packDiscussion(roots, Math.max(0, available), { ...packOptions, scale });
+  return { prompt: before + packed.text + after(lines.counts(packed)), packed };
 }
 
 function countsLine(total: number, shown: number, topShown: number, topLevel: number): string {

@@ -1,9 +1,8 @@
 import { countComments } from "../fetch/thread.ts";
 import type { Story, ThreadNode } from "../types.ts";
-import { type PackedDiscussion, packDiscussion } from "./discussion.ts";
+import type { PackedDiscussion } from "./discussion.ts";
 import type { Placement } from "./discussion-text.ts";
-import { budgetLimit, COMMON_INSTRUCTION, clip, type PromptBudget } from "./prompt.ts";
-import { estimateTokens } from "./tokens.ts";
+import { COMMON_INSTRUCTION, clip, type PromptBudget, packedPrompt } from "./prompt.ts";
 
 /** Characters of an earlier comment quoted before a new reply to it. */
 const QUOTE_CHARS = 80;
@@ -43,15 +42,16 @@ export function discussionUpdatePrompt(
     '"""',
     "",
   ].join("\n");
-  const after = (counts: string) => `\n"""\n\n${counts}\n\nSummary:`;
-  const scale = budget.scale ?? 1;
-  const longest = countsLine(total, total, total - 1);
-  const available = budgetLimit(budget) - estimateTokens(before + after(longest), scale);
-  const packed = packDiscussion(roots, Math.max(0, available), { scale, rootPlacement: placement });
-  return {
-    prompt: before + packed.text + after(countsLine(total, packed.total, packed.shown)),
-    packed,
-  };
+  return packedPrompt(
+    before,
+    roots,
+    budget,
+    {
+      longestCounts: countsLine(total, total, total - 1),
+      counts: (packed) => countsLine(total, packed.total, packed.shown),
+    },
+    { rootPlacement: placement },
+  );
 }
 
 function countsLine(total: number, added: number, shown: number): string {
