@@ -12,7 +12,7 @@ import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/webhooks/ports.ts";
 import { createDeliveryWorker } from "../lib/worker/bind.ts";
 import { deliverAllFrom } from "./flat-loop.ts";
-import { benchChange, median } from "./shared.ts";
+import { enqueueBench, median } from "./shared.ts";
 
 const CONCURRENCY = 64;
 const URL = "http://127.0.0.1:9/hook";
@@ -33,12 +33,7 @@ const answer: typeof fetch = Object.assign(
 async function filled(jobs: number): Promise<Store> {
   const store = openSqliteStore(":memory:");
   await store.webhooks.create({ name: "sink", url: URL });
-  await store.transaction(async (tx) => {
-    for (let done = 0; done < jobs; done += 1000) {
-      const size = Math.min(1000, jobs - done);
-      await tx.queue.enqueueMany(Array.from({ length: size }, (_, i) => benchChange(done + i)));
-    }
-  });
+  await enqueueBench(store, jobs);
   return store;
 }
 

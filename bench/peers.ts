@@ -22,7 +22,7 @@ import {
   startPostgresCluster,
 } from "../tests/fakes/postgres-cluster.ts";
 import { layerCostPerDelivery } from "./loop-layers.ts";
-import { benchChange, median } from "./shared.ts";
+import { benchChange, enqueueBench, median } from "./shared.ts";
 import { startSink } from "./sink.ts";
 import { sqlCostPerDelivery } from "./sql-cost.ts";
 
@@ -249,14 +249,7 @@ async function rateOfProcess(
 async function fillStore(store: Store, sink: Sink, jobs: number): Promise<void> {
   try {
     await store.webhooks.create({ name: "sink", url: `${sink.url}/hook` });
-    await store.transaction(async (tx) => {
-      for (let done = 0; done < jobs; done += 1000) {
-        const batch = Array.from({ length: Math.min(1000, jobs - done) }, (_, i) =>
-          benchChange(done + i),
-        );
-        await tx.queue.enqueueMany(batch);
-      }
-    });
+    await enqueueBench(store, jobs);
   } finally {
     await store.close();
   }

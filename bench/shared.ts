@@ -1,4 +1,5 @@
 import type { ChangeEvent } from "../lib/webhooks/model.ts";
+import type { Store } from "../lib/webhooks/ports.ts";
 
 /** The change every webhook benchmark enqueues: an item update with both snapshots. */
 export function benchChange(i: number): ChangeEvent {
@@ -38,4 +39,14 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1
     ? (sorted[middle] ?? 0)
     : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+/** `jobs` deliveries of benchChange queued in one transaction, 1000 changes per enqueueMany. */
+export async function enqueueBench(store: Store, jobs: number): Promise<void> {
+  await store.transaction(async (tx) => {
+    for (let done = 0; done < jobs; done += 1000) {
+      const size = Math.min(1000, jobs - done);
+      await tx.queue.enqueueMany(Array.from({ length: size }, (_, i) => benchChange(done + i)));
+    }
+  });
 }

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { AttemptRecord } from "../lib/webhooks/model.ts";
 import { RESULTS_PER_COMMIT } from "../lib/worker/bind.ts";
-import { benchChange } from "./shared.ts";
+import { enqueueBench } from "./shared.ts";
 
 const CLAIM_SIZE = 256;
 
@@ -25,12 +25,7 @@ export async function sqlCostPerDelivery(jobs: number): Promise<SqlCost> {
   const store = openSqliteStore(join(dir, "sql.db"));
   try {
     await store.webhooks.create({ name: "sink", url: "http://127.0.0.1:9/hook" });
-    await store.transaction(async (tx) => {
-      for (let done = 0; done < jobs; done += 1000) {
-        const size = Math.min(1000, jobs - done);
-        await tx.queue.enqueueMany(Array.from({ length: size }, (_, i) => benchChange(done + i)));
-      }
-    });
+    await enqueueBench(store, jobs);
     let claiming = 0;
     let recording = 0;
     for (let done = 0; done < jobs; ) {

@@ -28,7 +28,7 @@ import {
 } from "./patch-latency.ts";
 import { PEERS_TITLE, peersSection } from "./peers.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./postgres.ts";
-import { benchChange as change } from "./shared.ts";
+import { benchChange as change, enqueueBench } from "./shared.ts";
 import { preciseNow, type Sink, startSink } from "./sink.ts";
 import { TEMPLATE_BOMB_TITLE, templateBombSection } from "./template-bomb.ts";
 import { TEMPLATES_SECTION_TITLE, templatesSection } from "./templates.ts";
@@ -310,14 +310,7 @@ async function blockedBacklog(context: Context): Promise<void> {
         url: "http://127.0.0.1:9/",
         enabled: false,
       });
-      await store.transaction(async (tx) => {
-        for (let done = 0; done < DELIVERIES; done += 1000) {
-          const batch = Array.from({ length: Math.min(1000, DELIVERIES - done) }, (_, i) =>
-            change(done + i),
-          );
-          await tx.queue.enqueueMany(batch);
-        }
-      });
+      await enqueueBench(store, DELIVERIES);
       await store.close();
       if (backlog > 0) {
         const db = new Database(path);
