@@ -17,7 +17,7 @@ import {
 } from "../webhooks/validate.ts";
 import { commonArgs, stringFlag } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
-import { eventsFlag, field, flagValue, headerFlags, secretFlag } from "./field-flags.ts";
+import { eventsFlag, field, headerFlags, secretFlag } from "./field-flags.ts";
 import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
 import {
   clearOptionArgs,
@@ -113,7 +113,7 @@ export function addCommand(deps: CliDeps) {
     args,
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
-      const name = flagValue("name", flags.name, checkName(flags.name));
+      const name = field("name", flags.name, checkName);
       const url = field("url", stringFlag(flags.url, "url") ?? missing("--url"), checkUrl);
       const method = field("method", stringFlag(flags.method, "method") ?? "POST", checkMethod);
       const contentType = field(

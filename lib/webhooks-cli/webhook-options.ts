@@ -10,7 +10,7 @@ import {
   checkConditions,
   checkTimeoutMs,
 } from "../webhooks/validate.ts";
-import { flagValue } from "./field-flags.ts";
+import { field, flagValue } from "./field-flags.ts";
 import { oneLine } from "./format.ts";
 import { readOptionFile } from "./option-file.ts";
 
@@ -86,12 +86,12 @@ export async function readOptionFlags(
   if (typeof flags["ssl-verify"] === "boolean") patch.sslVerification = flags["ssl-verify"];
   if (flags["ca-file"] !== undefined) {
     const given = String(flags["ca-file"]);
-    patch.caFile = flagValue("ca-file", given, checkCaFile(given));
+    patch.caFile = field("ca-file", given, checkCaFile);
     if (patch.caFile !== null) flagValue("ca-file", given, await checkCaFileContent(patch.caFile));
   }
   if (flags["timeout-ms"] !== undefined) {
     const given = String(flags["timeout-ms"]);
-    patch.timeoutMs = flagValue("timeout-ms", given, checkTimeoutMs(given));
+    patch.timeoutMs = field("timeout-ms", given, checkTimeoutMs);
   }
   return patch;
 }
