@@ -55,15 +55,27 @@ export async function measureBudget(
     },
   });
   const config = loadDigestConfig(world.env, { ...flags, cache: false });
-  const quiet = { stdout: { write() {} }, stderr: { write() {} }, logger: createMemoryLogger() };
-  await runDigest(config, { ...quiet, now: world.ollama.now });
-  const calls = world.ollama.modelled;
+  await runDigest(config, { ...quietOutput(), now: world.ollama.now });
+  return budgetRunOf(rates, world.ollama);
+}
+
+/** A digest's output and log, thrown away: a bench reads the fake servers' records instead. */
+export function quietOutput() {
+  return { stdout: { write() {} }, stderr: { write() {} }, logger: createMemoryLogger() };
+}
+
+/** What a fake model server modelled for one digest at `rates`, as a BudgetRun. */
+export function budgetRunOf(
+  rates: Rates,
+  server: { modelled: ReadonlyArray<{ promptTokens: number; ms: number }>; modelledMs: number },
+): BudgetRun {
+  const calls = server.modelled;
   const largest = calls.reduce((a, b) => (b.ms > a.ms ? b : a), { promptTokens: 0, ms: 0 });
   return {
     rates,
     calls: calls.length,
     promptTokens: calls.reduce((sum, call) => sum + call.promptTokens, 0),
-    modelledMinutes: world.ollama.modelledMs / 60_000,
+    modelledMinutes: server.modelledMs / 60_000,
     largestCallSeconds: largest.ms / 1000,
     largestCallTokens: largest.promptTokens,
     callsOver300s: calls.filter((call) => call.ms > 300_000).length,

@@ -6,12 +6,11 @@
  */
 import { loadDigestConfig } from "../lib/digest/config.ts";
 import { runDigest } from "../lib/digest/digest.ts";
-import { createMemoryLogger } from "../lib/log.ts";
 import { busyThread, linkHeavyArticle } from "../tests/fakes/digest-corpus.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
 import { frontPageToday } from "../tests/fakes/front-page-today.ts";
 import { storyHit } from "../tests/fakes/hn-search.ts";
-import { llama3Tokens, type Rates } from "./digest-budget.ts";
+import { llama3Tokens, quietOutput, type Rates } from "./digest-budget.ts";
 
 export interface Coverage {
   numCtx: number;
@@ -38,7 +37,7 @@ export async function measureCoverage(numCtx: number): Promise<Coverage> {
     "max-comments": "1000",
     cache: false,
   });
-  const quiet = { stdout: { write() {} }, stderr: { write() {} }, logger: createMemoryLogger() };
+  const quiet = quietOutput();
   await runDigest(config, quiet);
   const prompts = world.ollama.generateCalls.map((call) => call.prompt);
   const articlePrompt = prompts.find((prompt) => prompt.includes("par000")) ?? "";
@@ -90,7 +89,7 @@ export async function measureSubthreads(rates: Rates): Promise<SubthreadCoverage
     },
   });
   const config = loadDigestConfig(world.env, { cache: false });
-  const quiet = { stdout: { write() {} }, stderr: { write() {} }, logger: createMemoryLogger() };
+  const quiet = quietOutput();
   await runDigest(config, { ...quiet, now: world.ollama.now });
   const prompt =
     world.ollama.generateCalls

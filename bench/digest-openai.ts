@@ -5,10 +5,15 @@
  */
 import { loadDigestConfig } from "../lib/digest/config.ts";
 import { runDigest } from "../lib/digest/digest.ts";
-import { createMemoryLogger } from "../lib/log.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
 import { frontPageToday } from "../tests/fakes/front-page-today.ts";
-import { type BudgetRun, llama3Tokens, type Rates } from "./digest-budget.ts";
+import {
+  type BudgetRun,
+  budgetRunOf,
+  llama3Tokens,
+  quietOutput,
+  type Rates,
+} from "./digest-budget.ts";
 
 export async function measureOpenAiBudget(
   rates: Rates,
@@ -26,17 +31,6 @@ export async function measureOpenAiBudget(
   const server = world.openai;
   if (!server) throw new Error("no OpenAI-compatible server");
   const config = loadDigestConfig(world.env, { cache: false });
-  const quiet = { stdout: { write() {} }, stderr: { write() {} }, logger: createMemoryLogger() };
-  await runDigest(config, { ...quiet, now: server.now });
-  const calls = server.modelled;
-  const largest = calls.reduce((a, b) => (b.ms > a.ms ? b : a), { promptTokens: 0, ms: 0 });
-  return {
-    rates,
-    calls: calls.length,
-    promptTokens: calls.reduce((sum, call) => sum + call.promptTokens, 0),
-    modelledMinutes: server.modelledMs / 60_000,
-    largestCallSeconds: largest.ms / 1000,
-    largestCallTokens: largest.promptTokens,
-    callsOver300s: calls.filter((call) => call.ms > 300_000).length,
-  };
+  await runDigest(config, { ...quietOutput(), now: server.now });
+  return budgetRunOf(rates, server);
 }

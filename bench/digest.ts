@@ -24,11 +24,10 @@ import { fetchComments, fetchFrontPage } from "../lib/digest/fetch/hn-client.ts"
 import { buildThread } from "../lib/digest/fetch/thread.ts";
 import { generate } from "../lib/digest/summarise/ollama.ts";
 import { answerReserve, articlePrompt, discussionPrompt } from "../lib/digest/summarise/prompt.ts";
-import { createMemoryLogger } from "../lib/log.ts";
 import { articleHtml } from "../tests/fakes/article-site.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";
 import { commentHit, storyHit } from "../tests/fakes/hn-search.ts";
-import { budgetLine, MACHINES, measureBudget } from "./digest-budget.ts";
+import { budgetLine, MACHINES, measureBudget, quietOutput } from "./digest-budget.ts";
 import {
   coverageLine,
   measureCoverage,
@@ -122,7 +121,7 @@ async function bench(env: Record<string, string | undefined>): Promise<void> {
     { ...world.env, XDG_CACHE_HOME: cacheHome },
     { limit: String(options.BENCH_STORIES) },
   );
-  const quiet = { stdout: { write() {} }, stderr: { write() {} }, logger: createMemoryLogger() };
+  const quiet = quietOutput();
   const print = (line: string) => process.stdout.write(`${line}\n`);
 
   print(
