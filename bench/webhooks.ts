@@ -32,6 +32,7 @@ import { benchChange as change, enqueueBench } from "./shared.ts";
 import { preciseNow, type Sink, startSink } from "./sink.ts";
 import { TEMPLATE_BOMB_TITLE, templateBombSection } from "./template-bomb.ts";
 import { TEMPLATES_SECTION_TITLE, templatesSection } from "./templates.ts";
+import { ANATOMY_TITLE, anatomySection } from "./worker-anatomy.ts";
 
 const ROOT = join(import.meta.dir, "..");
 
@@ -120,6 +121,17 @@ const SECTIONS: Array<[string, string, Section]> = [
         rounds: PEER_ROUNDS,
         report: context.report,
         print: (line) => console.log(line),
+      }),
+  ],
+  [
+    "anatomy",
+    ANATOMY_TITLE,
+    (context) =>
+      anatomySection({
+        jobs: DELIVERIES,
+        concurrency: PEER_CONCURRENCY,
+        rounds: PEER_ROUNDS,
+        report: context.report,
       }),
   ],
   [
