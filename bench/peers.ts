@@ -31,8 +31,8 @@ export const PEERS_TITLE =
 
 type Report = (label: string, value: string, note?: string) => void;
 
-const WORKER_SCRIPT = join(import.meta.dir, "..", "scripts", "worker.ts");
-const FLAT_LOOP_SCRIPT = join(import.meta.dir, "flat-loop.ts");
+export const WORKER_SCRIPT = join(import.meta.dir, "..", "scripts", "worker.ts");
+export const FLAT_LOOP_SCRIPT = join(import.meta.dir, "flat-loop.ts");
 const BODY = JSON.stringify({ event: "updated", data: benchChange(0).data });
 
 export async function peersSection(options: {
@@ -205,13 +205,7 @@ async function ourWorker(
 ): Promise<number> {
   await fillStore(store, sink, jobs);
   const worker = Bun.spawn(["bun", WORKER_SCRIPT, "--once"], {
-    env: {
-      ...process.env,
-      DATABASE_URL: database,
-      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
-      WEBHOOK_CONCURRENCY: String(concurrency),
-      WEBHOOK_MAX_ATTEMPTS: "1",
-    },
+    env: benchWorkerEnv(database, concurrency),
     stdout: "ignore",
     stderr: "pipe",
   });
@@ -245,8 +239,22 @@ async function rateOfProcess(
   return rateOf(sink, jobs);
 }
 
+/** The worker's environment in the benches: this database, everything sent once, to loopback. */
+export function benchWorkerEnv(
+  database: string,
+  concurrency: number,
+): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    DATABASE_URL: database,
+    WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+    WEBHOOK_CONCURRENCY: String(concurrency),
+    WEBHOOK_MAX_ATTEMPTS: "1",
+  };
+}
+
 /** One webhook for the sink and `jobs` deliveries queued for it; the store is closed after. */
-async function fillStore(store: Store, sink: Sink, jobs: number): Promise<void> {
+export async function fillStore(store: Store, sink: Sink, jobs: number): Promise<void> {
   try {
     await store.webhooks.create({ name: "sink", url: `${sink.url}/hook` });
     await enqueueBench(store, jobs);

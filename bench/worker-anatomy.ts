@@ -11,7 +11,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
-import { enqueueBench, median } from "./shared.ts";
+import { benchWorkerEnv, FLAT_LOOP_SCRIPT, fillStore, WORKER_SCRIPT } from "./peers.ts";
+import { median } from "./shared.ts";
 import { startSink } from "./sink.ts";
 
 export const ANATOMY_TITLE =
@@ -20,8 +21,6 @@ export const ANATOMY_TITLE =
 type Report = (label: string, value: string, note?: string) => void;
 type Sink = Awaited<ReturnType<typeof startSink>>;
 
-const WORKER_SCRIPT = join(import.meta.dir, "..", "scripts", "worker.ts");
-const FLAT_LOOP_SCRIPT = join(import.meta.dir, "flat-loop.ts");
 /** How often the threads' CPU is read: the last reading before the exit is what is counted. */
 const POLL_MS = 10;
 const CLOCK_TICK_US = 10_000;
@@ -54,7 +53,7 @@ export async function anatomySection(options: {
   let files = 0;
   const run = async (kind: "worker" | "flat", count: number): Promise<Run> => {
     const path = join(scratch, `${kind}-${files++}.db`);
-    await fill(path, sink, count);
+    await fillStore(openSqliteStore(path), sink, count);
     await sink.reset();
     const command =
       kind === "worker"
@@ -107,17 +106,6 @@ export async function anatomySection(options: {
   }
 }
 
-/** One webhook for the sink and `jobs` deliveries queued for it, in a new database file. */
-async function fill(path: string, sink: Sink, jobs: number): Promise<void> {
-  const store = openSqliteStore(path);
-  try {
-    await store.webhooks.create({ name: "sink", url: `${sink.url}/hook` });
-    await enqueueBench(store, jobs);
-  } finally {
-    await store.close();
-  }
-}
-
 /** Runs `command` to the end with its threads watched and JSC's compile report on. */
 async function measured(
   command: string[],
@@ -127,14 +115,7 @@ async function measured(
   concurrency: number,
 ): Promise<Run> {
   const child = Bun.spawn(command, {
-    env: {
-      ...process.env,
-      DATABASE_URL: database,
-      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
-      WEBHOOK_CONCURRENCY: String(concurrency),
-      WEBHOOK_MAX_ATTEMPTS: "1",
-      BUN_JSC_reportCompileTimes: "1",
-    },
+    env: { ...benchWorkerEnv(database, concurrency), BUN_JSC_reportCompileTimes: "1" },
     stdout: "ignore",
     stderr: "pipe",
   });
