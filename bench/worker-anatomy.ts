@@ -23,6 +23,7 @@ type Sink = Awaited<ReturnType<typeof startSink>>;
 
 /** How often the threads' CPU is read: the last reading before the exit is what is counted. */
 const POLL_MS = 10;
+/** A clock tick of /proc's utime and stime: USER_HZ is 100 on Linux. */
 const CLOCK_TICK_US = 10_000;
 
 /** Thread names as the kernel shows them, grouped by what they do. */
