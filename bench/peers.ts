@@ -23,7 +23,7 @@ import {
 } from "../tests/fakes/postgres-cluster.ts";
 import { layerCostPerDelivery } from "./loop-layers.ts";
 import { benchChange, enqueueBench, median } from "./shared.ts";
-import { startSink } from "./sink.ts";
+import { type Sink, startSink } from "./sink.ts";
 import { sqlCostPerDelivery } from "./sql-cost.ts";
 
 export const PEERS_TITLE =
@@ -167,10 +167,8 @@ const BULL = "BullMQ (Redis)";
 /** Closest to SQLite's WAL + synchronous=NORMAL: durable on disk, commits not waiting for fsync. */
 const PG_SETTINGS = { fsync: "on", full_page_writes: "on", synchronous_commit: "off" };
 
-type Sink = Awaited<ReturnType<typeof startSink>>;
-
 /** Requests per second from the sink's first to its last arrival. */
-async function rateOf(sink: Sink, jobs: number): Promise<number> {
+export async function rateOf(sink: Sink, jobs: number): Promise<number> {
   const stats = await sink.stats();
   if (stats.count < jobs) throw new Error(`only ${stats.count} of ${jobs} requests arrived`);
   return (stats.count / (stats.last - stats.first)) * 1000;

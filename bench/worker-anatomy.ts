@@ -11,15 +11,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
-import { benchWorkerEnv, FLAT_LOOP_SCRIPT, fillStore, WORKER_SCRIPT } from "./peers.ts";
+import { benchWorkerEnv, FLAT_LOOP_SCRIPT, fillStore, rateOf, WORKER_SCRIPT } from "./peers.ts";
 import { median } from "./shared.ts";
-import { startSink } from "./sink.ts";
+import { type Sink, startSink } from "./sink.ts";
 
 export const ANATOMY_TITLE =
   "Where the worker's CPU goes beside the flat loop's: threads and JIT, per process";
 
 type Report = (label: string, value: string, note?: string) => void;
-type Sink = Awaited<ReturnType<typeof startSink>>;
 
 /** How often the threads' CPU is read: the last reading before the exit is what is counted. */
 const POLL_MS = 10;
@@ -127,15 +126,13 @@ async function measured(
   clearInterval(poll);
   const report = await stderr;
   if (code !== 0) throw new Error(`${command.join(" ")} exited ${code}: ${report.slice(-2000)}`);
-  const stats = await sink.stats();
-  if (stats.count < jobs) throw new Error(`only ${stats.count} of ${jobs} requests arrived`);
   const threads = new Map<string, number>();
   for (const { name, ticks: used } of ticks.values()) {
     const group = THREAD_GROUPS.find(([, pattern]) => pattern.test(name))?.[0] ?? "other";
     threads.set(group, (threads.get(group) ?? 0) + (used * CLOCK_TICK_US) / jobs);
   }
   return {
-    rate: (stats.count / (stats.last - stats.first)) * 1000,
+    rate: await rateOf(sink, jobs),
     threads,
     compileMs: compileTimes(report),
   };
