@@ -14,7 +14,8 @@ import type { Claim } from "./model.ts";
  *   every other such claim, and a renewal of them starts → RECHECKING. When the send gate is
  *   closed (the database is unreachable, or a result waits to be written) → GATED.
  * - RECHECKING: one renewal under way; claims that may start still go out, claims found stale
- *   meanwhile wait for the next renewal. When it settles → ACCEPTING (the renewed claims first).
+ *   meanwhile wait for the next renewal. When it settles → ACCEPTING (the renewed claims first),
+ *   and straight back to RECHECKING with a renewal of the claims set aside meanwhile, if any.
  * - GATED: hands out nothing until the gate opens → ACCEPTING. No renewal runs in this mode, and
  *   claims renewed before it are checked again after it.
  * - DRAINING: `drain()` gives back everything held and waits for a renewal under way, whose
@@ -201,6 +202,9 @@ export class ClaimBuffer {
       this.#renewing = null;
       if (this.#mode !== "RECHECKING") return;
       this.#setModeAccepting();
+      // Claims set aside during this renewal are renewed now: take() starts a renewal only from
+      // a ready claim, so with none ready they would wait in `stale` until their leases ran out.
+      if (this.#stale.length > 0) this.#setModeRechecking();
       this.#options.onReady();
     });
     this.#renewing = { count: batch.length, settled };

@@ -174,6 +174,23 @@ describe("ClaimBuffer modes", () => {
     expect(ids(buffer.take(3))).toEqual([1, 3, 5]);
   });
 
+  test("RECHECKING → RECHECKING: claims set aside during a renewal are renewed as soon as it settles, none ready", async () => {
+    const { buffer, stale, renewals, ids } = setup({ concurrency: 4 });
+    buffer.start();
+    await buffer.topUp(); // 1..8 ready
+    stale.add(1);
+    expect(ids(buffer.take(1))).toEqual([2]);
+    // Every other claim is found stale while 1 is being renewed: none is left ready.
+    for (const id of [3, 4, 5, 6, 7, 8]) stale.add(id);
+    expect(ids(buffer.take(3))).toEqual([]);
+    renewals[0]?.answer([claim(1)]);
+    await settle();
+    // Nothing else would start their renewal (take() finds nothing ready to check).
+    expect(buffer.mode).toBe("RECHECKING");
+    expect(renewals.map((r) => ids(r.claims))).toEqual([[1], [3, 4, 5, 6, 7, 8]]);
+    expect(ids(buffer.take(1))).toEqual([1]); // the renewed one still goes first
+  });
+
   test("RECHECKING → ACCEPTING after a failed renewal: its claims are given back", async () => {
     const { buffer, stale, renewals, released } = setup();
     buffer.start();
