@@ -63,7 +63,7 @@ export class ClaimBuffer {
   /** Set aside for the next renewal. */
   readonly #stale: Claim[] = [];
   /** Claims in the renewal under way, and its end. */
-  #renewing: { count: number; settled: Promise<void> } | null = null;
+  #renewing: { claims: readonly Claim[]; settled: Promise<void> } | null = null;
   /** Just renewed: handed out by the next take() without asking Freshness again. */
   readonly #renewed = new Set<Claim>();
   /** Ends the wait for the gate to open when the buffer drains. */
@@ -83,7 +83,14 @@ export class ClaimBuffer {
 
   /** Claims held and not in flight: ready, set aside, or being renewed. */
   get held(): number {
-    return this.#ready.length + this.#stale.length + (this.#renewing?.count ?? 0);
+    return this.#ready.length + this.#stale.length + (this.#renewing?.claims.length ?? 0);
+  }
+
+  /** The deliveries of the claims held (ready, set aside, being renewed). */
+  *heldIds(): Iterable<number> {
+    for (const claim of this.#ready) yield claim.delivery.id;
+    for (const claim of this.#stale) yield claim.delivery.id;
+    for (const claim of this.#renewing?.claims ?? []) yield claim.delivery.id;
   }
 
   start(): void {
@@ -207,7 +214,7 @@ export class ClaimBuffer {
       if (this.#stale.length > 0) this.#setModeRechecking();
       this.#options.onReady();
     });
-    this.#renewing = { count: batch.length, settled };
+    this.#renewing = { claims: batch, settled };
   }
 
   #setModeGated(): void {

@@ -13,8 +13,9 @@ import type { Claim, Delivered } from "./model.ts";
  */
 export interface WorkerCollaborators {
   /**
-   * Leases up to `limit` due deliveries; not those in `holding` (deliveries this worker still
-   * handles, whose leases may have run out while their results are on their way).
+   * Leases up to `limit` due deliveries; not those in `holding` (every delivery this worker
+   * holds a claim on: in its buffer, in flight, or with a result on its way), whose leases may
+   * have run out meanwhile.
    */
   claim(limit: number, holding: ReadonlySet<number>): Promise<Claim[]>;
   /**

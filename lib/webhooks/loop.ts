@@ -57,7 +57,7 @@ class DeliveryLoop implements Worker {
   readonly #wakeups: ReturnType<typeof createWakeups>;
   /** Deliveries being handled, until their result is written (shutdown waits for these). */
   #running = 0;
-  /** Their ids: this worker's own claims never take their leases over. */
+  /** Their ids (with the buffer's, #holding()): this worker's own claims never take them over. */
   readonly #handling = new Set<number>();
   /** Resolved when #running drops to 0. */
   #idleWaiters: Array<() => void> = [];
@@ -94,7 +94,7 @@ class DeliveryLoop implements Worker {
       concurrency: options.concurrency,
       prefetch: options.prefetch ?? 0,
       inFlight: () => this.#busy,
-      claim: (limit) => collaborators.claim(limit, this.#handling),
+      claim: (limit) => collaborators.claim(limit, this.#holding()),
       renew: (claims) => collaborators.renew(claims),
       release: (claims) => this.#release(claims),
       freshness: options.freshness,
@@ -251,6 +251,18 @@ class DeliveryLoop implements Worker {
       for (const resolve of waiters) resolve();
     }
     this.#wakeups.wake();
+  }
+
+  /**
+   * Every delivery this worker holds a claim on: in its buffer (ready, set aside, being renewed),
+   * in flight, or with a result on its way. Its own claim never takes these leases over: a claim
+   * held in the buffer past its lease would otherwise come back as a second claim on the same
+   * delivery, and the first could still be sent (its renewal racing the takeover).
+   */
+  #holding(): ReadonlySet<number> {
+    const held = new Set(this.#handling);
+    for (const id of this.#buffer.heldIds()) held.add(id);
+    return held;
   }
 
   /** Resolves once no delivery is being handled. */

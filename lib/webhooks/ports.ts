@@ -55,9 +55,9 @@ export interface DeliveryQueue {
     now: number;
     maxAttempts?: number;
     /**
-     * Deliveries the claiming worker still handles (a request in flight, a result not yet
-     * written): their leases, if run out, are not taken over by its own claim, which would send
-     * them again while their result is on its way.
+     * Deliveries the claiming worker still holds (a claim in its buffer, a request in flight, a
+     * result not yet written): their leases, if run out, are not taken over by its own claim,
+     * which would hold the delivery twice and could send it again.
      */
     holding?: ReadonlySet<number>;
   }): Promise<Claim[]>;

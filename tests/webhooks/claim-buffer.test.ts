@@ -191,6 +191,18 @@ describe("ClaimBuffer modes", () => {
     expect(ids(buffer.take(1))).toEqual([1]); // the renewed one still goes first
   });
 
+  test("heldIds() names every claim held: ready, set aside and being renewed", async () => {
+    const { buffer, stale, ids } = setup({ concurrency: 4 });
+    buffer.start();
+    await buffer.topUp(); // 1..8 ready
+    stale.add(1);
+    expect(ids(buffer.take(1))).toEqual([2]); // 1 being renewed
+    stale.add(3);
+    expect(ids(buffer.take(1))).toEqual([4]); // 3 set aside
+    expect([...buffer.heldIds()].sort((a, b) => a - b)).toEqual([1, 3, 5, 6, 7, 8]);
+    expect(buffer.held).toBe(6);
+  });
+
   test("RECHECKING → ACCEPTING after a failed renewal: its claims are given back", async () => {
     const { buffer, stale, renewals, released } = setup();
     buffer.start();

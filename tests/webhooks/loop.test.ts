@@ -221,6 +221,34 @@ describe("createWorker", () => {
     await running;
   });
 
+  test("a claim is told the deliveries held in the buffer too: a lease run out there is never taken over by the worker itself", async () => {
+    const queue = fakeQueue(10);
+    const seen: number[][] = [];
+    const worker = createWorker(
+      {
+        ...queue.collaborators,
+        claim(limit, holding) {
+          seen.push([...(holding ?? [])].sort((a, b) => a - b));
+          return queue.collaborators.claim(limit);
+        },
+      },
+      { concurrency: 1, prefetch: 2 },
+    );
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    await queue.untilInFlight(1);
+    await queue.untilClaimed(3); // 1 in flight, 2 and 3 held
+    queue.finishOne(1);
+    await queue.untilStarted(2);
+    await queue.untilClaimed(4);
+    // Topped up with 2 in flight and 3 still in the buffer: both are the worker's.
+    expect(seen.at(-1)).toEqual(expect.arrayContaining([2, 3]));
+    expect(seen.at(-1)).not.toContain(4);
+    queue.autoFinish();
+    stop.abort();
+    await running;
+  });
+
   test("run() stops claiming on abort, releases unstarted claims, lets requests finish", async () => {
     const queue = fakeQueue(10);
     const worker = createWorker(queue.collaborators, { concurrency: 2, prefetch: 2 });
