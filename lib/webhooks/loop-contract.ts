@@ -46,12 +46,23 @@ export interface WorkerHooks {
   onFinished?(claim: Claim, delivered: Delivered, applied: boolean): void;
   onReleased?(claims: Claim[]): void;
   onError?(error: unknown, context: { phase: WorkerPhase; claim?: Claim }): void;
-  /** A store call succeeded after one or more failed (the end of an outage or a full disk). */
-  onStoreBack?(): void;
+  /** A store call of this kind succeeded after one or more failed (an outage or a full disk). */
+  onStoreBack?(calls: StoreCalls): void;
 }
 
 /** Where an error happened; all but "deliver" are store calls ("wait": looking for work). */
 export type WorkerPhase = "claim" | "recheck" | "deliver" | "finish" | "release" | "wait";
+
+/**
+ * The two kinds of store call a run of failures is about: the queue's leases (claim, wait,
+ * recheck, release) and result writes (finish). One kind can keep failing while the other
+ * works, so a claim that succeeds does not end a run of failed result writes.
+ */
+export type StoreCalls = "queue" | "results";
+
+export function storeCallsOf(phase: Exclude<WorkerPhase, "deliver">): StoreCalls {
+  return phase === "finish" ? "results" : "queue";
+}
 
 export interface WorkerCounts {
   claimed: number;

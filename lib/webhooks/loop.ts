@@ -1,12 +1,14 @@
 import { untilAborted } from "../async/race-abort.ts";
 import { ClaimBuffer } from "./claim-buffer.ts";
-import type {
-  Worker,
-  WorkerCollaborators,
-  WorkerCounts,
-  WorkerHooks,
-  WorkerOptions,
-  WorkerPhase,
+import {
+  type StoreCalls,
+  storeCallsOf,
+  type Worker,
+  type WorkerCollaborators,
+  type WorkerCounts,
+  type WorkerHooks,
+  type WorkerOptions,
+  type WorkerPhase,
 } from "./loop-contract.ts";
 import {
   ALWAYS_AVAILABLE,
@@ -18,7 +20,15 @@ import {
 import { createWakeups, pauseAfterFailure } from "./loop-waits.ts";
 import type { Claim, Delivered } from "./model.ts";
 
-export type { Worker, WorkerCollaborators, WorkerCounts, WorkerHooks, WorkerOptions, WorkerPhase };
+export type {
+  StoreCalls,
+  Worker,
+  WorkerCollaborators,
+  WorkerCounts,
+  WorkerHooks,
+  WorkerOptions,
+  WorkerPhase,
+};
 
 /**
  * How long free slots wait for more to join them before a claim is made for fewer than a chunk
@@ -67,8 +77,8 @@ class DeliveryLoop implements Worker {
   /** The claim window ended with room below a chunk: the next claim takes what room there is. */
   #shortClaim = false;
   #deliverSignal: AbortSignal = new AbortController().signal;
-  /** Whether the last store call failed: the next that succeeds says so (onStoreBack). */
-  #storeFailing = false;
+  /** Whether the last store call of each kind failed: the next that succeeds says so (onStoreBack). */
+  readonly #storeFailing: Record<StoreCalls, boolean> = { queue: false, results: false };
   /** What writing a result needs, built once. */
   readonly #recording: Parameters<typeof recordAfterFailure<Delivered>>[0];
   readonly #finishHooks = {
@@ -225,7 +235,7 @@ class DeliveryLoop implements Worker {
     const short = this.#shortClaim;
     this.#shortClaim = false;
     const more = await this.#buffer.topUp(short);
-    this.#storeAnswered();
+    this.#storeAnswered("queue");
     this.#fill();
     return more;
   }
@@ -316,7 +326,7 @@ class DeliveryLoop implements Worker {
       );
     }
     if (applied === null) return;
-    this.#storeAnswered();
+    this.#storeAnswered("results");
     if (!applied) this.counts.discarded++;
     else if (delivered.outcome.state === "successful") this.counts.successful++;
     else if (delivered.outcome.state === "failed") this.counts.failed++;
@@ -336,7 +346,7 @@ class DeliveryLoop implements Worker {
     try {
       await this.#collaborators.release(claims);
       this.counts.released += claims.length;
-      this.#storeAnswered();
+      this.#storeAnswered("queue");
       this.#hooks.onReleased?.(claims);
     } catch (error) {
       // The leases expire and the deliveries are claimed again.
@@ -344,15 +354,15 @@ class DeliveryLoop implements Worker {
     }
   }
 
-  #storeFailed(error: unknown, phase: WorkerPhase, claim?: Claim): void {
-    this.#storeFailing = true;
+  #storeFailed(error: unknown, phase: Exclude<WorkerPhase, "deliver">, claim?: Claim): void {
+    this.#storeFailing[storeCallsOf(phase)] = true;
     this.#hooks.onError?.(error, { phase, claim });
   }
 
-  #storeAnswered(): void {
-    if (!this.#storeFailing) return;
-    this.#storeFailing = false;
-    this.#hooks.onStoreBack?.();
+  #storeAnswered(calls: StoreCalls): void {
+    if (!this.#storeFailing[calls]) return;
+    this.#storeFailing[calls] = false;
+    this.#hooks.onStoreBack?.(calls);
   }
 
   /** After a failed store call on the idle path. */

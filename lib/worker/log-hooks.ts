@@ -1,7 +1,7 @@
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
-import type { WorkerHooks } from "../webhooks/loop.ts";
+import { type StoreCalls, storeCallsOf, type WorkerHooks } from "../webhooks/loop-contract.ts";
 import { attemptLogEntry, logAttempt } from "./attempt-log.ts";
 import type { WorkerConfig } from "./config.ts";
 
@@ -10,6 +10,7 @@ import type { WorkerConfig } from "./config.ts";
  * id, webhook, attempt, status and duration; JSON fields with LOG_FORMAT=json. Store errors are
  * logged once per run of failures, with a count when calls succeed again, as the store logs an
  * outage ("unreachable", then "back"): a full disk would otherwise log every retried write.
+ * Queue calls and result writes have a run each: claims that work do not end failing writes.
  */
 export function loggingHooks(
   logger: Logger,
@@ -24,8 +25,11 @@ export function loggingHooks(
   } = {},
 ): WorkerHooks {
   const now = options.now ?? Date.now;
-  /** The run of failed store calls under way: when its first was logged, and how many more. */
-  let failing: { since: number; more: number } | null = null;
+  /** The runs of failed store calls under way: when the first was logged, and how many more. */
+  const failing: Record<StoreCalls, { since: number; more: number } | null> = {
+    queue: null,
+    results: null,
+  };
   function discarded(...[claim]: Parameters<NonNullable<WorkerHooks["onFinished"]>>): void {
     const what = `Delivery ${claim.delivery.id} (${claim.delivery.event}) to "${escapeControl(claim.webhook.name)}", attempt ${claim.attempt}: result discarded`;
     const exists = options.webhookExists?.(claim.webhook.id) ?? Promise.resolve(true);
@@ -52,25 +56,30 @@ export function loggingHooks(
       );
     },
     onError(error, context) {
-      const store = context.phase !== "deliver";
-      if (store && options.isUnreachable?.(error)) return;
-      if (store && failing !== null) {
-        failing.more++;
-        return;
+      const { phase } = context;
+      if (phase !== "deliver") {
+        if (options.isUnreachable?.(error)) return;
+        const calls = storeCallsOf(phase);
+        const run = failing[calls];
+        if (run !== null) {
+          run.more++;
+          return;
+        }
+        failing[calls] = { since: now(), more: 0 };
       }
-      if (store) failing = { since: now(), more: 0 };
       const message = escapeControl(errorMessage(error));
       const where = context.claim ? ` (delivery ${context.claim.delivery.id})` : "";
       logger.error(`Worker ${context.phase} failed${where}: ${message}`);
     },
-    onStoreBack() {
-      if (failing === null) return;
-      const { since, more } = failing;
-      failing = null;
-      if (more === 0) return;
-      const seconds = ((now() - since) / 1000).toFixed(1);
+    onStoreBack(calls) {
+      const run = failing[calls];
+      if (run === null) return;
+      failing[calls] = null;
+      if (run.more === 0) return;
+      const seconds = ((now() - run.since) / 1000).toFixed(1);
+      const what = calls === "results" ? "Result writes" : "Queue calls";
       logger.info(
-        `Store calls succeed again: ${more} more failed in ${seconds} s after the one logged`,
+        `${what} succeed again: ${run.more} more failed in ${seconds} s after the one logged`,
       );
     },
   };
@@ -93,8 +102,8 @@ export function combineHooks(...all: Array<WorkerHooks | undefined>): WorkerHook
     onError: (error, context) => {
       for (const hooks of list) hooks.onError?.(error, context);
     },
-    onStoreBack: () => {
-      for (const hooks of list) hooks.onStoreBack?.();
+    onStoreBack: (calls) => {
+      for (const hooks of list) hooks.onStoreBack?.(calls);
     },
   };
 }

@@ -3,6 +3,7 @@ import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
+import { loggingHooks } from "../../lib/worker/log-hooks.ts";
 import { change } from "../fakes/change.ts";
 import { openSqliteDb } from "../fakes/sqlite-db.ts";
 import { type FakeEndpoint, hangFirst, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
@@ -78,9 +79,29 @@ describe("the worker's log lines about the store", () => {
     expect(storeLines[0]).toBe(`error Worker finish failed (delivery 1): database or disk is full`);
     // Counted per result: a failed group commit fails each of its results.
     const more = storeLines[1]?.match(
-      /^info Store calls succeed again: (\d+) more failed in \d+\.\d s after the one logged$/,
+      /^info Result writes succeed again: (\d+) more failed in \d+\.\d s after the one logged$/,
     );
     expect(Number(more?.[1])).toBeGreaterThanOrEqual(2);
+  });
+
+  test("queue calls and result writes have a run of failures each: a claim that works ends neither the other's run nor its count", () => {
+    const logger = createMemoryLogger();
+    const clock = { t: T0 };
+    const hooks = loggingHooks(logger, { maxAttempts: 5 }, { now: () => clock.t });
+    const full = new Error("database or disk is full");
+    hooks.onError?.(full, { phase: "finish" });
+    hooks.onError?.(full, { phase: "claim" });
+    hooks.onStoreBack?.("queue");
+    hooks.onError?.(full, { phase: "finish" });
+    hooks.onError?.(full, { phase: "finish" });
+    clock.t += 2500;
+    hooks.onStoreBack?.("results");
+    hooks.onStoreBack?.("results");
+    expect(logger.lines).toEqual([
+      "error Worker finish failed: database or disk is full",
+      "error Worker claim failed: database or disk is full",
+      "info Result writes succeed again: 2 more failed in 2.5 s after the one logged",
+    ]);
   });
 
   test("a result discarded because its webhook was removed meanwhile says so", async () => {
