@@ -3,7 +3,7 @@ import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
 import { sourceHash } from "./summarise/cache.ts";
 import { articlePrompt, type PromptBudget } from "./summarise/prompt.ts";
-import { articleReusable } from "./summarise/reuse.ts";
+import { articleReusable, earlierArticleNote } from "./summarise/reuse.ts";
 import { budgetSlot, readStored, summarise } from "./summarise/summarise.ts";
 import type { Story } from "./types.ts";
 
@@ -79,7 +79,8 @@ function readingWords(text: string): number {
 /**
  * The summary of the article (or, with `text` null, of the post's own text): the cached one
  * while the article and the post are unchanged, whatever budget it was written with; otherwise
- * a new one, with a note when the model saw only part of the text.
+ * a new one, with a note when the model saw only part of the text (or, when that fails, the
+ * cached one marked as older).
  */
 async function summariseArticle(
   story: Story,
@@ -107,8 +108,20 @@ async function summariseArticle(
     const record = { sourceHash: hash, comments: 0, shown: share, latestCommentAt: 0, updates: 0 };
     return { prompt: built.prompt, notes, record, coverage: { articleShare: share } };
   };
-  const request = { index, storyId: story.id, kind: "article" as const, title: story.title, build };
-  return summarise(request, context);
+  // The page changed since the cached summary: shown, marked as older, if a new one fails.
+  const now = (context.now ?? Date.now)();
+  const fallback = stored?.summary
+    ? {
+        summary: stored.summary,
+        notes: [earlierArticleNote(stored, now)],
+        coverage: { articleShare: stored.shown },
+      }
+    : undefined;
+  const kind = "article" as const;
+  return summarise(
+    { index, storyId: story.id, kind, title: story.title, build, fallback },
+    context,
+  );
 }
 
 function articleCoverage(shown: number, total: number): string {

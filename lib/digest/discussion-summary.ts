@@ -3,7 +3,13 @@ import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { type StoredSummary, sourceHash } from "./summarise/cache.ts";
 import { discussionPrompt, type PromptBudget } from "./summarise/prompt.ts";
 import { asOfNote, planDiscussion } from "./summarise/reuse.ts";
-import { type BuiltPrompt, budgetSlot, readStored, summarise } from "./summarise/summarise.ts";
+import {
+  type BuiltPrompt,
+  budgetSlot,
+  type Fallback,
+  readStored,
+  summarise,
+} from "./summarise/summarise.ts";
 import { discussionUpdatePrompt } from "./summarise/update-prompt.ts";
 import type { Story, ThreadNode } from "./types.ts";
 
@@ -33,7 +39,8 @@ export async function summariseThread(
 ): Promise<Part> {
   const facts = threadFacts(story, input, context.config.maxComments);
   const now = (context.now ?? Date.now)();
-  const plan = planDiscussion(readStored(context, story.id, "discussion"), facts, now);
+  const stored = readStored(context, story.id, "discussion");
+  const plan = planDiscussion(stored, facts, now);
   if (plan.use === "cached" || plan.use === "as-of") {
     context.stats.cached++;
     context.budget.reused(budgetSlot(index, "discussion"));
@@ -48,7 +55,13 @@ export async function summariseThread(
     return { summary: plan.stored.summary, notes, coverage };
   }
   const { thread } = input;
-  const request = { index, storyId: story.id, kind: "discussion" as const, title: story.title };
+  const request = {
+    index,
+    storyId: story.id,
+    kind: "discussion" as const,
+    title: story.title,
+    fallback: stored?.summary ? earlierSummary(stored, facts, now) : undefined,
+  };
   // Some comment is newer than the summary: the thread's newest one says so (threadFacts).
   if (plan.use === "update" && facts.latestCommentAt > plan.stored.latestCommentAt) {
     const build = (budget: PromptBudget) => updateBuilt(story, thread, facts, plan.stored, budget);
@@ -82,6 +95,15 @@ function updateBuilt(
     notes: [updateNote(stored, built.packed, shown, facts.known)],
     record: { ...recordOf(facts), shown, updates: stored.updates + 1 },
     coverage: { commentsShown: shown, commentsTotal: facts.known },
+  };
+}
+
+/** The cached summary, shown as of the comments it was made from when a new one fails. */
+function earlierSummary(stored: StoredSummary, facts: ThreadFacts, now: number): Fallback {
+  return {
+    summary: stored.summary,
+    notes: [asOfNote(stored, facts.comments, now)],
+    coverage: { commentsShown: stored.shown, commentsTotal: facts.known },
   };
 }
 

@@ -18,7 +18,12 @@ import { articleHtml } from "../fakes/article-site.ts";
 import { grownThread, type ShapedThread, shapedThread } from "../fakes/digest-corpus.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, type Hit, storyHit } from "../fakes/hn-search.ts";
-import { type GenerateBody, promptKind } from "../fakes/ollama.ts";
+import {
+  echoTitle,
+  type FakeOllamaOptions,
+  type GenerateBody,
+  promptKind,
+} from "../fakes/ollama.ts";
 
 setDefaultTimeout(30_000);
 
@@ -69,13 +74,20 @@ async function digestAt(
     comments: Record<number, Hit[]>;
     pages: Record<string, { body: string }>;
   },
-  options: { countTokens?: (text: string) => number } = {},
+  options: {
+    countTokens?: (text: string) => number;
+    generate?: FakeOllamaOptions["generate"];
+  } = {},
 ) {
+  const { countTokens, generate } = options;
   using world = startDigestWorld({
     ...news,
-    ollama: options.countTokens
-      ? { machine: { prefillPerSecond: 24, decodePerSecond: 11, countTokens: options.countTokens } }
-      : {},
+    ollama: {
+      generate,
+      ...(countTokens
+        ? { machine: { prefillPerSecond: 24, decodePerSecond: 11, countTokens } }
+        : {}),
+    },
   });
   const config = loadDigestConfig(
     { ...world.env, XDG_CACHE_HOME: home },
@@ -83,7 +95,7 @@ async function digestAt(
   );
   const chunks: string[] = [];
   const logger = createMemoryLogger();
-  await runDigest(config, {
+  const result = await runDigest(config, {
     stdout: { write: (text: string) => void chunks.push(text) },
     stderr: { write() {} },
     logger,
@@ -91,7 +103,7 @@ async function digestAt(
     openCache: (path) => openSummaryCache(path, { now: () => at }),
   });
   const stories = (JSON.parse(chunks.join("")) as { stories: JsonStory[] }).stories;
-  return { stories, calls: world.ollama.generateCalls, logger };
+  return { stories, calls: world.ollama.generateCalls, logger, stats: result.stats };
 }
 
 function cacheHome(): string {
@@ -161,6 +173,38 @@ describe("a re-run an hour later", () => {
     const second = await digestAt(home, T0 + 7 * HOUR, frontPage([story], 0.1));
     expect(discussionCalls(second.calls)).toHaveLength(1);
     expect(discussionCalls(second.calls)[0]?.prompt).toContain("Summary so far:");
+  });
+
+  test("the model failing on a re-run: the earlier summaries are shown, marked as older, and counted as failed", async () => {
+    const home = cacheHome();
+    const story = newsStory(1);
+    await digestAt(home, T0, frontPage([story]));
+    const later = frontPage([story, newsStory(2)], 0.5);
+    const title = String(story.hit.title);
+    later.pages[story.path] = { body: articleHtml(title, [...BODY, "A paragraph added since."]) };
+    // The runner crashes on the first story's prompts only, so the run as a whole still succeeds.
+    const generate = (body: GenerateBody) =>
+      body.prompt.includes(`: ${title}\n`)
+        ? new Response("model runner crashed", { status: 500 })
+        : echoTitle(body);
+    const second = await digestAt(home, T0 + 3 * HOUR, later, { generate });
+    expect(second.calls).toHaveLength(4);
+    expect(second.stats).toMatchObject({ failed: 2, generated: 2 });
+    const shown = second.stories[0];
+    expect(shown?.articleSummary).toBe("Summary of the article of Story 1.");
+    expect(shown?.discussionSummary).toBe("Summary of the discussion of Story 1.");
+    expect(shown?.commentsShown).toBe(40);
+    expect(shown?.commentsTotal).toBe(60);
+    expect(shown?.notes).toEqual([
+      "Article summary of an earlier version of the page, written 3 hours ago.",
+      expect.stringMatching(
+        /^Article summary could not be brought up to date \(.*500.*\); the earlier one is shown\.$/,
+      ),
+      "Discussion summary as of 40 of 60 comments, written 3 hours ago.",
+      expect.stringMatching(
+        /^Discussion summary could not be brought up to date \(.*500.*\); the earlier one is shown\.$/,
+      ),
+    ]);
   });
 
   test("an unchanged front page: no model call, and no note for a discussion shown whole", async () => {

@@ -50,9 +50,15 @@ export function asOfNote(stored: StoredSummary, comments: number, now: number): 
   return `Discussion summary as of ${stored.comments} of ${comments} comments, written ${agoText(now - stored.createdAt)}.`;
 }
 
+/** "Article summary of an earlier version of the page, written 3 days ago." */
+export function earlierArticleNote(stored: StoredSummary, now: number): string {
+  return `Article summary of an earlier version of the page, written ${agoText(now - stored.createdAt)}.`;
+}
+
 function agoText(ms: number): string {
   const minutes = Math.max(0, Math.round(ms / 60_000));
   if (minutes < 60) return `${minutes} ${minutes === 1 ? "minute" : "minutes"} ago`;
   const hours = Math.round(minutes / 60);
-  return `${hours} ${hours === 1 ? "hour" : "hours"} ago`;
+  if (hours < 48) return `${hours} ${hours === 1 ? "hour" : "hours"} ago`;
+  return `${Math.round(hours / 24)} days ago`;
 }

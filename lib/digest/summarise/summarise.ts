@@ -31,6 +31,18 @@ export interface SummaryRequest {
   title: string;
   /** Builds the prompt for a budget: first the whole window, then the time budget's share. */
   build: (budget: PromptBudget) => BuiltPrompt;
+  /**
+   * What the reader gets when no new summary can be had: the earlier summary of this story, with
+   * a note saying how old it is. Absent: nothing earlier to show.
+   */
+  fallback?: Fallback;
+}
+
+/** An earlier summary, shown when bringing it up to date fails. */
+export interface Fallback {
+  summary: string;
+  notes: string[];
+  coverage: Partial<Coverage>;
 }
 
 /** The slot of a story's part in the time budget: 2i for the article, 2i + 1 the discussion. */
@@ -44,6 +56,8 @@ export function budgetSlot(index: number, kind: PartKind): number {
  * timeout from its expected time. The summary is kept in the cache with what it was made from
  * (whether to ask at all was decided before: see discussion-summary.ts, article-part.ts). A
  * failure is a note on the story, never an exception; after Ctrl-C it is not even a warning.
+ * When the call fails, an earlier summary, if there is one, is shown rather than none (still
+ * counted as failed: the run's summary line and exit status say the model did not answer).
  */
 export async function summarise(request: SummaryRequest, context: PipelineContext): Promise<Part> {
   const { config, stats, budget } = context;
@@ -96,6 +110,11 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
     context.health.failed(error, () =>
       context.logger.warn(`${storyName(request.title)}: ${kind} summary failed: ${reason}`),
     );
+    const { fallback } = request;
+    if (fallback) {
+      const failed = `${label} summary could not be brought up to date (${reason}); the earlier one is shown.`;
+      return { ...fallback, notes: [...fallback.notes, failed] };
+    }
     return { summary: null, notes: [...built.notes, `${label} summary failed: ${reason}.`] };
   }
 }

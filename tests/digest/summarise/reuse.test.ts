@@ -1,6 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import type { StoredSummary } from "../../../lib/digest/summarise/cache.ts";
-import { asOfNote, planDiscussion, REUSE } from "../../../lib/digest/summarise/reuse.ts";
+import {
+  asOfNote,
+  earlierArticleNote,
+  planDiscussion,
+  REUSE,
+} from "../../../lib/digest/summarise/reuse.ts";
 
 const HOUR = 3_600_000;
 const stored: StoredSummary = {
@@ -56,6 +61,20 @@ describe("asOfNote()", () => {
     );
     expect(asOfNote(stored, 330, 20 * 60_000)).toBe(
       "Discussion summary as of 300 of 330 comments, written 20 minutes ago.",
+    );
+    expect(asOfNote(stored, 330, 47 * HOUR)).toBe(
+      "Discussion summary as of 300 of 330 comments, written 47 hours ago.",
+    );
+    expect(asOfNote(stored, 330, 75 * HOUR)).toBe(
+      "Discussion summary as of 300 of 330 comments, written 3 days ago.",
+    );
+  });
+});
+
+describe("earlierArticleNote()", () => {
+  test("says the summary is of an earlier version of the page, and how old it is", () => {
+    expect(earlierArticleNote(stored, HOUR)).toBe(
+      "Article summary of an earlier version of the page, written 1 hour ago.",
     );
   });
 });
