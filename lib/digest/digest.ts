@@ -5,7 +5,7 @@ import { errorMessage } from "../text/error-message.ts";
 import type { DigestConfig } from "./config.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { compareWithLastRun, type Freshness } from "./freshness.ts";
-import { digestStories, type PipelineStats } from "./pipeline.ts";
+import { digestStories, type PipelineStats, readCalibration } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
 import { openArchive } from "./render/archive.ts";
 import { type Output, openOutput, type TextSink } from "./render/output.ts";
@@ -94,12 +94,16 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     });
     const { stories, malformed } = front;
     done.total = stories.length;
+    // The pipeline names the model only to the cache: by API and model (see cachedModelName).
+    const cacheModel = cachedModelName(config.api, facts.model);
+    const calibration = readCalibration(cache, cacheModel, baseLogger);
     const budget = startBudget(config, {
       model: facts.model,
       machine,
       numCtx,
       stories: stories.length,
       logger: baseLogger,
+      calibration,
     });
     progress = createProgress(deps.stderr, {
       total: stories.length,
@@ -129,8 +133,8 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     };
     await output.write(renderer.begin(meta));
     const digests = digestStories(stories, {
-      // The pipeline names the model only to the cache: by API and model (see cachedModelName).
-      config: { ...config, model: cachedModelName(config.api, facts.model), numCtx },
+      config: { ...config, model: cacheModel, numCtx },
+      calibration,
       fetch,
       model,
       budget,

@@ -1,3 +1,4 @@
+import type { Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { articlePart } from "./article-part.ts";
 import { discussionPart } from "./discussion-part.ts";
@@ -6,6 +7,7 @@ import { createLimiter } from "./limiter.ts";
 import type { Part, PipelineContext, PipelineDeps } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
 import { createTimeBudget, discussionWantGuess } from "./summarise/budget.ts";
+import type { SummaryCache } from "./summarise/cache.ts";
 import { type Calibration, createCalibration } from "./summarise/calibration.ts";
 import { createModelHealth } from "./summarise/model-health.ts";
 import { promptLimit } from "./summarise/prompt.ts";
@@ -40,7 +42,7 @@ export async function* digestStories(
         timeoutCeilingMs: deps.config.ollamaTimeoutMs,
       }),
     stats: deps.stats ?? { generated: 0, cached: 0, failed: 0 },
-    calibration: deps.calibration ?? readCalibration(deps),
+    calibration: deps.calibration ?? readCalibration(deps.cache, deps.config.model, deps.logger),
   };
   planAhead(stories, context);
   const tasks = stories.map((story, index) => digestStory(story, index, context));
@@ -102,11 +104,15 @@ async function digestStory(
 }
 
 /** The calibration the cache remembers for the model; none when it cannot be read. */
-function readCalibration(deps: PipelineDeps): Calibration {
+export function readCalibration(
+  cache: SummaryCache | undefined,
+  model: string,
+  logger: Logger,
+): Calibration {
   try {
-    return createCalibration(deps.cache?.tokenSamples(deps.config.model) ?? []);
+    return createCalibration(cache?.tokenSamples(model) ?? []);
   } catch (error) {
-    deps.logger.warn(`Token calibration could not be read: ${errorMessage(error)}`);
+    logger.warn(`Token calibration could not be read: ${errorMessage(error)}`);
     return createCalibration();
   }
 }

@@ -9,6 +9,7 @@ import type { DigestConfig } from "./config.ts";
 import { type FrontPage, fetchFrontPage } from "./fetch/hn-client.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
+import type { Calibration } from "./summarise/calibration.ts";
 import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/model-client.ts";
 import { promptLimit } from "./summarise/prompt.ts";
 import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "./summarise/rates.ts";
@@ -83,6 +84,7 @@ export function startBudget(
     numCtx: number;
     stories: number;
     logger: Logger;
+    calibration: Calibration;
   },
 ): TimeBudget {
   const budgetMs = budgetFor(config.timeBudgetMs, run.machine);
@@ -103,6 +105,10 @@ export function startBudget(
     timeoutCeilingMs: config.ollamaTimeoutMs,
     spentMs: run.machine?.loadMs ?? 0,
     loaded: run.machine !== null,
+    expectedRatio: {
+      article: run.calibration.expectedRatio("article"),
+      discussion: run.calibration.expectedRatio("discussion"),
+    },
   });
 }
 

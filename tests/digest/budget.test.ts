@@ -1,4 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import llama3Tokenizer from "llama3-tokenizer-js";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
 import { runDigest } from "../../lib/digest/digest.ts";
 import type { ModelClient } from "../../lib/digest/summarise/model-client.ts";
@@ -6,16 +7,22 @@ import { openModelClient } from "../../lib/digest/summarise/open-model.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { frontPageToday } from "../fakes/front-page-today.ts";
+import { type ModelledMachine, promptKind } from "../fakes/ollama.ts";
 
 // Ten stories with hundreds of comments each, over real sockets, on a busy machine.
 setDefaultTimeout(60_000);
 
 const CPU = { prefillPerSecond: 24, decodePerSecond: 11, answerTokens: 150 };
+/** The same machine counting with the default model's own tokenizer, as Ollama would. */
+const CPU_LLAMA3 = {
+  ...CPU,
+  countTokens: (text: string) => llama3Tokenizer.encode(text, { bos: false, eos: false }).length,
+};
 const GPU = { prefillPerSecond: 20_000, decodePerSecond: 200, answerTokens: 150 };
 
 /** A default digest of today's front page against a fake Ollama modelling `machine`. */
 async function digestToday(
-  machine: typeof CPU,
+  machine: ModelledMachine,
   placement: "cpu" | "gpu",
   options: { flags?: Record<string, string>; env?: Record<string, string> } = {},
 ) {
@@ -47,6 +54,7 @@ async function digestToday(
     logger,
     timeouts,
     calls: world.ollama.modelled,
+    prompts: world.ollama.generateCalls.map((call) => call.prompt),
     modelledMinutes: world.ollama.modelledMs / 60_000,
   };
 }
@@ -63,6 +71,18 @@ describe("the time budget, on today's front page", () => {
     expect(run.logger.lines).toContain(
       "info llama3.2 runs on the CPU: prompts are sized to finish within 20 min (--time-budget / DIGEST_TIME_BUDGET; 0 for none)",
     );
+  });
+
+  test("a first-ever run gives the top story's discussion, planned before any answer, about its fair share", async () => {
+    const run = await digestToday(CPU_LLAMA3, "cpu");
+    // Every discussion on this front page wants more than the budget gives it.
+    const discussions = run.calls.filter(
+      (_, i) => promptKind(run.prompts[i] ?? "") === "discussion",
+    );
+    const top = run.calls.find((_, i) => /^Story: Front-page story 1$/m.test(run.prompts[i] ?? ""));
+    const sizes = discussions.map((call) => call.promptTokens).sort((a, b) => a - b);
+    const median = sizes[Math.floor(sizes.length / 2)] ?? 0;
+    expect(top?.promptTokens ?? 0).toBeGreaterThan(0.75 * median);
   });
 
   test("keeps a budget given with --time-budget, with more text the more time it has", async () => {

@@ -52,6 +52,11 @@ export interface TimeBudgetOptions {
   spentMs?: number;
   /** The model was loaded before the first prompt: its timeout needs no room for a load. */
   loaded?: boolean;
+  /**
+   * Tokens the server is expected to count per estimated token, per kind, until its answers say
+   * (Calibration.expectedRatio); default 1.
+   */
+  expectedRatio?: { article: number; discussion: number };
 }
 
 export interface TimeBudget {
@@ -100,9 +105,10 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
   let reusedMs = 0;
   let spentMs = options.spentMs ?? 0;
   // Server-counted prompt tokens per estimated one, for articles (even slots) and discussions
-  // (odd), 1 until an answer says. Recent answers weigh most: the estimate itself is recalibrated
-  // during the run (calibration.ts), so an old ratio would correct an error already corrected.
-  const ratios = [1, 1];
+  // (odd), the expected ratio until an answer says. Recent answers weigh most: the estimate itself
+  // is recalibrated between runs (calibration.ts), so an old ratio would correct a corrected error.
+  const expected = options.expectedRatio ?? { article: 1, discussion: 1 };
+  const ratios = [expected.article, expected.discussion];
   const ratioKnown = [false, false];
   const ratioOf = (slot: number) => ratios[slot % 2] ?? 1;
   const pending = () =>
@@ -156,7 +162,10 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
       return Math.min(want, Math.max(MIN_PROMPT_TOKENS, Math.floor(share)));
     },
     timeoutMs(promptTokens, numPredict) {
-      const counted = promptTokens * Math.max(...ratios);
+      // A ratio only expected, not yet measured, is not trusted to shorten a timeout.
+      const ratio = (kind: number) =>
+        ratioKnown[kind] ? ratioOf(kind) : Math.max(1, ratioOf(kind));
+      const counted = promptTokens * Math.max(ratio(0), ratio(1));
       const expected = callSeconds(meter.rates(), counted, numPredict);
       // The first call may also load the model, when the server could not be asked to first.
       const firstCall = meter.answers === 0 && !options.loaded ? 60 : 0;

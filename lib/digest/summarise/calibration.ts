@@ -24,18 +24,32 @@ export interface TokenSample {
 }
 
 /**
+ * What the model is taken to count per estimated token before it has answered a long prompt, when
+ * the time budget plans the first calls: the estimate errs high on purpose (3.5 characters a
+ * token) and Llama 3, the default model's tokenizer, reads about 4.5 in English prose. Taking 1
+ * instead gave the first call, the top story's discussion, the smallest prompt of the run.
+ */
+export const UNCALIBRATED_RATIO = 0.78;
+
+/**
  * The scale to multiply estimates by for this model and kind of prompt (the other kind's samples
  * when this kind has none yet); 1 until the model has answered a long prompt.
  */
 export function tokenScale(samples: readonly TokenSample[], kind: TokenSample["kind"]): number {
+  const highest = highestRatio(samples, kind);
+  return highest === null ? 1 : Math.min(PLAUSIBLE.max, highest + MARGIN);
+}
+
+/** The highest plausible ratio of counted to estimated tokens; null without usable samples. */
+function highestRatio(samples: readonly TokenSample[], kind: TokenSample["kind"]): number | null {
   const own = samples.filter((sample) => sample.kind === kind);
-  let highest = 0;
+  let highest: number | null = null;
   for (const sample of own.length > 0 ? own : samples) {
     if (sample.estimated < MIN_SAMPLE_TOKENS) continue;
     const ratio = sample.counted / sample.estimated;
-    if (ratio >= PLAUSIBLE.min && ratio <= PLAUSIBLE.max) highest = Math.max(highest, ratio);
+    if (ratio >= PLAUSIBLE.min && ratio <= PLAUSIBLE.max) highest = Math.max(highest ?? 0, ratio);
   }
-  return highest === 0 ? 1 : Math.min(PLAUSIBLE.max, highest + MARGIN);
+  return highest;
 }
 
 /**
@@ -54,6 +68,11 @@ export function usableSample(sample: TokenSample, numCtx: number): boolean {
 export interface Calibration {
   /** The scale for a kind of prompt (see tokenScale). */
   scale(kind: TokenSample["kind"]): number;
+  /**
+   * Tokens the model is expected to count per token estimated at that scale, until this run's
+   * answers say: about 1 once calibrated (the margin errs high), UNCALIBRATED_RATIO before.
+   */
+  expectedRatio(kind: TokenSample["kind"]): number;
 }
 
 export function createCalibration(samples: readonly TokenSample[] = []): Calibration {
@@ -61,5 +80,8 @@ export function createCalibration(samples: readonly TokenSample[] = []): Calibra
     article: tokenScale(samples, "article"),
     discussion: tokenScale(samples, "discussion"),
   };
-  return { scale: (kind) => scales[kind] };
+  const expected = (kind: TokenSample["kind"]) =>
+    highestRatio(samples, kind) === null ? UNCALIBRATED_RATIO : 1;
+  const ratios = { article: expected("article"), discussion: expected("discussion") };
+  return { scale: (kind) => scales[kind], expectedRatio: (kind) => ratios[kind] };
 }

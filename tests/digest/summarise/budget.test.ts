@@ -188,6 +188,29 @@ describe("createTimeBudget()", () => {
     expect(plan.tokensFor(3)).toBeGreaterThan(sameMachine.tokensFor(3));
   });
 
+  test("plans the first calls with the expected ratio, and never shortens a timeout by it", () => {
+    const withRatio = (expectedRatio?: { article: number; discussion: number }) => {
+      const plan = createTimeBudget({
+        budgetMs: 20 * 60_000,
+        slots: 20,
+        meter: createRateMeter(),
+        promptLimit: 7600,
+        expectedRatio,
+      });
+      for (let slot = 0; slot < 20; slot++) plan.want(slot, 7000);
+      return plan;
+    };
+    const assumed = withRatio();
+    const expected = withRatio({ article: 0.78, discussion: 0.78 });
+    // The same time buys the same server-counted tokens: more estimated ones at 0.78.
+    expect(expected.tokensFor(1) * 0.78).toBeCloseTo(assumed.tokensFor(1), -1);
+    expect(expected.timeoutMs(4800, 512)).toBe(assumed.timeoutMs(4800, 512));
+    // Once an answer measured the ratio, it is trusted both ways.
+    expected.answered(1, answerAt(CPU, 600), 1000);
+    assumed.answered(1, answerAt(CPU, 600), 1000);
+    expect(expected.timeoutMs(4800, 512)).toBeLessThan(withRatio().timeoutMs(4800, 512));
+  });
+
   test("never plans one call past four minutes, nor a prompt below the floor", () => {
     const plan = budget(6 * 60 * 60_000, 2);
     plan.want(0, 7000);

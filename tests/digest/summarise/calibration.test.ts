@@ -3,6 +3,7 @@ import {
   createCalibration,
   MIN_SAMPLE_TOKENS,
   tokenScale,
+  UNCALIBRATED_RATIO,
   usableSample,
 } from "../../../lib/digest/summarise/calibration.ts";
 
@@ -44,5 +45,18 @@ describe("createCalibration()", () => {
     expect(calibration.scale("article")).toBeCloseTo(0.73, 5);
     expect(calibration.scale("discussion")).toBeCloseTo(0.79, 5);
     expect(createCalibration().scale("article")).toBe(1);
+  });
+
+  test("expects the uncalibrated estimate to err high, a calibrated one to be about right", () => {
+    const none = createCalibration();
+    expect(none.scale("discussion")).toBe(1);
+    expect(none.expectedRatio("discussion")).toBe(UNCALIBRATED_RATIO);
+    const some = createCalibration([article(1000, 700)]);
+    expect(some.scale("discussion")).toBeCloseTo(0.73, 5);
+    expect(some.expectedRatio("article")).toBe(1);
+    expect(some.expectedRatio("discussion")).toBe(1);
+    // A short prompt says nothing of the tokenizer: still uncalibrated.
+    const short = createCalibration([article(MIN_SAMPLE_TOKENS - 1, 150)]);
+    expect(short.expectedRatio("article")).toBe(UNCALIBRATED_RATIO);
   });
 });
