@@ -3,16 +3,16 @@ import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
 import { sourceHash } from "./summarise/cache.ts";
 import { articlePrompt, type PromptBudget } from "./summarise/prompt.ts";
-import { articleReusable, earlierArticleNote } from "./summarise/reuse.ts";
+import { articleReusable, earlierArticleNote, linkFailedNote } from "./summarise/reuse.ts";
 import { budgetSlot, readStored, summarise } from "./summarise/summarise.ts";
 import type { Story } from "./types.ts";
 
 /**
  * The article half of a story. The linked article is fetched and summarised, with the post's
- * own text beside it when there is some (Show HN). A post without a link, or whose link gave no
- * article, is summarised from its own text; a page that is no article (a JavaScript wall, a
- * paywall teaser, a video page) is shown by its own description, never summarised as if it
- * were the article.
+ * own text beside it when there is some (Show HN). When the link gives no article this time, an
+ * earlier run's summary of it is shown, marked with its age; failing that, a post is summarised
+ * from its own text, and a page that is no article (a JavaScript wall, a paywall teaser, a video
+ * page) is shown by its own description, never summarised as if it were the article.
  */
 export async function articlePart(
   story: Story,
@@ -38,9 +38,12 @@ export async function articlePart(
       context.logger.info(`${storyName(story.title)}: no article: ${result.reason}`);
   }
   if (result?.ok) {
-    const source = story.storyText ? "article and post" : "article";
     const part = await summariseArticle(story, index, context, { text: result.text, notes: [] });
-    return { ...part, source, words: readingWords(result.text) };
+    return { ...part, source: articleSource(story), words: readingWords(result.text) };
+  }
+  if (result && !context.signal?.aborted) {
+    const earlier = earlierArticle(story, index, result, context);
+    if (earlier) return earlier;
   }
   if (story.storyText) {
     const notes = result
@@ -60,6 +63,40 @@ export async function articlePart(
     };
   }
   return { summary: null, notes: [`No article summary: ${result.reason}.`] };
+}
+
+/**
+ * The article's summary from an earlier run when the link gives no article this time (a site
+ * down, a timeout): the reader keeps what they had rather than losing it to a passing failure,
+ * and no model time is spent. A summary of the post's own text is not one (the post's path
+ * reuses or makes that).
+ */
+function earlierArticle(
+  story: Story,
+  index: number,
+  failed: { reason: string },
+  context: PipelineContext,
+): Part | null {
+  const stored = readStored(context, story.id, "article");
+  if (!stored?.summary || stored.sourceHash === articleHash(story, null)) return null;
+  context.stats.cached++;
+  context.budget.reused(budgetSlot(index, "article"));
+  const now = (context.now ?? Date.now)();
+  return {
+    summary: stored.summary,
+    source: articleSource(story),
+    notes: [linkFailedNote(failed.reason, stored, now)],
+    coverage: { articleShare: stored.shown },
+  };
+}
+
+function articleSource(story: Story): "article and post" | "article" {
+  return story.storyText ? "article and post" : "article";
+}
+
+/** What an article summary is made from: the article's text (null: none) and the post's. */
+function articleHash(story: Story, text: string | null): string {
+  return sourceHash(["article", story.storyText ?? "", text ?? ""]);
 }
 
 /**
@@ -89,7 +126,7 @@ async function summariseArticle(
   input: { text: string | null; notes: string[] },
 ): Promise<Part> {
   const content = input.text ?? story.storyText ?? "";
-  const hash = sourceHash(["article", story.storyText ?? "", input.text ?? ""]);
+  const hash = articleHash(story, input.text);
   const stored = readStored(context, story.id, "article");
   if (stored && articleReusable(stored, hash)) {
     context.stats.cached++;

@@ -14,7 +14,7 @@ import type { JsonStory } from "../../lib/digest/render/json.ts";
 import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";
 import { answerReserve } from "../../lib/digest/summarise/prompt.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
-import { articleHtml } from "../fakes/article-site.ts";
+import { articleHtml, type Page } from "../fakes/article-site.ts";
 import { grownThread, type ShapedThread, shapedThread } from "../fakes/digest-corpus.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, type Hit, storyHit } from "../fakes/hn-search.ts";
@@ -59,7 +59,7 @@ function frontPage(stories: readonly NewsStory[], growth = 0) {
     comments[Number(story.hit.objectID)] = list;
     return { ...story.hit, num_comments: list.length };
   });
-  const pages = Object.fromEntries(
+  const pages: Record<string, Page> = Object.fromEntries(
     stories.map((story) => [story.path, { body: articleHtml(String(story.hit.title), BODY) }]),
   );
   return { stories: hits, comments, pages };
@@ -72,7 +72,7 @@ async function digestAt(
   news: {
     stories: Hit[];
     comments: Record<number, Hit[]>;
-    pages: Record<string, { body: string }>;
+    pages: Record<string, Page>;
   },
   options: {
     countTokens?: (text: string) => number;
@@ -205,6 +205,46 @@ describe("a re-run an hour later", () => {
         /^Discussion summary could not be brought up to date \(.*500.*\); the earlier one is shown\.$/,
       ),
     ]);
+  });
+
+  test("a site down on a re-run: the article's earlier summary is shown, marked, with no model call", async () => {
+    const home = cacheHome();
+    const story = newsStory(1);
+    await digestAt(home, T0, frontPage([story]));
+    const later = frontPage([story]);
+    later.pages[story.path] = { status: 503, body: "Service Unavailable" };
+    const second = await digestAt(home, T0 + 2 * HOUR, later);
+    expect(second.calls).toHaveLength(0);
+    expect(second.stats).toMatchObject({ cached: 2, generated: 0, failed: 0 });
+    expect(second.stories[0]).toMatchObject({
+      articleSummary: "Summary of the article of Story 1.",
+      articleSource: "article",
+      notes: [
+        "The link gave no article this time (the site answered HTTP 503); the summary is of the article as it was 2 hours ago.",
+      ],
+    });
+  });
+
+  test("a Show HN whose link failed on both runs: its post's summary is reused as such, not as an article's", async () => {
+    const home = cacheHome();
+    const story = newsStory(1);
+    story.hit = { ...story.hit, story_text: "We built a thing. It reads the front page for you." };
+    const down = () => {
+      const page = frontPage([story]);
+      page.pages[story.path] = { status: 503, body: "Service Unavailable" };
+      return page;
+    };
+    const first = await digestAt(home, T0, down());
+    expect(first.stories[0]?.articleSource).toBe("post");
+    const second = await digestAt(home, T0 + 2 * HOUR, down());
+    expect(second.calls).toHaveLength(0);
+    expect(second.stories[0]).toMatchObject({
+      articleSummary: "Summary of the article of Story 1.",
+      articleSource: "post",
+      notes: [
+        "The link gave no article (the site answered HTTP 503); the summary is of the post's own text.",
+      ],
+    });
   });
 
   test("an unchanged front page: no model call, and no note for a discussion shown whole", async () => {

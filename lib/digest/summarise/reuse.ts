@@ -55,6 +55,11 @@ export function earlierArticleNote(stored: StoredSummary, now: number): string {
   return `Article summary of an earlier version of the page, written ${agoText(now - stored.createdAt)}.`;
 }
 
+/** "The link gave no article this time (…); the summary is of the article as it was 3 hours ago." */
+export function linkFailedNote(reason: string, stored: StoredSummary, now: number): string {
+  return `The link gave no article this time (${reason}); the summary is of the article as it was ${agoText(now - stored.createdAt)}.`;
+}
+
 function agoText(ms: number): string {
   const minutes = Math.max(0, Math.round(ms / 60_000));
   if (minutes < 60) return `${minutes} ${minutes === 1 ? "minute" : "minutes"} ago`;
