@@ -16,7 +16,7 @@ import { answerReserve } from "../../lib/digest/summarise/prompt.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml, type Page } from "../fakes/article-site.ts";
 import { grownThread, type ShapedThread, shapedThread } from "../fakes/digest-corpus.ts";
-import { startDigestWorld } from "../fakes/digest-world.ts";
+import { type DigestWorldOptions, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, type Hit, storyHit } from "../fakes/hn-search.ts";
 import {
   echoTitle,
@@ -77,11 +77,13 @@ async function digestAt(
   options: {
     countTokens?: (text: string) => number;
     generate?: FakeOllamaOptions["generate"];
+    intercept?: DigestWorldOptions["intercept"];
   } = {},
 ) {
-  const { countTokens, generate } = options;
+  const { countTokens, generate, intercept } = options;
   using world = startDigestWorld({
     ...news,
+    intercept,
     ollama: {
       generate,
       ...(countTokens
@@ -223,6 +225,30 @@ describe("a re-run an hour later", () => {
         "The link gave no article this time (the site answered HTTP 503); the summary is of the article as it was 2 hours ago.",
       ],
     });
+  });
+
+  test("the comments unreadable on a re-run: the discussion's earlier summary is shown, marked, with no model call", async () => {
+    const home = cacheHome();
+    const story = newsStory(1);
+    await digestAt(home, T0, frontPage([story]));
+    // The search API refuses the comment queries (not retried), the front page still reads.
+    const intercept = (url: URL) =>
+      url.searchParams.get("tags")?.startsWith("comment,")
+        ? new Response("Bad Request", { status: 400 })
+        : undefined;
+    const second = await digestAt(home, T0 + 3 * HOUR, frontPage([story], 0.5), { intercept });
+    expect(second.calls).toHaveLength(0);
+    expect(second.stats).toMatchObject({ cached: 2, generated: 0, failed: 0 });
+    expect(second.stories[0]).toMatchObject({
+      discussionSummary: "Summary of the discussion of Story 1.",
+      commentsShown: 40,
+      commentsTotal: 60,
+    });
+    expect(second.stories[0]?.notes).toEqual([
+      expect.stringMatching(
+        /^The comments could not be read this time \(.*400.*\); the summary is as of 40 of 60 comments, written 3 hours ago\.$/,
+      ),
+    ]);
   });
 
   test("a Show HN whose link failed on both runs: its post's summary is reused as such, not as an article's", async () => {

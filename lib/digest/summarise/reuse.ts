@@ -60,6 +60,19 @@ export function linkFailedNote(reason: string, stored: StoredSummary, now: numbe
   return `The link gave no article this time (${reason}); the summary is of the article as it was ${agoText(now - stored.createdAt)}.`;
 }
 
+/**
+ * "The comments could not be read this time (…); the summary is as of 40 of 60 comments, written
+ * 3 hours ago."
+ */
+export function commentsFailedNote(
+  reason: string,
+  stored: StoredSummary,
+  comments: number,
+  now: number,
+): string {
+  return `The comments could not be read this time (${reason}); the summary is as of ${stored.comments} of ${comments} comments, written ${agoText(now - stored.createdAt)}.`;
+}
+
 function agoText(ms: number): string {
   const minutes = Math.max(0, Math.round(ms / 60_000));
   if (minutes < 60) return `${minutes} ${minutes === 1 ? "minute" : "minutes"} ago`;
