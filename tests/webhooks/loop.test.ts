@@ -325,6 +325,40 @@ describe("createWorker", () => {
     expect(queue.finished.sort()).toEqual([1, 2, 3]);
   });
 
+  test("a claim that succeeds while a result write fails ends no run of failures: only the write succeeding ends its run", async () => {
+    const queue = fakeQueue(2);
+    queue.autoFinish();
+    const events: string[] = [];
+    const writeFailed = gate();
+    let claims = 0;
+    let finishFailures = 1;
+    const collaborators: WorkerCollaborators = {
+      ...queue.collaborators,
+      async claim(limit) {
+        // The second claim, made while the first result is written, answers after that write failed.
+        if (++claims === 2) await writeFailed.promise;
+        return queue.collaborators.claim(limit);
+      },
+      async finish(claim, delivered) {
+        if (finishFailures-- > 0) {
+          writeFailed.open();
+          throw new Error("database or disk is full");
+        }
+        return queue.collaborators.finish(claim, delivered);
+      },
+    };
+    const worker = createWorker(collaborators, {
+      concurrency: 1,
+      hooks: {
+        onError: (_error, { phase }) => events.push(`${phase} failed`),
+        onStoreBack: (calls) => events.push(`${calls} back, ${queue.finished.length} recorded`),
+      },
+    });
+    await worker.runOnce();
+    expect(queue.finished.sort()).toEqual([1, 2]);
+    expect(events).toEqual(["finish failed", "results back, 1 recorded"]);
+  });
+
   test("runOnce() rejects on a failing claim, gives its unstarted claims back at once and lets the request in flight finish", async () => {
     const queue = fakeQueue(4);
     let claims = 0;
