@@ -3,7 +3,12 @@ import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
 import { sourceHash } from "./summarise/cache.ts";
 import { articlePrompt, type PromptBudget } from "./summarise/prompt.ts";
-import { articleReusable, earlierArticleNote, linkFailedNote } from "./summarise/reuse.ts";
+import {
+  articleReusable,
+  earlierArticleNote,
+  linkFailedNote,
+  sawTooLittle,
+} from "./summarise/reuse.ts";
 import { budgetSlot, readStored, summarise } from "./summarise/summarise.ts";
 import type { Story } from "./types.ts";
 
@@ -115,9 +120,9 @@ function readingWords(text: string): number {
 
 /**
  * The summary of the article (or, with `text` null, of the post's own text): the cached one
- * while the article and the post are unchanged, whatever budget it was written with; otherwise
- * a new one, with a note when the model saw only part of the text (or, when that fails, the
- * cached one marked as older).
+ * while the article and the post are unchanged (made again only when it saw too little and this
+ * run has no time budget: see sawTooLittle); otherwise a new one, with a note when the model saw
+ * only part of the text. When the new one fails, the cached one is shown, marked if older.
  */
 async function summariseArticle(
   story: Story,
@@ -128,37 +133,64 @@ async function summariseArticle(
   const content = input.text ?? story.storyText ?? "";
   const hash = articleHash(story, input.text);
   const stored = readStored(context, story.id, "article");
-  if (stored && articleReusable(stored, hash)) {
+  const cached = stored && articleReusable(stored, hash) ? stored : undefined;
+  const asCached = cached && {
+    summary: cached.summary,
+    notes: [...input.notes, ...cachedCoverage(cached.shown, content.length)],
+    coverage: { articleShare: cached.shown },
+  };
+  if (asCached && !fullerNow(asCached.coverage.articleShare, story, input.text, context)) {
     context.stats.cached++;
     context.budget.reused(budgetSlot(index, "article"));
-    const notes = [...input.notes];
-    if (stored.shown < 1) {
-      notes.push(articleCoverage(Math.round(stored.shown * content.length), content.length));
-    }
-    return { summary: stored.summary, notes, coverage: { articleShare: stored.shown } };
+    return asCached;
   }
   const build = (budget: PromptBudget) => {
     const built = articlePrompt(story, input.text, budget);
     const notes = [...input.notes];
     if (built.truncated) notes.push(articleCoverage(built.shownChars, built.totalChars));
-    const share = built.truncated ? built.shownChars / Math.max(1, built.totalChars) : 1;
+    const share = shareShown(built);
     const record = { sourceHash: hash, comments: 0, shown: share, latestCommentAt: 0, updates: 0 };
     return { prompt: built.prompt, notes, record, coverage: { articleShare: share } };
   };
-  // The page changed since the cached summary: shown, marked as older, if a new one fails.
+  // Shown if a new one fails: the cached one as it is, or, the page having changed, marked older.
   const now = (context.now ?? Date.now)();
-  const fallback = stored?.summary
-    ? {
-        summary: stored.summary,
-        notes: [earlierArticleNote(stored, now)],
-        coverage: { articleShare: stored.shown },
-      }
-    : undefined;
+  const fallback =
+    asCached ??
+    (stored?.summary
+      ? {
+          summary: stored.summary,
+          notes: [earlierArticleNote(stored, now)],
+          coverage: { articleShare: stored.shown },
+        }
+      : undefined);
   const kind = "article" as const;
   return summarise(
     { index, storyId: story.id, kind, title: story.title, build, fallback },
     context,
   );
+}
+
+/**
+ * Whether this run, having no time budget, would show the model so much more of the text than a
+ * cached summary saw (`saw`, a share) that it is worth making again.
+ */
+function fullerNow(
+  saw: number,
+  story: Story,
+  text: string | null,
+  context: PipelineContext,
+): boolean {
+  if (context.budget.budgetMs !== null || saw >= 1) return false;
+  const window = { numCtx: context.config.numCtx, scale: context.calibration.scale("article") };
+  return sawTooLittle(saw, shareShown(articlePrompt(story, text, window)));
+}
+
+function shareShown(built: { truncated: boolean; shownChars: number; totalChars: number }) {
+  return built.truncated ? built.shownChars / Math.max(1, built.totalChars) : 1;
+}
+
+function cachedCoverage(share: number, length: number): string[] {
+  return share < 1 ? [articleCoverage(Math.round(share * length), length)] : [];
 }
 
 function articleCoverage(shown: number, total: number): string {

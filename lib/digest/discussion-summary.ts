@@ -2,7 +2,7 @@ import { countComments } from "./fetch/thread.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { type StoredSummary, sourceHash } from "./summarise/cache.ts";
 import { discussionPrompt, type PromptBudget } from "./summarise/prompt.ts";
-import { asOfNote, planDiscussion } from "./summarise/reuse.ts";
+import { asOfNote, planDiscussion, sawTooLittle } from "./summarise/reuse.ts";
 import {
   type BuiltPrompt,
   budgetSlot,
@@ -29,7 +29,8 @@ interface ThreadFacts {
 /**
  * The summary of a story's discussion, as cheaply as still serves the reader (see reuse.ts):
  * the cached one when the thread is unchanged, or marked "as of N comments" when it grew a
- * little; updated from the cached one plus the new comments when it grew more; else a new one.
+ * little (unless it saw too little and this run has no time budget: sawTooLittle); updated from
+ * the cached one plus the new comments when it grew more; else a new one.
  */
 export async function summariseThread(
   story: Story,
@@ -41,7 +42,8 @@ export async function summariseThread(
   const now = (context.now ?? Date.now)();
   const stored = readStored(context, story.id, "discussion");
   const plan = planDiscussion(stored, facts, now);
-  if (plan.use === "cached" || plan.use === "as-of") {
+  const reuse = plan.use === "cached" || plan.use === "as-of";
+  if (reuse && !fullerNow(plan.stored.shown, story, input.thread, context)) {
     context.stats.cached++;
     context.budget.reused(budgetSlot(index, "discussion"));
     const shown = plan.stored.shown;
@@ -78,6 +80,21 @@ export async function summariseThread(
     };
   };
   return summarise({ ...request, build }, context);
+}
+
+/**
+ * Whether this run, having no time budget, would show the model so many more comments than a
+ * cached summary saw (`saw`) that it is worth making again (see sawTooLittle).
+ */
+function fullerNow(
+  saw: number,
+  story: Story,
+  thread: readonly ThreadNode[],
+  context: PipelineContext,
+): boolean {
+  if (context.budget.budgetMs !== null || saw >= countComments(thread)) return false;
+  const window = { numCtx: context.config.numCtx, scale: context.calibration.scale("discussion") };
+  return sawTooLittle(saw, discussionPrompt(story, thread, window).packed.shown);
 }
 
 /** The prompt bringing the earlier summary up to date with the new comments. */

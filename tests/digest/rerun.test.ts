@@ -78,22 +78,28 @@ async function digestAt(
     countTokens?: (text: string) => number;
     generate?: FakeOllamaOptions["generate"];
     intercept?: DigestWorldOptions["intercept"];
+    /** A CPU's rates and this --time-budget (default: a GPU, no budget). */
+    cpuBudget?: string;
   } = {},
 ) {
-  const { countTokens, generate, intercept } = options;
+  const { countTokens, generate, intercept, cpuBudget } = options;
+  const cpu = countTokens !== undefined || cpuBudget !== undefined;
   using world = startDigestWorld({
     ...news,
     intercept,
     ollama: {
       generate,
-      ...(countTokens
-        ? { machine: { prefillPerSecond: 24, decodePerSecond: 11, countTokens } }
-        : {}),
+      ...(cpuBudget ? { placement: "cpu" as const } : {}),
+      ...(cpu ? { machine: { prefillPerSecond: 24, decodePerSecond: 11, countTokens } } : {}),
     },
   });
   const config = loadDigestConfig(
     { ...world.env, XDG_CACHE_HOME: home },
-    { format: "json", limit: String(news.stories.length) },
+    {
+      format: "json",
+      limit: String(news.stories.length),
+      ...(cpuBudget ? { "time-budget": cpuBudget } : {}),
+    },
   );
   const chunks: string[] = [];
   const logger = createMemoryLogger();
@@ -271,6 +277,32 @@ describe("a re-run an hour later", () => {
         "The link gave no article (the site answered HTTP 503); the summary is of the post's own text.",
       ],
     });
+  });
+
+  test("summaries starved by a CPU's budget: kept under the same budget, made again on a GPU", async () => {
+    const home = cacheHome();
+    const story = newsStory(1);
+    const title = String(story.hit.title);
+    const long = Array.from({ length: 150 }, (_, i) => `${BODY[i % BODY.length]} (${i + 1})`);
+    const news = () => {
+      const page = frontPage([story]);
+      page.pages[story.path] = { body: articleHtml(title, long) };
+      return page;
+    };
+    const cpu = await digestAt(home, T0, news(), { cpuBudget: "1m" });
+    const starved = cpu.stories[0];
+    expect(starved?.commentsShown).toBeLessThan(10);
+    expect(starved?.articleShare).toBeLessThan(0.5);
+
+    const sameBudget = await digestAt(home, T0 + HOUR, news(), { cpuBudget: "1m" });
+    expect(sameBudget.calls).toHaveLength(0);
+    expect(sameBudget.stories[0]?.commentsShown).toBe(starved?.commentsShown);
+
+    const gpu = await digestAt(home, T0 + 2 * HOUR, news());
+    const kinds = gpu.calls.map((call) => promptKind(call.prompt)).sort();
+    expect(kinds).toEqual(["article", "discussion"]);
+    expect(gpu.stories[0]).toMatchObject({ commentsShown: 40, commentsTotal: 40, articleShare: 1 });
+    expect(gpu.stories[0]?.notes).toEqual([]);
   });
 
   test("an unchanged front page: no model call, and no note for a discussion shown whole", async () => {

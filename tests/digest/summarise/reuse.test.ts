@@ -5,6 +5,7 @@ import {
   earlierArticleNote,
   planDiscussion,
   REUSE,
+  sawTooLittle,
 } from "../../../lib/digest/summarise/reuse.ts";
 
 const HOUR = 3_600_000;
@@ -68,6 +69,17 @@ describe("asOfNote()", () => {
     expect(asOfNote(stored, 330, 75 * HOUR)).toBe(
       "Discussion summary as of 300 of 330 comments, written 3 days ago.",
     );
+  });
+});
+
+describe("sawTooLittle()", () => {
+  test("redoes a summary starved by a budget, not one that only predates the calibration", () => {
+    // A 366-comment thread under a CPU's budget: 9 comments, where a whole window shows 174.
+    expect(sawTooLittle(9, 174)).toBe(true);
+    // An article seen at 29.5 % uncalibrated, 46.8 % calibrated (Llama 3 counts 0.63 of the estimate).
+    expect(sawTooLittle(0.295, 0.468)).toBe(false);
+    expect(sawTooLittle(0.49, 1)).toBe(true);
+    expect(sawTooLittle(40, 40)).toBe(false);
   });
 });
 
