@@ -183,6 +183,17 @@ describe("a re-run an hour later", () => {
     expect(discussionCalls(second.calls)[0]?.prompt).toContain("Summary so far:");
   });
 
+  test("an unchanged front page: no model call, and no note for a discussion shown whole", async () => {
+    const home = cacheHome();
+    const stories = [newsStory(1)];
+    await digestAt(home, T0, frontPage(stories));
+    const second = await digestAt(home, T0 + 30 * HOUR, frontPage(stories));
+    expect(second.calls).toHaveLength(0);
+    expect(second.stories[0]).toMatchObject({ notes: [], commentsShown: 40, commentsTotal: 40 });
+  });
+});
+
+describe("a re-run when the model, a site or the search API fails", () => {
   test("the model failing on a re-run: the earlier summaries are shown, marked as older, and counted as failed", async () => {
     const home = cacheHome();
     const story = newsStory(1);
@@ -278,7 +289,9 @@ describe("a re-run an hour later", () => {
       ],
     });
   });
+});
 
+describe("a re-run with more room than the cached summary had", () => {
   test("summaries starved by a CPU's budget: kept under the same budget, made again on a GPU", async () => {
     const home = cacheHome();
     const story = newsStory(1);
@@ -303,15 +316,6 @@ describe("a re-run an hour later", () => {
     expect(kinds).toEqual(["article", "discussion"]);
     expect(gpu.stories[0]).toMatchObject({ commentsShown: 40, commentsTotal: 40, articleShare: 1 });
     expect(gpu.stories[0]?.notes).toEqual([]);
-  });
-
-  test("an unchanged front page: no model call, and no note for a discussion shown whole", async () => {
-    const home = cacheHome();
-    const stories = [newsStory(1)];
-    await digestAt(home, T0, frontPage(stories));
-    const second = await digestAt(home, T0 + 30 * HOUR, frontPage(stories));
-    expect(second.calls).toHaveLength(0);
-    expect(second.stories[0]).toMatchObject({ notes: [], commentsShown: 40, commentsTotal: 40 });
   });
 });
 
