@@ -9,15 +9,15 @@ import {
   linkFailedNote,
   sawTooLittle,
 } from "./summarise/reuse.ts";
-import { budgetSlot, readStored, summarise } from "./summarise/summarise.ts";
+import { budgetSlot, type Fallback, readStored, summarise } from "./summarise/summarise.ts";
 import type { Story } from "./types.ts";
 
 /**
  * The article half of a story. The linked article is fetched and summarised, with the post's
- * own text beside it when there is some (Show HN). When the link gives no article this time, an
- * earlier run's summary of it is shown, marked with its age; failing that, a post is summarised
- * from its own text, and a page that is no article (a JavaScript wall, a paywall teaser, a video
- * page) is shown by its own description, never summarised as if it were the article.
+ * own text beside it when there is some (Show HN). When the link gives no article this time, a
+ * post with text has that summarised; one without shows an earlier run's summary of the article,
+ * marked with its age, or else the page's own description if it is no article (a JavaScript
+ * wall, a paywall teaser, a video page), never summarised as if it were the article.
  */
 export async function articlePart(
   story: Story,
@@ -73,8 +73,9 @@ export async function articlePart(
 /**
  * The article's summary from an earlier run when the link gives no article this time (a site
  * down, a timeout): the reader keeps what they had rather than losing it to a passing failure,
- * and no model time is spent. A summary of the post's own text is not one (the post's path
- * reuses or makes that).
+ * and no model time is spent. Only for a post without text of its own: then any cached summary
+ * was made from the article. A post with text has its text summarised instead (a cached summary
+ * of it cannot be told from one of the article and the post once the text was edited).
  */
 function earlierArticle(
   story: Story,
@@ -82,15 +83,19 @@ function earlierArticle(
   failed: { reason: string },
   context: PipelineContext,
 ): Part | null {
+  if (story.storyText) return null;
   const stored = readStored(context, story.id, "article");
-  if (!stored?.summary || stored.sourceHash === articleHash(story, null)) return null;
+  if (!stored?.summary) return null;
   context.stats.cached++;
   context.budget.reused(budgetSlot(index, "article"));
   const now = (context.now ?? Date.now)();
+  const notes = [linkFailedNote(failed.reason, stored, now)];
+  if (stored.shown < 1)
+    notes.push(`The model saw ${Math.floor(100 * stored.shown)} % of the article.`);
   return {
     summary: stored.summary,
-    source: articleSource(story),
-    notes: [linkFailedNote(failed.reason, stored, now)],
+    source: "article",
+    notes,
     coverage: { articleShare: stored.shown },
   };
 }
@@ -154,15 +159,16 @@ async function summariseArticle(
   };
   // Shown if a new one fails: the cached one as it is, or, the page having changed, marked older.
   const now = (context.now ?? Date.now)();
-  const fallback =
-    asCached ??
-    (stored?.summary
-      ? {
+  const fallback: Fallback | undefined = !stored?.summary
+    ? undefined
+    : asCached
+      ? { ...asCached, redo: "fuller" }
+      : {
           summary: stored.summary,
           notes: [earlierArticleNote(stored, now)],
           coverage: { articleShare: stored.shown },
-        }
-      : undefined);
+          redo: "update",
+        };
   const kind = "article" as const;
   return summarise(
     { index, storyId: story.id, kind, title: story.title, build, fallback },

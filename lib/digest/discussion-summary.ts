@@ -29,8 +29,8 @@ interface ThreadFacts {
 /**
  * The summary of a story's discussion, as cheaply as still serves the reader (see reuse.ts):
  * the cached one when the thread is unchanged, or marked "as of N comments" when it grew a
- * little (unless it saw too little and this run has no time budget: sawTooLittle); updated from
- * the cached one plus the new comments when it grew more; else a new one.
+ * little; updated from the cached one plus the new comments when it grew more; else a new one,
+ * as also when the cached one saw too little and this run has no time budget (sawTooLittle).
  */
 export async function summariseThread(
   story: Story,
@@ -42,30 +42,31 @@ export async function summariseThread(
   const now = (context.now ?? Date.now)();
   const stored = readStored(context, story.id, "discussion");
   const plan = planDiscussion(stored, facts, now);
-  const reuse = plan.use === "cached" || plan.use === "as-of";
-  if (reuse && !fullerNow(plan.stored.shown, story, input.thread, context)) {
+  // Seen too little for this run's room: made again from the whole thread (see sawTooLittle).
+  const starved = plan.use !== "fresh" && fullerNow(plan.stored, story, input.thread, context);
+  const reusable = plan.use === "cached" || plan.use === "as-of";
+  const reused = reusable ? reusedPart(plan, facts, now) : undefined;
+  if (reused && !starved) {
     context.stats.cached++;
     context.budget.reused(budgetSlot(index, "discussion"));
-    const shown = plan.stored.shown;
-    const notes =
-      plan.use === "as-of"
-        ? [asOfNote(plan.stored, facts.comments, now)]
-        : shown < facts.known
-          ? [`The model saw ${shown} of ${facts.known} comments.`]
-          : [];
-    const coverage = { commentsShown: shown, commentsTotal: facts.known };
-    return { summary: plan.stored.summary, notes, coverage };
+    return reused;
   }
   const { thread } = input;
+  // Shown if the new summary fails: the cached one as it would have been reused, else marked older.
+  const fallback = !stored?.summary
+    ? undefined
+    : reused
+      ? { ...reused, redo: "fuller" as const }
+      : earlierSummary(stored, facts, now, starved ? "fuller" : "update");
   const request = {
     index,
     storyId: story.id,
     kind: "discussion" as const,
     title: story.title,
-    fallback: stored?.summary ? earlierSummary(stored, facts, now) : undefined,
+    fallback,
   };
   // Some comment is newer than the summary: the thread's newest one says so (threadFacts).
-  if (plan.use === "update" && facts.latestCommentAt > plan.stored.latestCommentAt) {
+  if (plan.use === "update" && !starved && facts.latestCommentAt > plan.stored.latestCommentAt) {
     const build = (budget: PromptBudget) => updateBuilt(story, thread, facts, plan.stored, budget);
     return summarise({ ...request, build }, context);
   }
@@ -82,19 +83,41 @@ export async function summariseThread(
   return summarise({ ...request, build }, context);
 }
 
+/** The cached summary as reused: as it is, or marked "as of N comments" (see reuse.ts). */
+function reusedPart(
+  plan: { use: "cached" | "as-of"; stored: StoredSummary },
+  facts: ThreadFacts,
+  now: number,
+): Omit<Fallback, "redo"> {
+  const shown = plan.stored.shown;
+  const notes =
+    plan.use === "as-of"
+      ? [asOfNote(plan.stored, facts.comments, now)]
+      : shown < facts.known
+        ? [`The model saw ${shown} of ${facts.known} comments.`]
+        : [];
+  return {
+    summary: plan.stored.summary,
+    notes,
+    coverage: { commentsShown: shown, commentsTotal: facts.known },
+  };
+}
+
 /**
  * Whether this run, having no time budget, would show the model so many more comments than a
- * cached summary saw (`saw`) that it is worth making again (see sawTooLittle).
+ * cached summary saw that it is worth making again (see sawTooLittle). Measured against the
+ * comments the thread had then: a thread that only grew is updated, not redone.
  */
 function fullerNow(
-  saw: number,
+  stored: StoredSummary,
   story: Story,
   thread: readonly ThreadNode[],
   context: PipelineContext,
 ): boolean {
-  if (context.budget.budgetMs !== null || saw >= countComments(thread)) return false;
+  if (context.budget.budgetMs !== null || stored.shown >= stored.comments) return false;
   const window = { numCtx: context.config.numCtx, scale: context.calibration.scale("discussion") };
-  return sawTooLittle(saw, discussionPrompt(story, thread, window).packed.shown);
+  const wouldSee = discussionPrompt(story, thread, window).packed.shown;
+  return sawTooLittle(stored.shown, Math.min(wouldSee, stored.comments));
 }
 
 /** The prompt bringing the earlier summary up to date with the new comments. */
@@ -116,11 +139,17 @@ function updateBuilt(
 }
 
 /** The cached summary, shown as of the comments it was made from when a new one fails. */
-function earlierSummary(stored: StoredSummary, facts: ThreadFacts, now: number): Fallback {
+function earlierSummary(
+  stored: StoredSummary,
+  facts: ThreadFacts,
+  now: number,
+  redo: Fallback["redo"],
+): Fallback {
   return {
     summary: stored.summary,
     notes: [asOfNote(stored, facts.comments, now)],
     coverage: { commentsShown: stored.shown, commentsTotal: facts.known },
+    redo,
   };
 }
 

@@ -281,13 +281,18 @@ describe("a re-run when the model, a site or the search API fails", () => {
     expect(first.stories[0]?.articleSource).toBe("post");
     const second = await digestAt(home, T0 + 2 * HOUR, down());
     expect(second.calls).toHaveLength(0);
+    const postNote =
+      "The link gave no article (the site answered HTTP 503); the summary is of the post's own text.";
     expect(second.stories[0]).toMatchObject({
       articleSummary: "Summary of the article of Story 1.",
       articleSource: "post",
-      notes: [
-        "The link gave no article (the site answered HTTP 503); the summary is of the post's own text.",
-      ],
+      notes: [postNote],
     });
+    // The post's text edited since: summarised again, never shown as the article's summary.
+    story.hit = { ...story.hit, story_text: "We built a thing. Now it reads the comments too." };
+    const edited = await digestAt(home, T0 + 3 * HOUR, down());
+    expect(edited.calls.map((call) => promptKind(call.prompt))).toEqual(["article"]);
+    expect(edited.stories[0]).toMatchObject({ articleSource: "post", notes: [postNote] });
   });
 });
 
@@ -316,6 +321,55 @@ describe("a re-run with more room than the cached summary had", () => {
     expect(kinds).toEqual(["article", "discussion"]);
     expect(gpu.stories[0]).toMatchObject({ commentsShown: 40, commentsTotal: 40, articleShare: 1 });
     expect(gpu.stories[0]?.notes).toEqual([]);
+  });
+
+  test("a starved summary whose redo fails is shown with the notes it had, saying what failed", async () => {
+    const home = cacheHome();
+    const story = newsStory(1);
+    const title = String(story.hit.title);
+    const long = Array.from({ length: 150 }, (_, i) => `${BODY[i % BODY.length]} (${i + 1})`);
+    const news = frontPage([story]);
+    news.pages[story.path] = { body: articleHtml(title, long) };
+    const cpu = await digestAt(home, T0, news, { cpuBudget: "1m" });
+    const starved = cpu.stories[0];
+    // A second, new story is summarised, so the run as a whole still succeeds.
+    const later = frontPage([story, newsStory(2)]);
+    later.pages[story.path] = { body: articleHtml(title, long) };
+    const generate = (body: GenerateBody) =>
+      body.prompt.includes(`: ${title}\n`)
+        ? new Response("model runner crashed", { status: 500 })
+        : echoTitle(body);
+    const gpu = await digestAt(home, T0 + 2 * HOUR, later, { generate });
+    expect(gpu.calls).toHaveLength(4);
+    expect(gpu.stats).toMatchObject({ failed: 2, generated: 2 });
+    expect(gpu.stories[0]).toMatchObject({
+      articleSummary: starved?.articleSummary,
+      discussionSummary: starved?.discussionSummary,
+      commentsShown: starved?.commentsShown,
+      articleShare: starved?.articleShare,
+    });
+    const redoFailed = (kind: string) =>
+      new RegExp(
+        `^${kind} summary could not be made again from more of the text \\(.*500.*\\); the earlier one is shown\\.$`,
+      );
+    expect(gpu.stories[0]?.notes).toEqual([
+      expect.stringMatching(/^The model saw \d+ % of the article \(/),
+      expect.stringMatching(redoFailed("Article")),
+      `The model saw ${starved?.commentsShown} of 40 comments.`,
+      expect.stringMatching(redoFailed("Discussion")),
+    ]);
+  });
+
+  test("a starved discussion whose thread grew is made again from the whole thread, not updated", async () => {
+    const home = cacheHome();
+    const story = newsStory(1);
+    const cpu = await digestAt(home, T0, frontPage([story]), { cpuBudget: "1m" });
+    expect(cpu.stories[0]?.commentsShown).toBeLessThan(10);
+    const gpu = await digestAt(home, T0 + HOUR, frontPage([story], 0.5));
+    const [call, ...others] = discussionCalls(gpu.calls);
+    expect(others).toHaveLength(0);
+    expect(call?.prompt).not.toContain("Summary so far:");
+    expect(gpu.stories[0]).toMatchObject({ commentsShown: 60, commentsTotal: 60 });
   });
 });
 

@@ -44,9 +44,11 @@ export function planDiscussion(
  * A cached summary that saw under this share of what this run's whole window would show is made
  * again when the run has no time budget (a GPU, or --time-budget 0): one written under a CPU's
  * budget (or while Ollama had the model partly on the CPU) is not kept once a window costs
- * seconds. Under a budget it is kept: the run would give the new prompt no more room. Half, not
- * more: a first run's uncalibrated estimate alone fits up to a third less text than a calibrated
- * later one (Llama 3 articles: 0.63 of the estimate), and that is not worth a call.
+ * seconds. Under a time budget it is kept, a deliberate simplification: whether a new prompt
+ * would get more room is known only when its call's turn comes, and a budgeted re-run is meant
+ * to cost little. Half, not more: a first run's uncalibrated estimate alone fits up to a third
+ * less text than a calibrated later one (Llama 3 articles: 0.63 of the estimate), and that is not
+ * worth a call.
  */
 export const FULLER_NOW = 1 / 2;
 

@@ -38,12 +38,19 @@ export interface SummaryRequest {
   fallback?: Fallback;
 }
 
-/** An earlier summary, shown when bringing it up to date fails. */
+/** An earlier summary, shown when a new one fails. */
 export interface Fallback {
   summary: string;
   notes: string[];
   coverage: Partial<Coverage>;
+  /** What the call was for: bring it up to date, or make it again with more room. */
+  redo: "update" | "fuller";
 }
+
+const REDO_TEXT: Record<Fallback["redo"], string> = {
+  update: "brought up to date",
+  fuller: "made again from more of the text",
+};
 
 /** The slot of a story's part in the time budget: 2i for the article, 2i + 1 the discussion. */
 export function budgetSlot(index: number, kind: PartKind): number {
@@ -112,8 +119,9 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
     );
     const { fallback } = request;
     if (fallback) {
-      const failed = `${label} summary could not be brought up to date (${reason}); the earlier one is shown.`;
-      return { ...fallback, notes: [...fallback.notes, failed] };
+      const { redo, ...part } = fallback;
+      const failed = `${label} summary could not be ${REDO_TEXT[redo]} (${reason}); the earlier one is shown.`;
+      return { ...part, notes: [...part.notes, failed] };
     }
     return { summary: null, notes: [...built.notes, `${label} summary failed: ${reason}.`] };
   }

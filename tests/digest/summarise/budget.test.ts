@@ -195,6 +195,7 @@ describe("createTimeBudget()", () => {
         slots: 20,
         meter: createRateMeter(),
         promptLimit: 7600,
+        loaded: true,
         expectedRatio,
       });
       for (let slot = 0; slot < 20; slot++) plan.want(slot, 7000);
@@ -204,11 +205,13 @@ describe("createTimeBudget()", () => {
     const expected = withRatio({ article: 0.78, discussion: 0.78 });
     // The same time buys the same server-counted tokens: more estimated ones at 0.78.
     expect(expected.tokensFor(1) * 0.78).toBeCloseTo(assumed.tokensFor(1), -1);
-    expect(expected.timeoutMs(4800, 512)).toBe(assumed.timeoutMs(4800, 512));
-    // Once an answer measured the ratio, it is trusted both ways.
+    // Timeouts: 4,800 estimated tokens are taken as 4,800 counted until a ratio is measured.
+    const seconds = (counted: number) => 2 * (counted / CPU.prefill + 512 / CPU.decode) + 30;
+    expect(expected.timeoutMs(4800, 512)).toBe(Math.ceil(seconds(4800) * 1000));
+    // Once answers measured both kinds' ratio (0.6, at the prior's own rates), it is trusted.
+    expected.answered(0, answerAt(CPU, 600), 1000);
     expected.answered(1, answerAt(CPU, 600), 1000);
-    assumed.answered(1, answerAt(CPU, 600), 1000);
-    expect(expected.timeoutMs(4800, 512)).toBeLessThan(withRatio().timeoutMs(4800, 512));
+    expect(expected.timeoutMs(4800, 512)).toBe(Math.ceil(seconds(4800 * 0.6) * 1000));
   });
 
   test("never plans one call past four minutes, nor a prompt below the floor", () => {
