@@ -122,6 +122,14 @@ function cacheHome(): string {
 
 const T0 = Date.parse("2025-08-03T08:00:00Z");
 
+/** A model whose runner crashes (HTTP 500) on one story's prompts and answers the others. */
+function crashesOn(title: string) {
+  return (body: GenerateBody) =>
+    body.prompt.includes(`: ${title}\n`)
+      ? new Response("model runner crashed", { status: 500 })
+      : echoTitle(body);
+}
+
 function discussionCalls(calls: readonly GenerateBody[]): GenerateBody[] {
   return calls.filter((call) => promptKind(call.prompt) === "discussion");
 }
@@ -202,11 +210,7 @@ describe("a re-run when the model, a site or the search API fails", () => {
     const title = String(story.hit.title);
     later.pages[story.path] = { body: articleHtml(title, [...BODY, "A paragraph added since."]) };
     // The runner crashes on the first story's prompts only, so the run as a whole still succeeds.
-    const generate = (body: GenerateBody) =>
-      body.prompt.includes(`: ${title}\n`)
-        ? new Response("model runner crashed", { status: 500 })
-        : echoTitle(body);
-    const second = await digestAt(home, T0 + 3 * HOUR, later, { generate });
+    const second = await digestAt(home, T0 + 3 * HOUR, later, { generate: crashesOn(title) });
     expect(second.calls).toHaveLength(4);
     expect(second.stats).toMatchObject({ failed: 2, generated: 2 });
     const shown = second.stories[0];
@@ -335,11 +339,7 @@ describe("a re-run with more room than the cached summary had", () => {
     // A second, new story is summarised, so the run as a whole still succeeds.
     const later = frontPage([story, newsStory(2)]);
     later.pages[story.path] = { body: articleHtml(title, long) };
-    const generate = (body: GenerateBody) =>
-      body.prompt.includes(`: ${title}\n`)
-        ? new Response("model runner crashed", { status: 500 })
-        : echoTitle(body);
-    const gpu = await digestAt(home, T0 + 2 * HOUR, later, { generate });
+    const gpu = await digestAt(home, T0 + 2 * HOUR, later, { generate: crashesOn(title) });
     expect(gpu.calls).toHaveLength(4);
     expect(gpu.stats).toMatchObject({ failed: 2, generated: 2 });
     expect(gpu.stories[0]).toMatchObject({
