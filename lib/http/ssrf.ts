@@ -266,7 +266,8 @@ function hostForUrl(address: Address): string {
   return address.kind() === "ipv6" ? `[${address}]` : address.toString();
 }
 
-async function resolveAll(host: string): Promise<string[]> {
+/** The system's resolver (getaddrinfo: /etc/hosts, then DNS), every address of the host. */
+export async function resolveAll(host: string): Promise<string[]> {
   const results = await lookup(host, { all: true });
   return results.map((result) => result.address);
 }

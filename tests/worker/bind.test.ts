@@ -242,6 +242,36 @@ describe("delivery state machine", () => {
     expect(endpoint.requests).toHaveLength(0);
   });
 
+  test("a webhook's host name is resolved once per 30 s, not once per attempt", async () => {
+    const { store, worker, addWebhook, endpoint, clock } = setup();
+    // hook.test exists only in this resolver: fetch doing a lookup of its own would fail.
+    await addWebhook({ url: `http://hook.test:${new URL(endpoint.url).port}/in` });
+    for (let n = 0; n < 20; n++) await store.queue.enqueue(change());
+    const lookups: number[] = [];
+    const resolve = async () => {
+      lookups.push(clock.t);
+      return ["127.0.0.1"];
+    };
+    const delivering = worker({ resolve });
+    await delivering.runOnce();
+    expect(endpoint.requests).toHaveLength(20);
+    // The first attempts start together (concurrency 8), each before any answer is known.
+    const first = lookups.length;
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThanOrEqual(8);
+    for (let n = 0; n < 20; n++) await store.queue.enqueue(change());
+    await delivering.runOnce();
+    expect(endpoint.requests).toHaveLength(40);
+    expect(lookups).toHaveLength(first);
+    // Half a minute on, the next attempt asks again.
+    clock.t += 30_000;
+    await store.queue.enqueue(change());
+    await delivering.runOnce();
+    expect(endpoint.requests).toHaveLength(41);
+    expect(lookups).toHaveLength(first + 1);
+    expect(lookups.at(-1)).toBe(T0 + 30_000);
+  });
+
   test("deliveries of a disabled webhook wait until it is enabled again", async () => {
     const { store, worker, addWebhook, endpoint } = setup();
     const hook = await addWebhook();
