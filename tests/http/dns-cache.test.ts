@@ -39,7 +39,7 @@ describe("createCachedResolver()", () => {
     expect(dns.lookups).toEqual(["down.test", "down.test", "empty.test", "empty.test"]);
   });
 
-  test("a failed lookup forgets the host's earlier answer", async () => {
+  test("after a failed lookup of an expired host, the next attempt asks again", async () => {
     const clock = { t: 0 };
     const dns = countingResolver({ "hook.test": ["203.0.113.7"] });
     const resolve = createCachedResolver(dns.resolve, { now: () => clock.t });
