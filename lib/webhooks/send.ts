@@ -46,7 +46,8 @@ export interface SendOptions {
   signal?: AbortSignal;
   /**
    * Remembers the check of URLs whose host is an IP literal (the answer cannot change; names
-   * are resolved again on every attempt). One per worker, for the same `allow`.
+   * are checked again on every attempt, their addresses from `resolve`, which the worker makes
+   * a 30-second cache: lib/http/dns-cache.ts). One per worker, for the same `allow`.
    */
   literalChecks?: Map<string, DestinationCheck>;
 }
