@@ -6,10 +6,10 @@ export const DNS_TTL_MS = 30_000;
 export const DNS_MAX_HOSTS = 256;
 
 /**
- * A resolver that remembers each host's addresses for `ttlMs`. The worker resolves a webhook's
- * host before every attempt (the SSRF check, then a connection to the checked address), so
- * without it a busy webhook costs a lookup per attempt: a round trip to the DNS server, or about
- * 85 µs from /etc/hosts on this machine. The addresses are still checked on every attempt, and
+ * A resolver that remembers each host's addresses for `ttlMs`. The worker checks a webhook's
+ * destination (the SSRF check, then a connection to the checked address) once per URL and 30 s
+ * (lib/webhooks/check-memory.ts); a templated URL makes a new URL per delivery, and without this
+ * each would cost a lookup: a round trip to the DNS server, or about 85 µs from /etc/hosts here. The addresses are still checked on every attempt, and
  * connecting to an address checked a moment ago is what keeps DNS rebinding out anyway. Failures
  * and empty answers are not remembered: the next attempt asks again. Lookups under way are not
  * shared, so one that hangs holds up only the attempts that made it (each has its timeout).

@@ -1,14 +1,9 @@
 import { raceAbort } from "../async/race-abort.ts";
 import { parseRetryAfter } from "../http/backoff.ts";
 import { describeNetworkError } from "../http/network-error.ts";
-import {
-  type AllowList,
-  checkDestination,
-  type DestinationCheck,
-  pinnedTarget,
-  type Resolver,
-} from "../http/ssrf.ts";
+import type { AllowList, Resolver } from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
+import { type CheckMemory, checkAndRemember, hostOf, rememberedCheck } from "./check-memory.ts";
 import { timeoutMsOf, timeoutOf } from "./lease-rules.ts";
 import type { AttemptRecord, Claim, Webhook } from "./model.ts";
 import { type AttemptResult, isSuccess } from "./policy/retry.ts";
@@ -44,16 +39,9 @@ export interface SendOptions {
   userAgent?: string;
   /** Aborts the request when the worker shuts down hard; the send then throws. */
   signal?: AbortSignal;
-  /**
-   * Remembers the check of URLs whose host is an IP literal (the answer cannot change; names
-   * are checked again on every attempt, their addresses from `resolve`, which the worker makes
-   * a 30-second cache: lib/http/dns-cache.ts). One per worker, for the same `allow`.
-   */
-  literalChecks?: Map<string, DestinationCheck>;
+  /** The worker's remembered destination checks (check-memory.ts); absent: checked every time. */
+  checks?: CheckMemory;
 }
-
-const LITERAL_HOST = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
-const MAX_REMEMBERED = 1000;
 
 export interface SendResult extends AttemptResult {
   record: AttemptRecord;
@@ -150,7 +138,7 @@ async function attempt(
 
 /**
  * The request, when everything it needs is at hand (the usual case): the destination checked
- * before (an IP literal, remembered) and no CA file to read. Null: prepareChecked's turn.
+ * before and remembered (check-memory.ts) and no CA file to read. Null: prepareChecked's turn.
  */
 function prepareKnown(
   claim: Claim,
@@ -163,10 +151,11 @@ function prepareKnown(
   // A delivery whose template never rendered reached for no URL.
   if (unrendered !== null)
     return { refused: { outcome: "template_error", error: unrendered }, url: null };
-  const known = options.literalChecks?.get(url);
+  const known = rememberedCheck(options.checks, url, startedAt);
   if (known === undefined || claim.webhook.caFile != null) return null;
-  if (!known.ok) return { refused: { outcome: "blocked", error: known.reason }, url };
-  return prepareRequest(claim, options, { url, startedAt, signal }, { url }, undefined);
+  const { check } = known;
+  if (!check.ok) return { refused: { outcome: "blocked", error: check.reason }, url };
+  return prepareRequest(claim, options, { url, startedAt, signal }, known.target, undefined);
 }
 
 /** The request after checking its destination (SSRF, DNS) and reading its CA file if any. */
@@ -177,10 +166,14 @@ async function prepareChecked(
   startedAt: number,
   signal: AbortSignal,
 ): Promise<Prepared> {
-  const known = options.literalChecks?.get(url);
-  const destination = known ?? (await raceAbort(checkAndRemember(url, options), signal));
-  if (!destination.ok) return { refused: { outcome: "blocked", error: destination.reason }, url };
-  const target = known ? { url } : pinnedTarget(url, destination.addresses);
+  const memory = options.checks;
+  const { check, target } =
+    rememberedCheck(memory, url, startedAt) ??
+    (await raceAbort(
+      checkAndRemember(url, { allow: options.allow, resolve: options.resolve, memory }, startedAt),
+      signal,
+    ));
+  if (!check.ok) return { refused: { outcome: "blocked", error: check.reason }, url };
   // Only a webhook with a CA file waits for it here (the file, read once a minute); a file that
   // cannot be read ends the attempt as a network error (failedAttempt, first line).
   const ca =
@@ -309,21 +302,6 @@ function templateMarksOf(webhook: Webhook): { url: boolean; header: boolean } {
     templateMarks.set(webhook, marks);
   }
   return marks;
-}
-
-async function checkAndRemember(url: string, options: SendOptions): Promise<DestinationCheck> {
-  const check = await checkDestination(url, { allow: options.allow, resolve: options.resolve });
-  const cache = options.literalChecks;
-  if (cache && cache.size < MAX_REMEMBERED && LITERAL_HOST.test(hostOf(url))) cache.set(url, check);
-  return check;
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return "";
-  }
 }
 
 const abortables = new WeakMap<AbortSignal, Set<AbortController>>();

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { batch } from "../async/batch.ts";
 import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import { createCachedResolver } from "../http/dns-cache.ts";
-import { type DestinationCheck, type Resolver, resolveAll } from "../http/ssrf.ts";
+import { type Resolver, resolveAll } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
 import { createFreshness } from "../webhooks/lease-rules.ts";
 import { createWorker, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
@@ -110,7 +110,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
       // One lookup per host and 30 s, not one per attempt (dns-cache.ts).
       resolve: createCachedResolver(options.resolve ?? resolveAll, { now }),
       now,
-      literalChecks: new Map<string, DestinationCheck>(),
+      checks: new Map(),
     }),
   });
 

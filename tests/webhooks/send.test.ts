@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { parseAllowList } from "../../lib/http/ssrf.ts";
 import type { Claim, Delivery, Webhook } from "../../lib/webhooks/model.ts";
-import { sendAttempt } from "../../lib/webhooks/send.ts";
+import { createSender, sendAttempt } from "../../lib/webhooks/send.ts";
 import { webhookFixture } from "../fakes/webhook.ts";
 import {
   type FakeEndpoint,
@@ -234,6 +234,79 @@ describe("sendAttempt", () => {
     expect(other.record.outcome).toBe("network_error");
     expect(other.record.error).toContain("ALTNAME");
     expect(hosts).toHaveLength(1);
+  });
+
+  test("a name's check is remembered for 30 s with its checked address: Host and the certificate's name stay the URL's", async () => {
+    const dir = join(import.meta.dir, "..", "fakes", "tls");
+    const cert = await Bun.file(join(dir, "hook-test.crt")).text();
+    const key = await Bun.file(join(dir, "hook-test.key")).text();
+    const hosts: Array<string | null> = [];
+    using server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      tls: { cert, key },
+      fetch(request) {
+        hosts.push(request.headers.get("host"));
+        return new Response("ok");
+      },
+    });
+    const trusting: typeof fetch = Object.assign(
+      (input: string | URL | Request, init?: RequestInit & { tls?: object }) =>
+        fetch(input, { ...init, tls: { ...init?.tls, ca: cert } }),
+      { preconnect: fetch.preconnect },
+    );
+    const clock = { t: Date.UTC(2030, 0, 1) };
+    let lookups = 0;
+    const send = createSender({
+      timeoutMs: 5000,
+      allow: LOOPBACK,
+      fetch: trusting,
+      now: () => clock.t,
+      // hook.test exists only here: a request that skipped the checked address would fail.
+      resolve: async () => {
+        lookups++;
+        return ["127.0.0.1"];
+      },
+      checks: new Map(),
+    });
+    const url = `https://hook.test:${server.port}/in`;
+    const call = { maxTimeoutMs: undefined, signal: undefined };
+    for (let n = 0; n < 3; n++) {
+      const sent = await send(claimFor(url), call);
+      expect(sent.record).toMatchObject({ outcome: "success", statusCode: 200 });
+    }
+    expect(lookups).toBe(1);
+    clock.t += 30_000;
+    await send(claimFor(url), call);
+    expect(lookups).toBe(2);
+    expect(hosts).toEqual(Array.from({ length: 4 }, () => `hook.test:${server.port}`));
+  });
+
+  test("a refusal is remembered too: a name's for 30 s, an IP literal's for good", async () => {
+    const clock = { t: Date.UTC(2030, 0, 1) };
+    let lookups = 0;
+    const send = createSender({
+      timeoutMs: 5000,
+      allow: parseAllowList(""),
+      now: () => clock.t,
+      resolve: async () => {
+        lookups++;
+        return ["127.0.0.1"];
+      },
+      checks: new Map(),
+    });
+    const call = { maxTimeoutMs: undefined, signal: undefined };
+    const byName = claimFor("http://hook.test:9/in");
+    const byAddress = claimFor("http://127.0.0.1:9/in");
+    for (const claim of [byName, byAddress, byName, byAddress]) {
+      const sent = await send(claim, call);
+      expect(sent.record.outcome).toBe("blocked");
+    }
+    expect(lookups).toBe(1);
+    clock.t += 30_000;
+    await send(byName, call);
+    await send(byAddress, call);
+    expect(lookups).toBe(2);
   });
 
   test("sendAttempt() records a refused connection as a network error naming the address", async () => {
