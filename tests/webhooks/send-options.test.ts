@@ -7,12 +7,12 @@ import type { Claim, Delivery, Webhook } from "../../lib/webhooks/model.ts";
 import { renderDelivery } from "../../lib/webhooks/render.ts";
 import { sendAttempt } from "../../lib/webhooks/send.ts";
 import { createCaFiles } from "../../lib/webhooks/tls-options.ts";
+import { HOOK_TEST_CERT_FILE, startTlsHookServer, TLS_DIR } from "../fakes/tls-hook-server.ts";
 import { SPEC_SECRET, webhookFixture } from "../fakes/webhook.ts";
 import { type FakeEndpoint, gate, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 const LOOPBACK = parseAllowList("127.0.0.1");
-const TLS_DIR = join(import.meta.dir, "..", "fakes", "tls");
-const CERT_FILE = join(TLS_DIR, "hook-test.crt");
+const CERT_FILE = HOOK_TEST_CERT_FILE;
 const endpoints: FakeEndpoint[] = [];
 const gates: Array<() => void> = [];
 
@@ -61,28 +61,11 @@ function claimFor(webhook: Partial<Webhook>, delivery: Partial<Delivery> = {}): 
   };
 }
 
-/** An https receiver for hook.test with the test certificate (tests/fakes/tls), self-signed. */
-async function tlsServer() {
-  const cert = await Bun.file(CERT_FILE).text();
-  const key = await Bun.file(join(TLS_DIR, "hook-test.key")).text();
-  const hosts: Array<string | null> = [];
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    tls: { cert, key },
-    fetch(request) {
-      hosts.push(request.headers.get("host"));
-      return new Response("ok");
-    },
-  });
-  return { server, hosts, url: (name: string) => `https://${name}:${server.port}/in` };
-}
-
 const toHookTest = { timeoutMs: 5000, allow: LOOPBACK, resolve: async () => ["127.0.0.1"] };
 
 describe("TLS options per webhook", () => {
   test("a self-signed certificate is refused while verification is on (the default)", async () => {
-    const tls = await tlsServer();
+    const tls = await startTlsHookServer();
     using _server = tls.server;
     const sent = await sendAttempt(claimFor({ url: tls.url("hook.test") }), toHookTest);
     expect(sent.record.outcome).toBe("network_error");
@@ -90,7 +73,7 @@ describe("TLS options per webhook", () => {
   });
 
   test("verification off sends to the pinned address anyway, Host kept", async () => {
-    const tls = await tlsServer();
+    const tls = await startTlsHookServer();
     using _server = tls.server;
     const sent = await sendAttempt(
       claimFor({ url: tls.url("hook.test"), sslVerification: false }),
@@ -101,7 +84,7 @@ describe("TLS options per webhook", () => {
   });
 
   test("a CA file trusts the certificate, still checked against the URL's name", async () => {
-    const tls = await tlsServer();
+    const tls = await startTlsHookServer();
     using _server = tls.server;
     const options = { ...toHookTest, caFiles: createCaFiles() };
     const sent = await sendAttempt(
@@ -119,7 +102,7 @@ describe("TLS options per webhook", () => {
   });
 
   test("a CA file that cannot be read is a recorded failure naming it, nothing sent", async () => {
-    const tls = await tlsServer();
+    const tls = await startTlsHookServer();
     using _server = tls.server;
     const missing = join(TLS_DIR, "no-such-ca.pem");
     const sent = await sendAttempt(claimFor({ url: tls.url("hook.test"), caFile: missing }), {

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { parseAllowList } from "../../lib/http/ssrf.ts";
 import type { Claim, Delivery, Webhook } from "../../lib/webhooks/model.ts";
 import { createSender, sendAttempt } from "../../lib/webhooks/send.ts";
+import { startTlsHookServer } from "../fakes/tls-hook-server.ts";
 import { webhookFixture } from "../fakes/webhook.ts";
 import {
   type FakeEndpoint,
@@ -199,26 +199,9 @@ describe("sendAttempt", () => {
   });
 
   test("sendAttempt() sends https to the checked address too, verifying the certificate for the URL's name", async () => {
-    // A self-signed certificate for hook.test (tests/fakes/tls, test-only): trusted through a
-    // fetch that adds it as CA, so the sender's own TLS settings are what is exercised.
-    const dir = join(import.meta.dir, "..", "fakes", "tls");
-    const cert = await Bun.file(join(dir, "hook-test.crt")).text();
-    const key = await Bun.file(join(dir, "hook-test.key")).text();
-    const hosts: Array<string | null> = [];
-    using server = Bun.serve({
-      port: 0,
-      hostname: "127.0.0.1",
-      tls: { cert, key },
-      fetch(request) {
-        hosts.push(request.headers.get("host"));
-        return new Response("ok");
-      },
-    });
-    const trusting: typeof fetch = Object.assign(
-      (input: string | URL | Request, init?: RequestInit & { tls?: object }) =>
-        fetch(input, { ...init, tls: { ...init?.tls, ca: cert } }),
-      { preconnect: fetch.preconnect },
-    );
+    // A self-signed certificate for hook.test, trusted through a fetch that adds it as CA.
+    const { server: tls, hosts, trusting } = await startTlsHookServer();
+    using server = tls;
     const options = {
       timeoutMs: 5000,
       allow: LOOPBACK,
@@ -237,24 +220,8 @@ describe("sendAttempt", () => {
   });
 
   test("a name's check is remembered for 30 s with its checked address: Host and the certificate's name stay the URL's", async () => {
-    const dir = join(import.meta.dir, "..", "fakes", "tls");
-    const cert = await Bun.file(join(dir, "hook-test.crt")).text();
-    const key = await Bun.file(join(dir, "hook-test.key")).text();
-    const hosts: Array<string | null> = [];
-    using server = Bun.serve({
-      port: 0,
-      hostname: "127.0.0.1",
-      tls: { cert, key },
-      fetch(request) {
-        hosts.push(request.headers.get("host"));
-        return new Response("ok");
-      },
-    });
-    const trusting: typeof fetch = Object.assign(
-      (input: string | URL | Request, init?: RequestInit & { tls?: object }) =>
-        fetch(input, { ...init, tls: { ...init?.tls, ca: cert } }),
-      { preconnect: fetch.preconnect },
-    );
+    const { server: tls, hosts, trusting } = await startTlsHookServer();
+    using server = tls;
     const clock = { t: Date.UTC(2030, 0, 1) };
     let lookups = 0;
     const send = createSender({
