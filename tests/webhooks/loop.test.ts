@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import type { WorkerOptions } from "../../lib/webhooks/loop.ts";
 import type { Claim, Delivered } from "../../lib/webhooks/model.ts";
 import {
   createSendGate,
@@ -120,6 +121,22 @@ function fakeQueue(count: number) {
   };
 }
 
+/** A worker over `queue` that records, sorted, the ids each claim is told the worker holds. */
+function recordingHolding(queue: ReturnType<typeof fakeQueue>, options: WorkerOptions) {
+  const seen: number[][] = [];
+  const worker = createWorker(
+    {
+      ...queue.collaborators,
+      claim(limit, holding) {
+        seen.push([...(holding ?? [])].sort((a, b) => a - b));
+        return queue.collaborators.claim(limit);
+      },
+    },
+    options,
+  );
+  return { worker, seen };
+}
+
 const success: Delivered = {
   record: {
     startedAt: 0,
@@ -197,17 +214,7 @@ describe("createWorker", () => {
 
   test("a claim is told which deliveries the worker still handles, so it never takes their leases over", async () => {
     const queue = fakeQueue(6);
-    const seen: number[][] = [];
-    const worker = createWorker(
-      {
-        ...queue.collaborators,
-        claim(limit, holding) {
-          seen.push([...(holding ?? [])].sort((a, b) => a - b));
-          return queue.collaborators.claim(limit);
-        },
-      },
-      { concurrency: 2 },
-    );
+    const { worker, seen } = recordingHolding(queue, { concurrency: 2 });
     const stop = new AbortController();
     const running = worker.run({ signal: stop.signal });
     await queue.untilInFlight(2);
@@ -223,17 +230,7 @@ describe("createWorker", () => {
 
   test("a claim is told the deliveries held in the buffer too: a lease run out there is never taken over by the worker itself", async () => {
     const queue = fakeQueue(10);
-    const seen: number[][] = [];
-    const worker = createWorker(
-      {
-        ...queue.collaborators,
-        claim(limit, holding) {
-          seen.push([...(holding ?? [])].sort((a, b) => a - b));
-          return queue.collaborators.claim(limit);
-        },
-      },
-      { concurrency: 1, prefetch: 2 },
-    );
+    const { worker, seen } = recordingHolding(queue, { concurrency: 1, prefetch: 2 });
     const stop = new AbortController();
     const running = worker.run({ signal: stop.signal });
     await queue.untilInFlight(1);
