@@ -1,4 +1,5 @@
 import ipaddr from "ipaddr.js";
+import { setNewest } from "./recent-map.ts";
 
 /**
  * Per-client backoff for wrong admin tokens (login form and bearer header alike): the first
@@ -73,13 +74,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
         over > 0 ? Math.min(settings.maxLockMs, settings.firstLockMs * 2 ** (over - 1)) : 0;
       record.lockedUntil = nowMs + lockedMs;
       // Re-inserted so the map's order is least recently failed first.
-      clients.delete(client);
-      clients.set(client, record);
-      while (clients.size > settings.maxClients) {
-        const oldest = clients.keys().next().value;
-        if (oldest === undefined) break;
-        clients.delete(oldest);
-      }
+      setNewest(clients, client, record, settings.maxClients);
       return { failures: record.failures, lockedMs };
     },
     succeeded(client) {

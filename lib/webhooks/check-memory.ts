@@ -1,4 +1,5 @@
 import { DNS_TTL_MS } from "../http/dns-cache.ts";
+import { setNewest } from "../http/recent-map.ts";
 import {
   type AllowList,
   checkDestination,
@@ -50,14 +51,7 @@ export async function checkAndRemember(
   const target = check.ok ? pinnedTarget(url, check.addresses) : { url };
   const until = LITERAL_HOST.test(hostOf(url)) ? Number.POSITIVE_INFINITY : at + DNS_TTL_MS;
   const entry = { check, target, until };
-  const memory = options.memory;
-  if (memory) {
-    memory.delete(url);
-    // Map keeps insertion order: the first key is the oldest check.
-    const oldest = memory.keys().next();
-    if (memory.size >= MAX_REMEMBERED && !oldest.done) memory.delete(oldest.value);
-    memory.set(url, entry);
-  }
+  if (options.memory) setNewest(options.memory, url, entry, MAX_REMEMBERED);
   return entry;
 }
 

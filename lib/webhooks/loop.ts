@@ -20,15 +20,7 @@ import {
 import { createWakeups, pauseAfterFailure } from "./loop-waits.ts";
 import type { Claim, Delivered } from "./model.ts";
 
-export type {
-  StoreCalls,
-  Worker,
-  WorkerCollaborators,
-  WorkerCounts,
-  WorkerHooks,
-  WorkerOptions,
-  WorkerPhase,
-};
+export type { Worker, WorkerCollaborators, WorkerCounts, WorkerHooks, WorkerOptions, WorkerPhase };
 
 /**
  * How long free slots wait for more to join them before a claim is made for fewer than a chunk
