@@ -89,6 +89,16 @@ describe("architecture", () => {
     expect(libFiles.filter((file) => /process\.exit\s*\(/.test(text.get(file) ?? ""))).toEqual([]);
   });
 
+  // Bun reads tsconfig.json's jsxImportSource from the working directory, not the file's
+  // folder: without the pragma a command started elsewhere (a service unit) looks for React.
+  test("every lib .tsx file names its JSX runtime itself", () => {
+    const bare = libFiles.filter(
+      (file) =>
+        file.endsWith(".tsx") && !text.get(file)?.startsWith("/** @jsxImportSource hono/jsx */"),
+    );
+    expect(bare).toEqual([]);
+  });
+
   test("ARCHITECTURE.md names every lib file", () => {
     const named = architecturePaths();
     expect(libFiles.filter((file) => !named.has(file))).toEqual([]);

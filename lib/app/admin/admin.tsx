@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import { type Context, Hono } from "hono";
 import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import type { Child } from "hono/jsx";
 import type { Attempt, Delivery, DeliveryState } from "../../webhooks/model.ts";
 import { formatDuration, formatTime, prettyJson, relativeTime, truncate } from "./format.ts";

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { DELIVERY_STATES, type DeliveryFilter, type DeliveryState } from "../../webhooks/model.ts";

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import type { Child } from "hono/jsx";
 import type { Item } from "../../inventory/model.ts";
 import type { FieldErrors as Errors } from "../../inventory/schemas.ts";

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import { type Context, Hono } from "hono";
 import { createItem, deleteItem, updateItem } from "../../inventory/changes.ts";
 import { DuplicateSkuError, type Item } from "../../inventory/model.ts";

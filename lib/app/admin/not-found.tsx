@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import { Layout, type PageContext } from "./layout.tsx";
 
 export function NotFoundPage(props: { page: PageContext; what: string }) {

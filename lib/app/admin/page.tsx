@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { Child } from "hono/jsx";

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import type { Delivery } from "../../webhooks/model.ts";
 import { DeliveryTable } from "./background-tasks-views.tsx";
 import type { PageContext } from "./layout.tsx";

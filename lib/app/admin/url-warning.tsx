@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The warning beside a webhook's URL when workers will refuse it (lib/webhooks/url-refusal.ts):
  * shown on the form, its preview and the page after creating, so the refusal is seen before the

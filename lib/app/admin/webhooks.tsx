@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import { type Context, Hono } from "hono";
 import type { FieldErrors } from "../../inventory/schemas.ts";
 import { DuplicateWebhookNameError } from "../../webhooks/errors.ts";

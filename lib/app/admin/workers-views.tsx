@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import type { DueSummary } from "../../webhooks/model.ts";
 import { STALE_AFTER_BEATS, type WorkerStatus } from "../../webhooks/observe/staleness.ts";
 import { formatAge } from "../../webhooks/observe/workers-view.ts";
