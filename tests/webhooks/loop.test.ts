@@ -1,12 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import type { WorkerOptions } from "../../lib/webhooks/loop.ts";
-import type { Claim, Delivered } from "../../lib/webhooks/model.ts";
 import {
-  createSendGate,
   createWorker,
-  recordThroughOutage,
   type WorkerCollaborators,
-} from "../fakes/loop-collaborators.ts";
+  type WorkerOptions,
+} from "../../lib/webhooks/loop.ts";
+import {
+  type Availability,
+  createOutageGate,
+  recordAfterFailure,
+} from "../../lib/webhooks/loop-outage.ts";
+import type { Claim, Delivered } from "../../lib/webhooks/model.ts";
 import { gate } from "../fakes/webhook-endpoint.ts";
 
 /** An in-memory queue of `count` claims whose deliveries finish when the test says so. */
@@ -34,7 +37,10 @@ function fakeQueue(count: number) {
       tick();
       return taken;
     },
-    async deliver(claim, signal) {
+    async renew(claims) {
+      return claims;
+    },
+    async send(claim, signal) {
       inFlight++;
       started++;
       maxInFlight = Math.max(maxInFlight, inFlight);
@@ -128,8 +134,8 @@ function recordingHolding(queue: ReturnType<typeof fakeQueue>, options: WorkerOp
     {
       ...queue.collaborators,
       claim(limit, holding) {
-        seen.push([...(holding ?? [])].sort((a, b) => a - b));
-        return queue.collaborators.claim(limit);
+        seen.push([...holding].sort((a, b) => a - b));
+        return queue.collaborators.claim(limit, holding);
       },
     },
     options,
@@ -300,9 +306,9 @@ describe("createWorker", () => {
     let failures = 1;
     const collaborators: WorkerCollaborators = {
       ...queue.collaborators,
-      async claim(limit) {
+      async claim(limit, holding) {
         if (failures-- > 0) throw new Error("database is locked");
-        return queue.collaborators.claim(limit);
+        return queue.collaborators.claim(limit, holding);
       },
     };
     const worker = createWorker(collaborators, {
@@ -331,10 +337,10 @@ describe("createWorker", () => {
     let finishFailures = 1;
     const collaborators: WorkerCollaborators = {
       ...queue.collaborators,
-      async claim(limit) {
+      async claim(limit, holding) {
         // The second claim, made while the first result is written, answers after that write failed.
         if (++claims === 2) await writeFailed.promise;
-        return queue.collaborators.claim(limit);
+        return queue.collaborators.claim(limit, holding);
       },
       async finish(claim, delivered) {
         if (finishFailures-- > 0) {
@@ -365,12 +371,12 @@ describe("createWorker", () => {
     });
     const collaborators: WorkerCollaborators = {
       ...queue.collaborators,
-      async claim(limit) {
+      async claim(limit, holding) {
         if (++claims === 2) {
           failed();
           throw new Error("database is locked");
         }
-        return queue.collaborators.claim(limit);
+        return queue.collaborators.claim(limit, holding);
       },
     };
     const worker = createWorker(collaborators, { concurrency: 1, prefetch: 4 });
@@ -451,19 +457,22 @@ describe("createWorker", () => {
     });
     const collaborators: WorkerCollaborators = {
       ...queue.collaborators,
-      async claim(limit) {
+      async claim(limit, holding) {
         if (down) {
           failed();
           throw Object.assign(new Error("connection refused"), { unreachable: true });
         }
-        return queue.collaborators.claim(limit);
+        return queue.collaborators.claim(limit, holding);
       },
-      isUnreachable: (error) => (error as { unreachable?: boolean }).unreachable === true,
-      untilReachable: (signal) =>
-        Promise.race([
-          reachable,
-          new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve())),
-        ]),
+      availability: {
+        reachable: () => !down,
+        isUnreachable: (error) => (error as { unreachable?: boolean }).unreachable === true,
+        untilReachable: (signal) =>
+          Promise.race([
+            reachable,
+            new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve())),
+          ]),
+      },
     };
     // Without the cut the pause would last ten minutes, far beyond the test's timeout.
     const worker = createWorker(collaborators, { concurrency: 2, claimErrorDelayMs: 600_000 });
@@ -485,13 +494,16 @@ describe("createWorker", () => {
     let claims = 0;
     const collaborators: WorkerCollaborators = {
       ...queue.collaborators,
-      async claim(limit) {
+      async claim(limit, holding) {
         claims++;
         if (claims === 1) throw new Error("syntax error");
-        return queue.collaborators.claim(limit);
+        return queue.collaborators.claim(limit, holding);
       },
-      isUnreachable: () => false,
-      untilReachable: async () => {},
+      availability: {
+        reachable: () => true,
+        isUnreachable: () => false,
+        untilReachable: async () => {},
+      },
     };
     const worker = createWorker(collaborators, { concurrency: 2, claimErrorDelayMs: 600_000 });
     const stop = new AbortController();
@@ -526,15 +538,17 @@ describe("createWorker", () => {
         }
         return queue.collaborators.finish(claim, delivered);
       },
-      isUnreachable: (error) => error === outage,
-      reachable: () => reachable,
-      untilReachable: (signal) =>
-        reachable
-          ? Promise.resolve()
-          : Promise.race([
-              isBack,
-              new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve())),
-            ]),
+      availability: {
+        isUnreachable: (error) => error === outage,
+        reachable: () => reachable,
+        untilReachable: (signal) =>
+          reachable
+            ? Promise.resolve()
+            : Promise.race([
+                isBack,
+                new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve())),
+              ]),
+      },
     };
     const worker = createWorker(collaborators, { concurrency: 2, prefetch: 4 });
     const stop = new AbortController();
@@ -563,12 +577,12 @@ describe("createWorker", () => {
   });
 });
 
-describe("createWorker rechecks", () => {
-  test("runOnce() gives back the claims of a failed recheck, and sends each once when claimed again", async () => {
+describe("createWorker renewals", () => {
+  test("runOnce() gives back the claims of a failed renewal, and sends each once when claimed again", async () => {
     const pending = [fakeClaim(1), fakeClaim(2)];
     const sent: number[] = [];
     const released: number[] = [];
-    let rechecks = 0;
+    let renewals = 0;
     const freshlyClaimed = new Set<Claim>();
     const worker = createWorker(
       {
@@ -577,13 +591,11 @@ describe("createWorker rechecks", () => {
           for (const claim of taken) freshlyClaimed.add(claim);
           return taken;
         },
-        // The first claims look stale (say, a lease too short for the request); later ones not.
-        sendable: (claim) => rechecks > 0 && freshlyClaimed.has(claim),
-        async recheck() {
-          rechecks++;
+        async renew() {
+          renewals++;
           throw new Error("deadlock detected");
         },
-        async deliver(claim) {
+        async send(claim) {
           sent.push(claim.delivery.id);
           return success;
         },
@@ -596,51 +608,51 @@ describe("createWorker rechecks", () => {
         },
         async waitForWork() {},
       },
-      { concurrency: 1, prefetch: 2 },
+      {
+        concurrency: 1,
+        prefetch: 2,
+        // The first claims look stale (say, a lease too short for the request); later ones not.
+        freshness: {
+          now: () => 0,
+          remember() {},
+          prepare: (claim) => (renewals > 0 && freshlyClaimed.has(claim) ? claim : null),
+        },
+      },
     );
     await worker.runOnce();
-    expect(rechecks).toBe(1);
+    expect(renewals).toBe(1);
     expect(released.sort()).toEqual([1, 2]);
     expect(sent.sort()).toEqual([1, 2]);
   });
 });
 
 describe("outages and failed writes", () => {
-  test("createSendGate() starts no reopening wait after a hard stop, so it cannot spin while the database is down", () => {
-    const stopped = AbortSignal.abort();
+  test("createOutageGate().opened() returns at once on an aborted signal, so it cannot spin while the database is down", async () => {
     let waits = 0;
-    let opened = 0;
-    const gate = createSendGate(
-      {
-        reachable: () => false,
-        // As the store's: returns at once on an aborted signal, the database still down.
-        untilReachable: async () => {
-          waits++;
-        },
+    const availability: Partial<Availability> = {
+      reachable: () => false,
+      // As the store's: returns at once on an aborted signal, the database still down.
+      untilReachable: async () => {
+        waits++;
       },
-      {
-        signal: () => stopped,
-        onOpen: () => {
-          // The loop's onOpen asks the gate again (startReady); bounded here for the old code.
-          if (++opened < 1000) gate.closed();
-        },
-      },
-    );
+    };
+    const gate = createOutageGate(availability);
     expect(gate.closed()).toBe(true);
+    await gate.opened(AbortSignal.abort());
     expect(waits).toBe(0);
-    expect(opened).toBe(0);
+    expect(gate.closed()).toBe(true);
   });
 
-  test("recordThroughOutage() retries a write that failed for another reason than an outage, until it is recorded", async () => {
+  test("recordAfterFailure() retries a write that failed for another reason than an outage, until it is recorded", async () => {
     const claim = fakeClaim(1);
     let tries = 0;
     const slept: number[] = [];
     const errors: string[] = [];
-    const recorded = await recordThroughOutage(
+    const recorded = await recordAfterFailure(
       {
         async finish() {
           tries++;
-          if (tries < 3) throw new Error("database is locked");
+          if (tries < 2) throw new Error("database is locked");
           return true;
         },
         isUnreachable: () => false,
@@ -654,20 +666,21 @@ describe("outages and failed writes", () => {
           slept.push(ms);
         },
       },
+      new Error("database is locked"),
     );
     expect(recorded).toBe(true);
-    expect(tries).toBe(3);
+    expect(tries).toBe(2);
     expect(slept).toEqual([100, 200]);
     expect(errors).toEqual(["database is locked", "database is locked"]);
   });
 
-  test("recordThroughOutage() keeps its pauses within maxDelayMs (the worker's quarter of a lease)", async () => {
+  test("recordAfterFailure() keeps its pauses within maxDelayMs (the worker's quarter of a lease)", async () => {
     let tries = 0;
     const slept: number[] = [];
-    const recorded = await recordThroughOutage(
+    const recorded = await recordAfterFailure(
       {
         async finish() {
-          if (++tries < 6) throw new Error("disk I/O error");
+          if (++tries < 5) throw new Error("disk I/O error");
           return true;
         },
       },
@@ -681,22 +694,32 @@ describe("outages and failed writes", () => {
           slept.push(ms);
         },
       },
+      new Error("disk I/O error"),
     );
     expect(recorded).toBe(true);
     expect(slept).toEqual([100, 200, 250, 250, 250]);
   });
 
-  test("recordThroughOutage() gives up only on a hard stop", async () => {
+  test("recordAfterFailure() gives up only on a hard stop", async () => {
     const stop = new AbortController();
-    const recorded = await recordThroughOutage(
+    let tries = 0;
+    const recorded = await recordAfterFailure(
       {
         async finish() {
-          stop.abort();
+          if (++tries === 2) stop.abort();
           throw new Error("deadlock detected");
         },
       },
-      { claim: fakeClaim(1), delivered: success, signal: stop.signal, hooks: {} },
+      {
+        claim: fakeClaim(1),
+        delivered: success,
+        signal: stop.signal,
+        hooks: {},
+        sleep: async () => {},
+      },
+      new Error("deadlock detected"),
     );
     expect(recorded).toBeNull();
+    expect(tries).toBe(2);
   });
 });
