@@ -22,7 +22,7 @@ import { runDigest } from "../lib/digest/digest.ts";
 import { fetchArticle } from "../lib/digest/fetch/article.ts";
 import { fetchComments, fetchFrontPage } from "../lib/digest/fetch/hn-client.ts";
 import { buildThread } from "../lib/digest/fetch/thread.ts";
-import { generate } from "../lib/digest/summarise/ollama.ts";
+import { generate } from "../lib/digest/summarise/models/ollama/generate.ts";
 import { answerReserve, articlePrompt, discussionPrompt } from "../lib/digest/summarise/prompt.ts";
 import { articleHtml } from "../tests/fakes/article-site.ts";
 import { startDigestWorld } from "../tests/fakes/digest-world.ts";

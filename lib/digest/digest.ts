@@ -13,9 +13,9 @@ import { createRenderer } from "./render/renderer.ts";
 import type { Renderer } from "./render/types.ts";
 import { checkModel, frontPageAndMachine, startBudget } from "./run-start.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise/cache.ts";
-import type { ModelClient } from "./summarise/model-client.ts";
 import { createModelHealth, goneMessage } from "./summarise/model-health.ts";
-import { cachedModelName, openModelClient } from "./summarise/open-model.ts";
+import type { ModelClient } from "./summarise/models/model-client.ts";
+import { cachedModelName, openModelClient } from "./summarise/models/open-model.ts";
 import type { DigestMeta, Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {

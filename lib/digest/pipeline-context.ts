@@ -7,8 +7,8 @@ import type { Progress } from "./progress.ts";
 import type { TimeBudget } from "./summarise/budget.ts";
 import type { SummaryCache } from "./summarise/cache.ts";
 import type { Calibration } from "./summarise/calibration.ts";
-import type { ModelClient } from "./summarise/model-client.ts";
 import type { ModelHealth } from "./summarise/model-health.ts";
+import type { ModelClient } from "./summarise/models/model-client.ts";
 import type { ArticleSource, Coverage } from "./types.ts";
 
 export type PipelineConfig = Pick<

@@ -10,7 +10,7 @@ import { type FrontPage, fetchFrontPage } from "./fetch/hn-client.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
 import type { Calibration } from "./summarise/calibration.ts";
-import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/model-client.ts";
+import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/models/model-client.ts";
 import { promptLimit } from "./summarise/prompt.ts";
 import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "./summarise/rates.ts";
 

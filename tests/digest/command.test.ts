@@ -10,7 +10,7 @@ import { createDigestCommand } from "../../lib/digest/command.ts";
 import { FIELDS } from "../../lib/digest/config.ts";
 import { DigestFailedError, summaryCounts } from "../../lib/digest/digest.ts";
 import { SearchApiError } from "../../lib/digest/fetch/search-fetch.ts";
-import { PreflightError } from "../../lib/digest/summarise/model-client.ts";
+import { PreflightError } from "../../lib/digest/summarise/models/model-client.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
 import { endlessResponse, gate, startDigestWorld } from "../fakes/digest-world.ts";

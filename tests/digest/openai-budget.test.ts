@@ -1,8 +1,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
 import { runDigest } from "../../lib/digest/digest.ts";
-import type { ModelClient } from "../../lib/digest/summarise/model-client.ts";
-import { openModelClient } from "../../lib/digest/summarise/open-model.ts";
+import type { ModelClient } from "../../lib/digest/summarise/models/model-client.ts";
+import { openModelClient } from "../../lib/digest/summarise/models/open-model.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { frontPageToday } from "../fakes/front-page-today.ts";

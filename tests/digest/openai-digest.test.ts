@@ -7,7 +7,7 @@ import { exitCodeFor } from "../../lib/cli/run.ts";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { createDigestCommand } from "../../lib/digest/command.ts";
 import { ModelGoneError } from "../../lib/digest/digest.ts";
-import { PreflightError } from "../../lib/digest/summarise/model-client.ts";
+import { PreflightError } from "../../lib/digest/summarise/models/model-client.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";

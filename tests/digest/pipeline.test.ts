@@ -4,7 +4,7 @@ import { fetchFrontPage } from "../../lib/digest/fetch/hn-client.ts";
 import { digestStories, type PipelineStats } from "../../lib/digest/pipeline.ts";
 import { createProgress } from "../../lib/digest/progress.ts";
 import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";
-import { openModelClient } from "../../lib/digest/summarise/open-model.ts";
+import { openModelClient } from "../../lib/digest/summarise/models/open-model.ts";
 import { COMMON_INSTRUCTION } from "../../lib/digest/summarise/prompt.ts";
 import type { StoryDigest } from "../../lib/digest/types.ts";
 import { createMemoryLogger } from "../../lib/log.ts";

@@ -1,4 +1,4 @@
-import type { MachineInfo, ModelAnswer } from "./model-client.ts";
+import type { MachineInfo, ModelAnswer } from "./models/model-client.ts";
 import { callSeconds, type RateMeter } from "./rates.ts";
 
 /** The default budget on a machine without a GPU for the whole model; a GPU needs none. */

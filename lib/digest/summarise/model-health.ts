@@ -1,4 +1,4 @@
-import { type ModelError, modelGone } from "./model-client.ts";
+import { type ModelError, modelGone } from "./models/model-client.ts";
 
 /** Failures in a row that mean the model cannot answer, after which the run makes no more calls. */
 export const GONE_AFTER = 3;

@@ -1,4 +1,4 @@
-import type { ModelAnswer } from "./model-client.ts";
+import type { ModelAnswer } from "./models/model-client.ts";
 
 /** How fast the machine reads prompts and writes answers, and how long answers run. */
 export interface MachineRates {

@@ -5,8 +5,8 @@ import { storyName } from "../progress.ts";
 import type { Coverage } from "../types.ts";
 import type { StoredSummary, SummaryKind } from "./cache.ts";
 import { usableSample } from "./calibration.ts";
-import { ModelError } from "./model-client.ts";
 import { cleanSummary } from "./model-text.ts";
+import { ModelError } from "./models/model-client.ts";
 import { answerReserve, type PromptBudget } from "./prompt.ts";
 import { estimateTokens } from "./tokens.ts";
 

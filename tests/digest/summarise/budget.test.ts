@@ -8,7 +8,7 @@ import {
   type TimeBudget,
   waterFill,
 } from "../../../lib/digest/summarise/budget.ts";
-import type { ModelAnswer } from "../../../lib/digest/summarise/model-client.ts";
+import type { ModelAnswer } from "../../../lib/digest/summarise/models/model-client.ts";
 import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "../../../lib/digest/summarise/rates.ts";
 
 /** An answer as a machine of these rates reports it. */

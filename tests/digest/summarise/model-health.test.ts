@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { ModelError } from "../../../lib/digest/summarise/model-client.ts";
 import { createModelHealth, goneMessage } from "../../../lib/digest/summarise/model-health.ts";
+import { ModelError } from "../../../lib/digest/summarise/models/model-client.ts";
 
 const refused = () => new ModelError("connection refused", "unreachable", "Start Ollama.");
 

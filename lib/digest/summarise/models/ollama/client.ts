@@ -1,6 +1,6 @@
-import type { ModelClient } from "./model-client.ts";
-import { generate, OLLAMA_MAX_BYTES } from "./ollama.ts";
-import { machineInfo, preflight } from "./ollama-models.ts";
+import type { ModelClient } from "../model-client.ts";
+import { generate, OLLAMA_MAX_BYTES } from "./generate.ts";
+import { machineInfo, preflight } from "./preflight.ts";
 
 export interface OllamaClientOptions {
   url: string;

@@ -1,7 +1,7 @@
-import type { MachineInfo } from "./model-client.ts";
-import { record } from "./model-http.ts";
-import { chatCall, count, type OpenAiOptions, timingsOf } from "./openai.ts";
-import { estimateTokens } from "./tokens.ts";
+import { estimateTokens } from "../../tokens.ts";
+import type { MachineInfo } from "../model-client.ts";
+import { record } from "../model-http.ts";
+import { chatCall, count, type OpenAiOptions, timingsOf } from "./chat.ts";
 
 /**
  * Prompt tokens a second from which a model is taken to run on a GPU: a CPU reads a 3B model's

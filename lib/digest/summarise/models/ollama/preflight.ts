@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { stripControl } from "../../text/control.ts";
-import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
-import { type MachineInfo, type Placement, PreflightError } from "./model-client.ts";
-import { describeError, errorText, record, safeJson, withTimeout } from "./model-http.ts";
-import { normaliseModelName, OLLAMA_MAX_BYTES, type OllamaOptions } from "./ollama.ts";
-import { openAiBaseAt } from "./openai-models.ts";
+import { stripControl } from "../../../../text/control.ts";
+import { BodyTooLargeError, formatBytes, readTextCapped } from "../../../fetch/body.ts";
+import { type MachineInfo, type Placement, PreflightError } from "../model-client.ts";
+import { describeError, errorText, record, safeJson, withTimeout } from "../model-http.ts";
+import { openAiBaseAt } from "../openai/preflight.ts";
+import { normaliseModelName, OLLAMA_MAX_BYTES, type OllamaOptions } from "./generate.ts";
 
 export interface ModelFacts {
   /** The model's own context length from /api/show, or null when it does not report one. */

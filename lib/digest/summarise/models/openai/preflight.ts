@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { stripControl } from "../../text/control.ts";
-import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
-import { PreflightError } from "./model-client.ts";
-import { describeError, errorText, safeJson, withTimeout } from "./model-http.ts";
-import { authHeader, OPENAI_MAX_BYTES, type OpenAiOptions, redact } from "./openai.ts";
+import { stripControl } from "../../../../text/control.ts";
+import { BodyTooLargeError, formatBytes, readTextCapped } from "../../../fetch/body.ts";
+import { PreflightError } from "../model-client.ts";
+import { describeError, errorText, safeJson, withTimeout } from "../model-http.ts";
+import { authHeader, OPENAI_MAX_BYTES, type OpenAiOptions, redact } from "./chat.ts";
 
 export interface OpenAiModelFacts {
   /** The model the summaries are asked of: the one named, or the first the server lists. */

@@ -2,8 +2,8 @@
  * What both model clients (Ollama's API and the OpenAI-compatible one) share around one HTTP
  * call: its timeout, what a call without an answer means, and the server's text made safe.
  */
-import { describeNetworkError } from "../../http/network-error.ts";
-import { stripControl } from "../../text/control.ts";
+import { describeNetworkError } from "../../../http/network-error.ts";
+import { stripControl } from "../../../text/control.ts";
 import type { ModelFailureKind } from "./model-client.ts";
 
 /** A timeout signal, also aborted by `signal` when one is given. */

@@ -1,7 +1,7 @@
-import type { Api, DigestConfig } from "../config.ts";
+import type { Api, DigestConfig } from "../../config.ts";
 import type { ModelClient } from "./model-client.ts";
-import { createOllamaClient } from "./ollama-client.ts";
-import { createOpenAiClient } from "./openai-client.ts";
+import { createOllamaClient } from "./ollama/client.ts";
+import { createOpenAiClient } from "./openai/client.ts";
 
 export interface OpenModelOptions {
   fetch?: typeof fetch;

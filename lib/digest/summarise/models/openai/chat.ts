@@ -1,6 +1,6 @@
-import { stripControl } from "../../text/control.ts";
-import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
-import { type AnswerTimings, type ModelAnswer, ModelError } from "./model-client.ts";
+import { stripControl } from "../../../../text/control.ts";
+import { BodyTooLargeError, formatBytes, readTextCapped } from "../../../fetch/body.ts";
+import { type AnswerTimings, type ModelAnswer, ModelError } from "../model-client.ts";
 import {
   callFailureKind,
   describeError,
@@ -10,7 +10,7 @@ import {
   safeJson,
   stripThinking,
   withTimeout,
-} from "./model-http.ts";
+} from "../model-http.ts";
 
 /** The largest chat completion read: a summary is a few KiB; a reasoning model's text stays far below. */
 export const OPENAI_MAX_BYTES = 8 * 1024 * 1024;

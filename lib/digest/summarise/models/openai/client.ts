@@ -1,7 +1,7 @@
-import type { ModelClient } from "./model-client.ts";
-import { chatComplete, OPENAI_MAX_BYTES } from "./openai.ts";
-import { probeMachine } from "./openai-machine.ts";
-import { openAiPreflight } from "./openai-models.ts";
+import type { ModelClient } from "../model-client.ts";
+import { chatComplete, OPENAI_MAX_BYTES } from "./chat.ts";
+import { probeMachine } from "./machine.ts";
+import { openAiPreflight } from "./preflight.ts";
 
 export interface OpenAiClientOptions {
   /** The base URL, ending in /v1 as a rule. */

@@ -1,6 +1,6 @@
-import { stripControl } from "../../text/control.ts";
-import { BodyTooLargeError, formatBytes, readTextCapped } from "../fetch/body.ts";
-import { type ModelAnswer, ModelError } from "./model-client.ts";
+import { stripControl } from "../../../../text/control.ts";
+import { BodyTooLargeError, formatBytes, readTextCapped } from "../../../fetch/body.ts";
+import { type ModelAnswer, ModelError } from "../model-client.ts";
 import {
   callFailureKind,
   describeError,
@@ -10,7 +10,7 @@ import {
   safeJson,
   stripThinking,
   withTimeout,
-} from "./model-http.ts";
+} from "../model-http.ts";
 
 /**
  * The largest Ollama answer read. A summary is a few KiB; with `context` (the token ids) and a

@@ -1,7 +1,7 @@
 /**
  * What the digest needs of a model server, whatever its API: a check before the run, one
  * non-streamed answer per prompt, and (when the server can tell) where the model runs. Ollama
- * is one implementation (ollama-client.ts); open-model.ts chooses one, as lib/store/open.ts
+ * is one implementation (ollama/client.ts); open-model.ts chooses one, as lib/store/open.ts
  * chooses a store.
  */
 

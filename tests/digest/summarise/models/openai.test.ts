@@ -4,20 +4,20 @@ import {
   modelGone,
   PreflightError,
   prefillRate,
-} from "../../../lib/digest/summarise/model-client.ts";
-import { errorText } from "../../../lib/digest/summarise/model-http.ts";
+} from "../../../../lib/digest/summarise/models/model-client.ts";
+import { errorText } from "../../../../lib/digest/summarise/models/model-http.ts";
 import {
   chatComplete,
   chatRequest,
   parseChatAnswer,
   SYSTEM_MESSAGE,
   timingsOf,
-} from "../../../lib/digest/summarise/openai.ts";
-import { probeMachine } from "../../../lib/digest/summarise/openai-machine.ts";
-import { openAiPreflight } from "../../../lib/digest/summarise/openai-models.ts";
-import { endlessResponse, gate } from "../../fakes/digest-world.ts";
-import { startFakeOllama } from "../../fakes/ollama.ts";
-import { DEFAULT_OPENAI_MODEL, startFakeOpenAi } from "../../fakes/openai-server.ts";
+} from "../../../../lib/digest/summarise/models/openai/chat.ts";
+import { probeMachine } from "../../../../lib/digest/summarise/models/openai/machine.ts";
+import { openAiPreflight } from "../../../../lib/digest/summarise/models/openai/preflight.ts";
+import { endlessResponse, gate } from "../../../fakes/digest-world.ts";
+import { startFakeOllama } from "../../../fakes/ollama.ts";
+import { DEFAULT_OPENAI_MODEL, startFakeOpenAi } from "../../../fakes/openai-server.ts";
 
 setDefaultTimeout(20_000);
 

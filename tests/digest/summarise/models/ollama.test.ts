@@ -5,22 +5,22 @@ import {
   modelGone,
   PreflightError,
   prefillRate,
-} from "../../../lib/digest/summarise/model-client.ts";
-import { stripThinking } from "../../../lib/digest/summarise/model-http.ts";
+} from "../../../../lib/digest/summarise/models/model-client.ts";
+import { stripThinking } from "../../../../lib/digest/summarise/models/model-http.ts";
+import { createOllamaClient } from "../../../../lib/digest/summarise/models/ollama/client.ts";
 import {
   generate,
   generateRequest,
   normaliseModelName,
-} from "../../../lib/digest/summarise/ollama.ts";
-import { createOllamaClient } from "../../../lib/digest/summarise/ollama-client.ts";
+} from "../../../../lib/digest/summarise/models/ollama/generate.ts";
 import {
   contextLengthOf,
   preflight,
   showContextLength,
-} from "../../../lib/digest/summarise/ollama-models.ts";
-import { endlessResponse, gate } from "../../fakes/digest-world.ts";
-import { generateSuccess, startFakeOllama } from "../../fakes/ollama.ts";
-import { startFakeOpenAi } from "../../fakes/openai-server.ts";
+} from "../../../../lib/digest/summarise/models/ollama/preflight.ts";
+import { endlessResponse, gate } from "../../../fakes/digest-world.ts";
+import { generateSuccess, startFakeOllama } from "../../../fakes/ollama.ts";
+import { startFakeOpenAi } from "../../../fakes/openai-server.ts";
 
 async function closedPortUrl(): Promise<string> {
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
