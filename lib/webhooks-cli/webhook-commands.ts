@@ -78,6 +78,7 @@ const ADD_DEFAULTS: Partial<Record<keyof typeof fieldArgs, string>> = {
   "max-per-second": "[default 0]",
   "body-template": "(default: the JSON body)",
   "ssl-verify": "[default on]",
+  ordered: "[default off]",
 };
 
 /** fieldArgs with what add does when each is left out. */

@@ -41,6 +41,11 @@ export const optionArgs = {
     description: "timeout of one attempt for this webhook (0: WEBHOOK_TIMEOUT_MS)",
     valueHint: "ms",
   },
+  ordered: {
+    type: "boolean",
+    description:
+      "send each object's changes one at a time, in commit order; --no-ordered turns it off",
+  },
 } as const;
 
 /** Flags `update` has to clear a template or a condition set. */
@@ -51,7 +56,7 @@ export const clearOptionArgs = {
 
 type OptionPatch = Pick<
   WebhookPatch,
-  "bodyTemplate" | "conditions" | "sslVerification" | "caFile" | "timeoutMs"
+  "bodyTemplate" | "conditions" | "sslVerification" | "caFile" | "timeoutMs" | "ordered"
 >;
 
 /**
@@ -84,6 +89,7 @@ export async function readOptionFlags(
     patch[key] = null;
   }
   if (typeof flags["ssl-verify"] === "boolean") patch.sslVerification = flags["ssl-verify"];
+  if (typeof flags.ordered === "boolean") patch.ordered = flags.ordered;
   if (flags["ca-file"] !== undefined) {
     const given = String(flags["ca-file"]);
     patch.caFile = field("ca-file", given, checkCaFile);
@@ -144,6 +150,7 @@ export function optionNotes(webhook: Webhook): string[] {
   if (!webhook.sslVerification) notes.push("TLS verification off");
   if (webhook.caFile !== null) notes.push(`CA file ${oneLine(webhook.caFile)}`);
   if (webhook.timeoutMs !== null) notes.push(`timeout ${webhook.timeoutMs} ms`);
+  if (webhook.ordered) notes.push("ordered per object");
   return notes;
 }
 

@@ -41,6 +41,11 @@ export interface Webhook {
   /** Timeout of one attempt; null falls back to WEBHOOK_TIMEOUT_MS. */
   timeoutMs: number | null;
   /**
+   * Deliveries of one object (objectModel, objectId) are sent one at a time, in the order the
+   * changes were committed; off by default.
+   */
+  ordered: boolean;
+  /**
    * Start of the current failure streak (every attempt failed since), null while healthy.
    * Set by the stores; absent on a Webhook built elsewhere (unknown).
    */
@@ -64,6 +69,7 @@ export interface NewWebhook {
   sslVerification?: boolean;
   caFile?: string | null;
   timeoutMs?: number | null;
+  ordered?: boolean;
 }
 
 export type WebhookPatch = Partial<NewWebhook> & { disabledReason?: string | null };

@@ -244,3 +244,11 @@ export function checkTimeoutMs(text: string): Checked<number | null> {
   }
   return ok(ms);
 }
+
+/**
+ * Ordered delivery per object (Webhook.ordered): a JSON boolean. The CLI's --ordered and
+ * --no-ordered and the form's checkbox give one already; an API body may not.
+ */
+export function checkOrdered(value: unknown): Checked<boolean> {
+  return typeof value === "boolean" ? ok(value) : refused("must be true or false");
+}

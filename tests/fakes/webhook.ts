@@ -23,6 +23,7 @@ export function webhookFixture(overrides: Partial<Webhook> = {}): Webhook {
     sslVerification: true,
     caFile: null,
     timeoutMs: null,
+    ordered: false,
     createdAt: 0,
     updatedAt: 0,
     ...overrides,

@@ -112,6 +112,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           sslVerification: true,
           caFile: null,
           timeoutMs: null,
+          ordered: false,
           createdAt: T0,
           updatedAt: T0,
         });
@@ -168,6 +169,19 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect((await store.webhooks.list())[0]).toMatchObject(options);
         // Other connections (workers) read the same values.
         expect(await (await another()).webhooks.get(hook.id)).toMatchObject(options);
+      });
+
+      test("ordered is kept by create() and update(), and read by other connections", async () => {
+        const hook = await store.webhooks.create({
+          name: "fifo",
+          url: "https://e.example/",
+          ordered: true,
+        });
+        expect(hook.ordered).toBe(true);
+        expect((await store.webhooks.update(hook.id, { name: "fifo2" })).ordered).toBe(true);
+        expect(await (await another()).webhooks.get(hook.id)).toMatchObject({ ordered: true });
+        expect((await store.webhooks.update(hook.id, { ordered: false })).ordered).toBe(false);
+        expect((await store.webhooks.get(hook.id))?.ordered).toBe(false);
       });
 
       test("update() sets, keeps and clears NetBox's options", async () => {

@@ -191,6 +191,18 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(await store.webhooks.list()).toEqual([]);
   });
 
+  test("--ordered turns ordering per object on, --no-ordered off; list shows it", async () => {
+    expect(await cli(...add, "--ordered")).toContain("ordered per object");
+    expect((await store.webhooks.list())[0]?.ordered).toBe(true);
+    expect(await cli("list")).toContain("    ordered per object");
+    await cli("update", "chat", "--timeout-ms", "3000");
+    expect((await store.webhooks.list())[0]?.ordered).toBe(true);
+    await cli("update", "chat", "--no-ordered");
+    expect((await store.webhooks.list())[0]?.ordered).toBe(false);
+    expect(await cli("list")).not.toContain("ordered");
+    expect(JSON.parse(await cli("list", "--json"))[0].ordered).toBe(false);
+  });
+
   test("update sets, keeps and clears the options", async () => {
     await cli(...add, "--body-template", "{{ event }}", "--condition", '{"and": []}');
     await cli("update", "chat", "--no-ssl-verify", "--timeout-ms", "3000");

@@ -11,6 +11,7 @@ import {
   checkMaxPerSecond,
   checkMethod,
   checkName,
+  checkOrdered,
   checkTimeoutMs,
   checkUrl,
 } from "../../lib/webhooks/validate.ts";
@@ -41,6 +42,8 @@ describe("the webhook field rules give a value or one problem per field", () => 
     [checkMaxPerSecond("2.5"), { ok: true, value: 2.5 }],
     [checkTimeoutMs("0"), { ok: true, value: null }],
     [checkCaFile("none"), { ok: true, value: null }],
+    [checkOrdered(true), { ok: true, value: true }],
+    [checkOrdered("yes"), { ok: false, problem: "must be true or false" }],
   ])("%j", (checked, expected) => {
     expect(checked).toEqual(expected as typeof checked);
   });

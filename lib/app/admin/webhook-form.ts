@@ -13,6 +13,7 @@ import {
   checkMaxPerSecond,
   checkMethod,
   checkName,
+  checkOrdered,
   checkSecret,
   checkTimeoutMs,
   checkUrl,
@@ -39,6 +40,7 @@ export interface WebhookFormValues {
   sslVerification: boolean;
   caFile: string;
   timeoutMs: string;
+  ordered: boolean;
 }
 
 export function emptyWebhookForm(): WebhookFormValues {
@@ -58,6 +60,7 @@ export function emptyWebhookForm(): WebhookFormValues {
     sslVerification: true,
     caFile: "",
     timeoutMs: "",
+    ordered: false,
   };
 }
 
@@ -78,6 +81,7 @@ export function webhookFormValues(webhook: Webhook): WebhookFormValues {
     sslVerification: webhook.sslVerification,
     caFile: webhook.caFile ?? "",
     timeoutMs: webhook.timeoutMs === null ? "" : String(webhook.timeoutMs),
+    ordered: webhook.ordered,
   };
 }
 
@@ -108,6 +112,7 @@ export function readWebhookForm(body: Record<string, unknown>): WebhookFormValue
     sslVerification: text("skipSslVerification") !== "on",
     caFile: text("caFile"),
     timeoutMs: text("timeoutMs"),
+    ordered: text("ordered") === "on",
   };
 }
 
@@ -148,6 +153,7 @@ export async function parseWebhookForm(values: WebhookFormValues): Promise<Parse
     sslVerification: values.sslVerification,
     caFile: value("caFile", checkCaFile(values.caFile)),
     timeoutMs: value("timeoutMs", checkTimeoutMs(values.timeoutMs)),
+    ordered: value("ordered", checkOrdered(values.ordered)),
   };
   if (webhook.caFile) value("caFile", await checkCaFileContent(webhook.caFile));
   if (!fieldErrors.url && !fieldErrors.headers && !fieldErrors.bodyTemplate) {

@@ -80,7 +80,7 @@ export function WebhookListPage(props: { page: PageContext; webhooks: Webhook[] 
   );
 }
 
-/** The NetBox options a webhook uses, in a line under its events. */
+/** The options a webhook uses (NetBox's, and ordering), in a line under its events. */
 function OptionNote(props: { webhook: Webhook }) {
   const w = props.webhook;
   const notes = [
@@ -89,6 +89,7 @@ function OptionNote(props: { webhook: Webhook }) {
     w.sslVerification ? null : "TLS unverified",
     w.caFile !== null ? "own CA" : null,
     w.timeoutMs !== null ? `timeout ${w.timeoutMs} ms` : null,
+    w.ordered ? "ordered" : null,
   ].filter((note) => note !== null);
   return notes.length === 0 ? null : <div class="muted">{notes.join(", ")}</div>;
 }
@@ -309,6 +310,15 @@ export function WebhookFormPage(props: {
           <input type="text" name="timeoutMs" value={values.timeoutMs} inputmode="numeric" />
           <FieldErrors messages={errors.timeoutMs} />
         </label>
+        <label>
+          <input type="checkbox" name="ordered" checked={values.ordered} /> Ordered: send each
+          item's changes one at a time, in the order they were made
+          <span class="hint">
+            A later change of an item waits while an earlier one is queued, being sent or waiting
+            for a retry; other items never wait.
+          </span>
+        </label>
+        <FieldErrors messages={errors.ordered} />
         <label>
           <input type="checkbox" name="enabled" checked={values.enabled} /> Enabled
         </label>

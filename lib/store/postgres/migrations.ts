@@ -160,6 +160,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   DROP INDEX deliveries_due;
   `,
+  // 8: ordered webhooks (as SQLite's 10): an object's deliveries to one are sent one at a
+  // time, in the order its changes were committed.
+  `
+  ALTER TABLE webhooks ADD COLUMN ordered BOOLEAN NOT NULL DEFAULT FALSE;
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

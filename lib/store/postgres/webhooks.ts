@@ -22,6 +22,7 @@ export interface WebhookRow {
   ssl_verification: boolean;
   ca_file: string | null;
   timeout_ms: number | null;
+  ordered: boolean;
   failing_since: string | number | null;
   created_at: string | number;
   updated_at: string | number;
@@ -46,6 +47,7 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     sslVerification: row.ssl_verification,
     caFile: row.ca_file,
     timeoutMs: row.timeout_ms,
+    ordered: row.ordered,
     failingSince: toNumberOrNull(row.failing_since),
     createdAt: toNumber(row.created_at),
     updatedAt: toNumber(row.updated_at),
@@ -82,14 +84,15 @@ export function createPostgresWebhookRepo(
           (sql) => sql<WebhookRow[]>`
             INSERT INTO webhooks (name, url, method, content_type, headers, secret, events,
               enabled, disabled_reason, disabled_at, max_per_second, body_template, conditions,
-              ssl_verification, ca_file, timeout_ms, created_at, updated_at)
+              ssl_verification, ca_file, timeout_ms, ordered, created_at, updated_at)
             VALUES (${input.name}, ${input.url}, ${input.method ?? "POST"},
               ${input.contentType ?? "application/json"},
               ${JSON.stringify(input.headers ?? [])}::text::jsonb, ${input.secret ?? null},
               ${JSON.stringify(input.events ?? ["*"])}::text::jsonb, ${enabled}, NULL,
               ${enabled ? null : t}, ${input.maxPerSecond ?? null}, ${input.bodyTemplate ?? null},
               ${conditionsJson(input.conditions)}::text::jsonb, ${input.sslVerification ?? true},
-              ${input.caFile ?? null}, ${input.timeoutMs ?? null}, ${t}, ${t})
+              ${input.caFile ?? null}, ${input.timeoutMs ?? null}, ${input.ordered ?? false},
+              ${t}, ${t})
             RETURNING *`,
         ),
       );
@@ -133,7 +136,7 @@ export function createPostgresWebhookRepo(
               body_template = ${kept("bodyTemplate")},
               conditions = ${conditionsJson(kept("conditions"))}::text::jsonb,
               ssl_verification = ${kept("sslVerification")}, ca_file = ${kept("caFile")},
-              timeout_ms = ${kept("timeoutMs")}, updated_at = ${t},
+              timeout_ms = ${kept("timeoutMs")}, ordered = ${kept("ordered")}, updated_at = ${t},
               failing_since = CASE WHEN ${reenabled}::boolean THEN NULL ELSE failing_since END,
               failed_deliveries = CASE WHEN ${reenabled}::boolean THEN 0 ELSE failed_deliveries END,
               paused_until = CASE WHEN ${reenabled}::boolean THEN 0 ELSE paused_until END

@@ -179,6 +179,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   DROP INDEX deliveries_due;
   `,
+  // 10: ordered webhooks (issue 28): an object's deliveries to one are sent one at a time, in
+  // the order its changes were committed.
+  `
+  ALTER TABLE webhooks ADD COLUMN ordered INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */

@@ -23,6 +23,7 @@ export interface WebhookRow {
   ssl_verification: number;
   ca_file: string | null;
   timeout_ms: number | null;
+  ordered: number;
   failing_since: number | null;
   /** The 429/503 pause and the next rate-limit slot (claims read them; not in Webhook). */
   paused_until: number;
@@ -50,6 +51,7 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     sslVerification: row.ssl_verification === 1,
     caFile: row.ca_file,
     timeoutMs: row.timeout_ms,
+    ordered: row.ordered === 1,
     failingSince: row.failing_since,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -58,10 +60,10 @@ export function webhookFromRow(row: WebhookRow): Webhook {
 
 type Options = Pick<
   NewWebhook,
-  "bodyTemplate" | "conditions" | "sslVerification" | "caFile" | "timeoutMs"
+  "bodyTemplate" | "conditions" | "sslVerification" | "caFile" | "timeoutMs" | "ordered"
 >;
 
-/** The NetBox options' columns (body template, conditions, TLS, timeout) of a webhook. */
+/** The options' columns (NetBox's body template, conditions, TLS, timeout; ordering) of a webhook. */
 function optionColumns(options: Options): Record<string, string | number | null> {
   return {
     body_template: options.bodyTemplate ?? null,
@@ -69,6 +71,7 @@ function optionColumns(options: Options): Record<string, string | number | null>
     ssl_verification: options.sslVerification === false ? 0 : 1,
     ca_file: options.caFile ?? null,
     timeout_ms: options.timeoutMs ?? null,
+    ordered: options.ordered === true ? 1 : 0,
   };
 }
 
@@ -88,10 +91,10 @@ export function createSqliteWebhookRepo(
   const insertStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
     `INSERT INTO webhooks (name, url, method, content_type, headers, secret, events, enabled,
        disabled_reason, disabled_at, max_per_second, body_template, conditions,
-       ssl_verification, ca_file, timeout_ms, created_at, updated_at)
+       ssl_verification, ca_file, timeout_ms, ordered, created_at, updated_at)
      VALUES ($name, $url, $method, $content_type, $headers, $secret, $events, $enabled,
        $disabled_reason, $disabled_at, $max_per_second, $body_template, $conditions,
-       $ssl_verification, $ca_file, $timeout_ms, $now, $now)
+       $ssl_verification, $ca_file, $timeout_ms, $ordered, $now, $now)
      RETURNING *`,
   );
   const updateStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
@@ -100,7 +103,7 @@ export function createSqliteWebhookRepo(
        disabled_reason = $disabled_reason, disabled_at = $disabled_at,
        max_per_second = $max_per_second, body_template = $body_template,
        conditions = $conditions, ssl_verification = $ssl_verification, ca_file = $ca_file,
-       timeout_ms = $timeout_ms, updated_at = $now
+       timeout_ms = $timeout_ms, ordered = $ordered, updated_at = $now
      WHERE id = $id
      RETURNING *`,
   );

@@ -69,6 +69,18 @@ describe("the webhook form's NetBox options", () => {
     }
   });
 
+  test("the Ordered box turns ordering per object on and, left out on edit, off", async () => {
+    await create({ ...form, ordered: "on" });
+    const [webhook] = await t.store.webhooks.list();
+    expect(webhook?.ordered).toBe(true);
+    const page = `/admin/webhooks/${webhook?.id}`;
+    expect((await t.client.open(page)).html).toContain('name="ordered" checked');
+    expect((await t.client.open("/admin/webhooks")).html).toContain(">ordered</div>");
+    await t.client.submit(page, form, { from: page });
+    expect((await t.store.webhooks.list())[0]?.ordered).toBe(false);
+    expect((await t.client.open(page)).html).not.toContain('name="ordered" checked');
+  });
+
   test("verifies TLS unless asked not to (a post without the box keeps it on)", async () => {
     await create(form);
     expect((await t.store.webhooks.list())[0]?.sslVerification).toBe(true);
