@@ -131,7 +131,8 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     alias: "o",
     hint: "file",
     schema: outPath,
-    description: "write the digest to this file instead of stdout",
+    description:
+      "write the digest to this regular file instead of stdout (- for stdout); a device, FIFO or folder is refused",
   },
   {
     key: "api",
@@ -316,6 +317,8 @@ export function loadDigestConfig(env: Env, flags: DigestFlags = {}): DigestConfi
     given.has("model") && sourceOf("model") === "--model" ? config.model : undefined;
   return {
     ...config,
+    // `--out -` is standard output, as in curl and tar.
+    out: config.out === "-" ? undefined : config.out,
     openaiModel: flagModel ?? config.openaiModel,
     cacheFile: flags.cache !== false ? cacheFilePath(env) : undefined,
   };

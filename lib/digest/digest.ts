@@ -8,7 +8,7 @@ import { compareWithLastRun, type Freshness } from "./freshness.ts";
 import { digestStories, type PipelineStats, readCalibration } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
 import { openArchive } from "./render/archive.ts";
-import { type Output, openOutput, type TextSink } from "./render/output.ts";
+import { type Output, openOutput, refuseNonRegularTarget, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
 import type { Renderer } from "./render/types.ts";
 import { checkModel, frontPageAndMachine, startBudget } from "./run-start.ts";
@@ -71,11 +71,15 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   const fetch = deps.fetch ?? globalThis.fetch;
   const baseLogger = deps.logger ?? createLogger();
   const started = now();
+  // --out at a device, FIFO or folder is refused before the archive folder is made.
+  if (config.out !== undefined) await refuseNonRegularTarget(config.out);
   // The archive first: it leaves nothing behind when it cannot be opened, --out's file would.
   const archive = config.archive === undefined ? undefined : await openArchive(config.archive);
   const output = await openOutput(config.out, deps.stdout);
   let cache: SummaryCache | undefined;
   let progress: Progress | undefined;
+  // Set once the digest's opening is written: a run stopped after that ends the text it began.
+  let begun: Renderer | undefined;
   // Stories written so far, of how many: for the line Ctrl-C ends with.
   const done = { written: 0, total: 0 };
   const health = createModelHealth();
@@ -132,6 +136,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       );
     };
     await output.write(renderer.begin(meta));
+    begun = renderer;
     const digests = digestStories(stories, {
       config: { ...config, model: cacheModel, numCtx },
       calibration,
@@ -182,6 +187,11 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     }
     return { stories: results, stats };
   } catch (error) {
+    if (begun && stoppedEarly(error, deps.signal)) {
+      // On stdout the stories so far are out already: say that the rest never came. (A --out
+      // file is removed below, so the old one stays.) A failing output is not written again.
+      await output.write(begun.end({ written: done.written, total: done.total })).catch(() => {});
+    }
     await output.abort();
     if (deps.signal?.aborted) {
       const stopped = error instanceof DigestInterruptedError ? error : interrupted(config, done);
@@ -301,6 +311,13 @@ function openCache(
     );
     return undefined;
   }
+}
+
+/** Ctrl-C or the model gone: the run stopped before its last story, not for a broken output. */
+function stoppedEarly(error: unknown, signal: AbortSignal | undefined): boolean {
+  return (
+    error instanceof DigestInterruptedError || error instanceof ModelGoneError || !!signal?.aborted
+  );
 }
 
 function isSignal(signal: AbortSignal | undefined): signal is AbortSignal {

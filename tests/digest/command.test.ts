@@ -272,6 +272,7 @@ describe("bun run digest", () => {
       "lastRunAt",
       "malformedHits",
       "stories",
+      "incomplete",
     ]);
     expect(doc.generatedAt).toBe("2025-08-03T18:54:41.000Z");
     expect(doc.model).toBe("llama3.2");

@@ -1,4 +1,5 @@
 import type { StoryType } from "../types.ts";
+import type { Incomplete } from "./types.ts";
 
 const TYPE_LABELS: Record<StoryType, string> = {
   article: "Article",
@@ -29,6 +30,11 @@ export function ageText(createdAt: number | null, nowMs: number): string | null 
 /** "1 comment", "3 comments": a count and its noun, plural unless one. */
 export function countText(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
+}
+
+/** "incomplete: 3 of 10 stories": the last words of a digest that stopped early. */
+export function incompleteText(incomplete: Incomplete): string {
+  return `incomplete: ${incomplete.written} of ${countText(incomplete.total, "story", "stories")}`;
 }
 
 /** Words a reader reads a minute: the usual figure for screen reading of non-fiction. */

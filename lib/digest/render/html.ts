@@ -3,6 +3,7 @@ import { type DateOptions, dayLabel, humanDateTime, localDateKey } from "./dates
 import {
   ageText,
   countText,
+  incompleteText,
   malformedText,
   pointsText,
   readingTimeText,
@@ -12,7 +13,7 @@ import { escapeHtml, htmlLink } from "./html-escape.ts";
 import { PAGE_STYLE } from "./html-style.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToHtml } from "./model-markdown.ts";
-import type { Renderer } from "./types.ts";
+import type { Incomplete, Renderer } from "./types.ts";
 
 export { escapeHtml } from "./html-escape.ts";
 
@@ -46,8 +47,8 @@ export function htmlRenderer(options: HtmlOptions = {}): Renderer {
       stories.push({ digest, rank: index + 1 });
       return "";
     },
-    end() {
-      return meta === undefined ? "" : htmlPage(meta, stories, options);
+    end(incomplete) {
+      return meta === undefined ? "" : htmlPage(meta, stories, { ...options, incomplete });
     },
   };
 }
@@ -69,7 +70,11 @@ function groups(stories: readonly Ranked[], meta: DigestMeta): Group[] {
   ].filter((group) => group.stories.length > 0);
 }
 
-function htmlPage(meta: DigestMeta, stories: readonly Ranked[], options: HtmlOptions): string {
+function htmlPage(
+  meta: DigestMeta,
+  stories: readonly Ranked[],
+  options: HtmlOptions & { incomplete?: Incomplete },
+): string {
   const now = Date.parse(meta.generatedAt);
   const when = humanDateTime(now, options);
   const parts = groups(stories, meta);
@@ -99,6 +104,9 @@ function htmlPage(meta: DigestMeta, stories: readonly Ranked[], options: HtmlOpt
           .map((s) => storyHtml(s, now))
           .join("\n")}\n</section>`,
     ),
+    options.incomplete
+      ? `<p class="incomplete"><strong>${incompleteText(options.incomplete)}</strong></p>`
+      : undefined,
     "</main>",
     "</body>",
     "</html>",

@@ -1,6 +1,6 @@
 import { stripControl } from "../../text/control.ts";
 import type { ArticleSource, DigestMeta, StoryDigest, StoryType } from "../types.ts";
-import { ageText } from "./facts.ts";
+import { ageText, incompleteText } from "./facts.ts";
 import type { Renderer } from "./types.ts";
 
 /** The JSON document's story entries, with the field names users script against. */
@@ -66,7 +66,8 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
 
 /**
  * Exactly one JSON document, written at the end:
- * `{generatedAt, model, newSinceLastRun, lastRunAt, malformedHits, stories}`.
+ * `{generatedAt, model, newSinceLastRun, lastRunAt, malformedHits, stories, incomplete}`;
+ * `incomplete` is null, or "incomplete: 3 of 10 stories" when the run stopped early.
  */
 export function jsonRenderer(): Renderer {
   let meta: DigestMeta | undefined;
@@ -80,7 +81,7 @@ export function jsonRenderer(): Renderer {
       stories.push(toJsonStory(digest, Date.parse(meta?.generatedAt ?? "")));
       return "";
     },
-    end() {
+    end(incomplete) {
       // JSON.stringify escapes C0 controls (\u001b); C1 and BiDi characters are stripped from the
       // text that can carry them (notes quote remote sites; summaries and titles are cleaned earlier).
       const document = {
@@ -90,6 +91,7 @@ export function jsonRenderer(): Renderer {
         lastRunAt: meta?.lastRunAt ?? null,
         malformedHits: meta?.malformedHits ?? 0,
         stories,
+        incomplete: incomplete ? incompleteText(incomplete) : null,
       };
       return `${JSON.stringify(document, null, 2)}\n`;
     },

@@ -4,6 +4,7 @@ import { type DateOptions, humanDateTime } from "./dates.ts";
 import {
   ageText,
   countText,
+  incompleteText,
   malformedText,
   newCountText,
   pointsText,
@@ -96,8 +97,8 @@ export function markdownRenderer(options: DateOptions = {}): Renderer {
       }
       return `${lines.join("\n")}\n`;
     },
-    end() {
-      return "";
+    end(incomplete) {
+      return incomplete ? `\n---\n\n_${incompleteText(incomplete)}_\n` : "";
     },
   };
 }

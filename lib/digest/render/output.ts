@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
 import { type FileHandle, lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "../../config/errors.ts";
@@ -49,6 +50,7 @@ export async function openOutput(
       abort: async () => {},
     };
   }
+  await refuseNonRegularTarget(path);
   await removeStaleTemporaries(dirname(path), { of: basename(path) });
   let temporary = "";
   let handle: FileHandle | undefined;
@@ -76,6 +78,35 @@ export async function openOutput(
       await unlink(temporary).catch(() => {});
     },
   };
+}
+
+/**
+ * `--out` replaces a regular file (or a symlink, which is replaced, not followed) or makes a new
+ * one; anything else at the path (a device such as /dev/null, a FIFO, a directory, a socket) is
+ * refused with a UsageError before anything is written, and left exactly as it was: renaming
+ * over it would turn /dev/null into a file for every other program on the machine.
+ */
+export async function refuseNonRegularTarget(path: string): Promise<void> {
+  let info: Stats;
+  try {
+    info = await lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw new UsageError(`--out ${path} cannot be written: ${errorMessage(error)}`);
+  }
+  if (info.isFile() || info.isSymbolicLink()) return;
+  throw new UsageError(
+    `--out ${path} is ${kindOf(info)}, not a regular file: expected a file path (or - for stdout)`,
+  );
+}
+
+function kindOf(info: Stats): string {
+  if (info.isDirectory()) return "a directory";
+  if (info.isCharacterDevice()) return "a character device";
+  if (info.isBlockDevice()) return "a block device";
+  if (info.isFIFO()) return "a FIFO";
+  if (info.isSocket()) return "a socket";
+  return "not a file";
 }
 
 /**

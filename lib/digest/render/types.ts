@@ -7,5 +7,12 @@ import type { DigestMeta, StoryDigest } from "../types.ts";
 export interface Renderer {
   begin(meta: DigestMeta): string;
   story(digest: StoryDigest, index: number): string;
-  end(): string;
+  /** With `incomplete`, the run stopped early: the text ends saying how many stories it holds. */
+  end(incomplete?: Incomplete): string;
+}
+
+/** A run that stopped early (Ctrl-C, the model gone): the stories written, of how many. */
+export interface Incomplete {
+  written: number;
+  total: number;
 }

@@ -195,6 +195,7 @@ describe("jsonRenderer()", () => {
           notes: ["Discussion summary failed: Ollama answered HTTP 500: boom."],
         },
       ],
+      incomplete: null,
     });
     expect(text.endsWith("}\n")).toBe(true);
   });
