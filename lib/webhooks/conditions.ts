@@ -13,7 +13,19 @@ import {
  * one key, `and` or `or`, holding a list of conditions `{attr, value, op, negate}` and nested
  * sets. Checked when a webhook is saved (with the path of the bad node), evaluated against the
  * changed object's data when the change is detected. Pure: no I/O.
+ *
+ * Beyond NetBox (netbox#18159): an attribute `prechange.<field>` reads the object as it was
+ * before the change and `postchange.<field>` as it is after (the plain field stays the
+ * post-change value, as NetBox's `data`), so "quantity fell below 5" can be said. Where a
+ * snapshot does not exist (before a creation, after a deletion) its attributes are absent, and a
+ * condition on an absent attribute is false.
  */
+
+/** The snapshots of the object before and after a change; null where there is none. */
+export interface ChangeSnapshots {
+  prechange: unknown;
+  postchange: unknown;
+}
 
 /** A condition set that is not valid; `path` points at the bad node, e.g. `$.and[1].op`. */
 export class ConditionError extends Error {
@@ -144,9 +156,13 @@ function checkCondition(node: unknown, path: string): void {
  * throws an UnrunnableRegexError instead, so its change is recorded as failed, never silently
  * "no match".
  */
-export function conditionsMatch(set: ConditionSet, data: unknown): boolean {
+export function conditionsMatch(
+  set: ConditionSet,
+  data: unknown,
+  snapshots?: ChangeSnapshots,
+): boolean {
   try {
-    return evalNode(set, data);
+    return evalNode(set, { data, snapshots });
   } catch (error) {
     if (error instanceof UnrunnableRegexError) throw error;
     // A set stored without the checks above (not through the CLI or the admin) can be
@@ -155,27 +171,92 @@ export function conditionsMatch(set: ConditionSet, data: unknown): boolean {
   }
 }
 
-function evalNode(node: ConditionNode, data: unknown): boolean {
-  if ("and" in node) return node.and.every((child) => evalNode(child, data));
-  if ("or" in node) return node.or.some((child) => evalNode(child, data));
-  return evalCondition(node, data);
+/** What a condition is evaluated against. */
+interface Subject {
+  data: unknown;
+  snapshots: ChangeSnapshots | undefined;
+}
+
+function evalNode(node: ConditionNode, subject: Subject): boolean {
+  if ("and" in node) return node.and.every((child) => evalNode(child, subject));
+  if ("or" in node) return node.or.some((child) => evalNode(child, subject));
+  return evalCondition(node, subject);
 }
 
 const MISSING = Symbol("missing");
 const MISMATCH = Symbol("mismatch");
 
-function evalCondition(condition: Condition, data: unknown): boolean {
-  const actual = resolve(data, condition.attr);
+function evalCondition(condition: Condition, subject: Subject): boolean {
+  const actual = resolve(subject, condition.attr);
   if (actual === MISSING) return false;
   const result = compare(condition.op ?? "eq", actual, condition.value);
   if (result === MISMATCH) return false;
   return condition.negate ? !result : result;
 }
 
+/** One condition of a set as evaluated against a change (the admin form's preview). */
+export interface EvaluatedCondition {
+  /** Where it is in the set, e.g. `$.and[1]`. */
+  path: string;
+  condition: Condition;
+  /** The attribute's value in the change; absent when there is none (`found` false). */
+  found: boolean;
+  actual: unknown;
+  result: boolean;
+}
+
+/** Every condition of `set`, in order, with the value it saw and its result. */
+export function explainConditions(
+  set: ConditionSet,
+  data: unknown,
+  snapshots?: ChangeSnapshots,
+): EvaluatedCondition[] {
+  const subject = { data, snapshots };
+  const rows: EvaluatedCondition[] = [];
+  const walk = (node: ConditionNode, path: string): void => {
+    if ("and" in node || "or" in node) {
+      const logic = "and" in node ? "and" : "or";
+      const list = "and" in node ? node.and : node.or;
+      for (const [i, child] of list.entries()) walk(child, `${path}.${logic}[${i}]`);
+      return;
+    }
+    const actual = resolve(subject, node.attr);
+    let result: boolean;
+    try {
+      result = evalCondition(node, subject);
+    } catch {
+      result = false; // a regex that cannot run: the change would be recorded as failed
+    }
+    rows.push({
+      path,
+      condition: node,
+      found: actual !== MISSING,
+      actual: actual === MISSING ? undefined : actual,
+      result,
+    });
+  };
+  walk(set, "$");
+  return rows;
+}
+
+/**
+ * A condition's attribute in the change: `prechange.…` and `postchange.…` in that snapshot
+ * (absent where there is none), any other path in the changed object's data.
+ */
+function resolve(subject: Subject, attr: string): unknown {
+  const [head, ...rest] = attr.split(".");
+  if ((head === "prechange" || head === "postchange") && rest.length > 0) {
+    const snapshot = subject.snapshots?.[head];
+    if (snapshot === null || snapshot === undefined) return MISSING;
+    return resolvePath(snapshot, rest);
+  }
+  return resolvePath(subject.data, attr.split("."));
+}
+
 /** A dotted path; through a list it collects the attribute of every element (as NetBox). */
-function resolve(data: unknown, attr: string): unknown {
+function resolvePath(data: unknown, keys: readonly string[]): unknown {
   let current: unknown = data;
-  for (const key of attr.split(".")) {
+  for (const key of keys) {
     if (Array.isArray(current)) {
       const values: unknown[] = [];
       for (const item of current) {

@@ -42,7 +42,7 @@ export interface PlannedDelivery extends RenderedDelivery {
 
 /**
  * The deliveries of a change: for each webhook that gets it (receivers) and whose conditions
- * match the changed object's data, the body, URL and headers rendered now, so every attempt
+ * match the changed object's data and its snapshots before and after, the body, URL and headers rendered now, so every attempt
  * sends the same bytes. A ping (Send test) is not filtered by conditions. Templates are rendered
  * by `render`, off this thread and each within a deadline (render-process.ts); a webhook's
  * template that fails or overruns is a delivery with its templateError, never a lost change.
@@ -65,7 +65,10 @@ export async function planDeliveries(
       matches =
         change.event === "ping" ||
         candidate.conditions === null ||
-        conditionsMatch(candidate.conditions, change.data ?? null);
+        conditionsMatch(candidate.conditions, change.data ?? null, {
+          prechange: change.prechange ?? null,
+          postchange: change.postchange ?? null,
+        });
     } catch (error) {
       if (!(error instanceof UnrunnableRegexError)) throw error;
       // Recorded as failed with the reason rather than taken for "no match".

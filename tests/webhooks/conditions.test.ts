@@ -3,6 +3,7 @@ import {
   ConditionError,
   checkConditionSet,
   conditionsMatch,
+  explainConditions,
   parseConditionText,
   UnrunnableRegexError,
 } from "../../lib/webhooks/conditions.ts";
@@ -224,5 +225,77 @@ describe("checkConditionSet()", () => {
 
   test("parseConditionText() refuses text that is not JSON at $", () => {
     expect(() => parseConditionText("{and: []}")).toThrow(/^\$: not valid JSON/);
+  });
+});
+
+describe("conditionsMatch() on prechange. and postchange.", () => {
+  const before = { id: 7, quantity: 6, sku: "A-1" };
+  const after = { id: 7, quantity: 3, sku: "A-1" };
+  const fellBelow5 = all(
+    { attr: "prechange.quantity", op: "gte", value: 5 },
+    { attr: "quantity", op: "lt", value: 5 },
+  );
+
+  test("an update reads the object before the change under prechange.", () => {
+    expect(conditionsMatch(fellBelow5, after, { prechange: before, postchange: after })).toBe(true);
+    const stillLow = { prechange: { ...before, quantity: 4 }, postchange: after };
+    expect(conditionsMatch(fellBelow5, after, stillLow)).toBe(false);
+  });
+
+  test("postchange. reads the object after the change; the plain name is the same value", () => {
+    const snapshots = { prechange: before, postchange: after };
+    expect(conditionsMatch(all({ attr: "postchange.quantity", value: 3 }), after, snapshots)).toBe(
+      true,
+    );
+    expect(conditionsMatch(all({ attr: "quantity", value: 3 }), after, snapshots)).toBe(true);
+    expect(conditionsMatch(all({ attr: "postchange.quantity", value: 6 }), after, snapshots)).toBe(
+      false,
+    );
+  });
+
+  test("on a creation a prechange. attribute is absent: false, negated or not", () => {
+    const created = { prechange: null, postchange: after };
+    expect(conditionsMatch(fellBelow5, after, created)).toBe(false);
+    const negated = all({ attr: "prechange.quantity", value: 1, negate: true });
+    expect(conditionsMatch(negated, after, created)).toBe(false);
+    expect(conditionsMatch(negated, after, { prechange: before, postchange: after })).toBe(true);
+  });
+
+  test("on a deletion a postchange. attribute is absent; prechange. is the last state", () => {
+    const deleted = { prechange: before, postchange: null };
+    expect(
+      conditionsMatch(all({ attr: "postchange.quantity", op: "gte", value: 0 }), before, deleted),
+    ).toBe(false);
+    expect(conditionsMatch(all({ attr: "prechange.quantity", value: 6 }), before, deleted)).toBe(
+      true,
+    );
+  });
+
+  test("without snapshots (an older caller) both prefixes are absent", () => {
+    expect(conditionsMatch(all({ attr: "prechange.quantity", value: 6 }), after)).toBe(false);
+  });
+});
+
+describe("explainConditions()", () => {
+  test("lists each condition with its path, the value it saw (or absent) and its result", () => {
+    const set: ConditionSet = {
+      and: [
+        { attr: "prechange.quantity", op: "gte", value: 5 },
+        {
+          or: [
+            { attr: "quantity", op: "lt", value: 5 },
+            { attr: "colour", value: "red" },
+          ],
+        },
+      ],
+    };
+    const rows = explainConditions(set, { quantity: 3 }, { prechange: null, postchange: {} });
+    expect(
+      rows.map(({ path, found, actual, result }) => ({ path, found, actual, result })),
+    ).toEqual([
+      { path: "$.and[0]", found: false, actual: undefined, result: false },
+      { path: "$.and[1].or[0]", found: true, actual: 3, result: true },
+      { path: "$.and[1].or[1]", found: false, actual: undefined, result: false },
+    ]);
   });
 });

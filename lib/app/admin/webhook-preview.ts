@@ -1,4 +1,8 @@
-import { conditionsMatch } from "../../webhooks/conditions.ts";
+import {
+  conditionsMatch,
+  type EvaluatedCondition,
+  explainConditions,
+} from "../../webhooks/conditions.ts";
 import type { Delivery, Webhook } from "../../webhooks/model.ts";
 import { buildPayload } from "../../webhooks/payload.ts";
 import type { DeliveryQueue } from "../../webhooks/ports.ts";
@@ -10,6 +14,8 @@ export interface WebhookPreview {
   source: string;
   /** Whether the conditions match it; null when there are none. */
   matches: boolean | null;
+  /** Each condition with the value it saw in the change and its result; empty without conditions. */
+  evaluation: EvaluatedCondition[];
   url: string;
   headers: Array<[string, string]>;
   body: string;
@@ -60,12 +66,22 @@ export async function previewWebhook(
   source: string,
   render: RenderTemplates = sharedTemplateRenderer().render,
 ): Promise<WebhookPreview> {
-  const data = (JSON.parse(body) as { data?: unknown }).data;
-  const matches = webhook.conditions === null ? null : conditionsMatch(webhook.conditions, data);
+  const { data, snapshots } = JSON.parse(body) as {
+    data?: unknown;
+    snapshots?: { prechange?: unknown; postchange?: unknown };
+  };
+  const before = {
+    prechange: snapshots?.prechange ?? null,
+    postchange: snapshots?.postchange ?? null,
+  };
+  const set = webhook.conditions;
+  const matches = set === null ? null : conditionsMatch(set, data, before);
+  const evaluation = set === null ? [] : explainConditions(set, data, before);
   const rendered = await render(webhook, body);
   return {
     source,
     matches,
+    evaluation,
     url: rendered.url ?? webhook.url,
     headers: rendered.headers ?? webhook.headers,
     body: rendered.payload,

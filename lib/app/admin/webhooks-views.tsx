@@ -9,6 +9,7 @@ import { CsrfField, FieldErrors, Layout, type PageContext, PostButton } from "./
 import { UrlWarning } from "./url-warning.tsx";
 import { EVENT_CHOICES, WEBHOOK_METHODS, type WebhookFormValues } from "./webhook-form.ts";
 import type { WebhookPreview } from "./webhook-preview.ts";
+import { PreviewSection } from "./webhook-preview-view.tsx";
 
 export const WEBHOOKS = "/admin/webhooks";
 
@@ -92,41 +93,6 @@ function OptionNote(props: { webhook: Webhook }) {
     w.ordered ? "ordered" : null,
   ].filter((note) => note !== null);
   return notes.length === 0 ? null : <div class="muted">{notes.join(", ")}</div>;
-}
-
-/** What the form's templates and conditions make of the last change, shown under the form. */
-function PreviewSection(props: { preview: WebhookPreview; urlWarning?: string | null }) {
-  const { preview } = props;
-  return (
-    <section id="preview">
-      <h2>Preview</h2>
-      <p class="muted">{preview.source}</p>
-      {preview.matches === null ? null : (
-        <p>
-          Conditions:{" "}
-          {preview.matches
-            ? "this change matches, a delivery would be queued."
-            : "this change does not match, nothing would be queued."}
-        </p>
-      )}
-      {preview.error !== null ? (
-        <p class="error-box" role="alert">
-          {preview.error}
-        </p>
-      ) : (
-        <>
-          <p>
-            <code>{preview.url}</code>
-          </p>
-          <UrlWarning warning={props.urlWarning} />
-          {preview.headers.length > 0 ? (
-            <pre>{preview.headers.map(([name, value]) => `${name}: ${value}`).join("\n")}</pre>
-          ) : null}
-          <pre class="wrap">{preview.body}</pre>
-        </>
-      )}
-    </section>
-  );
 }
 
 /** Why and since when a webhook is off, or since when every attempt to it has failed. */
@@ -284,7 +250,8 @@ export function WebhookFormPage(props: {
           <span class="hint">
             NetBox's condition set; empty queues every subscribed change. E.g.{" "}
             <code>{'{"and": [{"attr": "quantity", "op": "lt", "value": 5}]}'}</code>; ops eq, gt,
-            gte, lt, lte, in, contains, regex; negate inverts.
+            gte, lt, lte, in, contains, regex; negate inverts. <code>prechange.quantity</code> reads
+            the item before the change (absent on a creation).
           </span>
           <textarea name="conditions" rows={4} spellcheck={false}>
             {values.conditions}
