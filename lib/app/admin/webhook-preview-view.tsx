@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 import type { EvaluatedCondition } from "../../webhooks/conditions.ts";
 import { UrlWarning } from "./url-warning.tsx";
 import type { WebhookPreview } from "./webhook-preview.ts";
