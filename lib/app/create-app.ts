@@ -18,10 +18,11 @@ import { type AdminAuth, authMiddleware } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
 import { csrfMiddleware } from "./csrf.ts";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items-api.ts";
-import { OPENAPI_PATH, openApiDocument } from "./items-openapi.ts";
 import { loginRoutes } from "./login.tsx";
+import { OPENAPI_PATH, openApiDocument } from "./openapi.ts";
 import { requestIdMiddleware } from "./request-id.ts";
 import { createSessionSigner } from "./session.ts";
+import { createWebhooksApi } from "./webhooks-api.ts";
 
 export interface CreateAppOptions {
   store: Store;
@@ -110,22 +111,19 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   app.use("/metrics", authMiddleware(auth));
 
   app.get("/", (c) => c.redirect("/admin", 302));
+  const generateSecret = options.generateSecret ?? defaultGenerateSecret;
+  const urlWarning = (url: string) =>
+    urlRefusalWarning(url, {
+      allow: options.config?.webhookAllowList ?? [],
+      resolve: options.resolve,
+    });
   app.route("/api/items", createItemsApi({ store, now, bodyLimitBytes: limitBytes }));
-  app.route("/admin", loginRoutes(auth));
   app.route(
-    "/admin",
-    createAdmin({
-      store,
-      now,
-      generateSecret: options.generateSecret ?? defaultGenerateSecret,
-      urlWarning: (url) =>
-        urlRefusalWarning(url, {
-          allow: options.config?.webhookAllowList ?? [],
-          resolve: options.resolve,
-        }),
-      heartbeatIntervalMs,
-    }),
+    "/api/webhooks",
+    createWebhooksApi({ store, bodyLimitBytes: limitBytes, generateSecret, urlWarning }),
   );
+  app.route("/admin", loginRoutes(auth));
+  app.route("/admin", createAdmin({ store, now, generateSecret, urlWarning, heartbeatIntervalMs }));
   // Every worker's attempts, read back from the attempts table (recorded since the first scrape).
   const metrics = createMetrics({
     source: {

@@ -1,15 +1,14 @@
 import { type Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
 import { type ChangeContext, createItem, deleteItem, updateItem } from "../inventory/changes.ts";
 import { DuplicateSkuError } from "../inventory/model.ts";
 import { fieldErrorsOf, itemPatchSchema, newItemSchema } from "../inventory/schemas.ts";
-import { errorMessage } from "../text/error-message.ts";
 import type { Store } from "../webhooks/ports.ts";
 import type { AppEnv } from "./context.ts";
 import { DEFAULT_PAGE_SIZE, itemRouteDocs, MAX_PAGE_SIZE } from "./items-openapi.ts";
+import { DEFAULT_BODY_LIMIT_BYTES, jsonBodyLimit, readJsonBody } from "./json-body.ts";
 
-export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
+export { DEFAULT_BODY_LIMIT_BYTES };
 
 export interface ItemsApiOptions {
   store: Store;
@@ -28,13 +27,7 @@ export function createItemsApi(options: ItemsApiOptions): Hono<AppEnv> {
   const limitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const api = new Hono<AppEnv>();
 
-  api.use(
-    bodyLimit({
-      maxSize: limitBytes,
-      onError: (c) =>
-        c.json({ error: `Request body too large: the limit is ${limitBytes} bytes` }, 413),
-    }),
-  );
+  api.use(jsonBodyLimit(limitBytes));
 
   api.get("/", itemRouteDocs.list, async (c) => {
     const limit = wholeNumber(c.req.query("limit"), {
@@ -105,17 +98,8 @@ async function readJson<S extends z.ZodType>(
   c: Context<AppEnv>,
   schema: S,
 ): Promise<z.output<S> | Response> {
-  const type = c.req.header("content-type") ?? "";
-  if (!/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type)) {
-    return c.json({ error: "Content-Type must be application/json" }, 415);
-  }
-  let raw: unknown;
-  try {
-    raw = await c.req.json();
-  } catch (error) {
-    const reason = errorMessage(error);
-    return c.json({ error: `Invalid JSON: ${reason}` }, 400);
-  }
+  const raw = await readJsonBody(c);
+  if (raw instanceof Response) return raw;
   const result = schema.safeParse(raw);
   if (!result.success) {
     return c.json({ error: "Invalid item", ...fieldErrorsOf(result.error) }, 400);
@@ -141,7 +125,7 @@ export function idParam(value: string | undefined): number | null {
   return Number.isSafeInteger(id) ? id : null;
 }
 
-function wholeNumber(
+export function wholeNumber(
   value: string | undefined,
   range: { fallback: number; min: number; max: number },
 ): number | null {

@@ -1,8 +1,21 @@
-import type { Env, Hono } from "hono";
-import { describeRoute, generateSpecs, resolver } from "hono-openapi";
+import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { itemFields, itemPatchSchema, newItemSchema } from "../inventory/schemas.ts";
-import { VERSION } from "../version.ts";
+import {
+  apiErrorSchema,
+  body,
+  fieldErrorsSchema,
+  idParameter as idParameterOf,
+  json,
+  notJson,
+  parameterSchema,
+  throttled,
+  tooLarge,
+  unauthorized,
+} from "./openapi-parts.ts";
+
+export { OPENAPI_PATH, openApiDocument } from "./openapi.ts";
+export { apiErrorSchema, fieldErrorsSchema };
 
 /**
  * The items API described as OpenAPI 3.1 by hono-openapi, from the zod schemas the routes
@@ -10,7 +23,6 @@ import { VERSION } from "../version.ts";
  * too: nothing in the document is written by hand but titles and sentences.
  */
 
-export const OPENAPI_PATH = "/api/openapi.json";
 export const MAX_PAGE_SIZE = 500;
 export const DEFAULT_PAGE_SIZE = 50;
 
@@ -35,65 +47,19 @@ export const itemPageSchema = z
   })
   .meta({ id: "ItemPage" });
 
-/** Every error: `{error}`, a sentence. */
-export const apiErrorSchema = z.object({ error: z.string() }).meta({ id: "Error" });
-
-/** 400 for a body that does not validate, 409 for a taken sku: messages per field (zod's flattened error). */
-export const fieldErrorsSchema = apiErrorSchema
-  .extend({
-    formErrors: z.array(z.string()).optional(),
-    fieldErrors: z.record(z.string(), z.array(z.string())),
-  })
-  .meta({ id: "FieldErrors" });
-
 /** ?limit and ?offset as the list route reads them (absent or empty: the default). */
 const pageQuery = {
   limit: z.int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
   offset: z.int().min(0).default(0),
 };
 
-function json(description: string, schema: z.ZodType) {
-  return { description, content: { "application/json": { schema: resolver(schema) } } };
-}
-
-const unauthorized = json(
-  "ADMIN_TOKEN is set and the request has no valid bearer token or admin session",
-  apiErrorSchema,
-);
-const throttled = json(
-  "Too many wrong tokens from this address; Retry-After says when to try again",
-  apiErrorSchema,
-);
+const idParameter = idParameterOf("item");
 const notFound = json("No item with this id", apiErrorSchema);
 const invalid = json(
   "The body does not validate (fieldErrors per field), or is not JSON ({error} only)",
   fieldErrorsSchema,
 );
 const duplicateSku = json("Another item has this sku (fieldErrors.sku)", fieldErrorsSchema);
-const notJson = json("Content-Type is not application/json", apiErrorSchema);
-const tooLarge = json("The body is larger than the app's body limit", apiErrorSchema);
-/** A parameter's schema from zod, as the request gives it (input). */
-function parameterSchema(schema: z.ZodType): object {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: "input" });
-  return rest;
-}
-
-const idParameter = {
-  name: "id",
-  in: "path" as const,
-  required: true,
-  description: "the item's id",
-  schema: parameterSchema(z.int().min(1)),
-};
-
-function body(schema: z.ZodType, description: string) {
-  return {
-    required: true,
-    description,
-    content: { "application/json": { schema: resolver(schema) } },
-  };
-}
-
 /** The description of each route of lib/app/items-api.ts, as hono-openapi middleware. */
 export const itemRouteDocs = {
   list: describeRoute({
@@ -160,46 +126,3 @@ export const itemRouteDocs = {
     },
   }),
 };
-
-/**
- * The OpenAPI document of `app`'s described routes, generated once (the routes do not change
- * while it runs). The bearer token is the app's ADMIN_TOKEN; without one the API is open.
- */
-export function openApiDocument<E extends Env>(
-  app: Hono<E>,
-  generate: typeof generateSpecs = generateSpecs,
-): () => Promise<unknown> {
-  let document: Promise<unknown> | undefined;
-  // generateSpecs reads only the routes and their middleware, whatever the app's context type.
-  const routes = app as unknown as Parameters<typeof generateSpecs>[0];
-  return () => {
-    document ??= generate(routes, {
-      documentation: {
-        info: {
-          title: "Inventory API",
-          version: VERSION,
-          description:
-            "Items of the inventory app. Every change queues the webhook deliveries it causes in the same transaction. See docs/app.md.",
-        },
-        components: {
-          securitySchemes: {
-            adminToken: {
-              type: "http",
-              scheme: "bearer",
-              description: "ADMIN_TOKEN, when the app has one",
-            },
-          },
-        },
-        security: [{ adminToken: [] }, {}],
-      },
-      exclude: [OPENAPI_PATH],
-      // The API answers 400 itself (fieldErrors), described per route above.
-      defaultValidationErrorResponse: false,
-    }).catch((error: unknown) => {
-      // Kept only once made: a failed generation is tried again by the next request.
-      document = undefined;
-      throw error;
-    });
-    return document;
-  };
-}

@@ -1,0 +1,165 @@
+import { type Context, Hono } from "hono";
+import { checkCaFileContent } from "../webhooks/ca-file.ts";
+import { DuplicateWebhookNameError, WebhookNotFoundError } from "../webhooks/errors.ts";
+import { readWebhookFields, webhookFieldsJson } from "../webhooks/field-table.ts";
+import type { NewWebhook, Webhook, WebhookPatch } from "../webhooks/model.ts";
+import type { Store } from "../webhooks/ports.ts";
+import { type TemplateField, unboundedTemplate } from "../webhooks/template-trial.ts";
+import type { AppEnv } from "./context.ts";
+import { idParam } from "./items-api.ts";
+import { fieldProblems, jsonBodyLimit, readJsonObject } from "./json-body.ts";
+import { webhookRouteDocs } from "./webhooks-openapi.ts";
+
+export interface WebhooksApiOptions {
+  store: Store;
+  bodyLimitBytes: number;
+  generateSecret: () => string;
+  /** Why workers will refuse a URL (WEBHOOK_ALLOWED_HOSTS, the SSRF guard), or null. */
+  urlWarning?: (url: string) => Promise<string | null>;
+}
+
+/** The table's template fields by their JSON names, for a refused template's field error. */
+const TEMPLATE_FIELD_NAMES: Record<TemplateField, string> = {
+  bodyTemplate: "body_template",
+  url: "url",
+  headers: "headers",
+};
+
+/**
+ * /api/webhooks: list, create, read, change and delete webhooks as JSON, by the one field table
+ * (lib/webhooks/field-table.ts, over the rules the CLI and the admin form use). A secret is
+ * answered once, when POST generates it; it is never shown again.
+ */
+export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
+  const { store } = options;
+  const api = new Hono<AppEnv>();
+  api.use(jsonBodyLimit(options.bodyLimitBytes));
+
+  api.get("/", webhookRouteDocs.list, async (c) => {
+    const webhooks = await store.webhooks.list();
+    return c.json({ webhooks: webhooks.map(webhookJson), total: webhooks.length });
+  });
+
+  api.post("/", webhookRouteDocs.create, async (c) => {
+    const body = await readJsonObject(c);
+    if (body instanceof Response) return body;
+    const read = readWebhookFields(body, { required: ["name", "url"] });
+    if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
+    const input = read.patch as NewWebhook;
+    const refused = await refusedOnSave(input, {
+      url: input.url,
+      headers: input.headers ?? [],
+      bodyTemplate: input.bodyTemplate ?? null,
+    });
+    if (refused) return fieldProblems(c, "Invalid webhook", refused);
+    const generated = input.secret === undefined ? options.generateSecret() : undefined;
+    try {
+      const webhook = await store.webhooks.create({ ...input, secret: input.secret ?? generated });
+      c.header("Location", `/api/webhooks/${webhook.id}`);
+      const answer = { ...webhookJson(webhook), ...(generated ? { secret: generated } : {}) };
+      return c.json({ ...answer, ...(await warnings(options, webhook.url)) }, 201);
+    } catch (error) {
+      return duplicateNameResponse(c, error);
+    }
+  });
+
+  api.get("/:id", webhookRouteDocs.get, async (c) => {
+    const id = idParam(c.req.param("id"));
+    const webhook = id === null ? null : await store.webhooks.get(id);
+    return webhook ? c.json(webhookJson(webhook)) : notFound(c);
+  });
+
+  api.patch("/:id", webhookRouteDocs.update, async (c) => {
+    const id = idParam(c.req.param("id"));
+    const before = id === null ? null : await store.webhooks.get(id);
+    if (id === null || before === null) return notFound(c);
+    const body = await readJsonObject(c);
+    if (body instanceof Response) return body;
+    const read = readWebhookFields(body);
+    if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
+    const patch: WebhookPatch = read.patch;
+    if (Object.keys(patch).length === 0) {
+      return c.json({ error: "Nothing to change: give at least one field" }, 400);
+    }
+    const refused = await refusedOnSave(patch, {
+      url: patch.url ?? before.url,
+      headers: patch.headers ?? before.headers,
+      bodyTemplate: patch.bodyTemplate === undefined ? before.bodyTemplate : patch.bodyTemplate,
+    });
+    if (refused) return fieldProblems(c, "Invalid webhook", refused);
+    if (patch.enabled === false && before.enabled)
+      patch.disabledReason = "disabled through the API";
+    try {
+      const updated = await store.webhooks.update(id, patch);
+      const warned = patch.url === undefined ? {} : await warnings(options, updated.url);
+      return c.json({ ...webhookJson(updated), ...warned });
+    } catch (error) {
+      if (error instanceof WebhookNotFoundError) return notFound(c);
+      return duplicateNameResponse(c, error);
+    }
+  });
+
+  api.delete("/:id", webhookRouteDocs.remove, async (c) => {
+    const id = idParam(c.req.param("id"));
+    const removed = id === null ? false : await store.webhooks.remove(id);
+    return removed ? c.body(null, 204) : notFound(c);
+  });
+
+  return api;
+}
+
+/** A webhook as the API answers with it: the table's fields and what the app keeps about it. */
+export function webhookJson(webhook: Webhook) {
+  return {
+    id: webhook.id,
+    ...webhookFieldsJson(webhook),
+    has_secret: webhook.secret !== null,
+    disabled_reason: webhook.disabledReason,
+    disabled_at: isoOrNull(webhook.disabledAt),
+    failing_since: isoOrNull(webhook.failingSince ?? null),
+    created_at: new Date(webhook.createdAt).toISOString(),
+    updated_at: new Date(webhook.updatedAt).toISOString(),
+  };
+}
+
+export function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/**
+ * What is checked only when saving, as the CLI and the form do: a CA file must be a readable PEM
+ * file now, and a template must render a sample item within the render limits.
+ */
+async function refusedOnSave(
+  given: Partial<NewWebhook>,
+  templates: Pick<Webhook, "url" | "headers" | "bodyTemplate">,
+): Promise<Record<string, string> | null> {
+  if (typeof given.caFile === "string") {
+    const content = await checkCaFileContent(given.caFile);
+    if (!content.ok) return { ca_file: content.problem };
+  }
+  if (given.url === undefined && given.headers === undefined && given.bodyTemplate === undefined) {
+    return null;
+  }
+  const unbounded = await unboundedTemplate(templates);
+  return unbounded ? { [TEMPLATE_FIELD_NAMES[unbounded.field]]: unbounded.problem } : null;
+}
+
+async function warnings(
+  options: WebhooksApiOptions,
+  url: string,
+): Promise<{ warnings?: string[] }> {
+  const warning = options.urlWarning ? await options.urlWarning(url) : null;
+  return warning === null ? {} : { warnings: [warning] };
+}
+
+function duplicateNameResponse(c: Context<AppEnv>, error: unknown): Response {
+  if (error instanceof DuplicateWebhookNameError) {
+    return c.json({ error: error.message, fieldErrors: { name: ["Already taken"] } }, 409);
+  }
+  throw error;
+}
+
+function notFound(c: Context<AppEnv>): Response {
+  return c.json({ error: "Webhook not found" }, 404);
+}

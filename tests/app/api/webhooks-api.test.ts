@@ -1,0 +1,252 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { WEBHOOK_FIELDS } from "../../../lib/webhooks/field-table.ts";
+import { createClient, testApp } from "../harness.ts";
+
+const TOKEN = "webhooks-api-test-token-0123";
+const HOOK = { name: "erp", url: "https://erp.example.com/hooks/inventory" };
+
+let t: ReturnType<typeof testApp>;
+let api: ReturnType<typeof createClient>;
+
+beforeEach(() => {
+  t = testApp({ adminToken: TOKEN });
+  api = createClient(t.app, { headers: { authorization: `Bearer ${TOKEN}` } });
+});
+afterEach(() => t.store.close());
+
+async function created(fields: Record<string, unknown> = {}) {
+  const response = await api.json("POST", "/api/webhooks", { ...HOOK, ...fields });
+  expect(response.status).toBe(201);
+  return (await response.json()) as Record<string, unknown> & { id: number };
+}
+
+describe("/api/webhooks round trip", () => {
+  test("POST creates with the defaults of webhooks add, answers 201 with the generated secret once", async () => {
+    const response = await api.json("POST", "/api/webhooks", HOOK);
+    expect(response.status).toBe(201);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(response.headers.get("location")).toBe(`/api/webhooks/${body.id}`);
+    expect(body).toMatchObject({
+      name: "erp",
+      url: HOOK.url,
+      events: ["*"],
+      method: "POST",
+      content_type: "application/json",
+      headers: [],
+      body_template: null,
+      condition: null,
+      ssl_verify: true,
+      ca_file: null,
+      timeout_ms: null,
+      max_per_second: null,
+      enabled: true,
+      has_secret: true,
+      created_at: "2025-03-04T05:06:07.000Z",
+    });
+    expect(body.secret).toMatch(/^whsec_/);
+    const stored = await t.store.webhooks.get(Number(body.id));
+    expect(stored?.secret).toBe(body.secret as string);
+    // Never shown again: not by GET, not in the list, not after a PATCH.
+    for (const answer of [
+      await api.request(`/api/webhooks/${body.id}`),
+      await api.request("/api/webhooks"),
+      await api.json("PATCH", `/api/webhooks/${body.id}`, { method: "PUT" }),
+    ]) {
+      expect(answer.status).toBe(200);
+      const text = await answer.text();
+      expect(text).not.toContain(String(body.secret));
+      expect(text).not.toContain('"secret"');
+    }
+  });
+
+  test("a secret given is stored and not echoed; null sends unsigned requests", async () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
+    const hook = await created({ secret });
+    expect(hook.secret).toBeUndefined();
+    expect((await t.store.webhooks.get(hook.id))?.secret).toBe(secret);
+    const unsigned = await api.json("PATCH", `/api/webhooks/${hook.id}`, { secret: null });
+    expect(((await unsigned.json()) as { has_secret: boolean }).has_secret).toBe(false);
+    expect((await t.store.webhooks.get(hook.id))?.secret).toBeNull();
+  });
+
+  test("every field of webhooks add/update is set by POST, read by GET and changed by PATCH", async () => {
+    const fields = {
+      name: "chat",
+      url: "https://chat.example.com/hook/{{ data.sku }}",
+      events: ["item.created", "item.deleted"],
+      method: "put",
+      content_type: "application/x-www-form-urlencoded",
+      headers: ["X-Team: stock", "Authorization: Bearer {{ username }}"],
+      body_template: "sku={{ data.sku }}",
+      condition: { and: [{ attr: "quantity", op: "lt", value: 5 }] },
+      ssl_verify: false,
+      ca_file: null,
+      timeout_ms: 2500,
+      max_per_second: 2.5,
+      enabled: false,
+    };
+    // Every field of the table is in this request, so a field added there is tested here.
+    expect(Object.keys(fields).sort()).toEqual(
+      WEBHOOK_FIELDS.map((f) => f.name)
+        .filter((name) => name !== "secret")
+        .sort(),
+    );
+    const hook = await created(fields);
+    const read = (await (await api.request(`/api/webhooks/${hook.id}`)).json()) as object;
+    expect(read).toMatchObject({
+      ...fields,
+      method: "PUT",
+      disabled_reason: null,
+    });
+    const patch = {
+      name: "chat-2",
+      url: "https://chat.example.com/v2",
+      events: ["*"],
+      method: "POST",
+      content_type: "application/json",
+      headers: [],
+      body_template: null,
+      condition: null,
+      ssl_verify: true,
+      timeout_ms: null,
+      max_per_second: null,
+      enabled: true,
+    };
+    const changed = await api.json("PATCH", `/api/webhooks/${hook.id}`, patch);
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toMatchObject({
+      ...patch,
+      disabled_reason: null,
+      disabled_at: null,
+    });
+    const stored = await t.store.webhooks.get(hook.id);
+    expect(stored).toMatchObject({
+      name: "chat-2",
+      bodyTemplate: null,
+      conditions: null,
+      enabled: true,
+    });
+  });
+
+  test("PATCH changes only the fields given", async () => {
+    const hook = await created({ events: ["item.updated"], max_per_second: 3 });
+    const response = await api.json("PATCH", `/api/webhooks/${hook.id}`, { name: "renamed" });
+    expect(await response.json()).toMatchObject({
+      name: "renamed",
+      url: HOOK.url,
+      events: ["item.updated"],
+      max_per_second: 3,
+    });
+  });
+
+  test("GET lists every webhook; DELETE removes one (204), then 404", async () => {
+    const first = await created();
+    const second = await created({ name: "second" });
+    const list = (await (await api.request("/api/webhooks")).json()) as {
+      webhooks: Array<{ id: number }>;
+      total: number;
+    };
+    expect(list.total).toBe(2);
+    expect(list.webhooks.map((w) => w.id).sort()).toEqual([first.id, second.id].sort());
+    expect((await api.request(`/api/webhooks/${first.id}`, { method: "DELETE" })).status).toBe(204);
+    expect((await api.request(`/api/webhooks/${first.id}`)).status).toBe(404);
+    expect((await api.request(`/api/webhooks/${first.id}`, { method: "DELETE" })).status).toBe(404);
+    expect((await api.json("PATCH", `/api/webhooks/${first.id}`, { name: "x" })).status).toBe(404);
+    expect(await t.store.webhooks.list()).toHaveLength(1);
+  });
+
+  test("the API needs the token as /api/items does", async () => {
+    const anonymous = createClient(t.app);
+    expect((await anonymous.request("/api/webhooks")).status).toBe(401);
+    expect((await anonymous.json("POST", "/api/webhooks", HOOK)).status).toBe(401);
+    expect(await t.store.webhooks.list()).toHaveLength(0);
+  });
+});
+
+describe("/api/webhooks bad input: 400 naming the field", () => {
+  const bad: Record<string, unknown[]> = {
+    name: ["", 7, "x".repeat(101), "tab\there"],
+    url: ["ftp://example.com/", "", null, "https://{{ broken"],
+    events: [[], ["item.exploded"], "item.created", [1]],
+    method: ["YELL", 1],
+    content_type: ["not a type", null],
+    headers: [["no colon"], ["Content-Length: 5"], "X-A: b", ["X-A: caf\u00e9"]],
+    secret: ["whsec_short", 12],
+    body_template: ["{% if %}", 5],
+    condition: [{ and: [{ attr: "quantity", op: "near", value: 5 }] }, "quantity < 5", { or: 1 }],
+    ssl_verify: ["no", 0],
+    ca_file: ["relative/ca.pem", "/nonexistent/ca.pem", 3],
+    timeout_ms: [50, 300_001, "1000", 1.5],
+    max_per_second: [-1, 10_001, "5"],
+    enabled: ["yes", null],
+  };
+
+  test("covers every field of the table", () => {
+    expect(Object.keys(bad).sort()).toEqual(WEBHOOK_FIELDS.map((f) => f.name).sort());
+  });
+
+  for (const [name, values] of Object.entries(bad)) {
+    test(`${name}: each bad value is refused on POST and PATCH, nothing saved`, async () => {
+      const hook = await created();
+      for (const value of values) {
+        const post = await api.json("POST", "/api/webhooks", {
+          ...HOOK,
+          name: "new",
+          [name]: value,
+        });
+        const patch = await api.json("PATCH", `/api/webhooks/${hook.id}`, { [name]: value });
+        for (const response of [post, patch]) {
+          expect(response.status).toBe(400);
+          const body = (await response.json()) as { fieldErrors: Record<string, string[]> };
+          expect(Object.keys(body.fieldErrors)).toEqual([name]);
+          expect(body.fieldErrors[name]?.[0]).toBeString();
+        }
+      }
+      expect((await t.store.webhooks.list()).map((w) => w.name)).toEqual(["erp"]);
+      expect(await t.store.webhooks.get(hook.id)).toMatchObject({ name: "erp", url: HOOK.url });
+    });
+  }
+
+  test("unknown fields, missing name and url, an empty PATCH and a body not an object", async () => {
+    const unknown = await api.json("POST", "/api/webhooks", { ...HOOK, retries: 3 });
+    expect(((await unknown.json()) as { fieldErrors: object }).fieldErrors).toEqual({
+      retries: ["Unknown field"],
+    });
+    const missing = await api.json("POST", "/api/webhooks", {});
+    expect(((await missing.json()) as { fieldErrors: object }).fieldErrors).toEqual({
+      name: ["Required"],
+      url: ["Required"],
+    });
+    const hook = await created();
+    const empty = await api.json("PATCH", `/api/webhooks/${hook.id}`, {});
+    expect(empty.status).toBe(400);
+    const list = await api.json("POST", "/api/webhooks", [HOOK]);
+    expect(list.status).toBe(400);
+    const notJson = await api.request("/api/webhooks", { method: "POST", body: "name=x" });
+    expect(notJson.status).toBe(415);
+    const broken = await api.request("/api/webhooks", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{",
+    });
+    expect(broken.status).toBe(400);
+  });
+
+  test("a taken name is 409 naming the field", async () => {
+    await created();
+    const again = await api.json("POST", "/api/webhooks", HOOK);
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { fieldErrors: object }).fieldErrors).toEqual({
+      name: ["Already taken"],
+    });
+  });
+
+  test("a template past the render limits with a sample item is refused at save", async () => {
+    const bomb =
+      "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}";
+    const response = await api.json("POST", "/api/webhooks", { ...HOOK, body_template: bomb });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { fieldErrors: object };
+    expect(Object.keys(body.fieldErrors)).toEqual(["body_template"]);
+  });
+});
