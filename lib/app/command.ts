@@ -12,6 +12,7 @@ import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
 import { sharedTemplateRenderer } from "../webhooks/render-process.ts";
 import { prepareTemplateEngine } from "../webhooks/template.ts";
+import { createBackupCommand } from "./backup-command.ts";
 import { APP_FIELDS, loadAppConfig } from "./config.ts";
 import { serveApp } from "./serve.ts";
 
@@ -35,13 +36,43 @@ export interface AppCommandOptions {
   logger?: Logger;
 }
 
-/** `bun run app`: serves the API and the admin until stopped. */
+/**
+ * `bun run app`: serves the API and the admin until stopped (`serve`, the default), or runs one
+ * of its upkeep commands (`backup FILE`).
+ */
 export function createAppCommand(options: AppCommandOptions): CommandDef {
   return defineCommand({
     meta: helpMeta({
       name: "app",
       version: VERSION,
-      description: "The inventory application: JSON API at /api/items, admin at /admin",
+      description:
+        "The inventory application: JSON API at /api/items, admin at /admin (serve, the default), and its upkeep",
+      environment: APP_ENVIRONMENT,
+      notes: ["Exit codes: 0 stopped, 1 failed, 2 bad flag, variable or start-up setting."],
+    }),
+    // The serve flags, so that `app --port 0` is read as serve's flag and value, not a command.
+    args: appArgs,
+    subCommands: {
+      serve: createServeCommand(options),
+      backup: createBackupCommand({ env: options.env }),
+    },
+    default: "serve",
+    // Flags without a command are serve's: a typo there is named as serve names it, not taken
+    // for a command (`app --prot 1` is "Unknown option --prot", not "Unknown command 1").
+    setup({ rawArgs }) {
+      const first = rawArgs.find((arg) => !arg.startsWith("-"));
+      if (first !== "serve" && first !== "backup") rejectUnknown(rawArgs, appArgs);
+    },
+  });
+}
+
+/** `bun run app [serve]`: serves the API and the admin until stopped. */
+function createServeCommand(options: AppCommandOptions): CommandDef {
+  return defineCommand({
+    meta: helpMeta({
+      name: "serve",
+      version: VERSION,
+      description: "Serve the JSON API at /api/items and the admin at /admin (the default command)",
       environment: APP_ENVIRONMENT,
       notes: ["Exit codes: 0 stopped, 1 failed, 2 bad flag, variable or start-up setting."],
     }),

@@ -54,7 +54,10 @@ export async function runScript(
         return;
       }
     }
-    if (subCommands !== undefined) checkCommandGiven(flags, Object.keys(subCommands));
+    // A command with a default subcommand (`app` serves) may be given none.
+    if (subCommands !== undefined && command.default === undefined) {
+      checkCommandGiven(flags, Object.keys(subCommands));
+    }
     await runCommand(command, { rawArgs });
   } catch (error) {
     process.exitCode = exitCodeFor(error);

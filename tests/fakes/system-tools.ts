@@ -9,6 +9,7 @@ const TOOLS = {
   chromium: { package: "chromium", present: () => existsSync("/usr/bin/chromium") },
   tmux: { package: "tmux", present: () => Bun.which("tmux") !== null },
   faketime: { package: "libfaketime", present: () => findLibfaketime() !== null },
+  "systemd-analyze": { package: "systemd", present: () => Bun.which("systemd-analyze") !== null },
 } as const;
 
 export type SystemTool = keyof typeof TOOLS;
