@@ -6,6 +6,7 @@ import { type Env, httpUrl, intInRange, withoutEmpty } from "../config/env.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
+import { READER_FIELDS, type ReaderConfig } from "./reader-config.ts";
 
 export const DEFAULT_MODEL = "llama3.2";
 export const DEFAULT_NUM_CTX = 8192;
@@ -16,7 +17,7 @@ export const APIS = ["ollama", "openai"] as const;
 export type Api = (typeof APIS)[number];
 export const DEFAULT_OPENAI_BASE_URL = "http://localhost:8080/v1";
 
-export interface DigestConfig {
+export interface DigestConfig extends ReaderConfig {
   searchUrl: string;
   api: Api;
   ollamaUrl: string;
@@ -116,6 +117,7 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     default: 10,
     description: "number of front-page stories",
   },
+  ...READER_FIELDS,
   {
     key: "format",
     flag: "format",

@@ -6,8 +6,10 @@
 import type { Logger } from "../log.ts";
 import { USER_AGENT } from "../version.ts";
 import type { DigestConfig } from "./config.ts";
+import { applyFilters, hitsWanted } from "./fetch/filters.ts";
 import { type FrontPage, fetchFrontPage } from "./fetch/hn-client.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
+import { storyFilter } from "./reader-config.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
 import type { Calibration } from "./summarise/calibration.ts";
 import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/models/model-client.ts";
@@ -34,7 +36,8 @@ export async function checkModel(
 }
 
 /**
- * The front page, and meanwhile where the model runs (asking may load it): null when the server
+ * The front page, filtered (--min-points, --skip…: one line says what was left out), and
+ * meanwhile where the model runs (asking may load it): null when the server
  * cannot tell. A front page that cannot be read stops the question too: the run ends at once,
  * not after a model load of up to two minutes.
  */
@@ -57,7 +60,7 @@ export async function frontPageAndMachine(
     : frontFailed.signal;
   const [machine, front] = await Promise.allSettled([
     model.machine?.({ numCtx, signal }) ?? Promise.resolve(null),
-    fetchFrontPage(config.searchUrl, config.limit, {
+    fetchFrontPage(config.searchUrl, hitsWanted(config.limit, storyFilter(config)), {
       fetch: deps.fetch,
       timeoutMs: config.searchTimeoutMs,
       userAgent: USER_AGENT,
@@ -72,7 +75,13 @@ export async function frontPageAndMachine(
     }),
   ]);
   if (front.status === "rejected") throw front.reason;
-  return { front: front.value, machine: machine.status === "fulfilled" ? machine.value : null };
+  // Filtered here, before any story's article, comments or summaries are asked for.
+  const filtered = applyFilters(front.value.stories, storyFilter(config), config.limit);
+  if (filtered.line !== null) deps.logger.info(filtered.line);
+  return {
+    front: { ...front.value, stories: filtered.stories },
+    machine: machine.status === "fulfilled" ? machine.value : null,
+  };
 }
 
 /** The run's time budget, said in one line when it was chosen for the reader (a model on the CPU). */

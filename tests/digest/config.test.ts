@@ -38,6 +38,10 @@ describe("loadDigestConfig()", () => {
       format: "markdown",
       out: undefined,
       allowedHosts: [],
+      minPoints: 0,
+      minComments: 0,
+      skip: [],
+      only: [],
       cacheFile: "/home/ada/.cache/hn-digest/summaries.sqlite",
     });
   });
