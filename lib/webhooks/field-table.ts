@@ -12,6 +12,7 @@ import {
   checkMaxPerSecond,
   checkMethod,
   checkName,
+  checkOrdered,
   checkSecret,
   checkTimeoutMs,
   checkUrl,
@@ -235,6 +236,15 @@ export const WEBHOOK_FIELDS: readonly WebhookField[] = [
     expected: "a number or null",
     rule: checkMaxPerSecond,
     show: (w) => w.maxPerSecond,
+  }),
+  field({
+    name: "ordered",
+    key: "ordered",
+    schema: z.boolean().describe("one delivery in flight per object, sent in the order queued"),
+    toRule: (value) => value,
+    expected: "true or false",
+    rule: checkOrdered,
+    show: (w) => w.ordered,
   }),
   field({
     name: "enabled",

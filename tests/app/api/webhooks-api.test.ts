@@ -83,6 +83,7 @@ describe("/api/webhooks round trip", () => {
       ca_file: null,
       timeout_ms: 2500,
       max_per_second: 2.5,
+      ordered: true,
       enabled: false,
     };
     // Every field of the table is in this request, so a field added there is tested here.
@@ -110,6 +111,7 @@ describe("/api/webhooks round trip", () => {
       ssl_verify: true,
       timeout_ms: null,
       max_per_second: null,
+      ordered: false,
       enabled: true,
     };
     const changed = await api.json("PATCH", `/api/webhooks/${hook.id}`, patch);
@@ -178,6 +180,7 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
     ca_file: ["relative/ca.pem", "/nonexistent/ca.pem", 3],
     timeout_ms: [50, 300_001, "1000", 1.5],
     max_per_second: [-1, 10_001, "5"],
+    ordered: ["true", 1, null],
     enabled: ["yes", null],
   };
 
