@@ -109,6 +109,16 @@ describe("architecture", () => {
     expect(missing).toEqual([]);
   });
 
+  test("every path the README and docs/ name exists", () => {
+    const docs = ["README.md", ...readdirSync(join(ROOT, "docs")).map((name) => `docs/${name}`)];
+    const missing = docs.flatMap((doc) =>
+      [...architecturePaths(doc)]
+        .filter((path) => !existsSync(join(ROOT, path)))
+        .map((path) => `${doc}: ${path}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
   test("entry scripts are wiring: at most 30 lines each", () => {
     const long = sourceFiles("scripts")
       .map((file) => ({
@@ -126,8 +136,8 @@ describe("architecture", () => {
  * folders), as written: `lib/webhooks/loop.ts`, `lib/store/`. A placeholder such as
  * `lib/store/<backend>/items.ts` names only the folder before it.
  */
-function architecturePaths(): Set<string> {
-  const doc = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
+function architecturePaths(file = "ARCHITECTURE.md"): Set<string> {
+  const doc = readFileSync(join(ROOT, file), "utf8");
   const paths = doc.match(/(?<![\w./-])(?:lib|scripts|bench|tests)\/[\w./-]*/g) ?? [];
   return new Set(paths.map((path) => path.replace(/\.+$/, "")));
 }

@@ -66,3 +66,15 @@ function invalid(raw: string): ConfigError {
 export function withoutPassword(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
 }
+
+/** `host:port/database as user` of a postgres:// URL, without the password: for messages. */
+export function postgresAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const database = parsed.pathname.replace(/^\//, "") || "(default database)";
+    const user = parsed.username ? ` as ${decodeURIComponent(parsed.username)}` : "";
+    return `${parsed.hostname}:${parsed.port || "5432"}/${database}${user}`;
+  } catch {
+    return "the address in it";
+  }
+}

@@ -1,7 +1,7 @@
 import { ConfigError } from "../config/errors.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../webhooks/ports.ts";
-import type { DatabaseTarget } from "./database-url.ts";
+import { type DatabaseTarget, postgresAddress } from "./database-url.ts";
 import { DEFAULT_CONNECTIONS, type ProcessRole, StartupTimeoutError } from "./postgres/budget.ts";
 import { openPostgresStore } from "./postgres/store.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
@@ -96,7 +96,7 @@ export function explainOpenFailure(
       ? "connection refused or host not reachable"
       : (message ?? String(error)).split("\n")[0];
   return new ConfigError(
-    `${source}: cannot use PostgreSQL at ${postgresWhere(target.url)}: ${reason}`,
+    `${source}: cannot use PostgreSQL at ${postgresAddress(target.url)}: ${reason}`,
   );
 }
 
@@ -120,17 +120,5 @@ function sqliteReason(code: string | undefined, message: string | undefined): st
       return "a part of its folder path is a file";
     default:
       return code?.startsWith("SQLITE_") ? (message ?? code) : null;
-  }
-}
-
-/** `host:port/database as user`, without the password. */
-function postgresWhere(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const database = parsed.pathname.replace(/^\//, "") || "(default database)";
-    const user = parsed.username ? ` as ${decodeURIComponent(parsed.username)}` : "";
-    return `${parsed.hostname}:${parsed.port || "5432"}/${database}${user}`;
-  } catch {
-    return "the address in it";
   }
 }

@@ -62,3 +62,26 @@ test("retryStartup() gives up on an attempt that never settles once the one-shot
   expect(error).toBeInstanceOf(StartupTimeoutError);
   expect((error as Error).message).toBe("the server did not answer within 0.02 s");
 });
+
+test("a worker waiting for an unreachable PostgreSQL says which server, without the password", async () => {
+  const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = closed.port;
+  closed.stop(true);
+  const child = Bun.spawn(["bun", "scripts/worker.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: `postgres://hooks:s3cret@127.0.0.1:${port}/inventory` },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  cleanups.push(() => child.kill("SIGKILL"));
+  let stderr = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of child.stderr) {
+    stderr += decoder.decode(chunk, { stream: true });
+    if (stderr.includes("retrying with backoff")) break;
+  }
+  child.kill("SIGTERM");
+  expect(await child.exited).toBe(0);
+  expect(stderr).toContain(`PostgreSQL at 127.0.0.1:${port}/inventory as hooks unreachable (`);
+  expect(stderr).not.toContain("s3cret");
+});

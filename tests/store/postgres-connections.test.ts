@@ -149,7 +149,8 @@ describePostgres("PostgreSQL connection budget", () => {
     const store = track(await opening);
     expect((await store.queue.stats()).queued).toBe(0);
     expect(lines.lines).toHaveLength(2);
-    expect(lines.lines[0]).toContain("warn PostgreSQL has no free connection");
+    expect(lines.lines[0]).toContain("warn PostgreSQL at 127.0.0.1:");
+    expect(lines.lines[0]).toContain("has no free connection");
     expect(lines.lines[0]).toContain("too many connections");
     expect(lines.lines[0]).toContain("DATABASE_POOL_MAX");
     expect(lines.lines[1]).toMatch(/^info PostgreSQL connected after \d+\.\d s$/);

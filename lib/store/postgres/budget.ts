@@ -59,6 +59,8 @@ export interface StartupRetryOptions {
   maxMs?: number;
   logger?: Pick<Logger, "warn" | "info">;
   sleep?: Sleep;
+  /** The server, for the waiting line: `host:port/database as user`, never the password. */
+  where?: string;
 }
 
 /**
@@ -97,7 +99,7 @@ export async function retryStartup<T>(
         (!full && !isConnectionError(error)) ||
         (options.giveUpAfterMs !== undefined && elapsed + delay > options.giveUpAfterMs);
       if (givingUp) throw error;
-      if (tries === 0) options.logger?.warn(waitingMessage(error, full));
+      if (tries === 0) options.logger?.warn(waitingMessage(error, full, options.where));
       await sleep(delay, signal);
       delay = Math.min(delay * 2, maxMs);
     }
@@ -124,9 +126,10 @@ function withinStartupWait<T>(attempt: Promise<T>, started: number, waitMs: numb
   return Promise.race([attempt, deadline]).finally(() => clearTimeout(timer));
 }
 
-function waitingMessage(error: unknown, full: boolean): string {
+function waitingMessage(error: unknown, full: boolean, where: string | undefined): string {
   const reason = errorMessage(error);
+  const server = where === undefined ? "PostgreSQL" : `PostgreSQL at ${where}`;
   return full
-    ? `PostgreSQL has no free connection (${reason}): retrying with backoff. Lower DATABASE_POOL_MAX or raise max_connections; see docs/storage-and-postgres.md for the budget`
-    : `PostgreSQL unreachable (${reason}): retrying with backoff`;
+    ? `${server} has no free connection (${reason}): retrying with backoff. Lower DATABASE_POOL_MAX or raise max_connections; see docs/storage-and-postgres.md for the budget`
+    : `${server} unreachable (${reason}): retrying with backoff`;
 }

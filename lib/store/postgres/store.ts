@@ -3,6 +3,7 @@ import { SQL, type TransactionSQL } from "bun";
 import type { Logger } from "../../log.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import type { RenderTemplates } from "../../webhooks/render-process.ts";
+import { postgresAddress } from "../database-url.ts";
 import { planConnections, retryStartup, type StartupRetryOptions } from "./budget.ts";
 import { type ChangeListener, createChangeListener, createPollingListener } from "./changes.ts";
 import { storeClock } from "./clock.ts";
@@ -57,7 +58,11 @@ export async function openPostgresStore(
   const plan = planConnections(options.connections ?? 4, options.waitsForWork ?? true);
   const sql = new SQL(url, { ...urlOptions(url), max: plan.pool });
   try {
-    await retryStartup(() => migrate(sql), { logger: options.logger, ...options.startup });
+    await retryStartup(() => migrate(sql), {
+      logger: options.logger,
+      where: postgresAddress(url),
+      ...options.startup,
+    });
   } catch (error) {
     await sql.close({ timeout: 0 }).catch(() => {});
     throw error;
