@@ -79,7 +79,7 @@ async function naiveDigest(config: DigestConfig): Promise<void> {
   const { stories } = await fetchFrontPage(config.searchUrl, config.limit);
   const budget = { numCtx: config.numCtx };
   const ask = (prompt: string) =>
-    generate(config.ollamaUrl, {
+    generate(config.server.url, {
       model: config.model,
       prompt,
       numCtx: config.numCtx,

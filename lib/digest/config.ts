@@ -8,27 +8,32 @@ import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { READER_FIELDS, type ReaderConfig } from "./reader-config.ts";
 
-export const DEFAULT_MODEL = "llama3.2";
+import {
+  APIS,
+  type Api,
+  DEFAULT_OLLAMA_MODEL,
+  MODEL_APIS,
+  type ModelApi,
+  type ModelServer,
+} from "./summarise/models/apis.ts";
+
+export type { Api } from "./summarise/models/apis.ts";
+export const DEFAULT_MODEL = DEFAULT_OLLAMA_MODEL;
 export const DEFAULT_NUM_CTX = 8192;
 export const FORMATS = ["markdown", "json", "html"] as const;
 export type Format = (typeof FORMATS)[number];
-/** Which API the model server speaks: Ollama's own, or OpenAI's chat completions. */
-export const APIS = ["ollama", "openai"] as const;
-export type Api = (typeof APIS)[number];
-export const DEFAULT_OPENAI_BASE_URL = "http://localhost:8080/v1";
 
 export interface DigestConfig extends ReaderConfig {
   searchUrl: string;
+  /** Which API the model server speaks: a row of MODEL_APIS (--api / LLM_API). */
   api: Api;
-  ollamaUrl: string;
-  /** The Ollama model (--model / OLLAMA_MODEL). */
+  /** That API's settings: its URL, model, key and timeout, each read from its own variables. */
+  server: ModelServer;
+  /**
+   * The name the pipeline gives the cache: the model as configured (empty when the server is to
+   * choose); runDigest replaces it with cachedModelName of the model the server confirmed.
+   */
   model: string;
-  /** The OpenAI-compatible server's base URL, ending in /v1 as a rule. */
-  openaiUrl: string;
-  /** --model / OPENAI_MODEL with --api=openai; undefined takes the first the server lists. */
-  openaiModel: string | undefined;
-  /** Sent as a Bearer token; never shown. */
-  openaiApiKey: string | undefined;
   maxComments: number;
   /** Context window asked of Ollama and the prompts are fitted to (capped by the model's own). */
   numCtx: number;
@@ -37,8 +42,6 @@ export interface DigestConfig extends ReaderConfig {
   fetchConcurrency: number;
   searchTimeoutMs: number;
   articleTimeoutMs: number;
-  /** Ceiling of one model call's timeout (each call's own follows its expected time); none when unset. */
-  ollamaTimeoutMs: number | undefined;
   /** Model time the run may take: 0 none; unset, 20 min unless the model runs on a GPU. */
   timeBudgetMs: number | undefined;
   articleMaxBytes: number;
@@ -52,7 +55,9 @@ export interface DigestConfig extends ReaderConfig {
   cacheFile: string | undefined;
 }
 
-type DigestKey = Exclude<keyof DigestConfig, "cacheFile">;
+type DigestKey = Exclude<keyof DigestConfig, "cacheFile" | "server"> | ApiSettingKey;
+/** The settings fields each row of MODEL_APIS adds: `ollamaUrl`, `openaiTimeoutMs`, … */
+type ApiSettingKey = `${Api}${"Url" | "Model" | "ApiKey" | "TimeoutMs"}`;
 
 // Ollama names (llama3.2, qwen2.5:7b) and server ids (a llama-server's model path, vLLM's
 // org/name, LM Studio's name@quant): anything printable without spaces.
@@ -140,7 +145,7 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     key: "api",
     env: "LLM_API",
     flag: "api",
-    hint: "ollama|openai",
+    hint: APIS.join("|"),
     schema: api,
     default: "ollama",
     description:
@@ -157,49 +162,15 @@ export const FIELDS: readonly Field<DigestKey>[] = [
   },
   {
     key: "model",
-    env: "OLLAMA_MODEL",
     flag: "model",
     // -m, as in simonw's llm: the flag a daily reader changes most.
     alias: "m",
     hint: "name",
     schema: modelName,
-    default: DEFAULT_MODEL,
-    description:
-      "model that writes the summaries; with --api=openai it beats OPENAI_MODEL, and OLLAMA_MODEL is not read",
+    defaultText: `the API's own variable: ${APIS.map((name) => MODEL_APIS[name].model.env).join(", ")}`,
+    description: "model that writes the summaries, whatever the API",
   },
-  {
-    key: "openaiModel",
-    env: "OPENAI_MODEL",
-    schema: modelName,
-    defaultText: "the first model the server lists",
-    description: "the model with --api=openai, when --model is not given",
-  },
-  {
-    key: "openaiUrl",
-    env: "OPENAI_BASE_URL",
-    flag: "openai-url",
-    hint: "url",
-    schema: httpUrl(),
-    default: DEFAULT_OPENAI_BASE_URL,
-    description: "OpenAI-compatible server's base URL, with its /v1 (used with --api=openai)",
-  },
-  {
-    key: "openaiApiKey",
-    env: "OPENAI_API_KEY",
-    schema: apiKey,
-    secret: true,
-    defaultText: "none",
-    description: "key sent as `Authorization: Bearer` to the OpenAI-compatible server, never shown",
-  },
-  {
-    key: "ollamaUrl",
-    env: "OLLAMA_ENDPOINT_URL",
-    flag: "ollama-url",
-    hint: "url",
-    schema: httpUrl(),
-    default: "http://localhost:11434",
-    description: "Ollama base URL",
-  },
+  ...APIS.flatMap((name) => apiFields(name, MODEL_APIS[name])),
   {
     key: "numCtx",
     env: "OLLAMA_NUM_CTX",
@@ -274,16 +245,6 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     description: "largest article body read (bytes)",
   },
   {
-    key: "ollamaTimeoutMs",
-    env: "OLLAMA_TIMEOUT_MS",
-    flag: "ollama-timeout-ms",
-    hint: "ms",
-    schema: intInRange(1000, 3_600_000),
-    defaultText: "none",
-    description:
-      "ceiling on one model call's timeout, Ollama or OpenAI-compatible (ms); each call's own follows its expected time at the measured rates",
-  },
-  {
     key: "timeBudgetMs",
     env: "DIGEST_TIME_BUDGET",
     flag: "time-budget",
@@ -304,6 +265,61 @@ export const FIELDS: readonly Field<DigestKey>[] = [
   },
 ];
 
+/** The settings of one model API, each with the variable (and flag) its row names. */
+function apiFields(name: Api, api: ModelApi): Field<DigestKey>[] {
+  const fields: Field<DigestKey>[] = [
+    {
+      key: `${name}Url`,
+      env: api.url.env,
+      flag: api.url.flag,
+      hint: "url",
+      schema: httpUrl(),
+      default: api.url.default,
+      description: api.url.description,
+    },
+    {
+      key: `${name}Model`,
+      env: api.model.env,
+      schema: modelName,
+      ...(api.model.default === undefined ? {} : { default: api.model.default }),
+      ...(api.model.defaultText === undefined ? {} : { defaultText: api.model.defaultText }),
+      description: `the model with --api=${name}, when --model is not given`,
+    },
+    {
+      key: `${name}TimeoutMs`,
+      env: api.timeout.env,
+      flag: api.timeout.flag,
+      hint: "ms",
+      schema: intInRange(1000, 3_600_000),
+      defaultText: "none",
+      description: `ceiling on one model call's timeout with --api=${name} (ms); each call's own follows its expected time at the measured rates`,
+    },
+  ];
+  if (api.apiKey === undefined) return fields;
+  return [
+    ...fields,
+    {
+      key: `${name}ApiKey`,
+      env: api.apiKey.env,
+      schema: apiKey,
+      secret: true,
+      defaultText: "none",
+      description: `key sent as \`Authorization: Bearer\` with --api=${name}, never shown`,
+    },
+  ];
+}
+
+/** The chosen API's settings; --model beats the API's own variable. */
+function serverSettings(values: Record<string, unknown>, api: Api): ModelServer {
+  const setting = (name: string) => values[`${api}${name}`];
+  return {
+    url: setting("Url") as string,
+    model: (values.model ?? setting("Model")) as string | undefined,
+    apiKey: setting("ApiKey") as string | undefined,
+    timeoutMs: setting("TimeoutMs") as number | undefined,
+  };
+}
+
 /** Flags as citty hands them over: strings for valued flags, `cache` as a boolean. */
 export type DigestFlags = Flags;
 
@@ -312,18 +328,25 @@ export type DigestFlags = Flags;
  * count as unset. A bad value throws a one-line ConfigError naming the variable or flag.
  */
 export function loadDigestConfig(env: Env, flags: DigestFlags = {}): DigestConfig {
-  const { values, given, sourceOf } = loadFields(FIELDS, env, flags);
-  const config = values as Omit<DigestConfig, "cacheFile">;
-  // One --model for both APIs; OLLAMA_MODEL is Ollama's alone.
-  const flagModel =
-    given.has("model") && sourceOf("model") === "--model" ? config.model : undefined;
+  const { values } = loadFields(FIELDS, env, flags);
+  const config = values as Record<DigestKey, unknown> & Omit<DigestConfig, "cacheFile" | "server">;
+  const server = serverSettings(values, config.api);
+  const settings = new Set<string>(APIS.flatMap((name) => settingKeys(name)));
+  const common = Object.fromEntries(
+    Object.entries(config).filter(([key]) => !settings.has(key)),
+  ) as Omit<DigestConfig, "cacheFile" | "server" | "model">;
   return {
-    ...config,
+    ...common,
     // `--out -` is standard output, as in curl and tar.
     out: config.out === "-" ? undefined : config.out,
-    openaiModel: flagModel ?? config.openaiModel,
+    server,
+    model: server.model ?? "",
     cacheFile: flags.cache !== false ? cacheFilePath(env) : undefined,
   };
+}
+
+function settingKeys(api: Api): ApiSettingKey[] {
+  return [`${api}Url`, `${api}Model`, `${api}ApiKey`, `${api}TimeoutMs`];
 }
 
 /** `$XDG_CACHE_HOME/hn-digest/summaries.sqlite`, or `~/.cache/…` when unset or relative. */

@@ -14,7 +14,6 @@ import type { ArticleSource, Coverage } from "./types.ts";
 export type PipelineConfig = Pick<
   DigestConfig,
   | "searchUrl"
-  | "ollamaUrl"
   | "model"
   | "maxComments"
   | "numCtx"
@@ -23,7 +22,7 @@ export type PipelineConfig = Pick<
   | "searchTimeoutMs"
   | "articleTimeoutMs"
   | "articleMaxBytes"
-  | "ollamaTimeoutMs"
+  | "server"
   | "allowedHosts"
 >;
 

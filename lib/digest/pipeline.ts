@@ -39,7 +39,7 @@ export async function* digestStories(
         slots: stories.length * 2,
         meter: createRateMeter(),
         promptLimit: promptLimit(deps.config.numCtx),
-        timeoutCeilingMs: deps.config.ollamaTimeoutMs,
+        timeoutCeilingMs: deps.config.server.timeoutMs,
       }),
     stats: deps.stats ?? { generated: 0, cached: 0, failed: 0 },
     calibration: deps.calibration ?? readCalibration(deps.cache, deps.config.model, deps.logger),

@@ -12,6 +12,7 @@ import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { storyFilter } from "./reader-config.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
 import type { Calibration } from "./summarise/calibration.ts";
+import { MODEL_APIS } from "./summarise/models/apis.ts";
 import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/models/model-client.ts";
 import { promptLimit } from "./summarise/prompt.ts";
 import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "./summarise/rates.ts";
@@ -27,9 +28,9 @@ export async function checkModel(
   logger: Logger,
 ): Promise<{ facts: ModelInfo; numCtx: number }> {
   const facts = await model.preflight(signal);
-  if (config.api === "openai" && config.openaiModel === undefined) {
+  if (config.server.model === undefined) {
     logger.info(
-      `Summaries by ${facts.model}, the first model ${model.describe} lists (choose another with --model / OPENAI_MODEL)`,
+      `Summaries by ${facts.model}, the first model ${model.describe} lists (choose another with --model / ${MODEL_APIS[config.api].model.env})`,
     );
   }
   return { facts, numCtx: contextWindow(config.numCtx, facts.contextLength, facts.model, logger) };
@@ -111,7 +112,7 @@ export function startBudget(
     slots: run.stories * 2,
     meter: createRateMeter(run.machine?.placement === "gpu" ? GPU_PRIOR : CPU_PRIOR),
     promptLimit: promptLimit(run.numCtx),
-    timeoutCeilingMs: config.ollamaTimeoutMs,
+    timeoutCeilingMs: config.server.timeoutMs,
     spentMs: run.machine?.loadMs ?? 0,
     loaded: run.machine !== null,
     expectedRatio: {

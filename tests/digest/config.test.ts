@@ -19,11 +19,13 @@ describe("loadDigestConfig()", () => {
     expect(config).toEqual({
       searchUrl: "https://hn.algolia.com/api/v1",
       api: "ollama",
-      ollamaUrl: "http://localhost:11434",
+      server: {
+        url: "http://localhost:11434",
+        model: DEFAULT_MODEL,
+        apiKey: undefined,
+        timeoutMs: undefined,
+      },
       model: DEFAULT_MODEL,
-      openaiUrl: "http://localhost:8080/v1",
-      openaiModel: undefined,
-      openaiApiKey: undefined,
       maxComments: 200,
       numCtx: 8192,
       limit: 10,
@@ -31,7 +33,6 @@ describe("loadDigestConfig()", () => {
       fetchConcurrency: 4,
       searchTimeoutMs: 10_000,
       articleTimeoutMs: 10_000,
-      ollamaTimeoutMs: undefined,
       timeBudgetMs: undefined,
       archive: undefined,
       articleMaxBytes: 2_000_000,
@@ -63,7 +64,7 @@ describe("loadDigestConfig()", () => {
       DIGEST_TIME_BUDGET: "1h30m",
     });
     expect(config).toMatchObject({
-      ollamaUrl: "http://gpu-box:11434",
+      server: { url: "http://gpu-box:11434", model: "qwen2.5:7b", timeoutMs: 60000 },
       model: "qwen2.5:7b",
       maxComments: 300,
       searchUrl: "http://127.0.0.1:9999/api/v1",
@@ -73,7 +74,6 @@ describe("loadDigestConfig()", () => {
       searchTimeoutMs: 2000,
       articleTimeoutMs: 3000,
       articleMaxBytes: 4096,
-      ollamaTimeoutMs: 60000,
       timeBudgetMs: 90 * 60_000,
     });
   });
@@ -201,21 +201,39 @@ describe("loadDigestConfig()", () => {
     );
     expect(config).toMatchObject({
       api: "openai",
-      openaiUrl: "http://gpu-box:1234/v1",
-      openaiModel: "/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf",
-      openaiApiKey: "sk-local-123",
+      server: {
+        url: "http://gpu-box:1234/v1",
+        model: "/models/Llama-3.2-3B-Instruct-Q4_K_M.gguf",
+        apiKey: "sk-local-123",
+        timeoutMs: undefined,
+      },
     });
     expect(
       loadDigestConfig(HOME, { api: "openai", "openai-url": "http://h:8000/v1" }),
-    ).toMatchObject({ api: "openai", openaiUrl: "http://h:8000/v1", openaiModel: undefined });
+    ).toMatchObject({ api: "openai", server: { url: "http://h:8000/v1", model: undefined } });
   });
 
   test("--model names the model of either API; OLLAMA_MODEL is Ollama's alone", () => {
     const env = { ...HOME, LLM_API: "openai", OLLAMA_MODEL: "qwen2.5:7b", OPENAI_MODEL: "served" };
-    expect(loadDigestConfig(env).openaiModel).toBe("served");
-    expect(loadDigestConfig(env, { model: "other" }).openaiModel).toBe("other");
+    expect(loadDigestConfig(env).server.model).toBe("served");
+    expect(loadDigestConfig(env, { model: "other" }).server.model).toBe("other");
     const { OPENAI_MODEL: _, ...withoutOpenAiModel } = env;
-    expect(loadDigestConfig(withoutOpenAiModel).openaiModel).toBeUndefined();
+    expect(loadDigestConfig(withoutOpenAiModel).server.model).toBeUndefined();
+  });
+
+  test("each API's calls are capped by its own timeout variable; OLLAMA_TIMEOUT_MS is Ollama's alone", () => {
+    const env = { ...HOME, OLLAMA_TIMEOUT_MS: "60000", OPENAI_TIMEOUT_MS: "90000" };
+    expect(loadDigestConfig(env).server.timeoutMs).toBe(60000);
+    expect(loadDigestConfig({ ...env, LLM_API: "openai" }).server.timeoutMs).toBe(90000);
+    expect(
+      loadDigestConfig({ ...HOME, LLM_API: "openai", OLLAMA_TIMEOUT_MS: "60000" }).server.timeoutMs,
+    ).toBeUndefined();
+    expect(
+      loadDigestConfig(HOME, { api: "openai", "openai-timeout-ms": "5000" }).server.timeoutMs,
+    ).toBe(5000);
+    expect(errorOf(() => loadDigestConfig({ ...HOME, OPENAI_TIMEOUT_MS: "soon" })).message).toBe(
+      'OPENAI_TIMEOUT_MS="soon" is invalid: expected a whole number from 1000 to 3600000',
+    );
   });
 
   test("never repeats OPENAI_API_KEY in its message", () => {

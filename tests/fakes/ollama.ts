@@ -65,6 +65,8 @@ export interface ModelledCall {
 
 export interface FakeOllama {
   url: string;
+  /** Every request, whatever its path: `GET /api/tags`, `POST /api/generate`, … */
+  requests: string[];
   generateCalls: GenerateBody[];
   tagsCalls: number;
   /** Model names asked of /api/show. */
@@ -124,6 +126,7 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
   let lastPrompt = "";
   const state: FakeOllama = {
     url: "",
+    requests: [],
     generateCalls: [],
     tagsCalls: 0,
     showCalls: [],
@@ -142,6 +145,7 @@ export function startFakeOllama(options: FakeOllamaOptions = {}): FakeOllama {
     hostname: "127.0.0.1",
     async fetch(request) {
       const url = new URL(request.url);
+      state.requests.push(`${request.method} ${url.pathname}`);
       if (url.pathname === "/api/tags" && request.method === "GET") {
         state.tagsCalls++;
         if (options.tags) return options.tags();

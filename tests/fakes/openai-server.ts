@@ -49,6 +49,8 @@ export interface FakeOpenAiOptions {
 export interface FakeOpenAi {
   /** The base URL, ending in /v1, as OPENAI_BASE_URL takes it. */
   url: string;
+  /** Every request, whatever its path: `GET /v1/models`, `POST /v1/chat/completions`, … */
+  requests: string[];
   chatCalls: ChatBody[];
   modelsCalls: number;
   propsCalls: number;
@@ -88,6 +90,7 @@ export function startFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
   const contextTokens = options.contextTokens ?? 8192;
   const state: FakeOpenAi = {
     url: "",
+    requests: [],
     chatCalls: [],
     modelsCalls: 0,
     propsCalls: 0,
@@ -103,6 +106,7 @@ export function startFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     hostname: "127.0.0.1",
     async fetch(request) {
       const url = new URL(request.url);
+      state.requests.push(`${request.method} ${url.pathname}`);
       const authorization = request.headers.get("authorization") ?? "";
       state.authorizations.push(authorization);
       if (options.apiKey !== undefined && authorization !== `Bearer ${options.apiKey}`) {

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { TokenSample } from "./calibration.ts";
-import { normaliseModelName } from "./models/ollama/generate.ts";
+import { normaliseModelName } from "./models/model-client.ts";
 
 /** A digest run as the cache remembers it: when, and the points of each story it showed. */
 export interface RunRecord {

@@ -126,6 +126,15 @@ export class PreflightError extends Error {
   override name = "PreflightError";
 }
 
+/**
+ * A model name without a tag means `:latest` (a `:` inside a registry host is not a tag): Ollama's
+ * rule, and the summary cache's, so llama3.2 and llama3.2:latest share their summaries.
+ */
+export function normaliseModelName(name: string): string {
+  const lastSegment = name.slice(name.lastIndexOf("/") + 1);
+  return lastSegment.includes(":") ? name : `${name}:latest`;
+}
+
 /** Prompt tokens read per second, when the answer says both. */
 export function prefillRate(answer: ModelAnswer): number | null {
   return rate(answer.promptTokens, answer.timings.promptMs);

@@ -1,7 +1,5 @@
-import type { Api, DigestConfig } from "../../config.ts";
+import { type Api, MODEL_APIS, type ModelServer } from "./apis.ts";
 import type { ModelClient } from "./model-client.ts";
-import { createOllamaClient } from "./ollama/client.ts";
-import { createOpenAiClient } from "./openai/client.ts";
 
 export interface OpenModelOptions {
   fetch?: typeof fetch;
@@ -10,41 +8,22 @@ export interface OpenModelOptions {
 }
 
 /**
- * The one place that chooses the model API the digest talks to, as lib/store/open.ts chooses a
- * store: Ollama's own API, or an OpenAI-compatible server (--api=openai).
+ * The one place that opens the model API the digest talks to, as lib/store/open.ts opens a
+ * store: the row of MODEL_APIS that --api names.
  */
 export function openModelClient(
-  config: Pick<
-    DigestConfig,
-    "api" | "ollamaUrl" | "model" | "openaiUrl" | "openaiModel" | "openaiApiKey" | "ollamaTimeoutMs"
-  >,
+  config: { api: Api; server: ModelServer },
   options: OpenModelOptions = {},
 ): ModelClient {
-  const checkTimeoutMs = Math.min(10_000, config.ollamaTimeoutMs ?? 10_000);
-  if (config.api === "openai") {
-    return createOpenAiClient({
-      url: config.openaiUrl,
-      model: config.openaiModel,
-      apiKey: config.openaiApiKey,
-      fetch: options.fetch,
-      now: options.now,
-      checkTimeoutMs,
-    });
-  }
-  return createOllamaClient({
-    url: config.ollamaUrl,
-    model: config.model,
-    fetch: options.fetch,
-    now: options.now,
-    checkTimeoutMs,
-  });
+  const checkTimeoutMs = Math.min(10_000, config.server.timeoutMs ?? 10_000);
+  return MODEL_APIS[config.api].open(config.server, { ...options, checkTimeoutMs });
 }
 
 /**
- * The name summaries are cached under. Ollama's is the model's own (the caches of earlier
- * versions stay valid); another API's is prefixed with it and a space, which no Ollama name
- * has, so a summary Ollama wrote is never served as a llama-server one of the same name.
+ * The name summaries are cached under: the model prefixed with its API's cachePrefix. Ollama's
+ * is empty (the caches of earlier versions stay valid); another's ends in a space, which no
+ * model name has, so a summary Ollama wrote is never served as a llama-server one.
  */
 export function cachedModelName(api: Api, model: string): string {
-  return api === "ollama" ? model : `${api} ${model}`;
+  return `${MODEL_APIS[api].cachePrefix}${model}`;
 }

@@ -3,6 +3,7 @@ import {
   decodeRate,
   ModelError,
   modelGone,
+  normaliseModelName,
   PreflightError,
   prefillRate,
 } from "../../../../lib/digest/summarise/models/model-client.ts";
@@ -11,7 +12,6 @@ import { createOllamaClient } from "../../../../lib/digest/summarise/models/olla
 import {
   generate,
   generateRequest,
-  normaliseModelName,
 } from "../../../../lib/digest/summarise/models/ollama/generate.ts";
 import {
   contextLengthOf,

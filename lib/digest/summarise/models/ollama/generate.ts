@@ -38,12 +38,6 @@ export interface GenerateInput {
   numPredict: number;
 }
 
-/** A model name without a tag means `:latest` (a `:` inside a registry host is not a tag). */
-export function normaliseModelName(name: string): string {
-  const lastSegment = name.slice(name.lastIndexOf("/") + 1);
-  return lastSegment.includes(":") ? name : `${name}:latest`;
-}
-
 /**
  * The request for one non-streamed generation, as a plain value. num_ctx is always sent: an
  * Ollama left at its own default (2048 or 4096) would silently drop the front of a longer

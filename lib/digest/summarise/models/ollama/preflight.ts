@@ -1,10 +1,14 @@
 import { z } from "zod";
 import { stripControl } from "../../../../text/control.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "../../../fetch/body.ts";
-import { type MachineInfo, type Placement, PreflightError } from "../model-client.ts";
+import {
+  type MachineInfo,
+  normaliseModelName,
+  type Placement,
+  PreflightError,
+} from "../model-client.ts";
 import { describeError, errorText, record, safeJson, withTimeout } from "../model-http.ts";
-import { openAiBaseAt } from "../openai/preflight.ts";
-import { normaliseModelName, OLLAMA_MAX_BYTES, type OllamaOptions } from "./generate.ts";
+import { OLLAMA_MAX_BYTES, type OllamaOptions } from "./generate.ts";
 
 export interface ModelFacts {
   /** The model's own context length from /api/show, or null when it does not report one. */
@@ -211,4 +215,30 @@ async function loadModel(
   const body = safeJson(await readTextCapped(response, options.maxBytes ?? OLLAMA_MAX_BYTES));
   const nanos = record(body).load_duration;
   return typeof nanos === "number" && nanos >= 0 ? nanos / 1e6 : null;
+}
+
+// What an OpenAI-compatible server answers to GET /v1/models, enough to tell it from Ollama.
+const openAiModelList = z.object({ data: z.array(z.unknown()) });
+
+/**
+ * The OpenAI-compatible base URL a server given as Ollama's answers on (`{url}/v1/models`, or
+ * `{url}/models` when it already ends in /v1), for the fix when --api=ollama was meant as
+ * --api=openai; undefined when it does not answer so. A 401 counts: the server wants a key.
+ */
+async function openAiBaseAt(
+  url: string,
+  options: Pick<OllamaOptions, "fetch" | "timeoutMs" | "signal"> = {},
+): Promise<string | undefined> {
+  const { fetch: doFetch = globalThis.fetch, timeoutMs = 10_000 } = options;
+  const base = url.endsWith("/v1") ? url : `${url}/v1`;
+  try {
+    const response = await doFetch(`${base}/models`, {
+      signal: withTimeout(timeoutMs, options.signal),
+    });
+    const body = safeJson(await readTextCapped(response, 1024 * 1024));
+    if (response.status === 401 || openAiModelList.safeParse(body).success) return base;
+  } catch {
+    // Nothing there either: the Ollama message stands alone.
+  }
+  return undefined;
 }

@@ -189,29 +189,6 @@ async function pathFix(base: string, options: OpenAiOptions): Promise<string> {
   return `Is OPENAI_BASE_URL right? ${START}`;
 }
 
-/**
- * The OpenAI-compatible base URL a server given as Ollama's answers on (`{url}/v1/models`, or
- * `{url}/models` when it already ends in /v1), for the fix when --api=ollama was meant as
- * --api=openai; undefined when it does not answer so. A 401 counts: the server wants a key.
- */
-export async function openAiBaseAt(
-  url: string,
-  options: Pick<OpenAiOptions, "fetch" | "timeoutMs" | "signal"> = {},
-): Promise<string | undefined> {
-  const { fetch: doFetch = globalThis.fetch, timeoutMs = 10_000 } = options;
-  const base = url.endsWith("/v1") ? url : `${url}/v1`;
-  try {
-    const response = await doFetch(`${base}/models`, {
-      signal: withTimeout(timeoutMs, options.signal),
-    });
-    const body = safeJson(await readTextCapped(response, 1024 * 1024));
-    if (response.status === 401 || modelsSchema.safeParse(body).success) return base;
-  } catch {
-    // Nothing there either: the Ollama message stands alone.
-  }
-  return undefined;
-}
-
 async function answersLikeOllama(root: string, options: OpenAiOptions): Promise<boolean> {
   const { fetch: doFetch = globalThis.fetch, timeoutMs = 10_000 } = options;
   try {
