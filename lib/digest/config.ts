@@ -6,7 +6,7 @@ import { type Env, httpUrl, intInRange, withoutEmpty } from "../config/env.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
-import { READER_FIELDS, type ReaderConfig } from "./reader-config.ts";
+import { emailSettings, READER_FIELDS, type ReaderConfig } from "./reader-config.ts";
 
 import {
   APIS,
@@ -332,6 +332,8 @@ export function loadDigestConfig(env: Env, flags: DigestFlags = {}): DigestConfi
   const config = values as Record<DigestKey, unknown> & Omit<DigestConfig, "cacheFile" | "server">;
   const server = serverSettings(values, config.api);
   const settings = new Set<string>(APIS.flatMap((name) => settingKeys(name)));
+  // --email-to without SMTP_URL, or without a sender, stops here rather than after the summaries.
+  emailSettings(config);
   const common = Object.fromEntries(
     Object.entries(config).filter(([key]) => !settings.has(key)),
   ) as Omit<DigestConfig, "cacheFile" | "server" | "model">;

@@ -7,7 +7,9 @@ import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { compareWithLastRun, type Freshness } from "./freshness.ts";
 import { digestStories, type PipelineStats, readCalibration } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
+import { emailSettings } from "./reader-config.ts";
 import { openArchive } from "./render/archive.ts";
+import { digestEmail, sendDigestEmail, smtpName } from "./render/email.ts";
 import { type Output, openOutput, refuseNonRegularTarget, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
 import type { Renderer } from "./render/types.ts";
@@ -38,6 +40,8 @@ export interface DigestDeps {
   model?: ModelClient;
   /** Dates on the page and the archive's day; the process's own zone when unset (tests set it). */
   timeZone?: string;
+  /** A CA for the SMTP server's certificate (tests); the system's when unset. */
+  smtpTls?: { ca: string; servername?: string };
 }
 
 export interface DigestResult {
@@ -63,7 +67,7 @@ export class DigestFailedError extends Error {
 /**
  * The whole digest: check the model server, read the front page, then stream each story's
  * summaries to the output in front-page order. Throws PreflightError (the server unusable),
- * SearchApiError (front page unreadable), UsageError (bad --out or --archive),
+ * SearchApiError (front page unreadable), UsageError (bad --out or --archive), EmailError,
  * DigestInterruptedError (Ctrl-C), ModelGoneError, DigestFailedError.
  */
 export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise<DigestResult> {
@@ -184,6 +188,13 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       const { day } = await archive.write({ meta, stories: results, at: started }, at);
       const page = join(config.archive ?? "", `${day}.html`);
       baseLogger.info(`Archived as ${page}, with index.html and feed.xml`);
+    }
+    // Last: a mail server that fails costs neither --out nor the archive (EmailError, exit 1).
+    const email = emailSettings(config);
+    if (email) {
+      const message = digestEmail({ meta, stories: results }, { timeZone: deps.timeZone });
+      await sendDigestEmail(message, email, { tls: deps.smtpTls });
+      baseLogger.info(`Emailed to ${email.to.join(", ")} through ${smtpName(email.smtp)}`);
     }
     return { stories: results, stats };
   } catch (error) {

@@ -1,19 +1,57 @@
 /**
- * The settings a reader chooses what to read by: the front-page filters. Part of the digest's
- * field table (config.ts spreads READER_FIELDS into FIELDS), kept apart so it stays small.
+ * The settings a reader chooses what to read, and where it goes, by: the front-page filters and
+ * the email. Part of the digest's field table (config.ts spreads READER_FIELDS into FIELDS),
+ * kept apart so it stays small.
  */
 import { z } from "zod";
 import { intInRange } from "../config/env.ts";
+import { ConfigError } from "../config/errors.ts";
 import type { Field } from "../config/fields.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { type FilterEntry, parseFilterList, type StoryFilter } from "./fetch/filters.ts";
+import { type EmailSettings, parseSmtpUrl, type SmtpServer } from "./render/email.ts";
 
 export interface ReaderConfig {
   minPoints: number;
   minComments: number;
   skip: FilterEntry[];
   only: FilterEntry[];
+  /** --email-to: where the digest is mailed; undefined sends no email. */
+  emailTo: string[] | undefined;
+  /** SMTP_URL, credentials included: never shown. */
+  smtp: SmtpServer | undefined;
+  emailFrom: string | undefined;
 }
+
+// An address as a mail client takes it without a display name: one @, no spaces, no
+// separators or quotes that would change the header's meaning, a dot in the domain.
+const ADDRESS = /^[^\s\p{Cc}@<>()[\]\\,;:"]{1,64}@(?=.{1,253}$)[a-z0-9-]+(\.[a-z0-9-]+)+$/iu;
+const ADDRESS_FORM = "expected an email address such as reader@example.com";
+
+const address = z.string().trim().regex(ADDRESS, ADDRESS_FORM);
+
+const addressList = z.string().transform((value, context) => {
+  const entries = value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  const bad = entries.find((entry) => !ADDRESS.test(entry));
+  if (entries.length === 0 || bad !== undefined) {
+    const which = bad === undefined ? "" : `${JSON.stringify(bad.slice(0, 80))}: `;
+    context.addIssue({ code: "custom", message: `${which}${ADDRESS_FORM}, comma-separated` });
+    return z.NEVER;
+  }
+  return entries;
+});
+
+const smtpUrl = z.string().transform((value, context) => {
+  try {
+    return parseSmtpUrl(value);
+  } catch (error) {
+    context.addIssue({ code: "custom", message: errorMessage(error) });
+    return z.NEVER;
+  }
+});
 
 const filterList = z.string().transform((value, context) => {
   try {
@@ -66,7 +104,52 @@ export const READER_FIELDS: readonly Field<keyof ReaderConfig>[] = [
     defaultText: "all",
     description: "keep only stories matching an entry (same form as --skip)",
   },
+  {
+    key: "emailTo",
+    env: "DIGEST_EMAIL_TO",
+    flag: "email-to",
+    hint: "addr,…",
+    schema: addressList,
+    defaultText: "no email",
+    description: "also mail the digest (text and HTML) to these addresses through SMTP_URL",
+  },
+  {
+    key: "smtp",
+    env: "SMTP_URL",
+    schema: smtpUrl,
+    secret: true,
+    defaultText: "none",
+    description:
+      "the mail server for --email-to: smtp://user:password@host:587 (STARTTLS when offered) or smtps://…:465, never shown",
+  },
+  {
+    key: "emailFrom",
+    env: "DIGEST_EMAIL_FROM",
+    schema: address,
+    defaultText: "SMTP_URL's user name when it is an address",
+    description: "the digest email's sender",
+  },
 ];
+
+/**
+ * The email's settings when --email-to is given, checked together: SMTP_URL is needed, and a
+ * sender (DIGEST_EMAIL_FROM, or SMTP_URL's user name when it is an address). ConfigError else.
+ */
+export function emailSettings(config: ReaderConfig): EmailSettings | undefined {
+  if (config.emailTo === undefined) return undefined;
+  if (config.smtp === undefined) {
+    throw new ConfigError(
+      "SMTP_URL is needed with --email-to / DIGEST_EMAIL_TO: expected smtp://user:password@host:587 or smtps://user:password@host:465",
+    );
+  }
+  const from = config.emailFrom ?? (ADDRESS.test(config.smtp.user) ? config.smtp.user : undefined);
+  if (from === undefined) {
+    throw new ConfigError(
+      `DIGEST_EMAIL_FROM is needed with --email-to when SMTP_URL's user name is no address: ${ADDRESS_FORM}`,
+    );
+  }
+  return { to: config.emailTo, from, smtp: config.smtp };
+}
 
 /** The filters the config holds, as the fetch stage takes them. */
 export function storyFilter(config: ReaderConfig): StoryFilter {

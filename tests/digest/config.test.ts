@@ -43,6 +43,9 @@ describe("loadDigestConfig()", () => {
       minComments: 0,
       skip: [],
       only: [],
+      emailTo: undefined,
+      smtp: undefined,
+      emailFrom: undefined,
       cacheFile: "/home/ada/.cache/hn-digest/summaries.sqlite",
     });
   });
