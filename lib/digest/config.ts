@@ -196,7 +196,7 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     flag: "max-comments",
     hint: "n",
     schema: intInRange(1, 1000),
-    default: 200,
+    default: 1000,
     description: "comments fetched per story (the search API gives at most 1000)",
   },
   {

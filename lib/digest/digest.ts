@@ -100,19 +100,22 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       now,
       logger: baseLogger,
     });
-    const { stories, malformed } = front;
-    done.total = stories.length;
+    const { malformed } = front;
     // The pipeline names the model only to the cache: by API and model (see cachedModelName).
     const cacheModel = cachedModelName(config.api, facts.model);
     const calibration = readCalibration(cache, cacheModel, baseLogger);
-    const budget = startBudget(config, {
+    const { budget, keep } = startBudget(config, {
       model: facts.model,
       machine,
       numCtx,
-      stories: stories.length,
+      stories: front.stories,
+      cached: (story) => isCached(cache, cacheModel, story.id),
       logger: baseLogger,
       calibration,
     });
+    // A budget too small for every story leaves out the last ones (said by startBudget).
+    const stories = front.stories.slice(0, keep);
+    done.total = stories.length;
     progress = createProgress(deps.stderr, {
       total: stories.length,
       titles: stories.map((story) => story.title),
@@ -214,6 +217,19 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   } finally {
     progress?.stop();
     cache?.close();
+  }
+}
+
+/** Both of a story's summaries are in the cache: a re-run may need no model call for it. */
+function isCached(cache: SummaryCache | undefined, model: string, storyId: number): boolean {
+  try {
+    return (
+      cache?.lookup(model, storyId, "article") !== undefined &&
+      cache.lookup(model, storyId, "discussion") !== undefined
+    );
+  } catch {
+    // A broken cache is a miss (the pipeline says so when it reads it).
+    return false;
   }
 }
 

@@ -11,11 +11,13 @@ import { type FrontPage, fetchFrontPage } from "./fetch/hn-client.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { storyFilter } from "./reader-config.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
+import { planBudget } from "./summarise/budget-plan.ts";
 import type { Calibration } from "./summarise/calibration.ts";
 import { MODEL_APIS } from "./summarise/models/apis.ts";
 import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/models/model-client.ts";
-import { promptLimit } from "./summarise/prompt.ts";
+import { answerReserve, promptLimit } from "./summarise/prompt.ts";
 import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "./summarise/rates.ts";
+import type { Story } from "./types.ts";
 
 /**
  * The model server checked (PreflightError when unusable) and the window the run asks for; the
@@ -85,18 +87,25 @@ export async function frontPageAndMachine(
   };
 }
 
-/** The run's time budget, said in one line when it was chosen for the reader (a model on the CPU). */
+/**
+ * The run's time budget, said in one line when it was chosen for the reader (a model on the CPU),
+ * and how it is kept (budget-plan.ts): the answers' length, and how many of the front page's
+ * stories fit (`keep`: the first ones), with one line when it cuts answers or stories. Throws
+ * UsageError, before any model call, when not even one story fits.
+ */
 export function startBudget(
   config: DigestConfig,
   run: {
     model: string;
     machine: MachineInfo | null;
     numCtx: number;
-    stories: number;
+    /** The front page's stories, and which of them the cache answers (no model call). */
+    stories: readonly Story[];
+    cached: (story: Story) => boolean;
     logger: Logger;
     calibration: Calibration;
   },
-): TimeBudget {
+): { budget: TimeBudget; keep: number } {
   const budgetMs = budgetFor(config.timeBudgetMs, run.machine);
   if (config.timeBudgetMs === undefined && budgetMs !== null) {
     const where =
@@ -107,19 +116,39 @@ export function startBudget(
       `${run.model} ${where}: prompts are sized to finish within ${budgetMs / 60_000} min (--time-budget / DIGEST_TIME_BUDGET; 0 for none)`,
     );
   }
-  return createTimeBudget({
+  const prior = run.machine?.placement === "gpu" ? GPU_PRIOR : CPU_PRIOR;
+  const expectedRatio = {
+    article: run.calibration.expectedRatio("article"),
+    discussion: run.calibration.expectedRatio("discussion"),
+  };
+  const needModel = run.stories.map((story) => !run.cached(story));
+  const plan = planBudget({
     budgetMs,
-    slots: run.stories * 2,
-    meter: createRateMeter(run.machine?.placement === "gpu" ? GPU_PRIOR : CPU_PRIOR),
+    stories: needModel.filter(Boolean).length,
+    rates: prior,
+    ratio: Math.max(expectedRatio.article, expectedRatio.discussion),
+    spentMs: run.machine?.loadMs ?? 0,
+    promptLimit: promptLimit(run.numCtx),
+    answerReserve: answerReserve(run.numCtx),
+  });
+  if (plan.cut !== null) run.logger.info(plan.cut);
+  // The first stories, up to the last one needing the model that fits.
+  let keep = 0;
+  for (let needing = 0; keep < run.stories.length; keep++) {
+    if (needModel[keep] && ++needing > plan.stories) break;
+  }
+  const budget = createTimeBudget({
+    budgetMs,
+    slots: keep * 2,
+    meter: createRateMeter(prior),
     promptLimit: promptLimit(run.numCtx),
     timeoutCeilingMs: config.server.timeoutMs,
     spentMs: run.machine?.loadMs ?? 0,
     loaded: run.machine !== null,
-    expectedRatio: {
-      article: run.calibration.expectedRatio("article"),
-      discussion: run.calibration.expectedRatio("discussion"),
-    },
+    expectedRatio,
+    answerTokens: plan.answerTokens,
   });
+  return { budget, keep };
 }
 
 /** The window asked for, capped by the model's own context length when /api/show gives one. */

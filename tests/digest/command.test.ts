@@ -256,8 +256,7 @@ describe("bun run digest", () => {
       ...news,
       ollama: {
         generate: (body) =>
-          body.prompt.includes("Summarise the Hacker News discussion") &&
-          body.prompt.includes("Ask HN")
+          promptKind(body.prompt) === "discussion" && body.prompt.includes("Ask HN")
             ? Response.json({ error: "model crashed" })
             : echoTitle(body),
       },

@@ -26,7 +26,7 @@ describe("loadDigestConfig()", () => {
         timeoutMs: undefined,
       },
       model: DEFAULT_MODEL,
-      maxComments: 200,
+      maxComments: 1000,
       numCtx: 8192,
       limit: 10,
       concurrency: 1,
@@ -109,7 +109,7 @@ describe("loadDigestConfig()", () => {
   test("treats empty env values as unset", () => {
     expect(
       loadDigestConfig({ ...HOME, OLLAMA_MODEL: "", MAX_COMMENTS_PER_STORY: " " }),
-    ).toMatchObject({ model: DEFAULT_MODEL, maxComments: 200 });
+    ).toMatchObject({ model: DEFAULT_MODEL, maxComments: 1000 });
   });
 
   test.each([

@@ -313,7 +313,8 @@ describe("a re-run with more room than the cached summary had", () => {
     };
     const cpu = await digestAt(home, T0, news(), { cpuBudget: "1m" });
     const starved = cpu.stories[0];
-    expect(starved?.commentsShown).toBeLessThan(10);
+    // Under half the 40 a whole window shows (FULLER_NOW): starved, so a GPU run makes it again.
+    expect(starved?.commentsShown).toBeLessThan(20);
     expect(starved?.articleShare).toBeLessThan(0.5);
 
     const sameBudget = await digestAt(home, T0 + HOUR, news(), { cpuBudget: "1m" });
@@ -364,7 +365,7 @@ describe("a re-run with more room than the cached summary had", () => {
     const home = cacheHome();
     const story = newsStory(1);
     const cpu = await digestAt(home, T0, frontPage([story]), { cpuBudget: "1m" });
-    expect(cpu.stories[0]?.commentsShown).toBeLessThan(10);
+    expect(cpu.stories[0]?.commentsShown).toBeLessThan(20);
     const gpu = await digestAt(home, T0 + HOUR, frontPage([story], 0.5));
     const [call, ...others] = discussionCalls(gpu.calls);
     expect(others).toHaveLength(0);

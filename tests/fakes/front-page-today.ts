@@ -32,6 +32,8 @@ export interface FrontPage extends Pick<DigestWorldOptions, "stories" | "comment
   comments: Record<number, Hit[]>;
   /** Markers of the busiest thread's three largest subthreads (132, 47 and 11 comments). */
   largest: string[][];
+  /** Paragraphs of each story's article, by title. */
+  paragraphs: Record<string, number>;
 }
 
 /**
@@ -39,7 +41,7 @@ export interface FrontPage extends Pick<DigestWorldOptions, "stories" | "comment
  * subthreads 132, 47 and 11); the others are busy threads of their size.
  */
 export function frontPageToday(): FrontPage {
-  const page: FrontPage = { stories: [], comments: {}, pages: {}, largest: [] };
+  const page: FrontPage = { stories: [], comments: {}, pages: {}, largest: [], paragraphs: {} };
   for (const [i, shape] of SHAPE.entries()) addStory(page, i + 1, shape, i);
   return page;
 }
@@ -49,7 +51,13 @@ export function frontPageToday(): FrontPage {
  * new ones (of the shapes of today's 5th and 6th) in place of the last two.
  */
 export function frontPageHourLater(today: FrontPage): FrontPage {
-  const page: FrontPage = { stories: [], comments: {}, pages: today.pages, largest: today.largest };
+  const page: FrontPage = {
+    stories: [],
+    comments: {},
+    pages: today.pages,
+    largest: today.largest,
+    paragraphs: { ...today.paragraphs },
+  };
   for (const story of today.stories.slice(0, 8)) {
     const id = Number(story.objectID);
     const grown = grownThread({ hits: today.comments[id] ?? [] }, 0.1, id % 1000);
@@ -81,6 +89,7 @@ function addStory(
   });
   const id = Number(story.objectID);
   page.stories.push(story);
+  page.paragraphs[String(story.title)] = shape.paragraphs;
   if (shape.comments === BUSY_SHAPE.total) {
     const thread = shapedThread(id);
     page.comments[id] = thread.hits;

@@ -4,15 +4,20 @@ import { callSeconds, type RateMeter } from "./rates.ts";
 /** The default budget on a machine without a GPU for the whole model; a GPU needs none. */
 export const CPU_DEFAULT_BUDGET_MS = 20 * 60_000;
 /** Part of the budget kept back: rates and answer lengths vary from call to call. */
-const SAFETY = 0.05;
+export const SAFETY = 0.03;
 /** No single call is planned longer than this, so one prompt cannot eat the run. */
 const MAX_CALL_SECONDS = 240;
 /** Time a call costs besides reading and writing (the request, the template), in seconds. */
-const CALL_OVERHEAD_SECONDS = 1;
-/** The smallest prompt worth sending: the instruction and a few hundred tokens of text. */
-export const MIN_PROMPT_TOKENS = 500;
+export const CALL_OVERHEAD_SECONDS = 0.5;
+/**
+ * The smallest prompt worth sending: the instruction and a few short comments or a paragraph or
+ * two (as estimated; Llama 3 counts about a fifth less).
+ */
+export const MIN_PROMPT_TOKENS = 400;
+/** The answer's length (num_predict) when the options name none: the window's reserve. */
+const DEFAULT_ANSWER_TOKENS = 512;
 /** A discussion gets this much more room than an article: its worth is spread over many voices. */
-const DISCUSSION_WEIGHT = 1.5;
+const DISCUSSION_WEIGHT = 1.25;
 
 /** Tokens a comment takes in a discussion prompt, about (400 characters and its header). */
 const TOKENS_PER_COMMENT = 110;
@@ -57,12 +62,16 @@ export interface TimeBudgetOptions {
    * (Calibration.expectedRatio); default 1.
    */
   expectedRatio?: { article: number; discussion: number };
+  /** Tokens each answer may take (num_predict), from the plan (budget-plan.ts); default 512. */
+  answerTokens?: number;
 }
 
 export interface TimeBudget {
   readonly budgetMs: number | null;
   /** The call in `slot` would take `tokens` with its whole window (what it wants). */
   want(slot: number, tokens: number): void;
+  /** Tokens each answer may take (num_predict), as planned for the budget. */
+  answerTokens(): number;
   /** The slot will make no (further) call: answered, failed, cached or nothing to summarise. */
   finish(slot: number): void;
   /**
@@ -82,7 +91,10 @@ export interface TimeBudget {
   answered(slot: number, answer: ModelAnswer, estimatedTokens: number): void;
   /** Counts a failed call's time as spent. */
   failed(wallMs: number): void;
-  /** Model time the calls still to come are expected to take; null before the first answer. */
+  /**
+   * Model time the calls still to come are expected to take, as now planned (each at least its
+   * floor, whatever the budget has left); null before the first answer.
+   */
   leftMs(): number | null;
 }
 
@@ -120,9 +132,48 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
     return known.reduce((sum, [, tokens]) => sum + tokens, 0) / known.length;
   };
   const wantOf = (slot: number) => Math.min(wants.get(slot) ?? typicalWant(slot), promptLimit);
-  const fixedSeconds = () => {
-    const now = meter.rates();
-    return now.answerTokens / now.decodePerSecond + CALL_OVERHEAD_SECONDS;
+  // Answers are as long as the plan allows (num_predict), shorter when the model says less;
+  // with no plan, as long as the answers measured (the prior's until then).
+  const answerCap = options.answerTokens;
+  const answerLength = () => {
+    const measured = meter.rates().answerTokens;
+    if (answerCap === undefined) return measured;
+    return meter.answers === 0 ? answerCap : Math.min(answerCap, measured);
+  };
+  const fixedSeconds = () => answerLength() / meter.rates().decodePerSecond + CALL_OVERHEAD_SECONDS;
+  /**
+   * The tokens (as estimated) each of `open` gets now: the time left shared among them in
+   * tokens as the server counts them (what takes time), then told back as estimated.
+   */
+  const planned = (open: readonly number[]): Map<number, number> => {
+    const plan = new Map<number, number>();
+    if (budgetMs === null) {
+      for (const slot of open) plan.set(slot, wantOf(slot));
+      return plan;
+    }
+    const { prefillPerSecond } = meter.rates();
+    // The safety share is of the whole budget, so it is still there for the last calls.
+    const seconds =
+      ((budgetMs - reusedMs) * (1 - SAFETY) - spentMs) / 1000 - open.length * fixedSeconds();
+    const perCall = Math.max(0, (MAX_CALL_SECONDS - fixedSeconds()) * prefillPerSecond);
+    const shares = waterFill(
+      Math.max(0, seconds * prefillPerSecond),
+      open.map((s) => ({
+        key: s,
+        cap: Math.min(wantOf(s) * ratioOf(s), perCall),
+        weight: weightOf(s),
+      })),
+    );
+    for (const slot of open) {
+      const want = wantOf(slot);
+      const share = (shares.get(slot) ?? 0) / ratioOf(slot);
+      // No rounding to steps: the cache reuses a summary whatever its prompt's size (reuse.ts).
+      plan.set(
+        slot,
+        share >= want ? want : Math.min(want, Math.max(MIN_PROMPT_TOKENS, Math.floor(share))),
+      );
+    }
+    return plan;
   };
   return {
     budgetMs,
@@ -138,29 +189,11 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
       if (budgetMs !== null) reusedMs += (budgetMs * weightOf(slot)) / totalWeight;
     },
     tokensFor(slot) {
-      const want = wantOf(slot);
-      if (budgetMs === null) return want;
-      const { prefillPerSecond } = meter.rates();
       const open = pending();
       if (!open.includes(slot)) open.push(slot);
-      // The safety share is of the whole budget, so it is still there for the last calls.
-      const seconds =
-        ((budgetMs - reusedMs) * (1 - SAFETY) - spentMs) / 1000 - open.length * fixedSeconds();
-      const perCall = Math.max(0, (MAX_CALL_SECONDS - fixedSeconds()) * prefillPerSecond);
-      // Shared in tokens as the server counts them (what takes time), then told back as estimated.
-      const shares = waterFill(
-        Math.max(0, seconds * prefillPerSecond),
-        open.map((s) => ({
-          key: s,
-          cap: Math.min(wantOf(s) * ratioOf(s), perCall),
-          weight: weightOf(s),
-        })),
-      );
-      const share = (shares.get(slot) ?? 0) / ratioOf(slot);
-      if (share >= want) return want;
-      // No rounding to steps: the cache reuses a summary whatever its prompt's size (reuse.ts).
-      return Math.min(want, Math.max(MIN_PROMPT_TOKENS, Math.floor(share)));
+      return planned(open).get(slot) ?? wantOf(slot);
     },
+    answerTokens: () => answerCap ?? DEFAULT_ANSWER_TOKENS,
     timeoutMs(promptTokens, numPredict) {
       // A ratio only expected, not yet measured, is not trusted to shorten a timeout.
       const ratio = (kind: number) =>
@@ -189,16 +222,13 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
     leftMs() {
       if (meter.answers === 0) return null;
       const now = meter.rates();
-      const expected =
-        1000 *
-        pending().reduce(
-          (sum, slot) =>
-            sum + callSeconds(now, wantOf(slot) * ratioOf(slot)) + CALL_OVERHEAD_SECONDS,
-          0,
-        );
-      return budgetMs === null
-        ? expected
-        : Math.max(0, Math.min(expected, budgetMs - reusedMs - spentMs));
+      // What the calls still to come will take as planned now: never less than their floor, so
+      // a run over its budget says how long it still has, not "nothing left".
+      let seconds = 0;
+      for (const [slot, tokens] of planned(pending())) {
+        seconds += callSeconds(now, tokens * ratioOf(slot), answerLength()) + CALL_OVERHEAD_SECONDS;
+      }
+      return 1000 * seconds;
     },
   };
 }

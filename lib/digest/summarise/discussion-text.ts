@@ -36,7 +36,7 @@ function authorOf(node: ThreadNode): string {
 }
 
 /**
- * `[bob, replying to alice] text`, indented two spaces per level, continuation lines too, cut
+ * `[bob] text`, indented two spaces per level under the comment it answers, continuation lines too, cut
  * to `chars` characters. A cut inside a code block closes the block, so the model does not
  * read the rest of the prompt as code.
  */
@@ -64,9 +64,11 @@ function header(node: ThreadNode, placed: Placement | undefined): string {
     case "story":
       return author;
     case "comment":
+      // Under its parent the indentation says whom a reply answers; alone (an update's new
+      // reply to an earlier comment) it says so, with the start of that comment.
       return placed?.quote
         ? `${author}, replying to ${placed.parentAuthor ?? "anonymous"}: "${placed.quote}"`
-        : `${author}, replying to ${placed?.parentAuthor ?? "anonymous"}`;
+        : author;
     case "deleted":
       return `${author}, replying to a deleted comment`;
     case "missing":

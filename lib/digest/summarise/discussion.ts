@@ -21,10 +21,14 @@ export interface PackedDiscussion {
 export const OPENING_CHARS = { min: 100, max: 400 } as const;
 /** Replies are capped in the first passes too, so one long reply cannot crowd out the exchange. */
 export const REPLY_CHARS = { min: 120, max: 300 } as const;
+/** The first exchange of a main subthread, in a small budget, down to a clause. */
+const FIRST_CHARS = { min: 60, max: REPLY_CHARS.max } as const;
 /** Share of the budget the top-level openings may take before the largest subthreads get theirs. */
 const OPENINGS_SHARE = 0.4;
 /** Subthreads whose exchanges are shown first: the largest ones, where the disagreement lives. */
 export const MAIN_SUBTHREADS = 3;
+/** Comments of a main subthread shown before the other top-level openings: its first exchange. */
+const MAIN_FIRST = 3;
 /** Comments of a main subthread shown before the rest of the thread gets a turn. */
 const MAIN_DEPTH = 12;
 /** Characters a comment's header, indentation and cut mark take, for sizing only. */
@@ -45,13 +49,13 @@ interface Shown {
 }
 
 /**
- * Fits a thread into `budgetTokens` by importance: the opening of the top-level comments (in
- * the API's relevance order) within part of the budget, then the exchanges of the largest
- * subthreads in turn, then a reply at a time for every subthread, largest first, then the rest
+ * Fits a thread into `budgetTokens` by importance: the three largest subthreads' first three
+ * comments, then the opening of the other top-level comments (in the API's relevance order)
+ * within part of the budget, then more of the exchanges of the largest subthreads in turn, then a reply at a time for every subthread, largest first, then the rest
  * of the cut comments while room remains. Within a subthread the next reply shown is the one
  * whose own replies are most numerous (the liveliest exchange), oldest first, and always under a
- * parent already shown. The text keeps the tree's order, replies indented under their parents
- * and marked with whom they answer; a reply whose parent is missing or deleted says so.
+ * parent already shown. The text keeps the tree's order, replies indented under their parents;
+ * a reply whose parent is not in the thread is never shown.
  */
 export function packDiscussion(
   roots: readonly ThreadNode[],
@@ -73,33 +77,48 @@ export function packDiscussion(
     return true;
   };
 
-  const bySize = [...roots].sort((a, b) => (sizes.get(b) ?? 0) - (sizes.get(a) ?? 0));
+  // A reply whose parent is not in the thread (not fetched, or deleted) would reach the model
+  // without what it answers: left out, unless the caller places it (an update quotes the parent).
+  const showable = roots.filter(
+    (root) => root.answers === "story" || options.rootPlacement?.has(root) === true,
+  );
+  const bySize = [...showable].sort((a, b) => (sizes.get(b) ?? 0) - (sizes.get(a) ?? 0));
   const main = bySize.filter((root) => root.replies.length > 0).slice(0, MAIN_SUBTHREADS);
-  const opening = sized(budgetTokens * OPENINGS_SHARE, roots.length, OPENING_CHARS, scale);
+  const opening = sized(budgetTokens * OPENINGS_SHARE, showable.length, OPENING_CHARS, scale);
   const reply = sized(budgetTokens / 8, 3, REPLY_CHARS, scale);
-  // The roots of the main subthreads are shown whatever the openings' share, as the exchanges
-  // under them need them; the other openings in relevance order, within the share.
-  for (const root of main) tryShow(root, opening);
-  for (const root of roots) {
-    if (!shown.has(root)) tryShow(root, opening, budgetTokens * OPENINGS_SHARE);
-  }
   const subthreads = (list: readonly ThreadNode[]) =>
     list.map((root) => ({ root, frontier: shown.has(root) ? [...root.replies] : [root] }));
-  const takeTurn = (entry: { root: ThreadNode; frontier: ThreadNode[] }): boolean => {
+  const takeTurn = (
+    entry: { root: ThreadNode; frontier: ThreadNode[] },
+    chars = reply,
+  ): boolean => {
     const next = pickNext(entry.frontier, sizes);
     if (!next) return false;
     entry.frontier.splice(entry.frontier.indexOf(next), 1);
-    if (!tryShow(next, next === entry.root ? opening : reply)) return false;
+    if (!tryShow(next, next === entry.root ? opening : chars)) return false;
     entry.frontier.push(...next.replies);
     return true;
   };
+  // The roots of the main subthreads and their first exchanges come before any other opening,
+  // so even a small budget shows each of them as a conversation, not a lone comment: sized so
+  // all of them fit in most of the budget (what is cut may come back at the end).
+  const first = sized(budgetTokens * 0.9, MAIN_SUBTHREADS * MAIN_FIRST, FIRST_CHARS, scale);
+  for (const root of main) tryShow(root, Math.min(opening, first));
   let mainTurns = subthreads(main.filter((root) => shown.has(root)));
-  for (let depth = 1; depth < MAIN_DEPTH && mainTurns.length > 0; depth++) {
-    mainTurns = mainTurns.filter(takeTurn);
+  for (let depth = 1; depth < MAIN_FIRST && mainTurns.length > 0; depth++) {
+    mainTurns = mainTurns.filter((entry) => takeTurn(entry, Math.min(reply, first)));
+  }
+  // The other openings in relevance order, within their share (beside the exchanges above).
+  const openingsLimit = used + budgetTokens * OPENINGS_SHARE;
+  for (const root of showable) {
+    if (!shown.has(root)) tryShow(root, opening, openingsLimit);
+  }
+  for (let depth = MAIN_FIRST; depth < MAIN_DEPTH && mainTurns.length > 0; depth++) {
+    mainTurns = mainTurns.filter((entry) => takeTurn(entry));
   }
   const mainShown = new Set(main.filter((root) => shown.has(root)));
   let turns = [...mainTurns, ...subthreads(bySize.filter((root) => !mainShown.has(root)))];
-  while (turns.length > 0) turns = turns.filter(takeTurn);
+  while (turns.length > 0) turns = turns.filter((entry) => takeTurn(entry));
   for (const [node, entry] of shown) {
     const full = node.comment.text.length;
     if (entry.chars >= full) continue;

@@ -1,6 +1,7 @@
 import { countComments, countTopLevel } from "../fetch/thread.ts";
 import type { Story, ThreadNode } from "../types.ts";
 import { type PackedDiscussion, type PackOptions, packDiscussion } from "./discussion.ts";
+import { type InstructionOptions, instruction } from "./instruction.ts";
 import { cutToTokens, estimateTokens } from "./tokens.ts";
 
 export interface PromptBudget {
@@ -10,6 +11,8 @@ export interface PromptBudget {
   promptTokens?: number;
   /** The model's token calibration (see calibration.ts); 1 uncalibrated. */
   scale?: number;
+  /** What the instruction every prompt opens with says (the answer's length). */
+  instruction?: InstructionOptions;
 }
 
 /** The instruction around the content: the prompt is `before + content + after`. */
@@ -54,18 +57,6 @@ export function budgetLimit(budget: PromptBudget): number {
   const limit = promptLimit(budget.numCtx);
   return budget.promptTokens === undefined ? limit : Math.min(limit, budget.promptTokens);
 }
-
-/**
- * The opening every prompt shares, word for word, so Ollama can reuse its prefix cache from one
- * call to the next; then the instruction of its kind, the content in a stable order, and the
- * counts that change from run to run last.
- */
-export const COMMON_INSTRUCTION = [
-  "You write a digest of the Hacker News front page for a busy reader.",
-  "Write in English, whatever the language of the text you are given, in plain prose; do not add a preamble or a title. Report only what the text says.",
-  "For an article: 3 to 5 sentences on what it is about, its main facts or claims, and why it matters.",
-  "For a discussion: 3 to 6 sentences on what commenters agree on, what they disagree on, and what facts or experience they add. Each comment is written as [author] text; a reply as [author, replying to other-author], indented under the comment it answers. A comment ending in […] was cut short.",
-].join("\n");
 
 /**
  * Fits `content` into a frame so the whole prompt stays within promptLimit. Only the content is
@@ -114,7 +105,7 @@ export function articlePrompt(
   const withPost = articleText !== null && postText !== "";
   const source = story.url ? `Link: ${clip(story.url, 300)}` : "A text post on Hacker News.";
   const head = [
-    COMMON_INSTRUCTION,
+    instruction(budget.instruction),
     "",
     `Story: ${clip(story.title, 300)}`,
     withPost
@@ -148,10 +139,10 @@ export function discussionPrompt(
   budget: PromptBudget,
 ): DiscussionPrompt {
   const before = [
-    COMMON_INSTRUCTION,
+    instruction(budget.instruction),
     "",
     `Story: ${clip(story.title, 300)}`,
-    "Summarise the Hacker News discussion below; use only the comments.",
+    "Summarise the discussion below.",
     "",
     "Comments:",
     '"""',
@@ -186,6 +177,6 @@ export function packedPrompt(
 }
 
 function countsLine(total: number, shown: number, topShown: number, topLevel: number): string {
-  if (shown >= total) return `All ${total} comments of the story are shown.`;
-  return `The story has ${total} comments; ${shown} are shown: the opening of ${topShown} of the ${topLevel} top-level comments, and replies from the largest subthreads first.`;
+  if (shown >= total) return `All ${total} comments are shown.`;
+  return `${shown} of ${total} comments are shown: ${topShown} of ${topLevel} top-level ones, the largest subthreads first.`;
 }

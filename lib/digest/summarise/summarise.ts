@@ -7,7 +7,7 @@ import type { StoredSummary, SummaryKind } from "./cache.ts";
 import { usableSample } from "./calibration.ts";
 import { cleanSummary } from "./model-text.ts";
 import { ModelError } from "./models/model-client.ts";
-import { answerReserve, type PromptBudget } from "./prompt.ts";
+import type { PromptBudget } from "./prompt.ts";
 import { estimateTokens } from "./tokens.ts";
 
 export type PartKind = SummaryKind;
@@ -70,7 +70,13 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
   const { config, stats, budget } = context;
   const { index, kind } = request;
   const slot = budgetSlot(index, kind);
-  const window: PromptBudget = { numCtx: config.numCtx, scale: context.calibration.scale(kind) };
+  // The answer as long as the budget's plan allows, and the instruction saying so.
+  const numPredict = budget.answerTokens();
+  const window: PromptBudget = {
+    numCtx: config.numCtx,
+    scale: context.calibration.scale(kind),
+    instruction: { answerTokens: numPredict },
+  };
   // Tokens as the prompt builders count them (with the model's calibration).
   const tokensOf = (prompt: string) => estimateTokens(prompt, window.scale ?? 1);
   const full = request.build(window);
@@ -78,7 +84,6 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
   budget.want(slot, want);
   // Article before discussion, earlier stories before later ones: output streams in order.
   const priority = slot;
-  const numPredict = answerReserve(config.numCtx);
   let built = full;
   try {
     return await context.llmLimit(async () => {

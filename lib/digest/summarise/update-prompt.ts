@@ -2,7 +2,8 @@ import { countComments } from "../fetch/thread.ts";
 import type { Story, ThreadNode } from "../types.ts";
 import type { PackedDiscussion } from "./discussion.ts";
 import type { Placement } from "./discussion-text.ts";
-import { COMMON_INSTRUCTION, clip, type PromptBudget, packedPrompt } from "./prompt.ts";
+import { instruction } from "./instruction.ts";
+import { clip, type PromptBudget, packedPrompt } from "./prompt.ts";
 
 /** Characters of an earlier comment quoted before a new reply to it. */
 const QUOTE_CHARS = 80;
@@ -28,7 +29,7 @@ export function discussionUpdatePrompt(
   const total = Math.max(story.numComments, countComments(thread));
   const { roots, placement } = newComments(thread, since.latestCommentAt);
   const before = [
-    COMMON_INSTRUCTION,
+    instruction(budget.instruction),
     "",
     `Story: ${clip(story.title, 300)}`,
     `Update the summary of the Hacker News discussion below, written when it had ${since.comments} comments, with the comments posted since: keep what still holds and add what they bring.`,

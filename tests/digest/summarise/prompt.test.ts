@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { buildThread } from "../../../lib/digest/fetch/thread.ts";
+import { instruction } from "../../../lib/digest/summarise/instruction.ts";
 import {
   answerReserve,
   articlePrompt,
-  COMMON_INSTRUCTION,
   discussionPrompt,
   fitPrompt,
   promptLimit,
@@ -64,7 +64,7 @@ describe("articlePrompt()", () => {
     expect(built).toMatchObject({ truncated: false, shownChars: 17, totalChars: 17 });
     expect(built.prompt).toBe(
       [
-        COMMON_INSTRUCTION,
+        instruction(),
         "",
         "Story: A faster allocator",
         "Summarise the article below; use only the article text.",
@@ -84,7 +84,7 @@ describe("articlePrompt()", () => {
     const huge = "The allocator keeps per-thread caches of small blocks. ".repeat(50_000);
     const { prompt, truncated } = articlePrompt(story, huge, { numCtx: 4096 });
     expect(truncated).toBe(true);
-    expect(prompt).toStartWith(COMMON_INSTRUCTION);
+    expect(prompt).toStartWith(instruction());
     expect(prompt).toEndWith('"""\n\nSummary:');
     expect(estimateTokens(prompt)).toBeLessThanOrEqual(4096 - answerReserve(4096));
     expect(estimateTokens(prompt)).toBeGreaterThan(3000);
@@ -125,9 +125,10 @@ describe("discussionPrompt()", () => {
       buildThread(small, 1),
       { numCtx: 4096 },
     );
-    expect(prompt).toContain("what commenters agree on, what they disagree on");
+    expect(prompt).toContain("where commenters agree and disagree");
+    // The indentation says whom a reply answers: no "replying to" header.
     expect(prompt).toEndWith(
-      '"""\n[ada] I agree\n  [bob, replying to ada] I do not\n"""\n\nAll 2 comments of the story are shown.\n\nSummary:',
+      '"""\n[ada] I agree\n  [bob] I do not\n"""\n\nAll 2 comments are shown.\n\nSummary:',
     );
     expect(packed.shown).toBe(2);
   });
@@ -148,9 +149,9 @@ describe("discussionPrompt()", () => {
     );
     expect(packed.topLevelShown).toBeGreaterThan(30);
     expect(packed.shown).toBeGreaterThan(packed.topLevelShown);
-    expect(prompt).toStartWith(COMMON_INSTRUCTION);
+    expect(prompt).toStartWith(instruction());
     expect(prompt).toEndWith(
-      `"""\n\nThe story has 300 comments; ${packed.shown} are shown: the opening of ${packed.topLevelShown} of the 60 top-level comments, and replies from the largest subthreads first.\n\nSummary:`,
+      `"""\n\n${packed.shown} of 300 comments are shown: ${packed.topLevelShown} of 60 top-level ones, the largest subthreads first.\n\nSummary:`,
     );
     expect(estimateTokens(prompt)).toBeLessThanOrEqual(promptLimit(4096));
   });
@@ -175,7 +176,7 @@ describe("discussionPrompt()", () => {
     let shared = 0;
     while (article[shared] === discussion[shared]) shared++;
     expect(article.slice(0, shared)).toBe(
-      `${COMMON_INSTRUCTION}\n\nStory: A faster allocator\nSummarise the `,
+      `${instruction()}\n\nStory: A faster allocator\nSummarise the `,
     );
   });
 
@@ -183,7 +184,7 @@ describe("discussionPrompt()", () => {
     const { prompt } = articlePrompt(story, "Der Allokator hält Caches pro Thread.", {
       numCtx: 4096,
     });
-    expect(prompt).toContain("Write in English, whatever the language of the text you are given");
+    expect(prompt).toContain("plain English prose, whatever the text's language");
   });
 
   test("scales its estimate by the model's calibration: a model counting fewer tokens gets more text", () => {
