@@ -15,6 +15,7 @@ import { prepareTemplateEngine } from "../webhooks/template.ts";
 import { createBackupCommand } from "./backup-command.ts";
 import { APP_FIELDS, loadAppConfig } from "./config.ts";
 import { serveApp } from "./serve.ts";
+import { createTokensCommand } from "./tokens-command.ts";
 
 const appArgs: ArgsDef = fieldArgs(APP_FIELDS);
 
@@ -38,7 +39,7 @@ export interface AppCommandOptions {
 
 /**
  * `bun run app`: serves the API and the admin until stopped (`serve`, the default), or runs one
- * of its upkeep commands (`backup FILE`).
+ * of its upkeep commands (`backup FILE`, `tokens add|list|revoke`).
  */
 export function createAppCommand(options: AppCommandOptions): CommandDef {
   return defineCommand({
@@ -55,13 +56,16 @@ export function createAppCommand(options: AppCommandOptions): CommandDef {
     subCommands: {
       serve: createServeCommand(options),
       backup: createBackupCommand({ env: options.env }),
+      tokens: createTokensCommand({ env: options.env }),
     },
     default: "serve",
     // Flags without a command are serve's: a typo there is named as serve names it, not taken
     // for a command (`app --prot 1` is "Unknown option --prot", not "Unknown command 1").
     setup({ rawArgs }) {
       const first = rawArgs.find((arg) => !arg.startsWith("-"));
-      if (first !== "serve" && first !== "backup") rejectUnknown(rawArgs, appArgs);
+      if (first !== "serve" && first !== "backup" && first !== "tokens") {
+        rejectUnknown(rawArgs, appArgs);
+      }
     },
   });
 }

@@ -99,6 +99,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
     sessions,
     revocations: store.sessions,
     throttle: options.loginThrottle ?? createLoginThrottle(),
+    tokens: store.tokens,
     now,
     logger,
   };

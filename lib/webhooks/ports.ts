@@ -156,6 +156,47 @@ export interface SessionRevocations {
   isRevoked(id: string): Promise<boolean>;
 }
 
+/** An API token as listed: never the token itself, which only its holder has. */
+export interface ApiToken {
+  name: string;
+  /** May change things (any method); false: GET and HEAD only. */
+  write: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+  /** When it stops being accepted; null: never. */
+  expiresAt: number | null;
+}
+
+/** The `tokens add` name is taken. */
+export class DuplicateTokenNameError extends Error {
+  override name = "DuplicateTokenNameError";
+  constructor(readonly tokenName: string) {
+    super(`An API token named ${JSON.stringify(tokenName)} already exists`);
+  }
+}
+
+/**
+ * API tokens for programs that need less than ADMIN_TOKEN (a monitoring job that reads). Only
+ * a hash of each token is stored (lib/app/api-tokens.ts makes and hashes them).
+ */
+export interface ApiTokenRepo {
+  /** Throws DuplicateTokenNameError when the name is taken. */
+  create(token: {
+    name: string;
+    hash: string;
+    write: boolean;
+    expiresAt: number | null;
+  }): Promise<ApiToken>;
+  /** By name. */
+  list(): Promise<ApiToken[]>;
+  /** Deletes it; false when no token has that name. */
+  revoke(name: string): Promise<boolean>;
+  /** The token whose hash this is, expired or not; null when none. */
+  findByHash(hash: string): Promise<ApiToken | null>;
+  /** Records a use (at most the caller's business how often). */
+  markUsed(name: string, at: number): Promise<void>;
+}
+
 /**
  * The whole application store (SQLite or PostgreSQL, chosen by DATABASE_URL).
  * `transaction` runs `fn` with repos that join one transaction, so an item change and its
@@ -164,6 +205,7 @@ export interface SessionRevocations {
 export interface Store extends Repos {
   readonly kind: "sqlite" | "postgres";
   sessions: SessionRevocations;
+  tokens: ApiTokenRepo;
   transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
   /**
    * Resolves soon after another connection or process may have enqueued work (SQLite: a

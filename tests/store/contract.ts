@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../lib/webhooks/errors.ts";
 import type { AttemptRecord, Claim, Outcome } from "../../lib/webhooks/model.ts";
-import type { Store } from "../../lib/webhooks/ports.ts";
+import { DuplicateTokenNameError, type Store } from "../../lib/webhooks/ports.ts";
 import { type RenderTemplates, sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
 import { change } from "../fakes/change.ts";
 import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
@@ -1535,6 +1535,57 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         await other.sessions.revoke("nonce-b", T0 + 5000);
         expect(await store.sessions.isRevoked("nonce-a")).toBe(false);
         expect(await store.sessions.isRevoked("nonce-b")).toBe(true);
+      });
+    });
+
+    describe("api tokens", () => {
+      test("create(), findByHash() and list() by name; the hash is never listed", async () => {
+        const monitor = await store.tokens.create({
+          name: "monitor",
+          hash: "h-monitor",
+          write: false,
+          expiresAt: T0 + 86_400_000,
+        });
+        expect(monitor).toEqual({
+          name: "monitor",
+          write: false,
+          createdAt: T0,
+          lastUsedAt: null,
+          expiresAt: T0 + 86_400_000,
+        });
+        await store.tokens.create({
+          name: "deploy",
+          hash: "h-deploy",
+          write: true,
+          expiresAt: null,
+        });
+        const other = await another();
+        expect((await other.tokens.list()).map((t) => [t.name, t.write, t.expiresAt])).toEqual([
+          ["deploy", true, null],
+          ["monitor", false, T0 + 86_400_000],
+        ]);
+        expect(await other.tokens.findByHash("h-monitor")).toEqual(monitor);
+        expect(await other.tokens.findByHash("h-nothing")).toBeNull();
+        expect(JSON.stringify(await other.tokens.list())).not.toContain("h-");
+      });
+
+      test("create() refuses a name taken; revoke() deletes, false for an unknown name", async () => {
+        await store.tokens.create({ name: "a", hash: "h-1", write: false, expiresAt: null });
+        await expect(
+          store.tokens.create({ name: "a", hash: "h-2", write: true, expiresAt: null }),
+        ).rejects.toThrow(DuplicateTokenNameError);
+        expect(await store.tokens.revoke("a")).toBe(true);
+        expect(await store.tokens.revoke("a")).toBe(false);
+        expect(await store.tokens.findByHash("h-1")).toBeNull();
+        // The name is free again once revoked.
+        await store.tokens.create({ name: "a", hash: "h-3", write: false, expiresAt: null });
+        expect((await store.tokens.list()).map((t) => t.name)).toEqual(["a"]);
+      });
+
+      test("markUsed() records the last use", async () => {
+        await store.tokens.create({ name: "a", hash: "h-1", write: false, expiresAt: null });
+        await store.tokens.markUsed("a", T0 + 5000);
+        expect((await store.tokens.findByHash("h-1"))?.lastUsedAt).toBe(T0 + 5000);
       });
     });
 

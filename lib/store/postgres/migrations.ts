@@ -165,6 +165,18 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN ordered BOOLEAN NOT NULL DEFAULT FALSE;
   `,
+  // 9: API tokens (as SQLite's 11): only the SHA-256 of each token, never the token.
+  `
+  CREATE TABLE api_tokens (
+    id BIGSERIAL PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    token_hash TEXT NOT NULL UNIQUE,
+    can_write BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at BIGINT NOT NULL,
+    last_used_at BIGINT,
+    expires_at BIGINT
+  );
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

@@ -4,6 +4,7 @@ import type { Logger } from "../../log.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import type { RenderTemplates } from "../../webhooks/render-process.ts";
 import { postgresAddress } from "../database-url.ts";
+import { createPostgresApiTokenRepo } from "./api-tokens.ts";
 import { planConnections, retryStartup, type StartupRetryOptions } from "./budget.ts";
 import { type ChangeListener, createChangeListener, createPollingListener } from "./changes.ts";
 import { storeClock } from "./clock.ts";
@@ -161,6 +162,7 @@ export function createPostgresStore(
   return {
     kind: "postgres",
     sessions: createPostgresSessionRevocations(sql, options.now),
+    tokens: createPostgresApiTokenRepo(sql, options.now),
     webhooks: joining("webhooks"),
     queue: joining("queue"),
     items: joining("items"),

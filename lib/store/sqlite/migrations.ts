@@ -184,6 +184,18 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN ordered INTEGER NOT NULL DEFAULT 0;
   `,
+  // 11: API tokens (lib/app/api-tokens.ts): only the SHA-256 of each token, never the token.
+  `
+  CREATE TABLE api_tokens (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    token_hash TEXT NOT NULL UNIQUE,
+    can_write INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    last_used_at INTEGER,
+    expires_at INTEGER
+  );
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */

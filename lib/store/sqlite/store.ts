@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import type { RenderTemplates } from "../../webhooks/render-process.ts";
+import { createSqliteApiTokenRepo } from "./api-tokens.ts";
 import { createChangeListener } from "./changes.ts";
 import { checkpointInBackground } from "./checkpointer.ts";
 import { openSqlite } from "./connection.ts";
@@ -154,6 +155,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
   return {
     kind: "sqlite",
     sessions: guarded(createSqliteSessionRevocations(db, options.now)),
+    tokens: guarded(createSqliteApiTokenRepo(db, options.now)),
     webhooks: guarded(repos.webhooks),
     queue: guarded(repos.queue),
     items: guarded(repos.items),
