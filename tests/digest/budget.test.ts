@@ -1,5 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import llama3Tokenizer from "llama3-tokenizer-js";
+import { UsageError } from "../../lib/config/errors.ts";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
 import { runDigest } from "../../lib/digest/digest.ts";
 import type { ModelClient } from "../../lib/digest/summarise/models/model-client.ts";
@@ -124,5 +125,105 @@ describe("the time budget, on today's front page", () => {
       env: { OLLAMA_TIMEOUT_MS: "120000" },
     });
     expect(Math.max(...capped.timeouts)).toBe(120_000);
+  });
+});
+
+describe("a budget is a promise, at a CPU's rates (modelled time from the fake's durations)", () => {
+  test("5, 10 and 20 minutes are each kept within 10 %", async () => {
+    for (const minutes of [5, 10, 20]) {
+      const run = await digestToday(CPU_LLAMA3, "cpu", { flags: { "time-budget": `${minutes}m` } });
+      expect(run.modelledMinutes).toBeLessThanOrEqual(minutes * 1.1);
+      expect(run.modelledMinutes).toBeGreaterThanOrEqual(minutes * 0.9);
+    }
+  });
+
+  test("a small budget cuts answers, then the last stories, and says so in one line", async () => {
+    const run = await digestToday(CPU_LLAMA3, "cpu", { flags: { "time-budget": "5m" } });
+    const cut = run.logger.lines.filter((line) => line.includes("budget"));
+    expect(cut).toEqual([
+      expect.stringMatching(
+        /^info The 5 min budget at 24\/11 tokens\/s \(assumed until the first answer\) keeps (\d) of 10 stories with prompts at their smallest and answers of 60 tokens; the last \d are left out$/,
+      ),
+    ]);
+    const kept = Number(/keeps (\d) of/.exec(cut[0] ?? "")?.[1]);
+    expect(run.result.stories).toHaveLength(kept);
+    expect(run.result.stats).toEqual({ generated: 2 * kept, cached: 0, failed: 0 });
+    // Each answer limited to 60 tokens, and the instruction asks for fewer words than that.
+    expect(run.calls.every((call) => call.answerTokens <= 60)).toBe(true);
+    expect(run.prompts[0]).toContain("in at most 36 words");
+  });
+
+  test("a budget that holds every story keeps them all, answers of 100 tokens, no cut line", async () => {
+    const run = await digestToday(CPU_LLAMA3, "cpu", { flags: { "time-budget": "12m" } });
+    expect(run.result.stories).toHaveLength(10);
+    expect(run.calls.every((call) => call.answerTokens === 100)).toBe(true);
+    expect(run.logger.lines.filter((line) => line.includes("left out"))).toEqual([]);
+  });
+
+  test("a budget too short for one story says so before any model call", async () => {
+    using world = startDigestWorld({
+      ...frontPageToday(),
+      ollama: { placement: "cpu", machine: CPU },
+    });
+    const config = loadDigestConfig(world.env, { "time-budget": "30s", cache: false });
+    const run = runDigest(config, {
+      stdout: { write() {} },
+      stderr: { write() {} },
+      logger: createMemoryLogger(),
+      now: world.ollama.now,
+    });
+    expect(run).rejects.toThrow(UsageError);
+    expect(run).rejects.toThrow(
+      /^Time budget too short for even one story: 30 s at 24\/11 tokens\/s .*; give --time-budget 1m or more \(0 for none\)$/,
+    );
+    await run.catch(() => {});
+    expect(world.ollama.generateCalls).toHaveLength(0);
+  });
+});
+
+describe("the time left on the progress line", () => {
+  /** Each ETA the progress line showed, with the modelled time still to come when it did. */
+  async function etas(budget: string) {
+    using world = startDigestWorld({
+      ...frontPageToday(),
+      ollama: { placement: "cpu", machine: CPU_LLAMA3 },
+    });
+    const config = loadDigestConfig(world.env, { "time-budget": budget, cache: false });
+    const shown: { text: string; at: number }[] = [];
+    const stderr = {
+      isTTY: true,
+      columns: 200,
+      write(text: string) {
+        const left = / · (under 10 s left|about \d+ (?:s|min) left) · /.exec(text)?.[1];
+        if (left) shown.push({ text: left, at: world.ollama.modelledMs });
+      },
+    };
+    await runDigest(config, {
+      stdout: { write() {} },
+      stderr,
+      logger: createMemoryLogger(),
+      now: world.ollama.now,
+    });
+    return shown.map(({ text, at }) => ({ text, actualMs: world.ollama.modelledMs - at }));
+  }
+
+  const parse = (text: string) => {
+    if (text === "under 10 s left") return 5_000;
+    const [, n, unit] = /about (\d+) (s|min) left/.exec(text) ?? [];
+    return Number(n) * (unit === "min" ? 60_000 : 1000);
+  };
+
+  test("is honest from the first answer, and never 'under 10 s' with minutes to go", async () => {
+    for (const budget of ["5m", "20m"]) {
+      const shown = await etas(budget);
+      expect(shown.length).toBeGreaterThan(10);
+      for (const { text, actualMs } of shown) {
+        if (actualMs > 60_000) expect(text).not.toBe("under 10 s left");
+        // Within a third of the modelled time still to come, or a minute when little is left.
+        expect(Math.abs(parse(text) - actualMs)).toBeLessThanOrEqual(
+          Math.max(actualMs / 3, 60_000),
+        );
+      }
+    }
   });
 });

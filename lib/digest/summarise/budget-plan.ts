@@ -84,6 +84,7 @@ export function planBudget(input: PlanInput): BudgetPlan {
 }
 
 function minutes(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
   const value = ms / 60_000;
   return `${Number.isInteger(value) ? value : value.toFixed(1)} min`;
 }
