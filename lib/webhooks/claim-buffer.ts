@@ -1,3 +1,4 @@
+import { ClaimLedger } from "./claim-ledger.ts";
 import type { Freshness } from "./lease-rules.ts";
 import type { OutageGate } from "./loop-outage.ts";
 import type { Claim } from "./model.ts";
@@ -21,7 +22,10 @@ import type { Claim } from "./model.ts";
  * - DRAINING: `drain()` gives back everything held and waits for a renewal under way, whose
  *   claims are given back too → STOPPED.
  *
- * Modes change only in the `setMode…` functions, each of which asserts where it comes from.
+ * Modes change only in the `setMode…` functions, each of which asserts where it comes from. What
+ * it holds is asserted too, on every move (ClaimLedger): a delivery is in one place at a time
+ * (ready, set aside, being renewed, or handed out until the loop says it is handled), a claim
+ * arrives only for a delivery not already held, and only claims held are given back.
  */
 export type ClaimBufferMode = "STOPPED" | "ACCEPTING" | "RECHECKING" | "GATED" | "DRAINING";
 
@@ -63,11 +67,13 @@ export class ClaimBuffer {
   /** Set aside for the next renewal. */
   readonly #stale: Claim[] = [];
   /** Claims in the renewal under way, and its end. */
-  #renewing: { claims: readonly Claim[]; settled: Promise<void> } | null = null;
+  #renewing: { claims: readonly Claim[]; size: number; settled: Promise<void> } | null = null;
   /** Just renewed: handed out by the next take() without asking Freshness again. */
   readonly #renewed = new Set<Claim>();
   /** Ends the wait for the gate to open when the buffer drains. */
   #gateWait = new AbortController();
+  /** Where each claim is, with every move asserted. */
+  readonly #ledger = new ClaimLedger();
 
   constructor(options: ClaimBufferOptions) {
     this.#options = options;
@@ -83,14 +89,25 @@ export class ClaimBuffer {
 
   /** Claims held and not in flight: ready, set aside, or being renewed. */
   get held(): number {
-    return this.#ready.length + this.#stale.length + (this.#renewing?.claims.length ?? 0);
+    return this.#ready.length + this.#stale.length + (this.#renewing?.size ?? 0);
   }
 
-  /** The deliveries of the claims held (ready, set aside, being renewed). */
-  *heldIds(): Iterable<number> {
-    for (const claim of this.#ready) yield claim.delivery.id;
-    for (const claim of this.#stale) yield claim.delivery.id;
-    for (const claim of this.#renewing?.claims ?? []) yield claim.delivery.id;
+  /** Claims handed out by take() and not yet handled(). */
+  get handedOut(): number {
+    return this.#ledger.count.out;
+  }
+
+  /**
+   * Every delivery this buffer holds a claim on, or handed out and not yet handled (in flight,
+   * or its result on its way): its own claims never take these over.
+   */
+  holding(): Set<number> {
+    return this.#ledger.ids();
+  }
+
+  /** A claim take() handed out is over: its result is written, or it was given back. */
+  handled(id: number): void {
+    this.#ledger.move(id, "out", null);
   }
 
   start(): void {
@@ -130,11 +147,19 @@ export class ClaimBuffer {
     const t = freshness?.now() ?? 0;
     const claims = await this.#options.claim(room);
     if (claims.length > 0) {
+      // All checked before any moves: a claim on a delivery already held (a takeover of its own
+      // lease) is refused whole, leaving the ledger as it was.
+      for (const each of claims) {
+        const at = this.#ledger.placeOf(each.delivery.id);
+        if (at !== null)
+          throw new Error(`Claim buffer: claimed delivery ${each.delivery.id}, already ${at}`);
+      }
+      for (const each of claims) this.#ledger.move(each.delivery.id, null, "ready");
       freshness?.remember(claims, t);
       this.#options.onClaimed(claims);
-      if (this.#mode === "DRAINING" || this.#mode === "STOPPED")
-        await this.#options.release(claims);
+      if (this.#mode === "DRAINING" || this.#mode === "STOPPED") await this.#giveBack(claims);
       else this.#ready.push(...claims);
+      this.#assertHeld();
     }
     return claims.length === room;
   }
@@ -156,15 +181,18 @@ export class ClaimBuffer {
       const renewed = this.#renewed.size > 0 && this.#renewed.delete(claim);
       const prepared = renewed || !freshness ? claim : freshness.prepare(claim, t);
       if (prepared !== null) {
+        this.#ledger.move(claim.delivery.id, "ready", "out");
         taken.push(prepared);
         continue;
       }
       // First in, first out: when the head needs a renewal, the claims taken with it soon will
       // too. All go in one renewal now, long before their leases run out.
+      this.#ledger.move(claim.delivery.id, "ready", "stale");
       this.#stale.push(claim);
       this.#setAsideStale(t);
     }
     if (this.#renewed.size > 0) this.#renewed.clear();
+    this.#assertHeld();
     if (this.#mode === "ACCEPTING" && this.#stale.length > 0) this.#setModeRechecking();
     return taken;
   }
@@ -174,7 +202,7 @@ export class ClaimBuffer {
     if (this.#mode === "STOPPED") return;
     this.#setModeDraining();
     this.#renewed.clear();
-    await this.#options.release([...this.#ready.splice(0), ...this.#stale.splice(0)]);
+    await this.#giveBack([...this.#ready.splice(0), ...this.#stale.splice(0)]);
     while (this.#renewing !== null) await this.#renewing.settled;
     this.#setModeStopped();
   }
@@ -193,6 +221,32 @@ export class ClaimBuffer {
     if (!from.includes(this.#mode)) {
       throw new Error(`Claim buffer: cannot enter ${to} from ${this.#mode}`);
     }
+    this.#assertHeld();
+  }
+
+  /**
+   * The ledger agrees with the lists (each delivery in the place it is listed in, so the lists
+   * are disjoint), and the claims just renewed are ready ones.
+   */
+  #assertHeld(): void {
+    const { count } = this.#ledger;
+    const renewing = this.#renewing?.claims.length ?? 0;
+    if (
+      count.ready !== this.#ready.length ||
+      count.stale !== this.#stale.length ||
+      count.renewing !== renewing ||
+      this.#renewed.size > this.#ready.length
+    ) {
+      throw new Error(
+        `Claim buffer: holds ${this.#ready.length} ready, ${this.#stale.length} set aside, ${renewing} renewing (${this.#renewed.size} renewed), its ledger ${count.ready}, ${count.stale}, ${count.renewing}`,
+      );
+    }
+  }
+
+  /** Gives back claims held here (ready, set aside or renewed): never one it does not hold. */
+  #giveBack(claims: Claim[]): Promise<void> {
+    for (const each of claims) this.#ledger.move(each.delivery.id, "held", null);
+    return this.#options.release(claims);
   }
 
   #setModeAccepting(): void {
@@ -205,6 +259,7 @@ export class ClaimBuffer {
     this.#assertMode(["ACCEPTING"], "RECHECKING");
     this.#mode = "RECHECKING";
     const batch = this.#stale.splice(0);
+    for (const each of batch) this.#ledger.move(each.delivery.id, "stale", "renewing");
     const settled = this.#renew(batch).finally(() => {
       this.#renewing = null;
       if (this.#mode !== "RECHECKING") return;
@@ -214,7 +269,7 @@ export class ClaimBuffer {
       if (this.#stale.length > 0) this.#setModeRechecking();
       this.#options.onReady();
     });
-    this.#renewing = { claims: batch, settled };
+    this.#renewing = { claims: batch, size: batch.length, settled };
   }
 
   #setModeGated(): void {
@@ -223,6 +278,7 @@ export class ClaimBuffer {
     // A renewal's values are fresh only now: after an outage of any length, the claims it
     // renewed are checked (and renewed) again before they start.
     this.#renewed.clear();
+    this.#assertHeld();
     this.#gateWait = new AbortController();
     void this.#options.gate.opened(this.#gateWait.signal).then(() => {
       if (this.#mode !== "GATED") return;
@@ -239,7 +295,8 @@ export class ClaimBuffer {
 
   #setModeStopped(): void {
     this.#assertMode(["DRAINING"], "STOPPED");
-    if (this.held > 0) throw new Error("Claim buffer: cannot stop while holding claims");
+    if (this.held > 0 || this.#ledger.count.renewing > 0)
+      throw new Error("Claim buffer: cannot stop while holding claims");
     this.#mode = "STOPPED";
   }
 
@@ -254,13 +311,25 @@ export class ClaimBuffer {
       // Given back, not left to their leases: a passing failure (a deadlock, a dropped
       // connection) would otherwise hold them a whole lease. If the store is down, the release
       // fails too and the leases run out as before.
-      await this.#options.release(batch);
+      this.#leftRenewal();
+      await this.#giveBack(batch);
       return;
     }
     freshness?.remember(keep, t);
     this.#options.onWithdrawn(batch.length - keep.length);
+    // Every claim of the batch leaves the renewal: those kept are ready again, the others are
+    // no longer this worker's (a renewal never answers with a claim it was not asked about).
+    const kept = new Set<number>();
+    for (const each of keep) {
+      this.#ledger.move(each.delivery.id, "renewing", "ready");
+      kept.add(each.delivery.id);
+    }
+    for (const each of batch) {
+      if (!kept.has(each.delivery.id)) this.#ledger.move(each.delivery.id, "renewing", null);
+    }
+    this.#leftRenewal();
     if (this.#mode === "DRAINING") {
-      await this.#options.release(keep);
+      await this.#giveBack(keep);
       return;
     }
     // Those that can start at once do so as renewed; the others are judged again when their turn
@@ -268,6 +337,15 @@ export class ClaimBuffer {
     const free = Math.max(0, this.#options.concurrency - this.#options.inFlight());
     for (const claim of keep.slice(0, free)) this.#renewed.add(claim);
     this.#ready.unshift(...keep);
+  }
+
+  /**
+   * The renewal's claims have left it (its end is still to run): the ledger's moves are done,
+   * while `held` counts the whole batch until the renewal ends, so the room to claim stays as
+   * small as before until then.
+   */
+  #leftRenewal(): void {
+    if (this.#renewing !== null) this.#renewing = { ...this.#renewing, claims: [] };
   }
 
   /** Moves the ready claims that may not start as held to `stale`, keeping the order. */
@@ -278,7 +356,10 @@ export class ClaimBuffer {
     for (const claim of this.#ready) {
       if (this.#renewed.has(claim) || freshness.prepare(claim, t) !== null)
         this.#ready[kept++] = claim;
-      else this.#stale.push(claim);
+      else {
+        this.#ledger.move(claim.delivery.id, "ready", "stale");
+        this.#stale.push(claim);
+      }
     }
     this.#ready.length = kept;
   }

@@ -77,6 +77,19 @@ export interface WorkerCounts {
   withdrawn: number;
 }
 
+/** Counts of a worker that has done nothing yet. */
+export function noCounts(): WorkerCounts {
+  return {
+    claimed: 0,
+    successful: 0,
+    failed: 0,
+    retried: 0,
+    discarded: 0,
+    released: 0,
+    withdrawn: 0,
+  };
+}
+
 export interface WorkerOptions {
   concurrency: number;
   /**

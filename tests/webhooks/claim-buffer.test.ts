@@ -191,7 +191,7 @@ describe("ClaimBuffer modes", () => {
     expect(ids(buffer.take(1))).toEqual([1]); // the renewed one still goes first
   });
 
-  test("heldIds() names every claim held: ready, set aside and being renewed", async () => {
+  test("holding() names every claim held (ready, set aside, being renewed) and handed out until handled", async () => {
     const { buffer, stale, ids } = setup({ concurrency: 4 });
     buffer.start();
     await buffer.topUp(); // 1..8 ready
@@ -199,8 +199,11 @@ describe("ClaimBuffer modes", () => {
     expect(ids(buffer.take(1))).toEqual([2]); // 1 being renewed
     stale.add(3);
     expect(ids(buffer.take(1))).toEqual([4]); // 3 set aside
-    expect([...buffer.heldIds()].sort((a, b) => a - b)).toEqual([1, 3, 5, 6, 7, 8]);
+    expect([...buffer.holding()].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(buffer.held).toBe(6);
+    buffer.handled(2);
+    expect([...buffer.holding()].sort((a, b) => a - b)).toEqual([1, 3, 4, 5, 6, 7, 8]);
+    expect(buffer.handedOut).toBe(1);
   });
 
   test("RECHECKING → ACCEPTING after a failed renewal: its claims are given back", async () => {

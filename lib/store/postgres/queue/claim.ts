@@ -1,6 +1,9 @@
-import { LEASE_EXPIRED_TEXT } from "../../../webhooks/lease.ts";
+import {
+  DEFAULT_HEARTBEAT_MS,
+  LEASE_EXPIRED_TEXT,
+  STALE_AFTER_BEATS,
+} from "../../../webhooks/lease.ts";
 import type { Claim, Webhook } from "../../../webhooks/model.ts";
-import { DEFAULT_HEARTBEAT_MS, STALE_AFTER_BEATS } from "../../../webhooks/observe/staleness.ts";
 import {
   admitByGates,
   RATE_HORIZON_MS,
@@ -167,7 +170,8 @@ export function createClaim(
           WHERE d.state = 'delivering' AND d.lease_expires_at <= (SELECT t FROM clock)
             -- Not what the claimer itself still handles (its result is on its way).
             AND NOT (d.lease_owner = ${workerId} AND d.id = ANY(${holding}::bigint[]))
-            -- The takeover rule (as SQLite's TAKEABLE): after the grace, or its owner gone.
+            -- The takeover rule (mayTakeOver in webhooks/lease.ts, as SQLite's TAKEABLE):
+            -- after the grace, or its owner gone.
             AND ((SELECT t FROM clock) >= (SELECT grace_until FROM outage) OR NOT EXISTS (
               SELECT 1 FROM workers o WHERE o.id = d.lease_owner
                 AND GREATEST(o.last_seen_at, (SELECT back_at FROM outage))

@@ -1,7 +1,10 @@
 import type { Database } from "bun:sqlite";
-import { leaseExpiredMessage } from "../../../webhooks/lease.ts";
+import {
+  DEFAULT_HEARTBEAT_MS,
+  leaseExpiredMessage,
+  STALE_AFTER_BEATS,
+} from "../../../webhooks/lease.ts";
 import type { Claim, Webhook } from "../../../webhooks/model.ts";
-import { DEFAULT_HEARTBEAT_MS, STALE_AFTER_BEATS } from "../../../webhooks/observe/staleness.ts";
 import {
   type Admission,
   admitByGates,
@@ -42,7 +45,9 @@ const SENDABLE_WEBHOOKS = `SELECT w.id FROM webhooks w
  * lease has passed since the database came back from the latest outage a worker saw (outages),
  * or earlier when its owner is gone: no heartbeat row, or none for three beats since the later
  * of its last beat and the outage's end. A live owner thus writes the results it held through
- * the outage before anyone else may send its deliveries again. Binds `$now`.
+ * the outage before anyone else may send its deliveries again. Binds `$now`. The rule in
+ * TypeScript is mayTakeOver() (webhooks/lease.ts); tests/store/takeover-rule.test.ts holds both
+ * stores to it.
  */
 const TAKEABLE = `($now >= (SELECT grace_until FROM outages WHERE id = 1) OR NOT EXISTS (
     SELECT 1 FROM workers o WHERE o.id = d.lease_owner
