@@ -17,6 +17,7 @@ import { adminNotFound, createAdmin } from "./admin/admin.tsx";
 import { type AdminAuth, authMiddleware } from "./auth.ts";
 import type { AppEnv } from "./context.ts";
 import { csrfMiddleware } from "./csrf.ts";
+import { createDeliveriesApi } from "./deliveries-api.ts";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items-api.ts";
 import { loginRoutes } from "./login.tsx";
 import { OPENAPI_PATH, openApiDocument } from "./openapi.ts";
@@ -123,6 +124,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
     "/api/webhooks",
     createWebhooksApi({ store, bodyLimitBytes: limitBytes, generateSecret, urlWarning }),
   );
+  app.route("/api/deliveries", createDeliveriesApi({ store, now, bodyLimitBytes: limitBytes }));
   app.route("/admin", loginRoutes(auth));
   app.route("/admin", createAdmin({ store, now, generateSecret, urlWarning, heartbeatIntervalMs }));
   // Every worker's attempts, read back from the attempts table (recorded since the first scrape).

@@ -220,6 +220,23 @@ export interface DeliveryFilter {
   object?: { model: string; id: number };
 }
 
+/**
+ * Which deliveries an operator means (the API's and the CLI's filter for listing, retry and
+ * replay): every field optional, all those given must hold.
+ */
+export interface DeliverySearch {
+  webhookId?: number;
+  /** Any of these states. */
+  states?: readonly DeliveryState[];
+  event?: string;
+  objectModel?: string;
+  objectId?: number;
+  /** Queued at or after (epoch ms). */
+  since?: number;
+  /** Queued before (epoch ms). */
+  until?: number;
+}
+
 /** Queued deliveries due now, for metrics. */
 export interface DueSummary {
   count: number;

@@ -7,6 +7,7 @@ import type {
   Claim,
   Delivery,
   DeliveryFilter,
+  DeliverySearch,
   DeliveryState,
   DueSummary,
   NewWebhook,
@@ -93,6 +94,19 @@ export interface DeliveryQueue {
    */
   retry(ids: number[], now: number): Promise<number>;
   retryAllFailed(now: number): Promise<number>;
+  /** The deliveries `filter` matches, newest first, a page of them, and how many match. */
+  search(
+    filter: DeliverySearch,
+    page: { limit: number; offset: number },
+  ): Promise<{ deliveries: Delivery[]; total: number }>;
+  /** The ids of deliveries `filter` matches, oldest first, at most `limit`. */
+  matchingIds(filter: DeliverySearch, limit: number): Promise<number[]>;
+  /**
+   * successful or failed → queued now: the same message (id, body, URL) sent again as the next
+   * attempt, history kept; returns how many changed. Queued and delivering ones are already on
+   * their way, and one whose template failed has nothing to send: those are left as they are.
+   */
+  replay(ids: number[], now: number): Promise<number>;
   stats(): Promise<Record<DeliveryState, number>>;
   /** Deletes terminal deliveries (and their attempts) completed before `olderThan`, in batches. */
   purge(olderThan: number, options?: { batchSize?: number }): Promise<number>;

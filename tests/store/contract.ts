@@ -5,6 +5,7 @@ import { DuplicateTokenNameError, type Store } from "../../lib/webhooks/ports.ts
 import { type RenderTemplates, sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
 import { change } from "../fakes/change.ts";
 import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
+import { describeDeliverySearch } from "./contract-search.ts";
 
 /**
  * The behaviour every Store must have (SQLite, PostgreSQL), run against each by its own test
@@ -91,6 +92,8 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       for (const s of extra.splice(0)) await s.close();
       await fixture.cleanup();
     });
+
+    describeDeliverySearch({ store: () => store, clock, claim: () => claim(), record });
 
     describe("webhooks", () => {
       test("create() applies NetBox's defaults", async () => {

@@ -11,6 +11,7 @@ import { createMaintenance } from "./maintenance.ts";
 import type { OutageWatch } from "./outages.ts";
 import type { Persistence } from "./persist.ts";
 import { createRenew } from "./renew.ts";
+import { createSearch } from "./search.ts";
 
 export interface PostgresQueueOptions {
   /** A test clock; absent, the database's clock is used (see clock.ts). */
@@ -44,6 +45,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   const { finish, finishMany, release } = createFinish(db, { clock, persistence });
   const outages = options.outages ?? { returned: () => false, noted: () => {} };
   const listing = createListing(db);
+  const searching = createSearch(db);
   const maintenance = createMaintenance(db, clock);
   const due = createDue(db, clock);
   const { enqueue, enqueueMany } = createEnqueue(db, clock, options.render);
@@ -64,6 +66,9 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     attemptsAfter: listing.attemptsAfter,
     retry: maintenance.retry,
     retryAllFailed: maintenance.retryAllFailed,
+    search: searching.search,
+    matchingIds: searching.matchingIds,
+    replay: maintenance.replay,
     purgeBatch: maintenance.purgeBatch,
     purge: maintenance.purge,
   };

@@ -46,6 +46,21 @@ export function createMaintenance(db: Db, clock: StoreClock) {
     });
   }
 
+  async function replay(ids: number[], at: number): Promise<number> {
+    const valid = ids.filter((id) => Number.isSafeInteger(id));
+    if (valid.length === 0) return 0;
+    return db.atomic(async (sql) => {
+      const result = await sql`
+          UPDATE deliveries SET state = 'queued', completed_at = NULL,
+            next_attempt_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint),
+            updated_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)
+          WHERE id = ANY(${valid}::bigint[]) AND state IN ('successful', 'failed')
+            AND NOT template_failed`;
+      if (result.count > 0) await notify(sql);
+      return result.count;
+    });
+  }
+
   async function purgeBatch(olderThan: number, batchSize: number): Promise<number> {
     const result = await db.sql.unsafe(PURGE_BATCH_SQL, [olderThan, batchSize]);
     return result.count;
@@ -55,5 +70,5 @@ export function createMaintenance(db: Db, clock: StoreClock) {
     return purgeInBatches(purgeBatch, olderThan, options.batchSize ?? 1000);
   }
 
-  return { retry, retryAllFailed, purgeBatch, purge };
+  return { retry, retryAllFailed, replay, purgeBatch, purge };
 }

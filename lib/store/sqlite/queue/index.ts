@@ -12,6 +12,7 @@ import { createFinish } from "./finish.ts";
 import { attemptsAfter, createListing, lastAttemptId } from "./listing.ts";
 import { createMaintenance, purgeBatch } from "./maintenance.ts";
 import { createRenew } from "./renew.ts";
+import { createSearch } from "./search.ts";
 
 export { CLAIM_SQL } from "./claim.ts";
 export { LIST_SQL } from "./listing.ts";
@@ -43,6 +44,7 @@ export function createSqliteQueue(
   const renewTx = db.transaction(createRenew(db));
   const listing = createListing(db);
   const maintenance = createMaintenance(db);
+  const searching = createSearch(db);
   const availability = createAvailabilityWatch();
 
   const claimTx = db.transaction((options: ClaimOptions, started: number) => {
@@ -151,6 +153,19 @@ export function createSqliteQueue(
 
     async retryAllFailed(at) {
       return notifyIf(maintenance.retryAllFailed(at));
+    },
+
+    async search(filter, page) {
+      return searching.search(filter, page);
+    },
+
+    async matchingIds(filter, limit) {
+      return searching.matchingIds(filter, limit);
+    },
+
+    async replay(ids, at) {
+      if (ids.length === 0) return 0;
+      return notifyIf(maintenance.replay(ids, at));
     },
 
     async stats() {

@@ -17,6 +17,8 @@ export function purgeBatch(db: Database, olderThan: number, batchSize: number): 
   return run.immediate();
 }
 
+const REPLAY_CHUNK = 500;
+
 /** Operators' writes: failed deliveries queued again (history kept). Each one transaction. */
 export function createMaintenance(db: Database) {
   const retryStmt = db.prepare<unknown, Params>(
@@ -37,8 +39,27 @@ export function createMaintenance(db: Database) {
     return changed;
   });
   const retryAllTx = db.transaction((at: number) => retryAllStmt.run({ now: at }).changes);
+  const replayStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
+       updated_at = $now
+     WHERE id = $id AND state IN ('successful', 'failed') AND template_failed = 0`,
+  );
+  const replayTx = db.transaction((ids: number[], at: number): number => {
+    let changed = 0;
+    for (const id of ids) changed += replayStmt.run({ id, now: at }).changes;
+    return changed;
+  });
+  /** A replay of up to 100,000 in transactions of 500, so workers' writes get in between. */
+  function replay(ids: number[], at: number): number {
+    let changed = 0;
+    for (let i = 0; i < ids.length; i += REPLAY_CHUNK) {
+      changed += replayTx.immediate(ids.slice(i, i + REPLAY_CHUNK), at);
+    }
+    return changed;
+  }
   return {
     retry: (ids: number[], at: number) => retryTx.immediate(ids, at),
     retryAllFailed: (at: number) => retryAllTx.immediate(at),
+    replay,
   };
 }

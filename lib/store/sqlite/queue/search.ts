@@ -1,0 +1,78 @@
+import type { Database } from "bun:sqlite";
+import type { Delivery, DeliverySearch } from "../../../webhooks/model.ts";
+import { deliveryFromRow, type ListedRow, type Params, payloadColumn } from "./rows.ts";
+
+/**
+ * The operator's filter (the API's and the CLI's) as one WHERE clause of only the conditions
+ * given, so each combination gets a plan of its own: a webhook's deliveries come from
+ * deliveries_webhook, an object's from deliveries_object. bun:sqlite caches each text's
+ * prepared statement.
+ */
+export function searchWhere(filter: DeliverySearch): { where: string; params: Params } {
+  const conditions: string[] = [];
+  const params: Params = {};
+  const equal = (column: string, name: string, value: string | number | undefined) => {
+    if (value === undefined) return;
+    conditions.push(`d.${column} = $${name}`);
+    params[name] = value;
+  };
+  equal("webhook_id", "webhook", filter.webhookId);
+  equal("event", "event", filter.event);
+  equal("object_model", "model", filter.objectModel);
+  equal("object_id", "object", filter.objectId);
+  if (filter.states !== undefined) {
+    const names = filter.states.map((state, i) => {
+      params[`s${i}`] = state;
+      return `$s${i}`;
+    });
+    conditions.push(names.length === 0 ? "0" : `d.state IN (${names.join(", ")})`);
+  }
+  if (filter.since !== undefined) {
+    conditions.push("d.created_at >= $since");
+    params.since = filter.since;
+  }
+  if (filter.until !== undefined) {
+    conditions.push("d.created_at < $until");
+    params.until = filter.until;
+  }
+  return { where: conditions.length === 0 ? "1" : conditions.join(" AND "), params };
+}
+
+/** Deliveries by the operator's filter: a page newest first with the count, or ids oldest first. */
+export function createSearch(db: Database) {
+  function search(
+    filter: DeliverySearch,
+    page: { limit: number; offset: number },
+  ): { deliveries: Delivery[]; total: number } {
+    const { where, params } = searchWhere(filter);
+    // One read transaction: the page and the count come from one snapshot.
+    return db.transaction(() => {
+      const rows = db
+        .query<ListedRow, Params>(
+          `SELECT d.*, w.name AS webhook_name, ${payloadColumn("d")}
+           FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+           WHERE ${where} ORDER BY d.id DESC LIMIT $limit OFFSET $offset`,
+        )
+        .all({ ...params, limit: page.limit, offset: page.offset });
+      const counted = db
+        .query<{ n: number }, Params>(`SELECT count(*) AS n FROM deliveries d WHERE ${where}`)
+        .get(params);
+      return {
+        deliveries: rows.map((row) => deliveryFromRow(row, row.webhook_name)),
+        total: counted?.n ?? 0,
+      };
+    })();
+  }
+
+  function matchingIds(filter: DeliverySearch, limit: number): number[] {
+    const { where, params } = searchWhere(filter);
+    return db
+      .query<{ id: number }, Params>(
+        `SELECT d.id FROM deliveries d WHERE ${where} ORDER BY d.id LIMIT $limit`,
+      )
+      .all({ ...params, limit })
+      .map((row) => row.id);
+  }
+
+  return { search, matchingIds };
+}
