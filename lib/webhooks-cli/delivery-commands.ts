@@ -11,6 +11,7 @@ import type {
   EventName,
 } from "../webhooks/model.ts";
 import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
+import { orderedFailureNote } from "../webhooks/ordered-note.ts";
 import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import { attemptLine, deliveryJson, json, oneLine, plural, safe, table, time } from "./format.ts";
@@ -230,6 +231,8 @@ export function showCommand(deps: CliDeps) {
         if (d.templateFailed) {
           lines.push("  (its template failed: nothing is sent and retry leaves it failed)");
         }
+        const ordered = await orderedFailureNote(store.queue, d);
+        if (ordered !== null) lines.push(`  (${oneLine(ordered)})`);
         if (!d.templateFailed) lines.push("", "Payload:", indent(safe(pretty(d.payload)), "  "));
         if (d.context !== null) {
           lines.push("", "Template context:", indent(safe(pretty(d.context)), "  "));

@@ -96,6 +96,11 @@ export interface Delivery {
   /** The changed object (NetBox's content type and object id), or null (a ping, older rows). */
   objectModel: string | null;
   objectId: number | null;
+  /**
+   * Queued for an ordered webhook (an object's change, the webhook ordered at enqueue): sent
+   * only once every earlier delivery of the same object to the same webhook has ended.
+   */
+  ordered: boolean;
   state: DeliveryState;
   /** Attempts started so far; the claim that makes attempt N sets this to N. */
   attempts: number;

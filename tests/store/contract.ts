@@ -1592,6 +1592,140 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describe("ordered delivery and fences", () => {
+      /** The n-th change of item `id`, told apart by its request id. */
+      const itemChange = (id: number, n: number) =>
+        change({ event: "item.updated", requestId: `item-${id}-change-${n}`, data: { id } });
+      const changeOf = (c: Claim) => JSON.parse(c.delivery.payload).request_id as string;
+
+      async function orderedAndPlain() {
+        const ordered = await store.webhooks.create({
+          name: "fifo",
+          url: "https://e.example/fifo",
+          ordered: true,
+        });
+        const plain = await store.webhooks.create({ name: "plain", url: "https://e.example/p" });
+        for (const n of [1, 2, 3]) await store.queue.enqueue(itemChange(7, n));
+        await store.queue.enqueue(itemChange(8, 1));
+        return { ordered, plain };
+      }
+
+      test("claim() gives an ordered webhook one delivery per object at a time, in commit order; others never wait", async () => {
+        const { ordered, plain } = await orderedAndPlain();
+        const first = await claim({ limit: 20 });
+        const toOrdered = first.filter((c) => c.webhook.id === ordered.id);
+        expect(toOrdered.map(changeOf).sort()).toEqual(["item-7-change-1", "item-8-change-1"]);
+        expect(toOrdered.every((c) => c.delivery.ordered)).toBe(true);
+        // The unordered webhook gets every change at once.
+        expect(first.filter((c) => c.webhook.id === plain.id)).toHaveLength(4);
+        expect(first.some((c) => c.webhook.id === plain.id && c.delivery.ordered)).toBe(false);
+        for (const c of first.filter((c) => c.webhook.id === plain.id)) {
+          await store.queue.finish(c, record(), { state: "successful" });
+        }
+        // Change 2 of item 7 waits while change 1 is being delivered, on every connection:
+        // nothing is due before the held leases end.
+        expect(await claim({ workerId: "w2" })).toEqual([]);
+        expect(await (await another()).queue.nextDueAt()).toBe(T0 + 30_000);
+        const seven = toOrdered.find((c) => changeOf(c) === "item-7-change-1");
+        if (!seven) throw new Error("expected item 7's first change");
+        expect(await store.queue.finish(seven, record(), { state: "successful" })).toBe(true);
+        expect(await store.queue.nextDueAt()).toBe(T0);
+        const next = await claim({ workerId: "w2" });
+        expect(next.map(changeOf)).toEqual(["item-7-change-2"]);
+      });
+
+      test("a retry holds the object's later changes until it ends; a failure lets them go", async () => {
+        const { ordered } = await orderedAndPlain();
+        const all = await claim({ limit: 20 });
+        const held = all.filter((c) => c.webhook.id === ordered.id);
+        for (const c of all.filter((c) => c.webhook.id !== ordered.id)) {
+          await store.queue.finish(c, record(), { state: "successful" });
+        }
+        const [seven, eight] = ["item-7-change-1", "item-8-change-1"].map((id) =>
+          held.find((c) => changeOf(c) === id),
+        );
+        if (!seven || !eight) throw new Error("expected both objects' first changes");
+        const failed = record({ statusCode: 500, outcome: "http_error" });
+        await store.queue.finish(seven, failed, { state: "queued", nextAttemptAt: T0 + 60_000 });
+        await store.queue.finish(eight, record(), { state: "successful" });
+        // Item 7's next change waits for the retry; nothing is due before it.
+        expect(await claim({ workerId: "w2" })).toEqual([]);
+        expect(await store.queue.nextDueAt()).toBe(T0 + 60_000);
+        clock.t = T0 + 60_000;
+        const retry = await oneClaim();
+        expect([changeOf(retry), retry.attempt]).toEqual(["item-7-change-1", 2]);
+        expect(await claim({ workerId: "w2" })).toEqual([]);
+        await store.queue.finish(retry, failed, { state: "failed" });
+        expect((await claim({ workerId: "w2" })).map(changeOf)).toEqual(["item-7-change-2"]);
+      });
+
+      test("an ordered delivery whose lease ran out is taken over before the next change goes", async () => {
+        const { ordered } = await orderedAndPlain();
+        const held = (await claim({ limit: 20 })).filter((c) => c.webhook.id === ordered.id);
+        clock.t = T0 + 30_000;
+        const taken = (await claim({ workerId: "w2", limit: 20 })).filter(
+          (c) => c.webhook.id === ordered.id,
+        );
+        expect(taken.map((c) => [changeOf(c), c.attempt]).sort()).toEqual(
+          held.map((c) => [changeOf(c), 2]).sort(),
+        );
+        for (const c of taken) await store.queue.finish(c, record(), { state: "successful" });
+        const ofSeven = await claim({ workerId: "w2", limit: 20 });
+        expect(ofSeven.map(changeOf)).toEqual(["item-7-change-2"]);
+      });
+
+      test("ordered is the webhook's flag when the change was queued; a ping is never held", async () => {
+        const hook = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.queue.enqueue(itemChange(7, 1));
+        await store.webhooks.update(hook.id, { ordered: true });
+        await store.queue.enqueue(itemChange(7, 2));
+        await store.queue.enqueue(itemChange(7, 3));
+        await store.queue.enqueue(change({ event: "ping", data: { id: 7 } }), {
+          webhookId: hook.id,
+        });
+        // Change 1 was queued unordered: it holds nobody back, and is not held itself.
+        const claimed = await claim();
+        expect(claimed.map((c) => [changeOf(c), c.delivery.ordered])).toEqual([
+          ["item-7-change-1", false],
+          ["item-7-change-2", true],
+          [claimed[2] ? changeOf(claimed[2]) : "", false],
+        ]);
+        expect(claimed[2]?.delivery.event).toBe("ping");
+      });
+
+      test("finish() and release() apply only to the claim's own message, whatever its id", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const [id] = await store.queue.enqueue(change());
+        const c = await oneClaim();
+        const stranger = { ...c, delivery: { ...c.delivery, messageId: "msg_someone_else" } };
+        expect(await store.queue.finish(stranger, record(), { state: "successful" })).toBe(false);
+        await store.queue.release([stranger]);
+        expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+          state: "delivering",
+          attempts: 1,
+        });
+        expect(await store.queue.finish(c, record(), { state: "successful" })).toBe(true);
+      });
+
+      test("ids are never reused: deliveries removed with their webhook leave their ids behind", async () => {
+        const hook = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        const before = [
+          ...(await store.queue.enqueue(change())),
+          ...(await store.queue.enqueue(change())),
+        ];
+        const held = await claim();
+        await store.webhooks.remove(hook.id);
+        await store.webhooks.create({ name: "b", url: "https://e.example/2" });
+        const after = await store.queue.enqueue(change());
+        expect(Math.min(...after)).toBeGreaterThan(Math.max(...before));
+        // The removed deliveries' results land nowhere.
+        for (const c of held) {
+          expect(await store.queue.finish(c, record(), { state: "successful" })).toBe(false);
+        }
+        expect((await store.queue.get(after[0] ?? 0))?.delivery.state).toBe("queued");
+      });
+    });
+
     describe("waitForChange", () => {
       test("waitForChange() resolves when another connection enqueues", async () => {
         await store.webhooks.create({ name: "a", url: "https://e.example/1" });

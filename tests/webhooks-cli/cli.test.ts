@@ -498,6 +498,30 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     expect(shown.attempts[0].responseBody).toBe("bad \u001b[31mgateway");
   });
 
+  test("show says a failed ordered delivery's later changes went on without it", async () => {
+    const hook = await store.webhooks.create({
+      name: "fifo",
+      url: "http://c.example/",
+      ordered: true,
+    });
+    const item = change({ data: { id: 9 } });
+    const [first] = await store.queue.enqueue(item, { webhookId: hook.id });
+    const claims = await store.queue.claim({ workerId: "w", limit: 9, leaseMs: 1000, now: T0 });
+    const claim = claims.find((c) => c.delivery.id === first);
+    if (!claim) throw new Error("the first change was not claimed");
+    expect(claims.filter((c) => c.webhook.id === hook.id)).toHaveLength(1);
+    await store.queue.finish(claim, record({ statusCode: 500, outcome: "http_error" }), {
+      state: "failed",
+    });
+    expect(await cli("show", String(first))).toContain(
+      "  (Ordered webhook: changes of item 9 queued after this one will go on without it.)",
+    );
+    await store.queue.enqueue(item, { webhookId: hook.id });
+    expect(await cli("show", String(first))).toContain(
+      "  (Ordered webhook: 1 later change of item 9 goes on without this one; the receiver may lack this change.)",
+    );
+  });
+
   test("show refuses an unknown or malformed id", async () => {
     expect(await refused("show", "999")).toBe("No delivery with id 999");
     expect(await refused("show", "abc")).toContain('Invalid delivery id "abc"');

@@ -44,6 +44,7 @@ function claimFor(webhook: Partial<Webhook>, delivery: Partial<Delivery> = {}): 
       headers: null,
       context: null,
       templateFailed: false,
+      ordered: false,
       objectModel: "item",
       objectId: 1,
       state: "delivering",

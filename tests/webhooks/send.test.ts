@@ -56,6 +56,7 @@ function claimFor(
       headers: null,
       context: null,
       templateFailed: false,
+      ordered: false,
       objectModel: "item",
       objectId: 1,
       state: "delivering",

@@ -198,6 +198,8 @@ export function StateBadge(props: { state: string }) {
 export function DeliveryPage(props: {
   page: PageContext;
   delivery: Delivery;
+  /** A failed ordered delivery: later changes of its object went on without it. */
+  orderedNote?: string | null;
   attempts: Attempt[];
   nowMs: number;
 }) {
@@ -225,6 +227,11 @@ export function DeliveryPage(props: {
             fields={{ return_to: self }}
           />
         </div>
+      ) : null}
+      {props.orderedNote ? (
+        <p class="notice" role="status">
+          {props.orderedNote}
+        </p>
       ) : null}
       <table class="fields">
         <tbody>

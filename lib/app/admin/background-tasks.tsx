@@ -7,6 +7,7 @@ import {
   DEFAULT_HEARTBEAT_MS,
   noLiveWorkerWarning,
 } from "../../webhooks/observe/staleness.ts";
+import { orderedFailureNote } from "../../webhooks/ordered-note.ts";
 import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
 import {
@@ -133,6 +134,7 @@ export function backgroundTaskRoutes(deps: {
       <DeliveryPage
         page={await currentPage(c, store)}
         delivery={found.delivery}
+        orderedNote={await orderedFailureNote(store.queue, found.delivery)}
         attempts={found.attempts}
         nowMs={now().getTime()}
       />,

@@ -177,6 +177,15 @@ export const MIGRATIONS: readonly string[] = [
     expires_at BIGINT
   );
   `,
+  // 10: ordered delivery (as SQLite's 12; ids come from a sequence and are never reused here).
+  // deliveries.ordered: set at enqueue for an ordered webhook's object changes;
+  // deliveries_ordered_pending finds an earlier unfinished delivery of the same (webhook,
+  // object); it holds only ordered rows not yet finished, so unordered ones never write to it.
+  `
+  ALTER TABLE deliveries ADD COLUMN ordered BOOLEAN NOT NULL DEFAULT FALSE;
+  CREATE INDEX deliveries_ordered_pending ON deliveries (webhook_id, object_model, object_id, id)
+    WHERE ordered AND state IN ('queued', 'delivering');
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

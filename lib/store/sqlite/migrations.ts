@@ -196,6 +196,89 @@ export const MIGRATIONS: readonly string[] = [
     expires_at INTEGER
   );
   `,
+  // 12: ids never reused, and ordered delivery's index (issue 28). Without AUTOINCREMENT a new
+  // row takes max(id) + 1, so deleting the newest deliveries (a webhook removed) handed their
+  // ids to the next ones, and a result still in flight for a removed delivery could match the
+  // fence of a stranger (attempts' ids, the metrics' cursor, likewise). Rebuilt with
+  // AUTOINCREMENT: new ids are above every one used since. foreign_keys is on and cannot be
+  // turned off in a transaction, so the children are rebuilt too and the old tables dropped
+  // children first (nothing cascades); renaming the new parent rewrites their REFERENCES.
+  // deliveries.ordered: set at enqueue for an ordered webhook's object changes;
+  // deliveries_ordered_pending finds an earlier unfinished delivery of the same (webhook,
+  // object); it holds only ordered rows not yet finished, so unordered ones never write to it.
+  `
+  CREATE TABLE deliveries_v11 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    webhook_id INTEGER NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+    message_id TEXT NOT NULL UNIQUE,
+    event TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('queued', 'delivering', 'successful', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    lease_owner TEXT,
+    lease_expires_at INTEGER,
+    last_status INTEGER,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    completed_at INTEGER,
+    url TEXT,
+    headers TEXT,
+    context TEXT,
+    template_failed INTEGER NOT NULL DEFAULT 0,
+    claim_generation INTEGER NOT NULL DEFAULT 0,
+    object_model TEXT,
+    object_id INTEGER,
+    ordered INTEGER NOT NULL DEFAULT 0
+  );
+  INSERT INTO deliveries_v11 (id, webhook_id, message_id, event, state, attempts,
+    next_attempt_at, lease_owner, lease_expires_at, last_status, last_error, created_at,
+    updated_at, completed_at, url, headers, context, template_failed, claim_generation,
+    object_model, object_id)
+  SELECT id, webhook_id, message_id, event, state, attempts, next_attempt_at, lease_owner,
+    lease_expires_at, last_status, last_error, created_at, updated_at, completed_at, url,
+    headers, context, template_failed, claim_generation, object_model, object_id
+  FROM deliveries;
+  CREATE TABLE attempts_v11 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_id INTEGER NOT NULL REFERENCES deliveries_v11(id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL,
+    worker_id TEXT,
+    started_at INTEGER NOT NULL,
+    duration_ms REAL NOT NULL,
+    status_code INTEGER,
+    outcome TEXT NOT NULL,
+    error TEXT,
+    response_headers TEXT,
+    response_body TEXT,
+    url TEXT,
+    UNIQUE (delivery_id, attempt)
+  );
+  INSERT INTO attempts_v11 SELECT id, delivery_id, attempt, worker_id, started_at, duration_ms,
+    status_code, outcome, error, response_headers, response_body, url FROM attempts;
+  CREATE TABLE delivery_payloads_v11 (
+    delivery_id INTEGER PRIMARY KEY REFERENCES deliveries_v11(id) ON DELETE CASCADE,
+    payload TEXT NOT NULL
+  );
+  INSERT INTO delivery_payloads_v11 SELECT delivery_id, payload FROM delivery_payloads;
+  DROP TABLE attempts;
+  DROP TABLE delivery_payloads;
+  DROP TABLE deliveries;
+  ALTER TABLE deliveries_v11 RENAME TO deliveries;
+  ALTER TABLE attempts_v11 RENAME TO attempts;
+  ALTER TABLE delivery_payloads_v11 RENAME TO delivery_payloads;
+  CREATE INDEX deliveries_leased ON deliveries (lease_expires_at) WHERE state = 'delivering';
+  CREATE INDEX deliveries_webhook ON deliveries (webhook_id, id);
+  CREATE INDEX deliveries_completed ON deliveries (completed_at)
+    WHERE state IN ('successful', 'failed');
+  CREATE INDEX deliveries_webhook_due ON deliveries (webhook_id, next_attempt_at)
+    WHERE state = 'queued';
+  CREATE INDEX deliveries_failed ON deliveries (id) WHERE state = 'failed';
+  CREATE INDEX deliveries_object ON deliveries (object_model, object_id, id)
+    WHERE object_id IS NOT NULL;
+  CREATE INDEX deliveries_ordered_pending ON deliveries (webhook_id, object_model, object_id, id)
+    WHERE ordered = 1 AND state IN ('queued', 'delivering');
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */

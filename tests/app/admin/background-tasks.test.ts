@@ -140,6 +140,23 @@ describe("GET /admin/background-tasks/deliveries/:id", () => {
     expect(row(2)).toContain('<td class="wrap">http://new.example/hook?a=1&amp;b=&lt;2&gt;</td>');
   });
 
+  test("a failed ordered delivery says the item's later changes went on without it", async () => {
+    await t.store.webhooks.update(webhookId, { ordered: true });
+    const [first] = await t.store.queue.enqueue(change(4));
+    const [second] = await t.store.queue.enqueue(change(4));
+    const page = (id: number | undefined) => `/admin/background-tasks/deliveries/${id}`;
+    expect(await attemptAll({ state: "failed" })).toBe(1); // the second waits for the first
+    expect((await t.client.open(page(first))).html).toContain(
+      "Ordered webhook: 1 later change of item 4 goes on without this one",
+    );
+    await t.store.queue.enqueue(change(4));
+    expect(await attemptAll({ state: "successful" })).toBe(1);
+    expect((await t.client.open(page(first))).html).toContain(
+      "Ordered webhook: 2 later changes of item 4 go on without this one; the receiver may lack this change.",
+    );
+    expect((await t.client.open(page(second))).html).not.toContain("Ordered webhook");
+  });
+
   test("answers 404 for an unknown delivery", async () => {
     const response = await t.client.request("/admin/background-tasks/deliveries/999");
     expect(response.status).toBe(404);

@@ -186,6 +186,12 @@ export function createClaim(
             SELECT d.id, d.next_attempt_at FROM deliveries d
             WHERE d.webhook_id = w.id AND d.state = 'queued'
               AND d.next_attempt_at <= (SELECT t FROM clock)
+              -- Ordered delivery: due.ts ORDERED_READY_PG, the same text.
+              AND (NOT d.ordered OR NOT EXISTS (
+                SELECT 1 FROM deliveries e
+                WHERE e.webhook_id = d.webhook_id AND e.object_model = d.object_model
+                  AND e.object_id = d.object_id AND e.ordered
+                  AND e.state IN ('queued', 'delivering') AND e.id < d.id))
             ORDER BY d.next_attempt_at
             LIMIT ${limit}::int
             FOR UPDATE OF d SKIP LOCKED) q

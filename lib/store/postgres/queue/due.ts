@@ -6,6 +6,18 @@ import { type Db, toNumber, toNumberOrNull } from "../db.ts";
 import type { Int8 } from "./rows.ts";
 
 /**
+ * Ordered delivery (as SQLite's ORDERED_READY_SQLITE; the claim in claim.ts spells it out the
+ * same): an ordered delivery `d` waits while an earlier one (lower id) of the same object to
+ * the same webhook is queued or being delivered. Ids are in commit order for one object: its
+ * changes lock the item row until they commit, and take their ids after the lock.
+ */
+export const ORDERED_READY_PG = `(NOT d.ordered OR NOT EXISTS (
+    SELECT 1 FROM deliveries e
+    WHERE e.webhook_id = d.webhook_id AND e.object_model = d.object_model
+      AND e.object_id = d.object_id AND e.ordered AND e.state IN ('queued', 'delivering')
+      AND e.id < d.id))`;
+
+/**
  * Earliest claimable queued delivery ($1 = horizon): its due time, but not before its webhook's
  * pause ends or its next send slot comes within the horizon. GREATEST ignores NULLs (SQLite's
  * max() does not), hence the explicit filter on webhooks with nothing queued.
@@ -14,8 +26,9 @@ const NEXT_QUEUED_DUE_SQL = `
   SELECT min(GREATEST(q.t, GREATEST(w.paused_until, w.next_send_at) - $1)) AS t
   FROM webhooks w
   CROSS JOIN LATERAL (
-    SELECT min(d.next_attempt_at) AS t FROM deliveries d
-    WHERE d.state = 'queued' AND d.webhook_id = w.id) q
+    SELECT d.next_attempt_at AS t FROM deliveries d
+    WHERE d.state = 'queued' AND d.webhook_id = w.id AND ${ORDERED_READY_PG}
+    ORDER BY d.next_attempt_at LIMIT 1) q
   WHERE w.enabled AND q.t IS NOT NULL`;
 
 /**

@@ -95,14 +95,15 @@ export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplate
         ), inserted AS (
           INSERT INTO deliveries (webhook_id, message_id, event, payload, url, headers, context,
             template_failed, state, attempts, last_error, next_attempt_at, created_at,
-            updated_at, completed_at, object_model, object_id)
+            updated_at, completed_at, object_model, object_id, ordered)
           SELECT target.webhook_id, target.message_id, target.event, target.payload,
             target.url, target.headers::jsonb, target.context, target.failed,
             CASE WHEN target.failed THEN 'failed' ELSE 'queued' END,
             CASE WHEN target.failed THEN 1 ELSE 0 END, target.error,
             (SELECT t FROM clock), (SELECT t FROM clock), (SELECT t FROM clock),
             CASE WHEN target.failed THEN (SELECT t FROM clock) END,
-            target.object_model, target.object_id
+            target.object_model, target.object_id,
+            w.ordered AND target.object_id IS NOT NULL
           FROM unnest(${slice(rows.webhook)}::bigint[], ${slice(rows.message)}::text[],
                       ${slice(rows.event)}::text[], ${slice(rows.payload)}::text[],
                       ${slice(rows.url)}::text[], ${slice(rows.headers)}::text[],

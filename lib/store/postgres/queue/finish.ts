@@ -21,8 +21,8 @@ function notify(sql: SQL) {
 
 /**
  * Ending claims: results (attempt recorded, outcome applied) in one statement per batch, and
- * claims given back unattempted. Both apply only while the claim stands: the delivery still
- * leased to the claim's worker under its generation (fencing by the claim, not the clock).
+ * claims given back unattempted. Both apply only while the claim stands: the delivery (by id
+ * and message id) still leased to the claim's worker under its generation (fencing by the claim, not the clock).
  * Results are not retried here: the worker's loop is the one layer that retries them
  * (abortable, resumed when the database answers), and a retry is safe: a result whose write
  * committed but whose answer was lost is recognised by its attempt row. Releases retry
@@ -74,6 +74,7 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
     const decidedAt = clock.callerNow();
     const input = items.map(({ claim, record, outcome }) => ({
       id: claim.delivery.id,
+      message_id: claim.delivery.messageId,
       attempt: claim.attempt,
       generation: claim.generation,
       state: outcome.state,
@@ -90,13 +91,14 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
     }));
     // A test clock is read at the decision too, so the distance is kept exactly.
     const at = clock.param(decidedAt);
-    // A NOTIFY for each delivery queued for a retry, so idle workers recompute their wait.
+    // A NOTIFY for each delivery queued for a retry, so idle workers recompute their wait, and
+    // for each ordered one: its end lets the next change of its object go.
     const rows = await db.sql<Array<{ id: Int8 }>>`
       WITH clock AS (
         SELECT coalesce(${at}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
       ), input AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::text::jsonb) AS f(
-          id bigint, attempt int, generation int, state text, next_in bigint, status int,
+          id bigint, message_id text, attempt int, generation int, state text, next_in bigint, status int,
           error text, worker_id text, started_at bigint, duration_ms float8, outcome text,
           response_headers text, response_body text, url text)
       ), updated AS (
@@ -106,9 +108,9 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
           last_status = f.status, last_error = f.error, updated_at = (SELECT t FROM clock),
           completed_at = CASE WHEN f.state = 'queued' THEN NULL ELSE (SELECT t FROM clock) END
         FROM input f
-        WHERE d.id = f.id AND d.state = 'delivering' AND d.lease_owner = f.worker_id
-          AND d.claim_generation = f.generation
-        RETURNING d.id
+        WHERE d.id = f.id AND d.message_id = f.message_id AND d.state = 'delivering'
+          AND d.lease_owner = f.worker_id AND d.claim_generation = f.generation
+        RETURNING d.id, d.ordered
       ), recorded AS (
         INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
           status_code, outcome, error, response_headers, response_body, url)
@@ -118,8 +120,9 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
         RETURNING delivery_id
       )
       SELECT r.delivery_id AS id,
-        CASE WHEN f.state = 'queued' THEN pg_notify(${CHANGE_CHANNEL}, '') END AS notified
-      FROM recorded r JOIN input f ON f.id = r.delivery_id`;
+        CASE WHEN f.state = 'queued' OR u.ordered THEN pg_notify(${CHANGE_CHANNEL}, '') END
+          AS notified
+      FROM recorded r JOIN input f ON f.id = r.delivery_id JOIN updated u ON u.id = r.delivery_id`;
     const applied = new Set(rows.map((row) => toNumber(row.id)));
     return items.map((item) => applied.has(item.claim.delivery.id));
   }
@@ -138,10 +141,12 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
             lease_owner = NULL, lease_expires_at = NULL,
             updated_at = coalesce(${clock.param()}::bigint, (extract(epoch from now()) * 1000)::bigint)
           FROM unnest(${claims.map((c) => c.delivery.id)}::bigint[],
+                      ${claims.map((c) => c.delivery.messageId)}::text[],
                       ${claims.map((c) => c.workerId)}::text[],
-                      ${claims.map((c) => c.generation)}::int[]) AS c(id, worker, generation)
-          WHERE d.id = c.id AND d.state = 'delivering' AND d.lease_owner = c.worker
-            AND d.claim_generation = c.generation`;
+                      ${claims.map((c) => c.generation)}::int[])
+            AS c(id, message_id, worker, generation)
+          WHERE d.id = c.id AND d.message_id = c.message_id AND d.state = 'delivering'
+            AND d.lease_owner = c.worker AND d.claim_generation = c.generation`;
         if (result.count > 0) await notify(sql);
       }),
     );

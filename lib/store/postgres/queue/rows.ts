@@ -15,6 +15,7 @@ export interface DeliveryRow {
   template_failed: boolean;
   object_model: string | null;
   object_id: Int8 | null;
+  ordered: boolean;
   claim_generation: number;
   state: DeliveryState;
   attempts: number;
@@ -59,6 +60,7 @@ export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery
     templateFailed: row.template_failed,
     objectModel: row.object_model,
     objectId: toNumberOrNull(row.object_id),
+    ordered: row.ordered === true,
     state: row.state,
     attempts: row.attempts,
     nextAttemptAt: toNumber(row.next_attempt_at),

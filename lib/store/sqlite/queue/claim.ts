@@ -54,12 +54,26 @@ const TAKEABLE = `($now >= (SELECT grace_until FROM outages WHERE id = 1) OR NOT
       AND max(o.last_seen_at, (SELECT back_at FROM outages WHERE id = 1))
         + ${STALE_AFTER_BEATS} * coalesce(o.heartbeat_ms, ${DEFAULT_HEARTBEAT_MS}) >= $now))`;
 
+/**
+ * Ordered delivery: an ordered delivery `d` waits while an earlier delivery (lower id: ids are
+ * given in commit order under SQLite's write lock) of the same object to the same webhook is
+ * queued (due or waiting for a retry) or being delivered; one that ended, either way, no longer
+ * holds it back. Unordered rows never reach the probe; ordered ones pay one index probe of
+ * deliveries_ordered_pending, which holds only unfinished ordered rows.
+ */
+export const ORDERED_READY_SQLITE = `(d.ordered = 0 OR NOT EXISTS (
+    SELECT 1 FROM deliveries e INDEXED BY deliveries_ordered_pending
+    WHERE e.webhook_id = d.webhook_id AND e.object_model = d.object_model
+      AND e.object_id = d.object_id AND e.ordered = 1 AND e.state IN ('queued', 'delivering')
+      AND e.id < d.id))`;
+
 export const CLAIM_SQL = {
   /** Whether anything is claimable now: one index probe per sendable webhook. */
   anyDue: `SELECT 1 AS due FROM webhooks w
      WHERE w.enabled = 1 AND ${SENDABLE_WEBHOOK_SQLITE} AND EXISTS (
        SELECT 1 FROM deliveries d INDEXED BY deliveries_webhook_due
-       WHERE d.webhook_id = w.id AND d.state = 'queued' AND d.next_attempt_at <= $now)
+       WHERE d.webhook_id = w.id AND d.state = 'queued' AND d.next_attempt_at <= $now
+         AND ${ORDERED_READY_SQLITE})
      LIMIT 1`,
   anyExpiredLease: `SELECT 1 AS expired FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering' AND d.lease_expires_at <= $now AND ${TAKEABLE} LIMIT 1`,
@@ -84,19 +98,22 @@ export const CLAIM_SQL = {
        SELECT min(d.next_attempt_at) FROM deliveries d INDEXED BY deliveries_webhook_due
        WHERE d.webhook_id = s.id AND d.state = 'queued') AS t
      FROM (${SENDABLE_WEBHOOKS}) s`,
-  /** One webhook's due deliveries, oldest first. */
+  /** One webhook's due deliveries, oldest first; an ordered one only when its turn has come. */
   dueOfWebhook: `SELECT d.*, ${payloadColumn("d")} FROM deliveries d INDEXED BY deliveries_webhook_due
      WHERE d.webhook_id = $webhook AND d.state = 'queued' AND d.next_attempt_at <= $now
+       AND ${ORDERED_READY_SQLITE}
      ORDER BY d.next_attempt_at LIMIT $limit`,
   /**
    * The earliest time a queued delivery of an enabled webhook can be claimed: its due time, but
    * not before its webhook's pause ends or its next send slot comes within the horizon (?1).
-   * One index probe per webhook (deliveries_webhook_due).
+   * One index probe per webhook (deliveries_webhook_due); ordered deliveries waiting for an
+   * earlier one are passed over (the earlier one's end is a write, which wakes the workers).
    */
   nextQueued: `
   SELECT min(max(
-    (SELECT min(d.next_attempt_at) FROM deliveries d
-     WHERE d.state = 'queued' AND d.webhook_id = w.id),
+    (SELECT d.next_attempt_at FROM deliveries d INDEXED BY deliveries_webhook_due
+     WHERE d.state = 'queued' AND d.webhook_id = w.id AND ${ORDERED_READY_SQLITE}
+     ORDER BY d.next_attempt_at LIMIT 1),
     max(w.paused_until, w.next_send_at) - ?1)) AS t
   FROM webhooks w WHERE w.enabled = 1`,
   nextLease: `SELECT d.lease_expires_at AS t FROM deliveries d INDEXED BY deliveries_leased

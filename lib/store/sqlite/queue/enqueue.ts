@@ -24,6 +24,14 @@ interface CandidateRow {
 const CANDIDATE_COLUMNS = "id, events, url, headers, body_template, conditions";
 
 /**
+ * deliveries.ordered of a new row: its webhook is ordered and it is an object's change (a ping
+ * has no object). Read in the insert, under its write lock, so it is the webhook's flag at commit.
+ */
+function orderedOf(webhookId: string, objectId: string): string {
+  return `(${objectId} IS NOT NULL AND coalesce((SELECT w.ordered FROM webhooks w WHERE w.id = ${webhookId}), 0))`;
+}
+
+/**
  * Fans a change out to the webhooks that get it (lib/webhooks/fan-out.ts decides which, and
  * renders templates): the plain deliveries, which share NetBox's default body, one INSERT per 32
  * rows (payload and time bound once); templated ones a row each with what was rendered; a
@@ -42,10 +50,11 @@ export function createEnqueue(db: Database, now: () => number, render?: RenderTe
   const insertDeliveriesStmt = perRowCount<{ id: number }>(db, (count) => {
     const rows = Array.from(
       { length: count },
-      (_, i) => `(?${5 + 2 * i}, ?${6 + 2 * i}, ?1, ?3, ?4, 'queued', 0, ?2, ?2, ?2)`,
+      (_, i) =>
+        `(?${5 + 2 * i}, ?${6 + 2 * i}, ?1, ?3, ?4, ${orderedOf(`?${5 + 2 * i}`, "?4")}, 'queued', 0, ?2, ?2, ?2)`,
     );
-    return `INSERT INTO deliveries (webhook_id, message_id, event, object_model, object_id, state,
-           attempts, next_attempt_at, created_at, updated_at)
+    return `INSERT INTO deliveries (webhook_id, message_id, event, object_model, object_id, ordered,
+           state, attempts, next_attempt_at, created_at, updated_at)
          VALUES ${rows.join(", ")}
          RETURNING id`;
   });
@@ -57,8 +66,9 @@ export function createEnqueue(db: Database, now: () => number, render?: RenderTe
   const insertRenderedStmt = db.prepare<{ id: number }, SQLQueryBindings[]>(
     `INSERT INTO deliveries (webhook_id, message_id, event, url, headers, context,
        template_failed, state, attempts, last_error, next_attempt_at, created_at, updated_at,
-       completed_at, object_model, object_id)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11, ?12, ?13, ?14)
+       completed_at, object_model, object_id, ordered)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11, ?12, ?13, ?14,
+       ${orderedOf("?1", "?14")})
      RETURNING id`,
   );
   // A template that cannot render is attempt 1, recorded at once: nothing is ever sent for it.

@@ -6,7 +6,7 @@ import { perRowCount } from "./rows.ts";
 /** Results per statement pair: the bound values stay far below SQLite's parameter limit. */
 const RESULTS_PER_STATEMENT = 64;
 /** Values bound per result in the fenced UPDATE and in the attempts INSERT. */
-const OUTCOME_VALUES = 7;
+const OUTCOME_VALUES = 8;
 const ATTEMPT_VALUES = 11;
 
 /** `(?s+1, …, ?s+width)` for each of `count` rows, numbered from `start`. */
@@ -19,8 +19,9 @@ function valueRows(count: number, width: number, start: number): string {
 
 /**
  * Ending a claim: its result (the attempt recorded, the outcome applied) or giving it back
- * unattempted. Both apply only while the claim stands: the delivery still leased to the claim's
- * worker under the claim's generation (fencing by the claim, not by the clock: a live owner's
+ * unattempted. Both apply only while the claim stands: the delivery, by id and message id (an id
+ * alone could be a stranger's, were it ever reused), still leased to the claim's worker under
+ * the claim's generation (fencing by the claim, not by the clock: a live owner's
  * result whose lease ran out during an outage is still written if nobody took it over). Run
  * inside the caller's write transaction.
  */
@@ -30,7 +31,7 @@ export function createFinish(db: Database) {
   // so results per statement and per commit are what make results cheap. ?1 is the time.
   const outcomesStmt = perRowCount<{ id: number }>(
     db,
-    (count) => `WITH f(id, owner, generation, state, next_at, status, error) AS (
+    (count) => `WITH f(id, message, owner, generation, state, next_at, status, error) AS (
         VALUES ${valueRows(count, OUTCOME_VALUES, 1)})
       UPDATE deliveries SET state = f.state,
         next_attempt_at = coalesce(f.next_at, deliveries.next_attempt_at),
@@ -38,8 +39,8 @@ export function createFinish(db: Database) {
         last_error = f.error, updated_at = ?1,
         completed_at = CASE WHEN f.state = 'queued' THEN NULL ELSE ?1 END
       FROM f
-      WHERE deliveries.id = f.id AND deliveries.state = 'delivering'
-        AND deliveries.lease_owner = f.owner AND deliveries.claim_generation = f.generation
+      WHERE deliveries.id = f.id AND deliveries.message_id = f.message
+        AND deliveries.state = 'delivering' AND deliveries.lease_owner = f.owner AND deliveries.claim_generation = f.generation
       RETURNING deliveries.id`,
   );
   const attemptsStmt = perRowCount(
@@ -51,12 +52,14 @@ export function createFinish(db: Database) {
   const releaseStmt = db.prepare<unknown, SQLQueryBindings[]>(
     `UPDATE deliveries SET state = 'queued', attempts = attempts - 1, lease_owner = NULL,
        lease_expires_at = NULL, updated_at = ?4
-     WHERE id = ?1 AND state = 'delivering' AND lease_owner = ?2 AND claim_generation = ?3`,
+     WHERE id = ?1 AND state = 'delivering' AND lease_owner = ?2 AND claim_generation = ?3
+       AND message_id = ?5`,
   );
 
   function outcomeValues(claim: Claim, record: AttemptRecord, outcome: Outcome) {
     return [
       claim.delivery.id,
+      claim.delivery.messageId,
       claim.workerId,
       claim.generation,
       outcome.state,
@@ -118,7 +121,8 @@ export function createFinish(db: Database) {
   function releaseRows(claims: Claim[], at: number): number {
     let released = 0;
     for (const claim of claims) {
-      released += releaseStmt.run(claim.delivery.id, claim.workerId, claim.generation, at).changes;
+      const { id, messageId } = claim.delivery;
+      released += releaseStmt.run(id, claim.workerId, claim.generation, at, messageId).changes;
     }
     return released;
   }

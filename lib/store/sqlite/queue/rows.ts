@@ -23,6 +23,7 @@ export interface DeliveryRow {
   template_failed: number;
   object_model: string | null;
   object_id: number | null;
+  ordered: number;
   claim_generation: number;
   state: DeliveryState;
   attempts: number;
@@ -70,6 +71,7 @@ export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery
     templateFailed: row.template_failed === 1,
     objectModel: row.object_model,
     objectId: row.object_id,
+    ordered: row.ordered === 1,
     state: row.state,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,
