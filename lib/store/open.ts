@@ -4,6 +4,7 @@ import type { Store } from "../webhooks/ports.ts";
 import { type DatabaseTarget, postgresAddress } from "./database-url.ts";
 import { DEFAULT_CONNECTIONS, type ProcessRole, StartupTimeoutError } from "./postgres/budget.ts";
 import { openPostgresStore } from "./postgres/store.ts";
+import { explainSqliteFailure } from "./sqlite/failure.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
 
 export interface OpenStoreOptions {
@@ -81,7 +82,7 @@ export function explainOpenFailure(
 ): ConfigError | null {
   const { name, code, message } = error as { name?: string; code?: string; message?: string };
   if (target.kind === "sqlite") {
-    const reason = sqliteReason(code, message);
+    const reason = explainSqliteFailure(error, target.path, { atOpen: true });
     if (reason === null) return null;
     return new ConfigError(
       `${source}=${JSON.stringify(target.path)}: cannot open the SQLite database: ${reason}`,
@@ -100,25 +101,19 @@ export function explainOpenFailure(
   );
 }
 
-function sqliteReason(code: string | undefined, message: string | undefined): string | null {
-  switch (code) {
-    case "SQLITE_CANTOPEN":
-      return "unable to open the file (is it a folder, or is its folder not writable?)";
-    case "SQLITE_NOTADB":
-      return "the file is not a SQLite database";
-    case "SQLITE_READONLY":
-    case "SQLITE_PERM":
-      return "the file is read-only";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied creating its folder";
-    case "ENOENT":
-    case "EROFS":
-      return "its folder cannot be created";
-    case "ENOTDIR":
-    case "EEXIST":
-      return "a part of its folder path is a file";
-    default:
-      return code?.startsWith("SQLITE_") ? (message ?? code) : null;
-  }
+/**
+ * The ConfigError for a command's write that failed because of the database's file or disk (a
+ * full disk, a file made read-only meanwhile), or null for any other failure.
+ */
+export function explainWriteFailure(
+  error: unknown,
+  target: DatabaseTarget,
+  source: string,
+): ConfigError | null {
+  if (target.kind !== "sqlite") return null;
+  const reason = explainSqliteFailure(error, target.path);
+  if (reason === null) return null;
+  return new ConfigError(
+    `${source}=${JSON.stringify(target.path)}: cannot write the SQLite database: ${reason}`,
+  );
 }

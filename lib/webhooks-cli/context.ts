@@ -1,6 +1,6 @@
 import type { Env } from "../config/env.ts";
 import type { DatabaseTarget } from "../store/database-url.ts";
-import { type OpenStoreOptions, openStore } from "../store/open.ts";
+import { explainWriteFailure, type OpenStoreOptions, openStore } from "../store/open.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { generateSecret } from "../webhooks/signing.ts";
 import { databaseSource, loadDatabaseTarget } from "../worker/config.ts";
@@ -33,7 +33,8 @@ export async function withStore<T>(
   fn: (context: CliContext) => Promise<T>,
 ): Promise<T> {
   const target = loadDatabaseTarget(deps.env, flags);
-  const store = await (deps.openStore ?? openStore)(target, { source: databaseSource(flags) });
+  const source = databaseSource(flags);
+  const store = await (deps.openStore ?? openStore)(target, { source });
   try {
     return await fn({
       store,
@@ -41,6 +42,8 @@ export async function withStore<T>(
       now: deps.now ?? Date.now,
       generateSecret: deps.generateSecret ?? generateSecret,
     });
+  } catch (error) {
+    throw explainWriteFailure(error, target, source) ?? error;
   } finally {
     await store.close();
   }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { parseDatabaseUrl } from "../../lib/store/database-url.ts";
 import { openStore } from "../../lib/store/open.ts";
@@ -22,7 +22,7 @@ describe("openStore() at start-up", () => {
       const notADatabase = join(dir, "notes.txt");
       writeFileSync(notADatabase, "x".repeat(4096));
       expect((await failure(openStore({ kind: "sqlite", path: dir }))).message).toBe(
-        `DATABASE_URL=${JSON.stringify(dir)}: cannot open the SQLite database: unable to open the file (is it a folder, or is its folder not writable?)`,
+        `DATABASE_URL=${JSON.stringify(dir)}: cannot open the SQLite database: unable to open ${dir}: check that it is a file, and that this user may read and write it and its folder ${dirname(dir)} (SQLite writes -wal and -shm files beside it)`,
       );
       const flagged = await failure(
         openStore({ kind: "sqlite", path: notADatabase }, { source: "--database-url" }),
