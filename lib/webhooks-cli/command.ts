@@ -12,6 +12,7 @@ import {
   showCommand,
   statsCommand,
 } from "./delivery-commands.ts";
+import { replayCommand } from "./replay-command.ts";
 import {
   addCommand,
   disableCommand,
@@ -51,6 +52,7 @@ export function createWebhooksCommand(deps: CliDeps): CommandDef {
       deliveries: deliveriesCommand(deps),
       show: showCommand(deps),
       retry: retryCommand(deps),
+      replay: replayCommand(deps),
       stats: statsCommand(deps),
       purge: purgeCommand(deps),
       workers: workersCommand(deps),

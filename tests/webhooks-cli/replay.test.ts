@@ -1,0 +1,143 @@
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCommand } from "citty";
+import { exitCodeFor } from "../../lib/cli/run.ts";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
+import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
+import { itemChange } from "../fakes/change.ts";
+import { record } from "../store/contract.ts";
+
+const T0 = Date.UTC(2030, 0, 1);
+const HOUR = 3_600_000;
+const clock = { t: T0 };
+
+let dir: string;
+let path: string;
+let store: Store;
+
+beforeEach(() => {
+  clock.t = T0;
+  dir = mkdtempSync(join(tmpdir(), "webhooks-replay-"));
+  path = join(dir, "app.db");
+  store = openSqliteStore(path, { now: () => clock.t });
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(...rawArgs: string[]): Promise<string> {
+  const lines: string[] = [];
+  const command = createWebhooksCommand({
+    env: { DATABASE_URL: path },
+    out: (text) => lines.push(text),
+    now: () => clock.t,
+  });
+  await runCommand(command, { rawArgs });
+  return lines.join("\n");
+}
+
+async function refused(...rawArgs: string[]): Promise<string> {
+  const error = await cli(...rawArgs).then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  expect(exitCodeFor(error)).toBe(2);
+  const message = (error as Error).message;
+  expect(message).not.toContain("\n");
+  return message;
+}
+
+/** Webhook "erp": a successful delivery queued at each of hours 0..3; "other": one at hour 0. */
+async function ended() {
+  const erp = await store.webhooks.create({ name: "erp", url: "https://erp.example/h" });
+  const other = await store.webhooks.create({ name: "other", url: "https://other.example/h" });
+  await store.queue.enqueue(itemChange(100), { webhookId: other.id });
+  for (let hour = 0; hour < 4; hour++) {
+    clock.t = T0 + hour * HOUR;
+    await store.queue.enqueue(itemChange(hour + 1), { webhookId: erp.id });
+  }
+  for (const claim of await store.queue.claim({
+    workerId: "w",
+    limit: 10,
+    leaseMs: 1000,
+    now: clock.t,
+  })) {
+    await store.queue.finish(claim, record(), { state: "successful" });
+  }
+  clock.t = T0 + 10 * HOUR;
+  return { erp, other };
+}
+
+async function states() {
+  const page = await store.queue.search({}, { limit: 100, offset: 0 });
+  return page.deliveries.map((d) => `${d.webhookName}:${d.objectId}:${d.state}`).reverse();
+}
+
+test("replay --webhook NAME --since --until queues that range again, successful ones included", async () => {
+  await ended();
+  const line = await cli(
+    "replay",
+    "--webhook",
+    "erp",
+    "--since",
+    new Date(T0 + HOUR).toISOString(),
+    "--until",
+    new Date(T0 + 3 * HOUR).toISOString(),
+  );
+  expect(line).toBe("Replayed 2 of 2 matching deliveries");
+  expect(await states()).toEqual([
+    "other:100:successful",
+    "erp:1:successful",
+    "erp:2:queued",
+    "erp:3:queued",
+    "erp:4:successful",
+  ]);
+});
+
+test("--since takes a time ago; --json says what was done", async () => {
+  await ended();
+  // 10 h after T0: "8h" ago is hour 2, so hours 2 and 3.
+  const out = JSON.parse(await cli("replay", "--webhook", "1", "--since", "8h", "--json"));
+  expect(out).toEqual({
+    replayed: 2,
+    matched: 2,
+    cut: false,
+    limit: 100_000,
+    next_since: null,
+    message: "Replayed 2 of 2 matching deliveries",
+  });
+});
+
+test("--states failed leaves successful deliveries alone", async () => {
+  await ended();
+  expect(await cli("replay", "--webhook", "erp", "--states", "failed")).toBe(
+    "Replayed 0 of 0 matching deliveries",
+  );
+  expect((await store.queue.stats()).queued).toBe(0);
+});
+
+test("bad flags are one line naming the flag, exit 2, nothing replayed", async () => {
+  await ended();
+  expect(await refused("replay", "--since", "yesterday")).toBe(
+    'Invalid --since "yesterday": must be an ISO 8601 date and time with its zone, e.g. 2026-11-27T21:00:00Z',
+  );
+  expect(await refused("replay", "--webhook", "erp", "--states", "queued")).toStartWith(
+    'Invalid --states "queued": replay takes successful and failed',
+  );
+  expect(await refused("replay", "--webhook", "erp", "--states", "done")).toStartWith(
+    'Invalid --states "done": must be',
+  );
+  expect(await refused("replay", "--object-id", "x")).toStartWith('Invalid --object-id "x"');
+  expect(await refused("replay", "--since", "1h", "--until", "2h")).toStartWith(
+    'Invalid --until "2h": must be after since',
+  );
+  expect(await refused("replay", "--webhook", "nope")).toBe('No webhook with id or name "nope"');
+  expect(await refused("replay")).toStartWith("Nothing to replay");
+  expect(await refused("replay", "--states", "failed")).toStartWith("Nothing to replay");
+  expect(await refused("replay", "--webhook", "erp", "--colour", "red")).toContain("--colour");
+  expect((await store.queue.stats()).queued).toBe(0);
+});
