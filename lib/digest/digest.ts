@@ -5,6 +5,7 @@ import { errorMessage } from "../text/error-message.ts";
 import type { DigestConfig } from "./config.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { compareWithLastRun, type Freshness } from "./freshness.ts";
+import { rememberModel, startModel } from "./model-start.ts";
 import { digestStories, type PipelineStats, readCalibration } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
 import { emailSettings } from "./reader-config.ts";
@@ -13,7 +14,7 @@ import { digestEmail, sendDigestEmail, smtpName } from "./render/email.ts";
 import { type Output, openOutput, refuseNonRegularTarget, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
 import type { Renderer } from "./render/types.ts";
-import { checkModel, frontPageAndMachine, startBudget } from "./run-start.ts";
+import { frontPageAndMachine, startBudget } from "./run-start.ts";
 import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise/cache.ts";
 import { createModelHealth, goneMessage } from "./summarise/model-health.ts";
 import type { ModelClient } from "./summarise/models/model-client.ts";
@@ -91,9 +92,15 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   const outputFailed = new AbortController();
   try {
     // The clock measures each call too: a server that reports no timings is timed by it.
-    const model = deps.model ?? openModelClient(config, { fetch, now });
-    const { facts, numCtx } = await checkModel(config, model, deps.signal, baseLogger);
+    const client = deps.model ?? openModelClient(config, { fetch, now });
     cache = openCache(config.cacheFile, deps.openCache, baseLogger);
+    // A re-run of a model checked before asks the server nothing until a summary needs it.
+    const start = await startModel(config, client, {
+      cache,
+      signal: deps.signal,
+      logger: baseLogger,
+    });
+    const { model, facts, numCtx } = start;
     const { front, machine } = await frontPageAndMachine(config, model, numCtx, {
       ...deps,
       fetch,
@@ -103,6 +110,10 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     const { malformed } = front;
     // The pipeline names the model only to the cache: by API and model (see cachedModelName).
     const cacheModel = cachedModelName(config.api, facts.model);
+    if (!start.deferred) {
+      const at = { server: config.server.url, model: cacheModel };
+      rememberModel(cache, at, { facts, machine }, baseLogger);
+    }
     const calibration = readCalibration(cache, cacheModel, baseLogger);
     const { budget, keep } = startBudget(config, {
       model: facts.model,
@@ -112,6 +123,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       cached: (story) => isCached(cache, cacheModel, story.id),
       logger: baseLogger,
       calibration,
+      loaded: !start.deferred && machine !== null,
     });
     // A budget too small for every story leaves out the last ones (said by startBudget).
     const stories = front.stories.slice(0, keep);
@@ -134,9 +146,10 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       lastRunAt: freshness.lastRunAt,
       malformedHits: malformed,
     };
-    // Why the run stops short, if it must: Ctrl-C, or the model gone.
+    // Why the run stops short, if it must: Ctrl-C, the model's first-call check, or the model gone.
     const stopNow = () => {
       if (deps.signal?.aborted) return interrupted(config, done);
+      if (start.failed.aborted) return asError(start.failed.reason);
       if (health.gone === null) return null;
       return new ModelGoneError(
         goneMessage(health.gone, { describe: model.describe, out: config.out }),
@@ -160,7 +173,9 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       resolve: deps.resolve,
       // Ctrl-C, the model taken for gone, or the output failing: every call and download
       // still to come stops.
-      signal: AbortSignal.any([deps.signal, health.signal, outputFailed.signal].filter(isSignal)),
+      signal: AbortSignal.any(
+        [deps.signal, health.signal, start.failed, outputFailed.signal].filter(isSignal),
+      ),
       now,
     });
     const results = await writeStories(
@@ -345,6 +360,10 @@ function stoppedEarly(error: unknown, signal: AbortSignal | undefined): boolean 
   return (
     error instanceof DigestInterruptedError || error instanceof ModelGoneError || !!signal?.aborted
   );
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
 }
 
 function isSignal(signal: AbortSignal | undefined): signal is AbortSignal {

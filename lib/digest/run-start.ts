@@ -24,7 +24,7 @@ import type { Story } from "./types.ts";
  * model the server chose, said when none was named.
  */
 export async function checkModel(
-  config: DigestConfig,
+  config: Pick<DigestConfig, "api" | "server" | "numCtx">,
   model: ModelClient,
   signal: AbortSignal | undefined,
   logger: Logger,
@@ -104,6 +104,8 @@ export function startBudget(
     cached: (story: Story) => boolean;
     logger: Logger;
     calibration: Calibration;
+    /** The model is known to be loaded (default: when the server said where it runs). */
+    loaded?: boolean;
   },
 ): { budget: TimeBudget; keep: number } {
   const budgetMs = budgetFor(config.timeBudgetMs, run.machine);
@@ -144,7 +146,7 @@ export function startBudget(
     promptLimit: promptLimit(run.numCtx),
     timeoutCeilingMs: config.server.timeoutMs,
     spentMs: run.machine?.loadMs ?? 0,
-    loaded: run.machine !== null,
+    loaded: run.loaded ?? run.machine !== null,
     expectedRatio,
     answerTokens: plan.answerTokens,
   });

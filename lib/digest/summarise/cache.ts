@@ -2,12 +2,20 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { TokenSample } from "./calibration.ts";
-import { normaliseModelName } from "./models/model-client.ts";
+import { normaliseModelName, type Placement } from "./models/model-client.ts";
 
 /** A digest run as the cache remembers it: when, and the points of each story it showed. */
 export interface RunRecord {
   at: number;
   points: ReadonlyMap<number, number>;
+}
+
+/** What the last check of a model found: enough to start a re-run without asking the server. */
+export interface CheckedModel {
+  /** The model's own context length, or the server's; null when not reported. */
+  contextLength: number | null;
+  /** Where it ran; null when the server could not tell. */
+  placement: Placement | null;
 }
 
 /** Which half of a story a summary is of. */
@@ -41,12 +49,18 @@ export interface SummaryCache {
   tokenSamples(model: string): TokenSample[];
   /** Remembers what the model counted for a prompt estimated at `estimated` tokens. */
   recordTokens(model: string, sample: TokenSample): void;
+  /** What the last check of the model at the server's URL found; undefined when never checked. */
+  checkedModel(server: string, model: string): CheckedModel | undefined;
+  /** Remembers what a check of the model at the server's URL found, for the next run's start. */
+  rememberModel(server: string, model: string, checked: CheckedModel): void;
   /** The most recent run recorded, or null before the first. */
   lastRun(): RunRecord | null;
   /** Remembers a finished run's stories, so the next run can tell which are new. */
   recordRun(at: number, stories: readonly { id: number; points: number }[]): void;
   close(): void;
 }
+
+const PLACEMENTS: readonly Placement[] = ["gpu", "partial", "cpu"];
 
 /** Runs remembered; older ones are forgotten as new ones are recorded. */
 export const RUNS_KEPT = 30;
@@ -138,6 +152,26 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
     points INTEGER NOT NULL,
     PRIMARY KEY (run_id, story_id)
   ) WITHOUT ROWID`);
+  db.run(`CREATE TABLE IF NOT EXISTS checked_models (
+    server TEXT NOT NULL,
+    model TEXT NOT NULL,
+    context_length INTEGER,
+    placement TEXT,
+    checked_at INTEGER NOT NULL,
+    PRIMARY KEY (server, model)
+  ) WITHOUT ROWID`);
+  type ModelKey = { server: string; model: string };
+  const checkedStmt = db.query<CheckedModel, ModelKey>(
+    `SELECT context_length AS contextLength, placement FROM checked_models
+     WHERE server = $server AND model = $model`,
+  );
+  const rememberStmt = db.query<
+    unknown,
+    ModelKey & { contextLength: number | null; placement: string | null; at: number }
+  >(
+    `INSERT OR REPLACE INTO checked_models (server, model, context_length, placement, checked_at)
+     VALUES ($server, $model, $contextLength, $placement, $at)`,
+  );
   db.run("PRAGMA foreign_keys = ON");
   const lastRunStmt = db.query<{ id: number; at: number }, []>(
     "SELECT id, at FROM runs ORDER BY id DESC LIMIT 1",
@@ -198,6 +232,15 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
         estimated: sample.estimated,
         counted: sample.counted,
       });
+    },
+    checkedModel(server, model) {
+      const row = checkedStmt.get({ server, model: normaliseModelName(model) });
+      if (!row) return undefined;
+      const placement = PLACEMENTS.find((known) => known === row.placement) ?? null;
+      return { contextLength: row.contextLength, placement };
+    },
+    rememberModel(server, model, checked) {
+      rememberStmt.run({ server, model: normaliseModelName(model), ...checked, at: now() });
     },
     close() {
       db.close();

@@ -58,6 +58,25 @@ describe("openSummaryCache()", () => {
     cache.close();
   });
 
+  test("remembers each model's last check per server, the newest replacing the older", () => {
+    const cache = openSummaryCache(":memory:");
+    const [laptop, gpuBox] = ["http://localhost:11434", "http://gpu-box:11434"];
+    expect(cache.checkedModel(laptop, "llama3.2")).toBeUndefined();
+    cache.rememberModel(laptop, "llama3.2", { contextLength: 131072, placement: "gpu" });
+    cache.rememberModel(laptop, "llama3.2:latest", { contextLength: 8192, placement: "cpu" });
+    cache.rememberModel(laptop, "openai m", { contextLength: null, placement: null });
+    expect(cache.checkedModel(laptop, "llama3.2")).toEqual({
+      contextLength: 8192,
+      placement: "cpu",
+    });
+    expect(cache.checkedModel(laptop, "openai m")).toEqual({
+      contextLength: null,
+      placement: null,
+    });
+    expect(cache.checkedModel(gpuBox, "llama3.2")).toBeUndefined();
+    cache.close();
+  });
+
   test("creates its directory and keeps entries across opens", () => {
     const path = join(tempDir(), "nested", "hn-digest", "summaries.sqlite");
     const first = openSummaryCache(path);
