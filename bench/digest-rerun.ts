@@ -151,7 +151,7 @@ export async function measureWindowFill(rates: Rates): Promise<{ before: Fill; a
       const run = await digestOnce(home, frontPageToday(), rates, { prefixCache: false, startAt });
       const room = 8192 - answerReserve(8192);
       const cut = run.prompts.filter(
-        (prompt) => prompt.includes("[… cut here to fit") || / are shown: the opening/.test(prompt),
+        (prompt) => prompt.includes("[… cut here to fit") || / comments are shown: /.test(prompt),
       );
       const shares = cut.map((prompt) => llama3Tokens(prompt) / room).sort((a, b) => a - b);
       return {

@@ -7,8 +7,9 @@
  * busy story (300 comments, a long link-heavy article) reaches the model at num_ctx 4096 and 8192.
  * Then what a default digest of today's front page costs at CPU and GPU rates (digest-budget.ts),
  * the same through an OpenAI-compatible server (digest-openai.ts), how much of its busiest
- * thread's largest subthreads reaches the model (digest-coverage.ts), and what the same digest
- * costs an hour later with the cache (digest-rerun.ts).
+ * thread's largest subthreads reaches the model (digest-coverage.ts), what a budget of 20, 12, 10
+ * and 5 minutes shows per story and the prompts' anatomy (digest-reach.ts), and what the same
+ * digest costs an hour later with the cache (digest-rerun.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,6 +36,7 @@ import {
   subthreadLine,
 } from "./digest-coverage.ts";
 import { measureOpenAiBudget } from "./digest-openai.ts";
+import { measureReach, reachLine } from "./digest-reach.ts";
 import {
   fillLine,
   measurePrefixCache,
@@ -168,6 +170,17 @@ async function bench(env: Record<string, string | undefined>): Promise<void> {
     "the busiest thread's largest subthreads (of 366 comments) in that digest's discussion prompt:",
   );
   for (const rates of MACHINES) print(subthreadLine(await measureSubthreads(rates)));
+  if (cpu) {
+    print(
+      "what a budget shows per story of today's front page at CPU rates (medians of 10 stories), and the prompts' anatomy in Llama 3 tokens:",
+    );
+    for (const prefixCache of [false, true]) {
+      for (const budget of ["20m", "12m", "10m", "5m"]) {
+        const label = `prefix cache ${prefixCache ? "on" : "off"}`;
+        print(reachLine(label, await measureReach(cpu, budget, { prefixCache })));
+      }
+    }
+  }
   print("the same digest an hour later (two new stories, threads 10 % longer), same cache:");
   for (const rates of MACHINES) {
     for (const prefixCache of [false, true])

@@ -102,7 +102,7 @@ export interface TimeBudget {
  * Plans the prompts of a run so its model time fits a budget. Before each call it shares the
  * prompt tokens the remaining time buys at the measured rates among every call still to come
  * (water-filling: a call that wants less than its share leaves the rest to the others, a
- * discussion weighs 1.5 articles), so the plan is re-made as answers teach the machine's speed.
+ * discussion weighs 1.25 articles), so the plan is re-made as answers teach the machine's speed.
  */
 export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
   const { budgetMs, meter, promptLimit } = options;
