@@ -19,7 +19,7 @@ import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise
 import { createModelHealth, goneMessage } from "./summarise/model-health.ts";
 import type { ModelClient } from "./summarise/models/model-client.ts";
 import { cachedModelName, openModelClient } from "./summarise/models/open-model.ts";
-import type { DigestMeta, Story, StoryDigest } from "./types.ts";
+import type { DigestMeta, ItemId, Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
   /** Where the digest goes when there is no --out. */
@@ -236,7 +236,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
 }
 
 /** Both of a story's summaries are in the cache: a re-run may need no model call for it. */
-function isCached(cache: SummaryCache | undefined, model: string, storyId: number): boolean {
+function isCached(cache: SummaryCache | undefined, model: string, storyId: ItemId): boolean {
   try {
     return (
       cache?.lookup(model, storyId, "article") !== undefined &&

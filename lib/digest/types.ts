@@ -1,9 +1,15 @@
+/**
+ * A Hacker News item id, exactly: a number while it is a safe integer, its decimal digits as a
+ * string beyond 2^53 (where a number would round to a neighbour's id).
+ */
+export type ItemId = number | string;
+
 /** What kind of post a story is. `text` is a post without a link that is not Ask HN (Tell HN…). */
 export type StoryType = "article" | "ask" | "show" | "job" | "text";
 
 /** A front-page story, validated and with its text already cleaned. */
 export interface Story {
-  id: number;
+  id: ItemId;
   title: string;
   /** The linked article; null for text posts such as Ask HN. */
   url: string | null;
@@ -21,8 +27,8 @@ export interface Story {
 
 /** One comment as the search API gives it (a flat list); `text` is plain text. */
 export interface Comment {
-  id: number;
-  parentId: number | null;
+  id: ItemId;
+  parentId: ItemId | null;
   author: string | null;
   text: string;
   createdAt: number | null;
@@ -73,6 +79,11 @@ export interface StoryDigest {
   pointsSinceLastRun: number | null;
   /** Words of the linked article (or of the post's own text): the story's reading time. */
   articleWords?: number | null;
+  /**
+   * In the archive, a story an earlier run of the same day showed and this run no longer does:
+   * kept on the day's page, under "Earlier today".
+   */
+  earlierToday?: true;
 }
 
 export interface DigestMeta {

@@ -24,7 +24,14 @@ beforeAll(async () => {
   renderer.begin(PAGE_META);
   for (const [index, digest] of sampleDigests().entries()) renderer.story(digest, index);
   writeFileSync(join(dir, "2026-11-25.html"), renderer.end());
-  writeFileSync(join(dir, "index.html"), archiveIndexHtml(["2026-11-24", "2026-11-25"]));
+  const headlines = sampleDigests()
+    .slice(0, 5)
+    .map(({ story }) => ({ id: story.id, title: story.title }));
+  const days = new Map([
+    ["2026-11-24", { stories: 0, headlines: [] }],
+    ["2026-11-25", { stories: sampleDigests().length, headlines }],
+  ]);
+  writeFileSync(join(dir, "index.html"), archiveIndexHtml(days));
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -129,11 +136,27 @@ describe("the digest page in Chromium", () => {
   browserTest("the archive index links every day, newest first, and loads nothing", async () => {
     const { page, requests } = await open(390, "dark", "index.html");
     expect(requests).toHaveLength(1);
-    const days = await page.locator(".days li > a").allTextContents();
+    const days = await page.locator(".days > li > a").allTextContents();
     expect(days).toEqual(["Wednesday 25 November 2026", "Tuesday 24 November 2026"]);
-    await page.locator(".days a", { hasText: "Wednesday" }).click();
+    await page.locator(".days > li > a", { hasText: "Wednesday" }).click();
     await page.waitForURL(/2026-11-25\.html$/);
     expect(await page.title()).toBe("Hacker News digest · Wednesday 25 November 2026, 14:53 UTC");
+    await page.close();
+  });
+
+  browserTest("the index's headlines lead to their story on the day's page", async () => {
+    const { page } = await open(390, "light", "index.html");
+    const [first] = sampleDigests();
+    const headlines = page.locator(".headlines a");
+    expect(await headlines.count()).toBe(5);
+    await headlines.first().click();
+    await page.waitForURL(new RegExp(`2026-11-25\\.html#story-${first?.story.id}$`));
+    const top = await page.evaluate(
+      (id) => document.getElementById(`story-${id}`)?.getBoundingClientRect().top ?? -1,
+      String(first?.story.id),
+    );
+    expect(top).toBeGreaterThan(-1);
+    expect(top).toBeLessThan(100);
     await page.close();
   });
 });

@@ -95,6 +95,7 @@ describe("bun run digest --archive", () => {
       "2026-11-24.json",
       "feed.xml",
       "index.html",
+      "index.json",
     ]);
 
     const index = read(archive, "index.html");
@@ -104,6 +105,21 @@ describe("bun run digest --archive", () => {
     );
     expect(index).toContain(">Tuesday 24 November 2026</a>");
     expect(index).toContain('<a href="feed.xml">Atom feed</a>');
+    // Each day with its count and its headlines, each linked to its story on the day's page.
+    expect(index).toContain(
+      '<li><a href="2026-11-24.html">Tuesday 24 November 2026</a> <span class="facts">· 2 stories · <a href="2026-11-24.json">JSON</a></span>\n<ol class="headlines">\n<li><a href="2026-11-24.html#story-1003">Gamma</a></li>\n<li><a href="2026-11-24.html#story-1002">Beta, revised</a></li>\n</ol></li>',
+    );
+    expect(index).toContain('<a href="2026-11-23.html#story-1001">Alpha</a>');
+
+    // Monday's page, written before Tuesday was, now leads to it.
+    expect(read(archive, "2026-11-23.html")).toContain(
+      '<nav><a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a> · <a href="2026-11-24.html" rel="next">Tuesday 24 November 2026 →</a></nav>',
+    );
+    // And keeps what it said: its stories and its time.
+    expect(read(archive, "2026-11-23.html")).toContain(
+      "<title>Hacker News digest · Monday 23 November 2026, 07:00 UTC</title>",
+    );
+    expect(read(archive, "2026-11-23.html")).toContain("Summary of the article of Alpha.");
 
     const day = read(archive, "2026-11-24.html");
     expect(day).toContain(
@@ -137,10 +153,17 @@ describe("bun run digest --archive", () => {
     expect(feed.items[2]?.updated?.toISOString()).toBe("2026-11-23T07:00:00.000Z");
   });
 
-  test("a second run the same day replaces that day's page; the feed keeps one entry per story", async () => {
+  test("a second run the same day merges into that day's page, JSON and feed; one entry per story", async () => {
     const archive = tempDir();
     const cache = tempDir();
-    await runDay("2026-11-24T07:00:00Z", [post(2001, "Morning story")], { archive, cache });
+    await runDay(
+      "2026-11-24T07:00:00Z",
+      [post(2001, "Morning story"), post(2003, "Gone by evening")],
+      {
+        archive,
+        cache,
+      },
+    );
     // What a run killed while it replaced feed.xml two hours ago left: the next run removes it.
     const leftover = join(archive, ".feed.xml.0123456789ab.tmp");
     writeFileSync(leftover, "<feed");
@@ -159,8 +182,29 @@ describe("bun run digest --archive", () => {
       "2026-11-24.json",
       "feed.xml",
       "index.html",
+      "index.json",
     ]);
-    expect(read(archive, "2026-11-24.html")).toContain("Tuesday 24 November 2026, 19:30 UTC");
+    const page = read(archive, "2026-11-24.html");
+    expect(page).toContain("Tuesday 24 November 2026, 19:30 UTC");
+    // The evening's front page first, then what only the morning showed.
+    expect(page.indexOf('id="story-2002"')).toBeLessThan(page.indexOf('id="story-2001"'));
+    expect(page.indexOf('<h2 id="earlier">Earlier today</h2>')).toBeLessThan(
+      page.indexOf('id="story-2003"'),
+    );
+    expect(page.indexOf('id="story-2001"')).toBeLessThan(page.indexOf('<h2 id="earlier">'));
+    expect(page).toContain("Summary of the article of Gone by evening.");
+    const json = JSON.parse(read(archive, "2026-11-24.json"));
+    expect(
+      json.stories.map((story: { id: number; earlierToday?: boolean }) => [
+        story.id,
+        story.earlierToday,
+      ]),
+    ).toEqual([
+      [2002, undefined],
+      [2001, undefined],
+      [2003, true],
+    ]);
+    expect(read(archive, "index.html")).toContain("· 3 stories ·");
     // The day's first page: no earlier day to link to (the morning run is the same day).
     expect(read(archive, "2026-11-24.html")).not.toContain('rel="prev"');
     const feed = parseFeed(read(archive, "feed.xml"));
@@ -169,8 +213,39 @@ describe("bun run digest --archive", () => {
     expect(feed.items.map((item) => item.id)).toEqual([
       "https://news.ycombinator.com/item?id=2002",
       "https://news.ycombinator.com/item?id=2001",
+      "https://news.ycombinator.com/item?id=2003",
     ]);
     expect(feed.items[1]?.updated?.toISOString()).toBe("2026-11-24T19:30:00.000Z");
+  });
+
+  test("an id beyond 2^53 is kept exactly: in the JSON, the pages, the feed and the last run", async () => {
+    const archive = tempDir();
+    const cache = tempDir();
+    const big = "9007199254740993";
+    const bigPost = (points: number) => ({
+      ...post(1, "Huge id", points),
+      objectID: big,
+      story_id: undefined,
+    });
+    await runDay("2026-11-23T07:00:00Z", [bigPost(10), post(6001, "Small id")], { archive, cache });
+    const tuesday = await runDay("2026-11-24T07:00:00Z", [bigPost(50)], { archive, cache });
+    expect(tuesday.error).toBeUndefined();
+    const json = read(archive, "2026-11-24.json");
+    expect(json).toContain(`"id": "${big}"`);
+    const [story] = JSON.parse(json).stories;
+    // Seen on Monday under the same id: not new, and its points moved by exactly 40.
+    expect([story.id, story.isNew, story.pointsSinceLastRun]).toEqual([big, false, 40]);
+    expect(read(archive, "2026-11-24.html")).toContain(`<article id="story-${big}">`);
+    expect(read(archive, "index.html")).toContain(
+      `<a href="2026-11-24.html#story-${big}">Huge id</a>`,
+    );
+    // Both days in the feed (one id over 2^53 once dropped a whole day), the story once.
+    const feed = parseFeed(read(archive, "feed.xml"));
+    expect(feed.items.map((item) => item.id)).toEqual([
+      `https://news.ycombinator.com/item?id=${big}`,
+      "https://news.ycombinator.com/item?id=6001",
+    ]);
+    expect(tuesday.logger.lines.filter((line) => line.startsWith("warn"))).toEqual([]);
   });
 
   test("the day is the local one, and the feed covers the last 7 days only", async () => {

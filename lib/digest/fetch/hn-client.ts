@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { stripControl } from "../../text/control.ts";
 import { storyName } from "../progress.ts";
-import type { Comment, Story, StoryType } from "../types.ts";
+import type { Comment, ItemId, Story, StoryType } from "../types.ts";
+import { itemId } from "./exact-ids.ts";
 import { htmlToText } from "./html-text.ts";
 import {
   fetchSearchJson,
@@ -16,16 +17,17 @@ export function frontPageUrl(base: string, limit: number): string {
 }
 
 /** `GET {base}/search?tags=comment,story_<id>&hitsPerPage=<max>`: one story's comments, flat. */
-export function commentsUrl(base: string, storyId: number, max: number): string {
+export function commentsUrl(base: string, storyId: ItemId, max: number): string {
   return `${base}/search?tags=comment,story_${storyId}&hitsPerPage=${max}`;
 }
 
 /** The item page of a story on Hacker News itself. */
-export function hnItemUrl(id: number): string {
+export function hnItemUrl(id: ItemId): string {
   return `https://news.ycombinator.com/item?id=${id}`;
 }
 
-const numericId = z.union([z.string().regex(/^\d+$/), z.number().int().nonnegative()]);
+// A number beyond 2^53 reaches here as its digits (parseJsonExactly), never rounded.
+const numericId = z.union([z.string().regex(/^\d{1,30}$/), z.number().int().nonnegative()]);
 
 // Fields may be absent or, in responses from before 2023, explicitly null: accept both.
 const storyHitSchema = z.object({
@@ -44,7 +46,7 @@ const commentHitSchema = z.object({
   objectID: numericId,
   comment_text: z.string().nullish(),
   author: z.string().nullish(),
-  parent_id: z.number().int().nullish(),
+  parent_id: numericId.nullish(),
   created_at_i: z.number().nullish(),
 });
 
@@ -91,7 +93,7 @@ export async function fetchFrontPage(
 /** Reads one story's comments (flat, relevance order). Malformed hits are skipped. */
 export async function fetchComments(
   base: string,
-  storyId: number,
+  storyId: ItemId,
   options: HnClientOptions & { max: number },
 ): Promise<Comment[]> {
   const url = commentsUrl(base, storyId, options.max);
@@ -106,8 +108,9 @@ export async function fetchComments(
     }
     const data = parsed.data;
     comments.push({
-      id: Number(data.objectID),
-      parentId: data.parent_id ?? null,
+      id: itemId(data.objectID),
+      parentId:
+        data.parent_id === null || data.parent_id === undefined ? null : itemId(data.parent_id),
       author: data.author ? stripControl(data.author) : null,
       text: data.comment_text ? htmlToText(data.comment_text) : "",
       createdAt: data.created_at_i ?? null,
@@ -128,7 +131,7 @@ function parseHits(body: unknown, url: string): unknown[] {
 }
 
 function toStory(hit: z.infer<typeof storyHitSchema>, logger?: WarnLogger): Story {
-  const id = Number(hit.objectID);
+  const id = itemId(hit.objectID);
   const title = stripControl(hit.title).replace(/\s+/g, " ").trim();
   let url = hit.url?.trim() || null;
   if (url !== null && !isHttpUrl(url)) {

@@ -2,6 +2,7 @@ import { abortableSleep } from "../../async/sleep.ts";
 import { backoffDelay, parseRetryAfter } from "../../http/backoff.ts";
 import { describeNetworkError } from "../../http/network-error.ts";
 import { BodyTooLargeError, formatBytes, readTextCapped } from "./body.ts";
+import { parseJsonExactly } from "./exact-ids.ts";
 
 /** Statuses worth another try: rate limiting and server trouble. Others fail at once. */
 export const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
@@ -125,7 +126,7 @@ export async function fetchSearchJson(
       if (response.ok) {
         const text = await readTextCapped(response, maxBytes);
         try {
-          return JSON.parse(text);
+          return parseJsonExactly(text);
         } catch {
           throw new SearchApiError(`Search API returned a body that is not JSON: ${url}`);
         }

@@ -1,4 +1,4 @@
-import type { Comment, ThreadNode } from "../types.ts";
+import type { Comment, ItemId, ThreadNode } from "../types.ts";
 
 // Deleted or flagged comments come with empty or null text, or HN's placeholder for it.
 const DELETED = new Set(["", "[deleted]", "[flagged]", "[dead]"]);
@@ -10,9 +10,9 @@ const DELETED = new Set(["", "[deleted]", "[flagged]", "[dead]"]);
  * `answers`, so it is never mistaken for a top-level comment. Top-level comments keep the API's
  * relevance order; replies read oldest first, as a conversation does.
  */
-export function buildThread(comments: readonly Comment[], storyId: number): ThreadNode[] {
-  const deleted = new Set<number>();
-  const byId = new Map<number, ThreadNode>();
+export function buildThread(comments: readonly Comment[], storyId: ItemId): ThreadNode[] {
+  const deleted = new Set<ItemId>();
+  const byId = new Map<ItemId, ThreadNode>();
   for (const comment of comments) {
     if (DELETED.has(comment.text.trim())) deleted.add(comment.id);
     else if (!byId.has(comment.id))

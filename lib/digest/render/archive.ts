@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { access, constants, mkdir, readdir, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
 import { UsageError } from "../../config/errors.ts";
 import type { Logger } from "../../log.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { DigestMeta, StoryDigest } from "../types.ts";
-import { archiveIndexHtml } from "./archive-index.ts";
+import { archivedDigest, archivedMeta, mergeDay, readArchivedDay } from "./archive-day.ts";
+import { archiveIndexHtml, indexDay, indexJson, readIndexDays } from "./archive-index.ts";
 import { type DateOptions, daysBefore, isDateKey, localDateKey } from "./dates.ts";
 import { atomFeed, type FeedDay } from "./feed.ts";
 import { htmlRenderer } from "./html.ts";
@@ -16,8 +16,6 @@ import type { Renderer } from "./types.ts";
 
 /** Days the feed covers, today included. */
 export const FEED_DAYS = 7;
-/** A day's JSON larger than this is not one of ours: skipped, never read into memory. */
-const MAX_DAY_BYTES = 16 * 1024 * 1024;
 
 export interface ArchivedRun {
   meta: DigestMeta;
@@ -29,8 +27,10 @@ export interface ArchivedRun {
 
 export interface Archive {
   /**
-   * Writes the run's day (`YYYY-MM-DD.html` and `.json`, replacing that day's earlier run),
-   * then `index.html` and `feed.xml` anew. Each file is replaced atomically.
+   * Writes the run's day (`YYYY-MM-DD.html` and `.json`; a second run the same day keeps the
+   * stories the first showed, under "Earlier today"), links the neighbouring days' pages to a
+   * new day, then writes `index.json`, `index.html` and `feed.xml` anew. Each file is replaced
+   * atomically.
    */
   write(run: ArchivedRun, options: DateOptions & { logger: Logger }): Promise<{ day: string }>;
 }
@@ -69,27 +69,88 @@ async function writeDay(
 ): Promise<{ day: string }> {
   const day = localDateKey(run.at, options);
   const known = await archivedDays(dir);
-  const before = known.filter((key) => key < day).sort();
-  await writeFileAtomic(join(dir, `${day}.json`), render(jsonRenderer(), run));
-  const page = htmlRenderer({
-    archive: true,
-    timeZone: options.timeZone,
-    previousDay: before.at(-1),
-  });
-  await writeFileAtomic(join(dir, `${day}.html`), render(page, run));
-  // The folder once: the page just written added today, if it was not there already.
-  const days = known.includes(day) ? known : [...known, day];
-  await writeFileAtomic(join(dir, "index.html"), archiveIndexHtml(days));
+  const isNewDay = !known.includes(day);
+  const days = isNewDay ? [...known, day].sort() : known.sort();
+  // A second run the same day adds to the day: what the morning showed stays.
+  const earlier = isNewDay ? [] : await readEarlier(dir, day, options.logger);
+  const stories = mergeDay(run.stories, earlier);
+  const meta = { ...run.meta, total: stories.length };
+  await writeFileAtomic(join(dir, `${day}.json`), render(jsonRenderer(), meta, stories));
+  await writePage(dir, day, { meta, stories }, days, options);
+  if (isNewDay) {
+    // The neighbours' pages gain their link to this day (the day before: "next").
+    for (const neighbour of [neighbours(days, day).previous, neighbours(days, day).next]) {
+      if (neighbour !== undefined) await rewritePage(dir, neighbour, days, options);
+    }
+  }
+  const index = await readIndexDays(dir, days, options.logger);
+  index.set(day, indexDay({ stories: stories.map((digest) => digest.story) }));
+  await writeFileAtomic(join(dir, "index.json"), indexJson(index));
+  await writeFileAtomic(join(dir, "index.html"), archiveIndexHtml(index));
   const recent = days.filter((key) => key > daysBefore(day, FEED_DAYS) && key <= day);
   const feedDays = await readDays(dir, recent, options.logger);
   await writeFileAtomic(join(dir, "feed.xml"), atomFeed(feedDays, { id: await feedId(dir) }));
   return { day };
 }
 
-function render(renderer: Renderer, run: ArchivedRun): string {
+function neighbours(days: readonly string[], day: string) {
+  return {
+    previous: days.filter((key) => key < day).at(-1),
+    next: days.find((key) => key > day),
+  };
+}
+
+async function writePage(
+  dir: string,
+  day: string,
+  content: { meta: DigestMeta; stories: readonly StoryDigest[] },
+  days: readonly string[],
+  options: DateOptions,
+): Promise<void> {
+  const { previous, next } = neighbours(days, day);
+  const page = htmlRenderer({
+    archive: true,
+    timeZone: options.timeZone,
+    previousDay: previous,
+    nextDay: next,
+  });
+  await writeFileAtomic(join(dir, `${day}.html`), render(page, content.meta, content.stories));
+}
+
+/** Writes an earlier day's page again from its JSON, with today's neighbours linked. */
+async function rewritePage(
+  dir: string,
+  day: string,
+  days: readonly string[],
+  options: DateOptions & { logger: Logger },
+): Promise<void> {
+  try {
+    const archived = await readArchivedDay(join(dir, `${day}.json`));
+    const stories = archived.stories.map(archivedDigest);
+    await writePage(dir, day, { meta: archivedMeta(archived), stories }, days, options);
+  } catch (error) {
+    options.logger.warn(
+      `Archive: ${day}.html keeps its links as they were: ${day}.json cannot be read: ${errorMessage(error)}`,
+    );
+  }
+}
+
+/** The day's stories as its earlier run wrote them; none (and a warning) when unreadable. */
+async function readEarlier(dir: string, day: string, logger: Logger): Promise<StoryDigest[]> {
+  const path = join(dir, `${day}.json`);
+  if (!(await Bun.file(path).exists())) return [];
+  try {
+    return (await readArchivedDay(path)).stories.map(archivedDigest);
+  } catch (error) {
+    logger.warn(`Archive: ${path} is replaced, its stories not kept: ${errorMessage(error)}`);
+    return [];
+  }
+}
+
+function render(renderer: Renderer, meta: DigestMeta, stories: readonly StoryDigest[]): string {
   return [
-    renderer.begin(run.meta),
-    ...run.stories.map((story, index) => renderer.story(story, index)),
+    renderer.begin(meta),
+    ...stories.map((story, index) => renderer.story(story, index)),
     renderer.end(),
   ].join("");
 }
@@ -104,36 +165,14 @@ async function archivedDays(dir: string): Promise<string[]> {
   return days;
 }
 
-const daySchema = z.object({
-  generatedAt: z.iso.datetime(),
-  model: z.string(),
-  stories: z.array(
-    z.object({
-      id: z.number().int().positive(),
-      title: z.string(),
-      url: z.string().nullable(),
-      site: z.string().nullable(),
-      points: z.number(),
-      numComments: z.number(),
-      articleWords: z.number().nullable().optional(),
-      articleSummary: z.string().nullable(),
-      articleSource: z.enum(["article", "post", "article and post", "description"]).nullable(),
-      discussionSummary: z.string().nullable(),
-    }),
-  ),
-});
-
 /** The days' JSON read back for the feed; a missing, oversized or malformed one is skipped. */
 async function readDays(dir: string, keys: readonly string[], logger: Logger): Promise<FeedDay[]> {
   const days: FeedDay[] = [];
   for (const key of keys) {
     const path = join(dir, `${key}.json`);
     try {
-      const file = Bun.file(path);
-      if (file.size > MAX_DAY_BYTES) throw new Error(`larger than ${MAX_DAY_BYTES} bytes`);
-      const parsed = daySchema.safeParse(JSON.parse(await file.text()));
-      if (!parsed.success) throw new Error(z.prettifyError(parsed.error).split("\n")[0]);
-      days.push({ key, ...parsed.data });
+      const { generatedAt, model, stories } = await readArchivedDay(path);
+      days.push({ key, generatedAt, model, stories });
     } catch (error) {
       logger.warn(`Archive: ${path} left out of the feed: ${errorMessage(error)}`);
     }

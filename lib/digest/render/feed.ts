@@ -1,7 +1,7 @@
 import { stripControl } from "../../text/control.ts";
 import { VERSION } from "../../version.ts";
 import { hnItemUrl, isHttpUrl } from "../fetch/hn-client.ts";
-import type { ArticleSource } from "../types.ts";
+import type { ArticleSource, ItemId } from "../types.ts";
 import { dayLabel } from "./dates.ts";
 import { countText, pointsText, readingTimeText } from "./facts.ts";
 import { escapeHtml, htmlLink } from "./html-escape.ts";
@@ -10,7 +10,7 @@ import { modelTextToHtml } from "./model-markdown.ts";
 
 /** What the feed needs of one story of an archived day (a day's JSON, read back). */
 export interface FeedStory {
-  id: number;
+  id: ItemId;
   title: string;
   url: string | null;
   site: string | null;
@@ -45,7 +45,7 @@ interface Entry {
  * feed (`index.html`, the day pages), so they work wherever the folder is served from.
  */
 export function atomFeed(days: readonly FeedDay[], options: { id: string }): string {
-  const entries = new Map<number, Entry>();
+  const entries = new Map<ItemId, Entry>();
   const byDay = [...days].sort((a, b) => a.generatedAt.localeCompare(b.generatedAt));
   for (const day of byDay) {
     day.stories.forEach((story, index) => {

@@ -44,4 +44,5 @@ export const PAGE_STYLE = `
   .notes { font-size: .9rem; color: var(--muted); }
   .new { color: var(--accent); font-weight: 600; }
   .top { font-size: .85rem; color: var(--muted); margin-bottom: 0; }
-  .days { padding-left: 1.2rem; } .days li { margin: .3rem 0; }`;
+  .days { padding-left: 1.2rem; } .days li { margin: .3rem 0; }
+  .headlines { margin: .2rem 0 .7rem; padding-left: 1.4rem; font-size: .95rem; }`;

@@ -22,6 +22,8 @@ export interface HtmlOptions extends DateOptions {
   archive?: boolean;
   /** In the archive, the day before this one that has a page ("2026-11-24"), linked. */
   previousDay?: string;
+  /** In the archive, the day after this one that has a page, linked. */
+  nextDay?: string;
 }
 
 /** A story and its place on the front page (1-based). */
@@ -59,15 +61,33 @@ interface Group {
   stories: readonly Ranked[];
 }
 
-/** New stories first; without a previous run to compare with, one group. */
-function groups(stories: readonly Ranked[], meta: DigestMeta): Group[] {
-  if (meta.newCount === null) return [{ id: "front-page", heading: "Front page", stories }];
-  const fresh = stories.filter((s) => s.digest.isNew === true);
-  const seen = stories.filter((s) => s.digest.isNew !== true);
-  return [
-    { id: "new", heading: "New since the last run", stories: fresh },
-    { id: "seen", heading: "Still on the front page", stories: seen },
-  ].filter((group) => group.stories.length > 0);
+/**
+ * New stories first; without a previous run to compare with, one group. In the archive, the
+ * stories an earlier run that day showed and the last one did not come last, on their own.
+ */
+function groups(all: readonly Ranked[], meta: DigestMeta): Group[] {
+  const stories = all.filter((s) => !s.digest.earlierToday);
+  const earlier = {
+    id: "earlier",
+    heading: "Earlier today",
+    stories: all.filter((s) => s.digest.earlierToday),
+  };
+  const current =
+    meta.newCount === null
+      ? [{ id: "front-page", heading: "Front page", stories }]
+      : [
+          {
+            id: "new",
+            heading: "New since the last run",
+            stories: stories.filter((s) => s.digest.isNew === true),
+          },
+          {
+            id: "seen",
+            heading: "Still on the front page",
+            stories: stories.filter((s) => s.digest.isNew !== true),
+          },
+        ];
+  return [...current, earlier].filter((group) => group.stories.length > 0);
 }
 
 function htmlPage(
@@ -94,7 +114,7 @@ function htmlPage(
     "<header>",
     "<h1>Hacker News digest</h1>",
     `<p>${escapeHtml(when)} · ${escapeHtml(meta.model)} · ${countText(meta.total, "story", "stories")}${newSince(meta, options)}${escapeHtml(malformedText(meta.malformedHits))}</p>`,
-    options.archive ? archiveNav(options.previousDay) : undefined,
+    options.archive ? archiveNav(options.previousDay, options.nextDay) : undefined,
     "</header>",
     contents(parts),
     "<main>",
@@ -116,12 +136,15 @@ function htmlPage(
     .join("\n");
 }
 
-/** The archive page's links: the day before, all days, the feed. */
-function archiveNav(previousDay: string | undefined): string {
+/** The archive page's links: the day before, all days, the feed, the day after. */
+function archiveNav(previousDay: string | undefined, nextDay: string | undefined): string {
   const previous = previousDay
     ? `<a href="${previousDay}.html" rel="prev">← ${escapeHtml(dayLabel(previousDay))}</a> · `
     : "";
-  return `<nav>${previous}<a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a></nav>`;
+  const next = nextDay
+    ? ` · <a href="${nextDay}.html" rel="next">${escapeHtml(dayLabel(nextDay))} →</a>`
+    : "";
+  return `<nav>${previous}<a href="index.html">All days</a> · <a href="feed.xml">Atom feed</a>${next}</nav>`;
 }
 
 /** "· 3 new since the last run (Tuesday 24 November 2026, 07:00 UTC)"; its time alone that day. */

@@ -1,11 +1,12 @@
 import { stripControl } from "../../text/control.ts";
-import type { ArticleSource, DigestMeta, StoryDigest, StoryType } from "../types.ts";
+import type { ArticleSource, DigestMeta, ItemId, StoryDigest, StoryType } from "../types.ts";
 import { ageText, incompleteText } from "./facts.ts";
 import type { Renderer } from "./types.ts";
 
 /** The JSON document's story entries, with the field names users script against. */
 export interface JsonStory {
-  id: number;
+  /** A number; a string of digits beyond 2^53, where a JSON number would be read rounded. */
+  id: ItemId;
   title: string;
   url: string | null;
   hnUrl: string;
@@ -35,6 +36,8 @@ export interface JsonStory {
   /** Share of the article text the summary was made from (0 to 1); null without one. */
   articleShare: number | null;
   notes: string[];
+  /** Only in the archive, on a story an earlier run the same day showed and the last did not. */
+  earlierToday?: true;
 }
 
 export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
@@ -61,6 +64,7 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
     commentsTotal: digest.coverage?.commentsTotal ?? null,
     articleShare: digest.coverage?.articleShare ?? null,
     notes: digest.notes.map(stripControl),
+    ...(digest.earlierToday ? { earlierToday: true as const } : {}),
   };
 }
 

@@ -1,13 +1,15 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { itemId } from "../fetch/exact-ids.ts";
+import type { ItemId } from "../types.ts";
 import type { TokenSample } from "./calibration.ts";
 import { normaliseModelName, type Placement } from "./models/model-client.ts";
 
 /** A digest run as the cache remembers it: when, and the points of each story it showed. */
 export interface RunRecord {
   at: number;
-  points: ReadonlyMap<number, number>;
+  points: ReadonlyMap<ItemId, number>;
 }
 
 /** What the last check of a model found: enough to start a re-run without asking the server. */
@@ -39,10 +41,10 @@ export interface StoredSummary {
 }
 
 export interface SummaryCache {
-  lookup(model: string, storyId: number, kind: SummaryKind): StoredSummary | undefined;
+  lookup(model: string, storyId: ItemId, kind: SummaryKind): StoredSummary | undefined;
   store(
     model: string,
-    key: { storyId: number; kind: SummaryKind },
+    key: { storyId: ItemId; kind: SummaryKind },
     entry: Omit<StoredSummary, "createdAt">,
   ): void;
   /** What the model counted for its recent prompts, newest first (see calibration.ts). */
@@ -56,7 +58,7 @@ export interface SummaryCache {
   /** The most recent run recorded, or null before the first. */
   lastRun(): RunRecord | null;
   /** Remembers a finished run's stories, so the next run can tell which are new. */
-  recordRun(at: number, stories: readonly { id: number; points: number }[]): void;
+  recordRun(at: number, stories: readonly { id: ItemId; points: number }[]): void;
   close(): void;
 }
 
@@ -114,12 +116,13 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
   db.run("CREATE INDEX IF NOT EXISTS token_samples_model ON token_samples (model, id)");
   // A mapped copy of StoredSummary: bun:sqlite's bindings want an index signature.
   type Row = Pick<StoredSummary, keyof StoredSummary>;
-  const lookupStmt = db.query<Row, { model: string; story: number; kind: string }>(
+  // An id beyond 2^53 is bound as its digits: INTEGER affinity stores and compares it exactly.
+  const lookupStmt = db.query<Row, { model: string; story: ItemId; kind: string }>(
     `SELECT summary, source_sha256 AS sourceHash, comments, shown,
             latest_comment_at AS latestCommentAt, updates, created_at AS createdAt
      FROM story_summaries WHERE model = $model AND story_id = $story AND kind = $kind`,
   );
-  const storeStmt = db.query<unknown, Row & { model: string; story: number; kind: string }>(
+  const storeStmt = db.query<unknown, Row & { model: string; story: ItemId; kind: string }>(
     `INSERT OR REPLACE INTO story_summaries
        (model, story_id, kind, source_sha256, comments, shown, latest_comment_at, updates, summary, created_at)
      VALUES ($model, $story, $kind, $sourceHash, $comments, $shown, $latestCommentAt, $updates, $summary, $createdAt)`,
@@ -176,20 +179,21 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
   const lastRunStmt = db.query<{ id: number; at: number }, []>(
     "SELECT id, at FROM runs ORDER BY id DESC LIMIT 1",
   );
-  const runStoriesStmt = db.query<{ story_id: number; points: number }, { run: number }>(
-    "SELECT story_id, points FROM run_stories WHERE run_id = $run",
+  // As text: a number would round an id beyond 2^53.
+  const runStoriesStmt = db.query<{ story_id: string; points: number }, { run: number }>(
+    "SELECT CAST(story_id AS TEXT) AS story_id, points FROM run_stories WHERE run_id = $run",
   );
   const addRunStmt = db.query<{ id: number }, { at: number }>(
     "INSERT INTO runs (at) VALUES ($at) RETURNING id",
   );
-  const addStoryStmt = db.query<unknown, { run: number; story: number; points: number }>(
+  const addStoryStmt = db.query<unknown, { run: number; story: ItemId; points: number }>(
     "INSERT OR REPLACE INTO run_stories (run_id, story_id, points) VALUES ($run, $story, $points)",
   );
   const forgetStmt = db.query<unknown, { keep: number }>(
     "DELETE FROM runs WHERE id NOT IN (SELECT id FROM runs ORDER BY id DESC LIMIT $keep)",
   );
   const recordRun = db.transaction(
-    (at: number, stories: readonly { id: number; points: number }[]) => {
+    (at: number, stories: readonly { id: ItemId; points: number }[]) => {
       const run = addRunStmt.get({ at });
       if (!run) return;
       for (const story of stories) {
@@ -202,8 +206,10 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
     lastRun() {
       const run = lastRunStmt.get();
       if (!run) return null;
-      const points = new Map<number, number>();
-      for (const row of runStoriesStmt.all({ run: run.id })) points.set(row.story_id, row.points);
+      const points = new Map<ItemId, number>();
+      for (const row of runStoriesStmt.all({ run: run.id })) {
+        points.set(itemId(row.story_id), row.points);
+      }
       return { at: run.at, points };
     },
     recordRun(at, stories) {

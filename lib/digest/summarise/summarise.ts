@@ -2,7 +2,7 @@ import type { Logger } from "../../log.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { Part, PipelineContext } from "../pipeline-context.ts";
 import { storyName } from "../progress.ts";
-import type { Coverage } from "../types.ts";
+import type { Coverage, ItemId } from "../types.ts";
 import type { StoredSummary, SummaryKind } from "./cache.ts";
 import { usableSample } from "./calibration.ts";
 import { cleanSummary } from "./model-text.ts";
@@ -25,7 +25,7 @@ export interface BuiltPrompt {
 
 export interface SummaryRequest {
   index: number;
-  storyId: number;
+  storyId: ItemId;
   kind: PartKind;
   /** The story's title, for log lines. */
   title: string;
@@ -138,7 +138,7 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
  */
 function accept(
   answer: { text: string; doneReason: string | null; promptTokens: number | null },
-  call: { title: string; storyId: number; kind: PartKind; built: BuiltPrompt; numPredict: number },
+  call: { title: string; storyId: ItemId; kind: PartKind; built: BuiltPrompt; numPredict: number },
   context: PipelineContext,
 ): Part {
   const { config, cache, stats } = context;
@@ -182,7 +182,7 @@ export function wholeSentences(text: string): string {
 /** The cached summary of a story's article or discussion, if any (a broken cache is a miss). */
 export function readStored(
   context: PipelineContext,
-  storyId: number,
+  storyId: ItemId,
   kind: SummaryKind,
 ): StoredSummary | undefined {
   const { cache, config } = context;

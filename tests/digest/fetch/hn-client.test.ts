@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { itemId, parseJsonExactly } from "../../../lib/digest/fetch/exact-ids.ts";
 import {
   commentsUrl,
   fetchComments,
@@ -7,6 +8,7 @@ import {
   hnItemUrl,
 } from "../../../lib/digest/fetch/hn-client.ts";
 import { SearchApiError } from "../../../lib/digest/fetch/search-fetch.ts";
+import { buildThread } from "../../../lib/digest/fetch/thread.ts";
 import { createMemoryLogger } from "../../../lib/log.ts";
 import { commentHit, startFakeHnSearch, storyHit } from "../../fakes/hn-search.ts";
 
@@ -210,5 +212,51 @@ describe("fetchComments()", () => {
       expect.stringMatching(/^Comment/),
     ]);
     expect(logger.lines).toEqual(["warn Skipped 1 malformed comment hit(s) of story 7"]);
+  });
+});
+
+describe("ids beyond 2^53", () => {
+  // 2^53 + 1: as a JavaScript number it reads as 2^53, a neighbouring item's id.
+  const BIG_STORY = "9007199254740993";
+  const BIG_COMMENT = "9007199254740995";
+
+  test("a story's and a comment's ids, and a raw parent_id number, are kept exactly", async () => {
+    // Written by hand: a JavaScript object could not even hold parent_id's number.
+    const raw = (hits: string) =>
+      new Response(`{"hits":[${hits}]}`, { headers: { "content-type": "application/json" } });
+    using search = startFakeHnSearch({
+      stories: [],
+      intercept: (url) =>
+        url.searchParams.get("tags") === "front_page"
+          ? raw(
+              `{"objectID":"${BIG_STORY}","title":"Big","url":"https://example.com/","points":1,"num_comments":1}`,
+            )
+          : raw(
+              `{"objectID":"${BIG_COMMENT}","comment_text":"Exact.","author":"x","parent_id":${BIG_STORY},"created_at_i":1}`,
+            ),
+    });
+    const { stories } = await fetchFrontPage(search.url, 1, noWait);
+    expect(stories.map((story) => story.id)).toEqual([BIG_STORY]);
+    const comments = await fetchComments(search.url, BIG_STORY, { ...noWait, max: 10 });
+    expect(comments.map(({ id, parentId }) => ({ id, parentId }))).toEqual([
+      { id: BIG_COMMENT, parentId: BIG_STORY },
+    ]);
+    expect(search.requests[1]).toBe(
+      `/api/v1/search?tags=comment,story_${BIG_STORY}&hitsPerPage=10`,
+    );
+    // Answering the story itself: top-level, not a reply to a comment that was never fetched.
+    expect(buildThread(comments, BIG_STORY).map((node) => node.answers)).toEqual(["story"]);
+    expect(hnItemUrl(BIG_STORY)).toBe(`https://news.ycombinator.com/item?id=${BIG_STORY}`);
+  });
+
+  test("ids that fit stay numbers", async () => {
+    expect(itemId("0042")).toBe(42);
+    expect(itemId(9007199254740991)).toBe(9007199254740991);
+    expect(itemId("9007199254740992")).toBe("9007199254740992");
+    expect(parseJsonExactly('{"a":9007199254740993,"b":12,"c":1.5e300}')).toEqual({
+      a: "9007199254740993",
+      b: 12,
+      c: 1.5e300,
+    });
   });
 });

@@ -15,8 +15,8 @@ function shape(nodes: ThreadNode[]): unknown[] {
   );
 }
 
-function answers(nodes: ThreadNode[]): Record<number, string> {
-  const out: Record<number, string> = {};
+function answers(nodes: ThreadNode[]): Record<string, string> {
+  const out: Record<string, string> = {};
   const visit = (node: ThreadNode) => {
     out[node.comment.id] = node.answers;
     node.replies.forEach(visit);

@@ -8,7 +8,7 @@ import {
 } from "../../../lib/digest/summarise/discussion.ts";
 import { cutComment } from "../../../lib/digest/summarise/discussion-text.ts";
 import { estimateTokens } from "../../../lib/digest/summarise/tokens.ts";
-import type { Comment } from "../../../lib/digest/types.ts";
+import type { Comment, ItemId } from "../../../lib/digest/types.ts";
 import { busyThread, shapedThread } from "../../fakes/digest-corpus.ts";
 import type { Hit } from "../../fakes/hn-search.ts";
 
@@ -90,7 +90,7 @@ describe("packDiscussion()", () => {
     const parentOf = new Map(comments.map((c) => [c.text.slice(0, 6), c.parentId]));
     const idOf = new Map(comments.map((c) => [c.text.slice(0, 6), c.id]));
     const lines = packDiscussion(buildThread(comments, STORY), 2800).text.split("\n");
-    const stack: number[] = [];
+    const stack: ItemId[] = [];
     let checked = 0;
     for (const line of lines) {
       const match = /^( *)\[[^\],]+\] (cmt\d{3}) /.exec(line);
