@@ -1,4 +1,5 @@
 import type { DeliveryState } from "../../webhooks/model.ts";
+import { MAX_REPLAY } from "../../webhooks/replay.ts";
 
 /**
  * Messages shown after a redirect (`?notice=retried&n=7`). Only these keys render, and the one
@@ -12,6 +13,10 @@ const NOTICES = {
   "webhook-enabled": () => "Webhook enabled.",
   "webhook-disabled": () => "Webhook disabled: nothing is sent to it until it is enabled again.",
   "webhook-deleted": () => "Webhook deleted, with its deliveries.",
+  replayed: (n) =>
+    `${n ?? 0} ${plural(n, "delivery", "deliveries")} queued to be sent again; a worker will send ${n === 1 ? "it" : "them"}.`,
+  "replayed-cut": (n) =>
+    `Replay cut at ${MAX_REPLAY.toLocaleString("en")} deliveries, the oldest first: more matched. Replay again from ${n === null ? "the last one's time" : new Date(n).toISOString()} for the rest.`,
   "test-queued": (n) => `Test delivery #${n} (event ping) queued.`,
   "test-not-queued": () => "Nothing was queued: a disabled webhook gets no deliveries.",
   "item-created": (n) => `Item created; ${queuedText(n)}.`,

@@ -4,6 +4,7 @@ import type { FieldErrors } from "../../inventory/schemas.ts";
 import { DuplicateWebhookNameError } from "../../webhooks/errors.ts";
 import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
+import { replayDeliveries } from "../../webhooks/replay.ts";
 import type { AppEnv } from "../context.ts";
 import { DELIVERIES } from "./background-tasks-views.tsx";
 import { positiveInt } from "./format.ts";
@@ -11,6 +12,13 @@ import { NotFoundPage } from "./not-found.tsx";
 import { withNotice } from "./notices.ts";
 import { pageContext, renderPage } from "./page.tsx";
 import { RecentDeliveries } from "./recent-deliveries.tsx";
+import {
+  EMPTY_REPLAY_FORM,
+  parseReplayForm,
+  ReplayForm,
+  type ReplayFormValues,
+  readReplayForm,
+} from "./replay-form.tsx";
 import {
   emptyWebhookForm,
   parseWebhookForm,
@@ -111,6 +119,18 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   routes.get("/:id", async (c) => {
     const webhook = await findWebhook(c);
     if (!webhook) return notFound(c);
+    return webhookPage(c, webhook);
+  });
+
+  /** A webhook's page: its form, its recent deliveries and the Replay form. */
+  async function webhookPage(
+    c: Context<AppEnv>,
+    webhook: Webhook,
+    replay: { values: ReplayFormValues; errors?: Record<string, string[]> } = {
+      values: EMPTY_REPLAY_FORM,
+    },
+    status: 200 | 400 = 200,
+  ) {
     const page = pageContext(c);
     const recent = await store.queue.list({ webhookId: webhook.id, limit: RECENT_DELIVERIES });
     return renderPage(
@@ -129,8 +149,25 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
           returnTo={`${WEBHOOKS}/${webhook.id}`}
           nowMs={now().getTime()}
         />
+        <ReplayForm page={page} action={`${WEBHOOKS}/${webhook.id}/replay`} {...replay} />
       </WebhookFormPage>,
+      status,
     );
+  }
+
+  routes.post("/:id/replay", async (c) => {
+    const webhook = await findWebhook(c);
+    if (!webhook) return notFound(c);
+    const values = readReplayForm(await c.req.parseBody());
+    const parsed = parseReplayForm(values, webhook.id);
+    if (!parsed.ok) return webhookPage(c, webhook, { values, errors: parsed.errors }, 400);
+    const done = await replayDeliveries(store.queue, parsed.filter, now().getTime());
+    const back = `${WEBHOOKS}/${webhook.id}`;
+    // Cut: the notice's one number is where the next replay starts from.
+    if (done.cut && done.nextSince !== null) {
+      return c.redirect(withNotice(back, "replayed-cut", done.nextSince), 303);
+    }
+    return c.redirect(withNotice(back, "replayed", done.count), 303);
   });
 
   routes.post("/:id", async (c) => {
