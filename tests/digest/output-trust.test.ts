@@ -28,7 +28,11 @@ function textPosts(count: number) {
   );
 }
 
-async function digest(world: ReturnType<typeof startDigestWorld>, rawArgs: string[]) {
+async function digest(
+  world: ReturnType<typeof startDigestWorld>,
+  rawArgs: string[],
+  signals = new EventEmitter(),
+) {
   const stdout: string[] = [];
   let error: unknown;
   try {
@@ -40,7 +44,7 @@ async function digest(world: ReturnType<typeof startDigestWorld>, rawArgs: strin
         logger: createMemoryLogger(),
         sleep: async () => {},
         timeZone: "UTC",
-        signals: { source: new EventEmitter() },
+        signals: { source: signals },
       }),
       { rawArgs },
     );
@@ -165,6 +169,24 @@ describe("a run that stops early", () => {
     expect(stdout).toContain(
       '<p class="incomplete"><strong>incomplete: 4 of 6 stories</strong></p>\n</main>',
     );
+  });
+
+  test("Ctrl-C after three stories: the Markdown on stdout ends with 3 of 5", async () => {
+    const signals = new EventEmitter();
+    using world = startDigestWorld({
+      stories: textPosts(5),
+      ollama: {
+        generate: (body, call) => {
+          if (call === 4) signals.emit("SIGINT");
+          return echoTitle(body);
+        },
+      },
+    });
+    const { stdout, error } = await digest(world, [], signals);
+    expect(error).toBeUndefined();
+    expect(stdout).toContain("## 3. Post 3");
+    expect(stdout).not.toContain("## 4.");
+    expect(stdout).toEndWith("\n---\n\n_incomplete: 3 of 5 stories_\n");
   });
 
   test("a complete run says nothing of the kind", async () => {
