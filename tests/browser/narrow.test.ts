@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { createApp } from "../../lib/app/create-app.ts";
+import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
+import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { hasTool } from "../fakes/system-tools.ts";
+import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const available = hasTool("chromium", "browser: narrow screen");
@@ -19,11 +22,14 @@ let store: Store;
 let server: ReturnType<typeof Bun.serve>;
 let browser: Browser;
 let base: string;
+let endpoint: FakeEndpoint;
 
 beforeAll(async () => {
   if (!available) return;
   store = openSqliteStore(":memory:");
-  await store.webhooks.create({ name: "receiver", url: "http://127.0.0.1:9000/hook" });
+  // An endpoint that answers 500: its deliveries end failed, each with its Retry button.
+  endpoint = startFakeEndpoint(() => new Response("down", { status: 500 }));
+  await store.webhooks.create({ name: "receiver", url: `${endpoint.url}/hook` });
   const app = createApp({ store, config: { adminToken: TOKEN }, logger: createMemoryLogger() });
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
   base = `http://127.0.0.1:${server.port}`;
@@ -35,6 +41,19 @@ beforeAll(async () => {
       body: JSON.stringify({ sku, name: `Narrow widget ${sku}`, quantity: 1 }),
     });
   }
+  await createDeliveryWorker({
+    store,
+    logger: createMemoryLogger(),
+    config: {
+      timeoutMs: 5000,
+      maxAttempts: 1,
+      allowList: parseAllowList(`127.0.0.1:${endpoint.port}`),
+      leaseMs: 35_000,
+      concurrency: 2,
+      retryBaseMs: 1000,
+      retryMaxMs: 1000,
+    },
+  }).runOnce();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -45,6 +64,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop(true);
+  await endpoint?.stop();
   await store?.close();
 });
 
@@ -81,3 +101,80 @@ browserTest(
     await page.close();
   },
 );
+
+/** The right edges of what must stay on screen, by name. */
+async function rightEdges(page: Page, selectors: Record<string, string>) {
+  return page.evaluate((wanted) => {
+    const edges: Record<string, number[]> = {};
+    for (const [name, selector] of Object.entries(wanted)) {
+      edges[name] = [...document.querySelectorAll(selector)].map(
+        (e) => e.getBoundingClientRect().right,
+      );
+    }
+    return { edges, scrollWidth: document.documentElement.scrollWidth };
+  }, selectors);
+}
+
+for (const width of [390, 1280]) {
+  browserTest(
+    `at ${width} px every list keeps its key column and its action on screen`,
+    async () => {
+      const page = await browser.newPage({ viewport: { width, height: 800 } });
+      await page.goto(`${base}/admin/login`);
+      await page.fill("input[name=token]", TOKEN);
+      await page.click("button[type=submit]");
+      await page.waitForURL(/\/admin\/background-tasks/);
+      for (const [path, selectors] of [
+        [
+          "/admin/background-tasks/deliveries?state=failed",
+          { key: "tr[id^=delivery-] td:first-child a", action: "tr[id^=delivery-] button" },
+        ],
+        [
+          "/admin/webhooks",
+          { key: "tr[id^=webhook-] td:first-child a", action: "tr[id^=webhook-] button" },
+        ],
+        ["/admin/items", { key: "tr[id^=item-] td:first-child a" }],
+        ["/admin/background-tasks/deliveries/1", { key: "tr[id^=attempt-] td:first-child" }],
+      ] as const) {
+        await page.goto(`${base}${path}`);
+        const { edges, scrollWidth } = await rightEdges(page, selectors);
+        expect(scrollWidth, path).toBeLessThanOrEqual(width);
+        for (const [name, rights] of Object.entries(edges)) {
+          expect(rights.length, `${path} ${name}`).toBeGreaterThan(0);
+          for (const right of rights) expect(right, `${path} ${name}`).toBeLessThanOrEqual(width);
+        }
+      }
+      // On a phone each row is a card whose values say which column they are.
+      if (width === 390) {
+        await page.goto(`${base}/admin/background-tasks/deliveries?state=failed`);
+        const label = await page.evaluate(() => {
+          const cell = document.querySelector("tr[id^=delivery-] td[data-label=Event]");
+          return cell ? getComputedStyle(cell, "::before").content : null;
+        });
+        expect(label).toBe('"Event: "');
+      }
+      await page.close();
+    },
+  );
+
+  browserTest(`at ${width} px Preview scrolls its result into view`, async () => {
+    const page = await browser.newPage({ viewport: { width, height: 700 } });
+    await page.goto(`${base}/admin/login`);
+    await page.fill("input[name=token]", TOKEN);
+    await page.click("button[type=submit]");
+    await page.waitForURL(/\/admin\/background-tasks/);
+    await page.goto(`${base}/admin/webhooks/1`);
+    await Promise.all([
+      page.waitForURL(/\/preview(#preview)?$/),
+      page.getByRole("button", { name: "Preview with the last change" }).click(),
+    ]);
+    const heading = page.locator("#preview h2");
+    await heading.waitFor();
+    // On screen: its box overlaps the viewport (scrolled to, it sits at the very top).
+    const box = await heading.boundingBox();
+    expect(box).not.toBeNull();
+    expect((box?.y ?? -1) + (box?.height ?? 0)).toBeGreaterThan(0);
+    expect(box?.y ?? Number.POSITIVE_INFINITY).toBeLessThan(700);
+    await page.close();
+  });
+}

@@ -127,7 +127,7 @@ export function DeliveryTable(props: {
 }) {
   if (props.deliveries.length === 0) return <p class="empty">None.</p>;
   return (
-    <table>
+    <table class="list">
       <thead>
         <tr>
           <th class="num">ID</th>
@@ -147,17 +147,21 @@ export function DeliveryTable(props: {
             <td class="num">
               <a href={`${DELIVERIES}/${d.id}`}>#{d.id}</a>
             </td>
-            <td>
+            <td data-label="Webhook">
               <a href={`${DELIVERIES}?webhook=${d.webhookId}`}>{d.webhookName}</a>
             </td>
-            <td>{d.event}</td>
-            <td>
+            <td data-label="Event">{d.event}</td>
+            <td data-label="State">
               <StateBadge state={d.state} />
             </td>
-            <td class="num">{d.attempts}</td>
-            <td class="wrap">{lastResult(d)}</td>
-            <td>{formatTime(d.createdAt)}</td>
-            <td>
+            <td class="num" data-label="Attempts">
+              {d.attempts}
+            </td>
+            <td class="wrap" data-label="Last result">
+              {lastResult(d)}
+            </td>
+            <td data-label="Created">{formatTime(d.createdAt)}</td>
+            <td data-label="Next attempt / completed">
               {d.completedAt !== null
                 ? formatTime(d.completedAt)
                 : d.state === "queued"
@@ -166,7 +170,7 @@ export function DeliveryTable(props: {
                     ? `lease until ${formatTime(d.leaseExpiresAt)}`
                     : "–"}
             </td>
-            <td>
+            <td class="action">
               {d.state === "failed" ? (
                 <PostButton
                   action={`${DELIVERIES}/${d.id}/retry`}
@@ -295,7 +299,7 @@ function Field(props: { name: string; children?: Child }) {
 function AttemptsTable(props: { attempts: Attempt[] }) {
   if (props.attempts.length === 0) return <p class="empty">No attempt yet.</p>;
   return (
-    <table>
+    <table class="list">
       <thead>
         <tr>
           <th class="num">#</th>
@@ -311,14 +315,22 @@ function AttemptsTable(props: { attempts: Attempt[] }) {
       <tbody>
         {props.attempts.map((a) => (
           <tr id={`attempt-${a.attempt}`}>
-            <td class="num">{a.attempt}</td>
-            <td>{formatTime(a.startedAt)}</td>
-            <td class="wrap">{a.url ?? "–"}</td>
-            <td>{a.statusCode ?? "–"}</td>
-            <td>{a.outcome}</td>
-            <td class="num">{formatDuration(a.durationMs)}</td>
-            <td class="wrap">{a.error ?? "–"}</td>
-            <td class="wrap">
+            <td class="num" data-label="Attempt">
+              {a.attempt}
+            </td>
+            <td data-label="Time">{formatTime(a.startedAt)}</td>
+            <td class="wrap" data-label="URL">
+              {a.url ?? "–"}
+            </td>
+            <td data-label="Status">{a.statusCode ?? "–"}</td>
+            <td data-label="Outcome">{a.outcome}</td>
+            <td class="num" data-label="Duration">
+              {formatDuration(a.durationMs)}
+            </td>
+            <td class="wrap" data-label="Error">
+              {a.error ?? "–"}
+            </td>
+            <td class="wrap" data-label="Response">
               {a.responseHeaders || a.responseBody ? (
                 <details>
                   <summary>{truncate(a.responseBody?.trim() || "(empty body)", 80)}</summary>

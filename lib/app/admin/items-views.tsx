@@ -31,7 +31,7 @@ export function ItemListPage(props: {
       {props.items.length === 0 ? (
         <p class="empty">No items{props.total > 0 ? " on this page" : " yet"}.</p>
       ) : (
-        <table>
+        <table class="list">
           <thead>
             <tr>
               <th>SKU</th>
@@ -47,10 +47,16 @@ export function ItemListPage(props: {
                 <td>
                   <a href={`${ITEMS}/${item.id}`}>{item.sku}</a>
                 </td>
-                <td class="wrap">{item.name}</td>
-                <td class="num">{item.quantity}</td>
-                <td class="wrap">{item.location}</td>
-                <td>{item.updatedAt.slice(0, 19).replace("T", " ")} UTC</td>
+                <td class="wrap" data-label="Name">
+                  {item.name}
+                </td>
+                <td class="num" data-label="Quantity">
+                  {item.quantity}
+                </td>
+                <td class="wrap" data-label="Location">
+                  {item.location}
+                </td>
+                <td data-label="Updated">{item.updatedAt.slice(0, 19).replace("T", " ")} UTC</td>
               </tr>
             ))}
           </tbody>

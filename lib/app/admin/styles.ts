@@ -83,5 +83,20 @@ details summary { cursor: pointer; color: var(--accent); }
   th, td { white-space: nowrap; }
   td.wrap { white-space: normal; min-width: 14rem; }
   table.fields th { width: auto; }
+  /* Lists become one card per row: the key column first and bold, every other value under its
+     column's name, the row's action (Retry, Disable…) last; nothing is off to the right. */
+  table.list { display: block; overflow: visible; border: 0; background: none; }
+  table.list thead { display: none; }
+  table.list tbody, table.list tr { display: block; }
+  table.list tr { background: #fff; border: 1px solid var(--line); border-radius: 4px;
+    margin-bottom: .6rem; padding: .45rem .7rem; }
+  table.list td { display: block; border: 0; padding: .1rem 0; white-space: normal;
+    text-align: left; background: none; overflow-wrap: anywhere; min-width: 0; }
+  table.list tr:nth-child(even) td { background: none; }
+  table.list td:first-child { font-weight: 600; }
+  table.list td[data-label]::before { content: attr(data-label) ": "; color: var(--muted);
+    font-size: .85rem; font-weight: normal; }
+  table.list td.action { padding-top: .35rem; }
+  table.list td.action:empty { display: none; }
 }
 `;

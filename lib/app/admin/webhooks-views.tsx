@@ -26,7 +26,7 @@ export function WebhookListPage(props: { page: PageContext; webhooks: Webhook[] 
       {props.webhooks.length === 0 ? (
         <p class="empty">No webhook yet: item changes queue nothing until one exists.</p>
       ) : (
-        <table>
+        <table class="list">
           <thead>
             <tr>
               <th>Name</th>
@@ -43,21 +43,21 @@ export function WebhookListPage(props: { page: PageContext; webhooks: Webhook[] 
                 <td>
                   <a href={`${WEBHOOKS}/${w.id}`}>{w.name}</a>
                 </td>
-                <td class="wrap">
+                <td class="wrap" data-label="URL">
                   {w.method} {w.url}
                 </td>
-                <td>
+                <td data-label="Events">
                   {w.events.join(", ")}
                   <OptionNote webhook={w} />
                 </td>
-                <td>
+                <td data-label="State">
                   <span class={`badge ${w.enabled ? "enabled" : "disabled"}`}>
                     {w.enabled ? "enabled" : "disabled"}
                   </span>
                   <HealthNote webhook={w} />
                 </td>
-                <td>{w.secret ? "set" : "none"}</td>
-                <td>
+                <td data-label="Secret">{w.secret ? "set" : "none"}</td>
+                <td class="action">
                   <div class="actions">
                     <a href={`${DELIVERIES}?webhook=${w.id}`}>Deliveries</a>
                     <PostButton
@@ -295,7 +295,11 @@ export function WebhookFormPage(props: {
           </button>
           <button
             type="submit"
-            formaction={webhook ? `${WEBHOOKS}/${webhook.id}/preview` : `${WEBHOOKS}/preview`}
+            // The fragment scrolls the answer to its Preview section: below a long form, out of
+            // sight on a phone otherwise.
+            formaction={
+              webhook ? `${WEBHOOKS}/${webhook.id}/preview#preview` : `${WEBHOOKS}/preview#preview`
+            }
           >
             Preview with the last change
           </button>

@@ -38,7 +38,7 @@ export function WorkersPanel(props: { data: WorkersPanelData }) {
       {data.workers.length === 0 ? (
         <p class="empty">No worker has reported a heartbeat.</p>
       ) : (
-        <table>
+        <table class="list">
           <thead>
             <tr>
               <th>Worker</th>
@@ -57,17 +57,19 @@ export function WorkersPanel(props: { data: WorkersPanelData }) {
                 <td>
                   <code>{w.id}</code>
                 </td>
-                <td>{w.host}</td>
-                <td class="num">{w.pid}</td>
-                <td>{w.version}</td>
-                <td class="num">
+                <td data-label="Host">{w.host}</td>
+                <td class="num" data-label="PID">
+                  {w.pid}
+                </td>
+                <td data-label="Version">{w.version}</td>
+                <td class="num" data-label="In flight">
                   {w.inFlight}/{w.concurrency}
                 </td>
-                <td>
+                <td data-label="Started">
                   {formatTime(w.startedAt)} (up {formatAge(data.nowMs - w.startedAt)})
                 </td>
-                <td>{formatAge(w.ageMs)} ago</td>
-                <td>
+                <td data-label="Last seen">{formatAge(w.ageMs)} ago</td>
+                <td data-label="Status">
                   <span class={`badge ${w.stale ? "stale" : "live"}`}>
                     {w.stale ? "stale" : "live"}
                   </span>
