@@ -8,7 +8,7 @@ import { createReceiver } from "../receiver/app.ts";
 import { openSqliteStore } from "../store/sqlite/store.ts";
 import { VERSION } from "../version.ts";
 import type { WorkerHooks } from "../webhooks/loop.ts";
-import { RETRY_SLOWLY_STATUSES, retrySchedule } from "../webhooks/policy/retry.ts";
+import { RETRY_SLOWLY_STATUSES, retrySchedule, shortAttempts } from "../webhooks/policy/retry.ts";
 import { generateSecret } from "../webhooks/signing.ts";
 import { attemptLogEntry, describeAttempt } from "../worker/attempt-log.ts";
 import { createDeliveryWorker, retryPolicyOf } from "../worker/bind.ts";
@@ -25,8 +25,9 @@ const HOST = "127.0.0.1";
 export const DEMO_ALLOWED_HOSTS = "127.0.0.0/8,::1,localhost";
 
 /**
- * The demo's retry schedule: a webhook that fails (a closed port, a 500) reaches "failed" and
- * its Retry button in about 8 s instead of a worker's 2.5 minutes (5 attempts, 10 s doubling).
+ * The demo's retry schedule: its webhook (on `short`) fails (a closed port, a 500) and reaches
+ * "failed" in about 8 s instead of a worker's 2.5 minutes (5 attempts, 10 s doubling); a
+ * webhook added in the demo on `day` makes at most 4 attempts.
  */
 export const DEMO_RETRIES = {
   WEBHOOK_MAX_ATTEMPTS: "4",
@@ -79,6 +80,8 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       url: receiverUrl,
       events: ["*"],
       secret,
+      // A failure reaches "failed" in seconds, not over a day (DEMO_RETRIES shape it).
+      retrySchedule: "short",
     });
     const config = loadWorkerConfig({
       DATABASE_URL: databasePath,
@@ -174,7 +177,7 @@ export function retriesText(config: WorkerConfig): string {
   const gaps = retrySchedule(policy).map((ms) => `${ms / 1000} s`);
   const slow = ["a timeout", ...[...RETRY_SLOWLY_STATUSES].map(String)];
   const slowly = `${slow.slice(0, -1).join(", ")} or ${slow.at(-1)}`;
-  return `${policy.maxAttempts} attempts, ${gaps.join(", ")} apart (±${policy.jitter * 100} %), then failed; ${slowly} waits at least ${policy.slowDownMs / 1000} s`;
+  return `${shortAttempts(policy)} attempts, ${gaps.join(", ")} apart (±${policy.jitter * 100} %), then failed; ${slowly} waits at least ${policy.slowDownMs / 1000} s`;
 }
 
 /** Listens on `preferred`, or on a free port when it is taken (port 0 picks one anyway). */

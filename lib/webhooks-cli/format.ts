@@ -1,10 +1,17 @@
 import { escapeControl } from "../text/control.ts";
 import type { Attempt, Delivery, Webhook } from "../webhooks/model.ts";
+import { formatRetrySchedule } from "../webhooks/policy/retry-schedule.ts";
 
 /** A webhook for --json output: the secret itself is never listed, only whether there is one. */
 export function webhookJson(webhook: Webhook) {
-  const { secret, ...rest } = webhook;
-  return { ...rest, hasSecret: secret !== null };
+  // Neither secret is ever printed; the old one's end of grace is (a rotation's overlap).
+  const { secret, previousSecret, previousSecretUntil, retrySchedule, ...rest } = webhook;
+  return {
+    ...rest,
+    retrySchedule: formatRetrySchedule(retrySchedule),
+    hasSecret: secret !== null,
+    previousSecretValidUntil: previousSecret === null ? null : previousSecretUntil,
+  };
 }
 
 /** A delivery for --json output, the payload parsed back into JSON. */

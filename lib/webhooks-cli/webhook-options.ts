@@ -3,11 +3,13 @@ import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { checkCaFileContent } from "../webhooks/ca-file.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
+import { DEFAULT_RETRY_SCHEDULE, formatRetrySchedule } from "../webhooks/policy/retry-schedule.ts";
 import { type TemplateField, unboundedTemplate } from "../webhooks/template-trial.ts";
 import {
   checkBodyTemplate,
   checkCaFile,
   checkConditions,
+  checkRetrySchedule,
   checkTimeoutMs,
 } from "../webhooks/validate.ts";
 import { field, flagValue } from "./field-flags.ts";
@@ -46,6 +48,12 @@ export const optionArgs = {
     description:
       "send each object's changes one at a time, in commit order; --no-ordered turns it off",
   },
+  "retry-schedule": {
+    type: "string",
+    description:
+      "when a failed attempt is retried: day (5s,5m,30m,2h,5h,10h,10h; a new webhook's), short (10 s doubling), none, or delays such as 5s,5m,30m,2h",
+    valueHint: "schedule",
+  },
 } as const;
 
 /** Flags `update` has to clear a template or a condition set. */
@@ -56,7 +64,13 @@ export const clearOptionArgs = {
 
 type OptionPatch = Pick<
   WebhookPatch,
-  "bodyTemplate" | "conditions" | "sslVerification" | "caFile" | "timeoutMs" | "ordered"
+  | "bodyTemplate"
+  | "conditions"
+  | "sslVerification"
+  | "caFile"
+  | "timeoutMs"
+  | "ordered"
+  | "retrySchedule"
 >;
 
 /**
@@ -98,6 +112,10 @@ export async function readOptionFlags(
   if (flags["timeout-ms"] !== undefined) {
     const given = String(flags["timeout-ms"]);
     patch.timeoutMs = field("timeout-ms", given, checkTimeoutMs);
+  }
+  if (flags["retry-schedule"] !== undefined) {
+    const given = String(flags["retry-schedule"]);
+    patch.retrySchedule = field("retry-schedule", given, checkRetrySchedule);
   }
   return patch;
 }
@@ -151,6 +169,9 @@ export function optionNotes(webhook: Webhook): string[] {
   if (webhook.caFile !== null) notes.push(`CA file ${oneLine(webhook.caFile)}`);
   if (webhook.timeoutMs !== null) notes.push(`timeout ${webhook.timeoutMs} ms`);
   if (webhook.ordered) notes.push("ordered per object");
+  if (webhook.retrySchedule !== DEFAULT_RETRY_SCHEDULE) {
+    notes.push(`retries ${formatRetrySchedule(webhook.retrySchedule)}`);
+  }
   return notes;
 }
 

@@ -1,7 +1,10 @@
 /**
  * The values of webhook delivery: webhooks, deliveries, attempts, claims and outcomes. Imports
- * nothing; the storage interfaces over these values are in ports.ts. Times are epoch milliseconds.
+ * only the retry schedule's type; the storage interfaces over these values are in ports.ts.
+ * Times are epoch milliseconds.
  */
+
+import type { RetrySchedule } from "./policy/retry-schedule.ts";
 
 export const DELIVERY_STATES = ["queued", "delivering", "successful", "failed"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
@@ -22,6 +25,12 @@ export interface Webhook {
   /** Additional headers in the order given (`Name: Value` lines in NetBox). */
   headers: Array<[string, string]>;
   secret: string | null;
+  /**
+   * The secret before the last rotation, still signing beside `secret` until
+   * `previousSecretUntil` (the grace period); null when there is none.
+   */
+  previousSecret: string | null;
+  previousSecretUntil: number | null;
   /** Subscribed event names, or ["*"]. */
   events: string[];
   enabled: boolean;
@@ -40,6 +49,8 @@ export interface Webhook {
   caFile: string | null;
   /** Timeout of one attempt; null falls back to WEBHOOK_TIMEOUT_MS. */
   timeoutMs: number | null;
+  /** When a failed attempt is tried again (policy/retry-schedule.ts); `day` by default. */
+  retrySchedule: RetrySchedule;
   /**
    * Deliveries of one object (objectModel, objectId) are sent one at a time, in the order the
    * changes were committed; off by default.
@@ -70,9 +81,18 @@ export interface NewWebhook {
   caFile?: string | null;
   timeoutMs?: number | null;
   ordered?: boolean;
+  retrySchedule?: RetrySchedule;
 }
 
-export type WebhookPatch = Partial<NewWebhook> & { disabledReason?: string | null };
+/**
+ * A change to a webhook. A new `secret` without `previousSecret` ends any grace period; a
+ * rotation (rotation.ts) gives both.
+ */
+export type WebhookPatch = Partial<NewWebhook> & {
+  disabledReason?: string | null;
+  previousSecret?: string | null;
+  previousSecretUntil?: number | null;
+};
 
 export interface Delivery {
   id: number;

@@ -46,8 +46,9 @@ export interface DeliveryQueue {
   enqueueMany(changes: readonly ChangeEvent[], options?: { webhookId?: number }): Promise<number[]>;
   /**
    * Leases up to `limit` due deliveries of sendable webhooks, expired leases included. An
-   * expired lease at `maxAttempts` (default: no cap) is not taken over: the delivery fails,
-   * its lost attempt recorded.
+   * expired lease at its cap is not taken over: the delivery fails, its lost attempt recorded.
+   * The cap is policy/retry-schedule.ts's attemptLimit: the webhook's schedule's attempts cut
+   * by `maxAttempts` (WEBHOOK_MAX_ATTEMPTS; default none), `short`'s being `maxAttempts` or 5.
    */
   claim(options: {
     workerId: string;

@@ -2,6 +2,7 @@ import { escapeControl, invisibleCharacter } from "../text/control.ts";
 import { ConditionError, parseConditionText } from "./conditions.ts";
 import { isSubscribableEvent, SUBSCRIBABLE_EVENTS } from "./events.ts";
 import { ALL_EVENTS, type ConditionSet } from "./model.ts";
+import { parseRetrySchedule, type RetrySchedule } from "./policy/retry-schedule.ts";
 import { isValidSecret } from "./signing.ts";
 import { isTemplated, templateProblem } from "./template.ts";
 
@@ -251,4 +252,14 @@ export function checkTimeoutMs(text: string): Checked<number | null> {
  */
 export function checkOrdered(value: unknown): Checked<boolean> {
   return typeof value === "boolean" ? ok(value) : refused("must be true or false");
+}
+
+/**
+ * A retry schedule: none, short, day or a comma list of delays with units (`5s,5m,30m,2h`);
+ * blank means the default (day).
+ */
+export function checkRetrySchedule(text: string): Checked<RetrySchedule> {
+  if (text.trim() === "") return ok("day");
+  const parsed = parseRetrySchedule(text);
+  return parsed.ok ? ok(parsed.value) : refused(parsed.problem);
 }

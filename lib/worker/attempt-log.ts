@@ -1,6 +1,7 @@
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
 import type { AttemptOutcome, AttemptRecord, Claim, Outcome } from "../webhooks/model.ts";
+import { attemptLimit } from "../webhooks/policy/retry-schedule.ts";
 
 export interface AttemptLogEntry {
   deliveryId: number;
@@ -51,15 +52,18 @@ export class LogLine {
 export function attemptLogEntry(
   claim: Claim,
   delivered: { record: AttemptRecord; outcome: Outcome },
-  maxAttempts?: number,
+  maxAttempts?: number | null,
 ): AttemptLogEntry {
   const { record, outcome } = delivered;
+  // Of the attempts this delivery gets: its webhook's schedule, cut by WEBHOOK_MAX_ATTEMPTS.
+  const limit =
+    maxAttempts === undefined ? undefined : attemptLimit(claim.webhook.retrySchedule, maxAttempts);
   return {
     deliveryId: claim.delivery.id,
     event: claim.delivery.event,
     webhookName: claim.webhook.name,
     attempt: claim.attempt,
-    maxAttempts,
+    maxAttempts: limit,
     statusCode: record.statusCode,
     durationMs: record.durationMs,
     outcome: record.outcome,

@@ -125,7 +125,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
     {
       claim(limit, holding) {
         options.onTurn?.();
-        const { leaseMs, maxAttempts } = config;
+        const { leaseMs } = config;
+        const maxAttempts = config.maxAttempts ?? undefined;
         return store.queue.claim({ workerId, limit, leaseMs, now: now(), maxAttempts, holding });
       },
       async renew(claims) {

@@ -13,8 +13,11 @@ export interface WorkerConfig {
   database: DatabaseTarget;
   /** Per-request timeout, covering connect, headers and the (capped) body read. */
   timeoutMs: number;
-  /** Attempts before a delivery is failed; 1 = no automatic retry (NetBox's default). */
-  maxAttempts: number;
+  /**
+   * A cap on every webhook's retry schedule, and the attempts of `short`; 1 = no automatic
+   * retry (NetBox's default). null when not set: each schedule makes its own count.
+   */
+  maxAttempts: number | null;
   allowList: AllowList;
   /** How long a claim is leased; a delivery whose worker died is retried after this. */
   leaseMs: number;
@@ -56,9 +59,9 @@ export const WORKER_FIELDS: readonly Field<WorkerKey>[] = [
     env: "WEBHOOK_MAX_ATTEMPTS",
     flag: "max-attempts",
     schema: intInRange(1, 100),
-    default: 5,
+    defaultText: "the webhook's retry schedule's (day: 8, short: 5)",
     hint: "n",
-    description: "attempts before a delivery is failed (1 = no automatic retry)",
+    description: "caps the attempts of every retry schedule (1 = no automatic retry)",
   },
   {
     key: "concurrency",
@@ -107,14 +110,14 @@ export const WORKER_FIELDS: readonly Field<WorkerKey>[] = [
     env: "WEBHOOK_RETRY_BASE_MS",
     schema: intInRange(100, 86_400_000),
     default: 10_000,
-    description: "delay before the first retry (ms); doubles with each retry",
+    description: "the short retry schedule's first delay (ms); doubles with each retry",
   },
   {
     key: "retryMaxMs",
     env: "WEBHOOK_RETRY_MAX_MS",
     schema: intInRange(100, 604_800_000),
     default: 3_600_000,
-    description: "longest delay between two attempts (ms)",
+    description: "the short retry schedule's longest delay between two attempts (ms)",
   },
   {
     key: "pollMs",
@@ -157,6 +160,7 @@ export function loadWorkerConfig(env: Env, flags: Flags = {}): WorkerConfig {
   const { values, given, sourceOf } = loadFields(WORKER_FIELDS, env, flags);
   const config: WorkerConfig = {
     ...(values as Record<WorkerKey, number>),
+    maxAttempts: given.has("maxAttempts") ? (values.maxAttempts as number) : null,
     database: loadDatabaseTarget(env, flags),
     allowList: parseAllowList(withoutEmpty(env).WEBHOOK_ALLOWED_HOSTS),
   };

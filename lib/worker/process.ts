@@ -118,7 +118,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
           isUnreachable: (error) => store.isUnreachable(error),
         });
   logger.info(
-    `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts}`,
+    `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts ?? "by schedule"}`,
   );
   if (server) {
     logger.info(`Metrics on ${server.url}`);

@@ -49,7 +49,7 @@ test("demoWorkerHooks() prints a failed attempt once and does not log it too", (
   const hooks = demoWorkerHooks((text) => printed.push(text), logger, { maxAttempts: 5 });
   const claim = {
     delivery: { id: 2, event: "item.updated" },
-    webhook: { name: "demo receiver" },
+    webhook: { name: "demo receiver", retrySchedule: "short" },
     attempt: 1,
     workerId: "w1",
   } as unknown as Claim;

@@ -132,6 +132,34 @@ describe("webhooks add/update with NetBox's options", () => {
     ).toStartWith('Invalid --header "X-A: {{ data.": template error at line 1');
   });
 
+  test("--retry-schedule takes day, short, none or delays; update changes it; list shows it", async () => {
+    await cli(...add);
+    expect((await store.webhooks.getByName("chat"))?.retrySchedule).toBe("day");
+    for (const [given, stored] of [
+      ["none", "none"],
+      ["short", "short"],
+      ["5s, 5m,30m,2h", [5_000, 300_000, 1_800_000, 7_200_000]],
+      ["day", "day"],
+    ] as const) {
+      await cli("update", "chat", "--retry-schedule", given);
+      expect((await store.webhooks.getByName("chat"))?.retrySchedule).toEqual(stored);
+    }
+    await cli("update", "chat", "--retry-schedule", "1m,1h");
+    expect(await cli("list")).toContain("retries 1m,1h");
+    expect(JSON.parse(await cli("list", "--json"))[0]).toMatchObject({ retrySchedule: "1m,1h" });
+  });
+
+  test("a bad --retry-schedule is one line naming the value and the form, exit 2", async () => {
+    expect(await refused(...add, "--retry-schedule", "weekly")).toBe(
+      'Invalid --retry-schedule "weekly": "weekly" is not a delay: expected none, short, day or a comma list of delays such as 5s,5m,30m,2h (each 1s to 7d, at most 99)',
+    );
+    await cli(...add);
+    expect(await refused("update", "chat", "--retry-schedule", "5,10")).toStartWith(
+      'Invalid --retry-schedule "5,10": "5" is not a delay',
+    );
+    expect(await refused("update", "chat", "--retry-schedule", "30d")).toContain("out of range");
+  });
+
   test("bad --timeout-ms, --ca-file and an unreadable @FILE are one line, exit 2", async () => {
     expect(await refused(...add, "--timeout-ms", "50")).toStartWith('Invalid --timeout-ms "50"');
     expect(await refused(...add, "--ca-file", "relative.pem")).toStartWith(

@@ -105,7 +105,7 @@ describe("delivery state machine", () => {
     const { store, worker, addWebhook, clock, endpoint } = setup({
       respond: () => new Response("x", { status: answers.shift() ?? 200 }),
     });
-    await addWebhook();
+    await addWebhook({ retrySchedule: "short" });
     const [id] = await store.queue.enqueue(change());
     const w = worker();
 

@@ -7,11 +7,11 @@ import {
 } from "../../lib/worker/config.ts";
 
 describe("loadWorkerConfig", () => {
-  test("loadWorkerConfig() defaults: 10 s timeout, 5 attempts, 16 in flight and 64 ready, lease = timeout + 30 s", () => {
+  test("loadWorkerConfig() defaults: 10 s timeout, attempts by schedule, 16 in flight and 64 ready, lease = timeout + 30 s", () => {
     expect(loadWorkerConfig({})).toEqual({
       database: { kind: "sqlite", path: "data/app.db" },
       timeoutMs: 10_000,
-      maxAttempts: 5,
+      maxAttempts: null,
       concurrency: 16,
       prefetch: 64,
       leaseMs: 40_000,

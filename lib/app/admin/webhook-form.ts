@@ -1,6 +1,7 @@
 import type { FieldErrors } from "../../inventory/schemas.ts";
 import { checkCaFileContent } from "../../webhooks/ca-file.ts";
 import { ALL_EVENTS, ITEM_EVENTS, type NewWebhook, type Webhook } from "../../webhooks/model.ts";
+import { formatRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import { unboundedTemplate } from "../../webhooks/template-trial.ts";
 import {
   type Checked,
@@ -14,6 +15,7 @@ import {
   checkMethod,
   checkName,
   checkOrdered,
+  checkRetrySchedule,
   checkSecret,
   checkTimeoutMs,
   checkUrl,
@@ -41,6 +43,7 @@ export interface WebhookFormValues {
   caFile: string;
   timeoutMs: string;
   ordered: boolean;
+  retrySchedule: string;
 }
 
 export function emptyWebhookForm(): WebhookFormValues {
@@ -61,6 +64,7 @@ export function emptyWebhookForm(): WebhookFormValues {
     caFile: "",
     timeoutMs: "",
     ordered: false,
+    retrySchedule: "day",
   };
 }
 
@@ -82,6 +86,7 @@ export function webhookFormValues(webhook: Webhook): WebhookFormValues {
     caFile: webhook.caFile ?? "",
     timeoutMs: webhook.timeoutMs === null ? "" : String(webhook.timeoutMs),
     ordered: webhook.ordered,
+    retrySchedule: formatRetrySchedule(webhook.retrySchedule),
   };
 }
 
@@ -113,6 +118,7 @@ export function readWebhookForm(body: Record<string, unknown>): WebhookFormValue
     caFile: text("caFile"),
     timeoutMs: text("timeoutMs"),
     ordered: text("ordered") === "on",
+    retrySchedule: text("retrySchedule"),
   };
 }
 
@@ -154,6 +160,7 @@ export async function parseWebhookForm(values: WebhookFormValues): Promise<Parse
     caFile: value("caFile", checkCaFile(values.caFile)),
     timeoutMs: value("timeoutMs", checkTimeoutMs(values.timeoutMs)),
     ordered: value("ordered", checkOrdered(values.ordered)),
+    retrySchedule: value("retrySchedule", checkRetrySchedule(values.retrySchedule)),
   };
   if (webhook.caFile) value("caFile", await checkCaFileContent(webhook.caFile));
   if (!fieldErrors.url && !fieldErrors.headers && !fieldErrors.bodyTemplate) {

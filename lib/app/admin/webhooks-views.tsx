@@ -2,6 +2,7 @@
 import type { Child } from "hono/jsx";
 import type { FieldErrors as Errors } from "../../inventory/schemas.ts";
 import type { Webhook } from "../../webhooks/model.ts";
+import { formatRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import { MAX_NAME_LENGTH } from "../../webhooks/validate.ts";
 import { DELIVERIES } from "./background-tasks-views.tsx";
 import { formatTime } from "./format.ts";
@@ -91,6 +92,7 @@ function OptionNote(props: { webhook: Webhook }) {
     w.caFile !== null ? "own CA" : null,
     w.timeoutMs !== null ? `timeout ${w.timeoutMs} ms` : null,
     w.ordered ? "ordered" : null,
+    w.retrySchedule !== "day" ? `retries: ${formatRetrySchedule(w.retrySchedule)}` : null,
   ].filter((note) => note !== null);
   return notes.length === 0 ? null : <div class="muted">{notes.join(", ")}</div>;
 }
@@ -286,6 +288,15 @@ export function WebhookFormPage(props: {
           </span>
         </label>
         <FieldErrors messages={errors.ordered} />
+        <label>
+          Retry schedule
+          <span class="hint">
+            day (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), short (10 s doubling, 5 attempts), none,
+            or delays such as 5s,5m,30m,2h. WEBHOOK_MAX_ATTEMPTS caps every schedule.
+          </span>
+          <input type="text" name="retrySchedule" value={values.retrySchedule} />
+          <FieldErrors messages={errors.retrySchedule} />
+        </label>
         <label>
           <input type="checkbox" name="enabled" checked={values.enabled} /> Enabled
         </label>

@@ -186,6 +186,13 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_ordered_pending ON deliveries (webhook_id, object_model, object_id, id)
     WHERE ordered AND state IN ('queued', 'delivering');
   `,
+  // 11: retry schedules and secret rotation (as SQLite's 13).
+  `
+  ALTER TABLE webhooks ADD COLUMN retry_schedule TEXT NOT NULL DEFAULT 'day',
+    ADD COLUMN retry_attempts INTEGER DEFAULT 8,
+    ADD COLUMN previous_secret TEXT,
+    ADD COLUMN previous_secret_until BIGINT;
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

@@ -1,6 +1,8 @@
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import { storedRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import type { WebhookRepo } from "../../webhooks/ports.ts";
+import { previousSecretColumns, retryColumns } from "../webhook-columns.ts";
 import { CHANGE_CHANNEL } from "./changes.ts";
 import { type Db, isUniqueViolation, toNumber, toNumberOrNull } from "./db.ts";
 
@@ -23,6 +25,10 @@ export interface WebhookRow {
   ca_file: string | null;
   timeout_ms: number | null;
   ordered: boolean;
+  retry_schedule: string;
+  retry_attempts: number | null;
+  previous_secret: string | null;
+  previous_secret_until: string | number | null;
   failing_since: string | number | null;
   created_at: string | number;
   updated_at: string | number;
@@ -37,6 +43,8 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     contentType: row.content_type,
     headers: row.headers,
     secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: toNumberOrNull(row.previous_secret_until),
     events: row.events,
     enabled: row.enabled,
     disabledReason: row.disabled_reason,
@@ -48,6 +56,7 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     caFile: row.ca_file,
     timeoutMs: row.timeout_ms,
     ordered: row.ordered,
+    retrySchedule: storedRetrySchedule(row.retry_schedule),
     failingSince: toNumberOrNull(row.failing_since),
     createdAt: toNumber(row.created_at),
     updatedAt: toNumber(row.updated_at),
@@ -79,12 +88,14 @@ export function createPostgresWebhookRepo(
     async create(input: NewWebhook): Promise<Webhook> {
       const t = now();
       const enabled = input.enabled ?? true;
+      const retry = retryColumns(input.retrySchedule);
       const [row] = await write(input.name, () =>
         db.isolated(
           (sql) => sql<WebhookRow[]>`
             INSERT INTO webhooks (name, url, method, content_type, headers, secret, events,
               enabled, disabled_reason, disabled_at, max_per_second, body_template, conditions,
-              ssl_verification, ca_file, timeout_ms, ordered, created_at, updated_at)
+              ssl_verification, ca_file, timeout_ms, ordered, retry_schedule, retry_attempts, created_at,
+              updated_at)
             VALUES (${input.name}, ${input.url}, ${input.method ?? "POST"},
               ${input.contentType ?? "application/json"},
               ${JSON.stringify(input.headers ?? [])}::text::jsonb, ${input.secret ?? null},
@@ -92,7 +103,8 @@ export function createPostgresWebhookRepo(
               ${enabled ? null : t}, ${input.maxPerSecond ?? null}, ${input.bodyTemplate ?? null},
               ${conditionsJson(input.conditions)}::text::jsonb, ${input.sslVerification ?? true},
               ${input.caFile ?? null}, ${input.timeoutMs ?? null}, ${input.ordered ?? false},
-              ${t}, ${t})
+              ${retry.retry_schedule},
+              ${retry.retry_attempts}, ${t}, ${t})
             RETURNING *`,
         ),
       );
@@ -122,6 +134,8 @@ export function createPostgresWebhookRepo(
             patch.maxPerSecond !== undefined ? patch.maxPerSecond : before.maxPerSecond;
           const kept = <K extends keyof WebhookPatch & keyof Webhook>(key: K) =>
             patch[key] !== undefined ? patch[key] : before[key];
+          const previous = previousSecretColumns(before, patch);
+          const retry = retryColumns(kept("retrySchedule"));
           // Enabling again starts afresh: no failure streak, no 429/503 pause left over.
           const reenabled = enabled && !before.enabled;
           const [updated] = await sql<WebhookRow[]>`
@@ -129,14 +143,17 @@ export function createPostgresWebhookRepo(
               method = ${patch.method ?? before.method},
               content_type = ${patch.contentType ?? before.contentType},
               headers = ${JSON.stringify(patch.headers ?? before.headers)}::text::jsonb,
-              secret = ${secret},
+              secret = ${secret}, previous_secret = ${previous.previous_secret},
+              previous_secret_until = ${previous.previous_secret_until},
               events = ${JSON.stringify(patch.events ?? before.events)}::text::jsonb,
               enabled = ${enabled}, disabled_reason = ${disabledReason},
               disabled_at = ${disabledAt}, max_per_second = ${maxPerSecond},
               body_template = ${kept("bodyTemplate")},
               conditions = ${conditionsJson(kept("conditions"))}::text::jsonb,
               ssl_verification = ${kept("sslVerification")}, ca_file = ${kept("caFile")},
-              timeout_ms = ${kept("timeoutMs")}, ordered = ${kept("ordered")}, updated_at = ${t},
+              timeout_ms = ${kept("timeoutMs")}, ordered = ${kept("ordered")},
+              retry_schedule = ${retry.retry_schedule},
+              retry_attempts = ${retry.retry_attempts}, updated_at = ${t},
               failing_since = CASE WHEN ${reenabled}::boolean THEN NULL ELSE failing_since END,
               failed_deliveries = CASE WHEN ${reenabled}::boolean THEN 0 ELSE failed_deliveries END,
               paused_until = CASE WHEN ${reenabled}::boolean THEN 0 ELSE paused_until END

@@ -279,6 +279,17 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_ordered_pending ON deliveries (webhook_id, object_model, object_id, id)
     WHERE ordered = 1 AND state IN ('queued', 'delivering');
   `,
+  // 13: retry schedules and secret rotation. retry_schedule: none, short, day or a delay list
+  // (policy/retry-schedule.ts), existing webhooks on the new default; retry_attempts: the
+  // attempts it makes by itself (NULL for short: the worker's), which a claim compares a lost
+  // lease with. previous_secret: the secret before a rotation, signing until
+  // previous_secret_until.
+  `
+  ALTER TABLE webhooks ADD COLUMN retry_schedule TEXT NOT NULL DEFAULT 'day';
+  ALTER TABLE webhooks ADD COLUMN retry_attempts INTEGER DEFAULT 8;
+  ALTER TABLE webhooks ADD COLUMN previous_secret TEXT;
+  ALTER TABLE webhooks ADD COLUMN previous_secret_until INTEGER;
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */

@@ -1,7 +1,9 @@
 import type { Database } from "bun:sqlite";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import { storedRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import type { WebhookRepo } from "../../webhooks/ports.ts";
+import { previousSecretColumns, retryColumns } from "../webhook-columns.ts";
 import type { ChangeListener } from "./changes.ts";
 
 export interface WebhookRow {
@@ -24,6 +26,11 @@ export interface WebhookRow {
   ca_file: string | null;
   timeout_ms: number | null;
   ordered: number;
+  retry_schedule: string;
+  /** The attempts the schedule makes by itself; NULL for short (the worker's count). */
+  retry_attempts: number | null;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
   failing_since: number | null;
   /** The 429/503 pause and the next rate-limit slot (claims read them; not in Webhook). */
   paused_until: number;
@@ -41,6 +48,8 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     contentType: row.content_type,
     headers: JSON.parse(row.headers) as Array<[string, string]>,
     secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: row.previous_secret_until,
     events: JSON.parse(row.events) as string[],
     enabled: row.enabled === 1,
     disabledReason: row.disabled_reason,
@@ -52,6 +61,7 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     caFile: row.ca_file,
     timeoutMs: row.timeout_ms,
     ordered: row.ordered === 1,
+    retrySchedule: storedRetrySchedule(row.retry_schedule),
     failingSince: row.failing_since,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -60,10 +70,16 @@ export function webhookFromRow(row: WebhookRow): Webhook {
 
 type Options = Pick<
   NewWebhook,
-  "bodyTemplate" | "conditions" | "sslVerification" | "caFile" | "timeoutMs" | "ordered"
+  | "bodyTemplate"
+  | "conditions"
+  | "sslVerification"
+  | "caFile"
+  | "timeoutMs"
+  | "ordered"
+  | "retrySchedule"
 >;
 
-/** The options' columns (NetBox's body template, conditions, TLS, timeout; ordering) of a webhook. */
+/** The options' columns (NetBox's body template, conditions, TLS, timeout; ordering; retries). */
 function optionColumns(options: Options): Record<string, string | number | null> {
   return {
     body_template: options.bodyTemplate ?? null,
@@ -72,6 +88,7 @@ function optionColumns(options: Options): Record<string, string | number | null>
     ca_file: options.caFile ?? null,
     timeout_ms: options.timeoutMs ?? null,
     ordered: options.ordered === true ? 1 : 0,
+    ...retryColumns(options.retrySchedule),
   };
 }
 
@@ -91,19 +108,22 @@ export function createSqliteWebhookRepo(
   const insertStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
     `INSERT INTO webhooks (name, url, method, content_type, headers, secret, events, enabled,
        disabled_reason, disabled_at, max_per_second, body_template, conditions,
-       ssl_verification, ca_file, timeout_ms, ordered, created_at, updated_at)
+       ssl_verification, ca_file, timeout_ms, ordered, retry_schedule, retry_attempts, created_at,
+       updated_at)
      VALUES ($name, $url, $method, $content_type, $headers, $secret, $events, $enabled,
        $disabled_reason, $disabled_at, $max_per_second, $body_template, $conditions,
-       $ssl_verification, $ca_file, $timeout_ms, $ordered, $now, $now)
+       $ssl_verification, $ca_file, $timeout_ms, $ordered, $retry_schedule, $retry_attempts, $now, $now)
      RETURNING *`,
   );
   const updateStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
     `UPDATE webhooks SET name = $name, url = $url, method = $method, content_type = $content_type,
-       headers = $headers, secret = $secret, events = $events, enabled = $enabled,
+       headers = $headers, secret = $secret, previous_secret = $previous_secret,
+       previous_secret_until = $previous_secret_until, events = $events, enabled = $enabled,
        disabled_reason = $disabled_reason, disabled_at = $disabled_at,
        max_per_second = $max_per_second, body_template = $body_template,
        conditions = $conditions, ssl_verification = $ssl_verification, ca_file = $ca_file,
-       timeout_ms = $timeout_ms, ordered = $ordered, updated_at = $now
+       timeout_ms = $timeout_ms, ordered = $ordered, retry_schedule = $retry_schedule,
+       retry_attempts = $retry_attempts, updated_at = $now
      WHERE id = $id
      RETURNING *`,
   );
@@ -154,6 +174,7 @@ export function createSqliteWebhookRepo(
       content_type: patch.contentType ?? before.contentType,
       headers: JSON.stringify(patch.headers ?? before.headers),
       secret: patch.secret !== undefined ? patch.secret : before.secret,
+      ...previousSecretColumns(before, patch),
       events: JSON.stringify(patch.events ?? before.events),
       enabled: enabled ? 1 : 0,
       disabled_reason: disabledReason,

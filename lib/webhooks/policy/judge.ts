@@ -1,6 +1,7 @@
 import type { Claim, Delivered } from "../model.ts";
 import { DEFAULT_SLOW_DOWN, type SlowDownSettings, slowDownUntil } from "./rate-limit.ts";
 import { type AttemptResult, decideOutcome, type RetryPolicy } from "./retry.ts";
+import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "./retry-schedule.ts";
 
 /** The policies an attempt is judged by. */
 export interface AttemptPolicies {
@@ -15,7 +16,9 @@ export interface AttemptPolicies {
  */
 export function judgeAttempt(input: {
   result: AttemptResult & Pick<Delivered, "record">;
-  claim: Pick<Claim, "attempt"> & { webhook: { failingSince?: number | null } };
+  claim: Pick<Claim, "attempt"> & {
+    webhook: { failingSince?: number | null; retrySchedule?: RetrySchedule };
+  };
   policies: AttemptPolicies;
   now: number;
   random?: () => number;
@@ -24,6 +27,7 @@ export function judgeAttempt(input: {
   const outcome = decideOutcome(result, claim.attempt, policies.retry, {
     now,
     random: input.random,
+    schedule: claim.webhook.retrySchedule ?? DEFAULT_RETRY_SCHEDULE,
   });
   const judged: Delivered = { record: result.record, outcome };
   const pause = slowDownUntil(

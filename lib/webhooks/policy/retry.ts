@@ -1,15 +1,24 @@
 import { backoffDelay } from "../../http/backoff.ts";
 import type { AttemptOutcome, Outcome } from "../model.ts";
+import {
+  attemptLimit,
+  DAY_DELAYS_MS,
+  type RetrySchedule,
+  SHORT_ATTEMPTS,
+} from "./retry-schedule.ts";
 
 /**
- * What happens after an attempt, as data. Schedule (defaults): retry n waits 10 s × 2^(n-1)
- * ±20%, at most 1 h; at least 60 s after a timeout or a throttling answer (429, 502, 503, 504),
- * as Svix does; a `Retry-After` is honoured up to 1 h. 2xx succeeds; 410 Gone fails at once;
- * anything else (3xx, 4xx, 5xx, timeout, network error, SSRF refusal) is retried until
- * `maxAttempts` attempts were made.
+ * What happens after an attempt, as data. The delay before retry n comes from the webhook's
+ * schedule (retry-schedule.ts): `day` and lists by their n-th delay, `short` as 10 s × 2^(n-1)
+ * at most 1 h (WEBHOOK_RETRY_BASE_MS / _MAX_MS); either ±20%; at least 60 s after a timeout or
+ * a throttling answer (429, 502, 503, 504), as Svix does; a `Retry-After` is honoured up to 1 h.
+ * 2xx succeeds; 410 Gone fails at once; anything else (3xx, 4xx, 5xx, timeout, network error,
+ * SSRF refusal) is retried until the schedule's attempts, cut by `maxAttempts`, were made.
  */
 export interface RetryPolicy {
-  maxAttempts: number;
+  /** WEBHOOK_MAX_ATTEMPTS: caps every schedule, and is `short`'s count; null when not set. */
+  maxAttempts: number | null;
+  /** `short`: the first delay, doubling up to maxMs. */
   baseMs: number;
   maxMs: number;
   /** ±fraction of each delay that is random, so retries of one outage do not arrive together. */
@@ -21,7 +30,7 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  maxAttempts: 5,
+  maxAttempts: null,
   baseMs: 10_000,
   maxMs: 3_600_000,
   jitter: 0.2,
@@ -47,24 +56,35 @@ export function isSuccess(statusCode: number | null): boolean {
 
 /**
  * The delivery's next state after attempt number `attempt` (1-based) ended at `now` with
- * `result`.
+ * `result`, on the webhook's `schedule` (default `short`).
  */
 export function decideOutcome(
   result: AttemptResult,
   attempt: number,
   policy: RetryPolicy,
-  options: { now: number; random?: () => number },
+  options: { now: number; random?: () => number; schedule?: RetrySchedule },
 ): Outcome {
+  const schedule = options.schedule ?? "short";
   if (result.outcome === "success" || isSuccess(result.statusCode)) return { state: "successful" };
   if (result.statusCode !== null && FAIL_AT_ONCE_STATUSES.has(result.statusCode))
     return { state: "failed" };
   // Nothing was rendered to send: another attempt would fail the same way.
   if (result.outcome === "template_error") return { state: "failed" };
-  if (attempt >= policy.maxAttempts) return { state: "failed" };
+  if (attempt >= attemptLimit(schedule, policy.maxAttempts)) return { state: "failed" };
   return {
     state: "queued",
-    nextAttemptAt: options.now + retryDelay(result, attempt, policy, options.random),
+    nextAttemptAt: options.now + retryDelay(result, attempt, policy, options.random, schedule),
   };
+}
+
+/** The schedule's delay after attempt `attempt`, before jitter and the floors below. */
+function scheduledDelay(attempt: number, policy: RetryPolicy, schedule: RetrySchedule): number {
+  if (schedule === "short" || schedule === "none") {
+    return backoffDelay(attempt, { baseMs: policy.baseMs, maxMs: policy.maxMs, jitter: 0 });
+  }
+  const delays = schedule === "day" ? DAY_DELAYS_MS : schedule;
+  // A manual retry past the end (one more attempt) waits as long as the last step.
+  return delays[Math.min(attempt, delays.length) - 1] ?? 0;
 }
 
 /** Delay before the attempt after `attempt` (the first retry follows attempt 1). */
@@ -73,13 +93,12 @@ export function retryDelay(
   attempt: number,
   policy: RetryPolicy,
   random: () => number = Math.random,
+  schedule: RetrySchedule = "short",
 ): number {
-  let delay = backoffDelay(attempt, {
-    baseMs: policy.baseMs,
-    maxMs: policy.maxMs,
-    jitter: policy.jitter,
-    random,
-  });
+  const nominal = scheduledDelay(attempt, policy, schedule);
+  // ±jitter, as backoffDelay spreads `short`'s: retries of one outage do not arrive together.
+  let delay = Math.max(0, Math.round(nominal + nominal * policy.jitter * (random() * 2 - 1)));
+  if (schedule === "short" || schedule === "none") delay = Math.min(delay, policy.maxMs);
   const slowDown =
     result.outcome === "timeout" ||
     (result.statusCode !== null && RETRY_SLOWLY_STATUSES.has(result.statusCode));
@@ -90,9 +109,16 @@ export function retryDelay(
   return delay;
 }
 
-/** The nominal delays (no jitter) between the attempts a policy allows, for docs and CLI output. */
-export function retrySchedule(policy: RetryPolicy): number[] {
-  return Array.from({ length: policy.maxAttempts - 1 }, (_, i) =>
-    backoffDelay(i + 1, { baseMs: policy.baseMs, maxMs: policy.maxMs, jitter: 0 }),
-  );
+/**
+ * The nominal delays (no jitter) between the attempts a policy allows on `schedule` (default
+ * `short`), for docs and CLI output.
+ */
+export function retrySchedule(policy: RetryPolicy, schedule: RetrySchedule = "short"): number[] {
+  const attempts = attemptLimit(schedule, policy.maxAttempts);
+  return Array.from({ length: attempts - 1 }, (_, i) => scheduledDelay(i + 1, policy, schedule));
+}
+
+/** `short`'s attempts under this policy (the demo's text). */
+export function shortAttempts(policy: RetryPolicy): number {
+  return policy.maxAttempts ?? SHORT_ATTEMPTS;
 }

@@ -108,6 +108,30 @@ describe("the webhook form's NetBox options", () => {
   });
 });
 
+describe("the webhook form's retry schedule", () => {
+  test("a new webhook's is day; a list is stored, shown again on edit and in the list", async () => {
+    expect((await t.client.open("/admin/webhooks/new")).html).toContain(
+      'name="retrySchedule" value="day"',
+    );
+    await create({ ...form, retrySchedule: "5s,5m,2h" });
+    const [webhook] = await t.store.webhooks.list();
+    expect(webhook?.retrySchedule).toEqual([5_000, 300_000, 7_200_000]);
+    expect((await t.client.open(`/admin/webhooks/${webhook?.id}`)).html).toContain(
+      'name="retrySchedule" value="5s,5m,2h"',
+    );
+    expect((await t.client.open("/admin/webhooks")).html).toContain("retries: 5s,5m,2h");
+  });
+
+  test("a bad schedule is refused inline with the form it takes", async () => {
+    const response = await create({ ...form, retrySchedule: "often" });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain(
+      "&quot;often&quot; is not a delay: expected none, short, day or a comma list of delays",
+    );
+    expect(await t.store.webhooks.list()).toEqual([]);
+  });
+});
+
 describe("Preview with the last change", () => {
   async function itemChange() {
     const response = await t.client.json("POST", "/api/items", {

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { AttemptOutcome, Delivered } from "../../../lib/webhooks/model.ts";
 import { judgeAttempt } from "../../../lib/webhooks/policy/judge.ts";
 import { DEFAULT_RETRY_POLICY } from "../../../lib/webhooks/policy/retry.ts";
+import type { RetrySchedule } from "../../../lib/webhooks/policy/retry-schedule.ts";
 import { attemptRecord } from "../../fakes/delivery.ts";
 
 const NOW = 1_700_000_000_000;
@@ -19,7 +20,8 @@ interface Case {
 }
 
 // One row per kind of answer: what the delivery does next, whether the whole webhook pauses,
-// and what happens to its failure streak. random() = 0.5: no jitter.
+// and what happens to its failure streak. random() = 0.5: no jitter. The webhook retries on
+// the short schedule (10 s doubling); the schedules themselves are retry-schedule.test.ts's.
 const cases: Case[] = [
   {
     attempt: "200, healthy webhook: nothing more to write",
@@ -117,12 +119,39 @@ describe("judgeAttempt()", () => {
       },
       claim: {
         attempt: row.number ?? 1,
-        webhook: { failingSince: "failingSince" in row ? row.failingSince : null },
+        webhook: {
+          failingSince: "failingSince" in row ? row.failingSince : null,
+          retrySchedule: "short",
+        },
       },
       policies,
       now: NOW,
       random: () => 0.5,
     });
     expect(judged).toEqual({ record, ...row.expected });
+  });
+});
+
+describe("judgeAttempt() on the webhook's schedule", () => {
+  const judge = (retrySchedule: RetrySchedule | undefined, attempt: number) =>
+    judgeAttempt({
+      result: { record: attemptRecord(500), outcome: "http_error", statusCode: 500 },
+      claim: { attempt, webhook: { failingSince: null, retrySchedule } },
+      policies: { retry: DEFAULT_RETRY_POLICY },
+      now: NOW,
+      random: () => 0.5,
+    }).outcome;
+
+  test("a webhook read without a schedule retries on the default, day: 5 s after attempt 1", () => {
+    expect(judge(undefined, 1)).toEqual({ state: "queued", nextAttemptAt: NOW + 5_000 });
+  });
+
+  test("day: 10 h after attempt 7, failed after attempt 8", () => {
+    expect(judge("day", 7)).toEqual({ state: "queued", nextAttemptAt: NOW + 36_000_000 });
+    expect(judge("day", 8)).toEqual({ state: "failed" });
+  });
+
+  test("none: failed after the first attempt", () => {
+    expect(judge("none", 1)).toEqual({ state: "failed" });
   });
 });

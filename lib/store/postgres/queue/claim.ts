@@ -9,6 +9,7 @@ import {
   RATE_HORIZON_MS,
   type SendGate,
 } from "../../../webhooks/policy/rate-limit.ts";
+import { SHORT_ATTEMPTS } from "../../../webhooks/policy/retry-schedule.ts";
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
@@ -118,8 +119,11 @@ export function createClaim(
   async function claim(options: ClaimOptions): Promise<Claim[]> {
     const { workerId, limit, leaseMs, now: callerNow } = options;
     if (limit <= 0) return [];
-    // Passed as a number: "no cap" is a count no delivery reaches.
+    // The cap of a lost lease, as limitOfAttempts(): the schedule's own count (retry_attempts)
+    // cut by maxAttempts; short's (NULL) is maxAttempts or SHORT_ATTEMPTS. "No cap" is passed
+    // as a count no delivery reaches.
     const maxAttempts = Math.min(options.maxAttempts ?? 2 ** 31 - 1, 2 ** 31 - 1);
+    const shortCap = options.maxAttempts ?? SHORT_ATTEMPTS;
     markSeen();
     const returned = outages.returned();
     const param = clock.param(callerNow);
@@ -164,6 +168,8 @@ export function createClaim(
           FROM outage u WHERE outages.id = 1 AND (SELECT yes FROM returned)
         ), lost AS (
           SELECT d.id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at, w.enabled,
+            CASE WHEN w.retry_attempts IS NULL THEN ${shortCap}::int
+              ELSE least(w.retry_attempts, ${maxAttempts}::int) END AS cap,
             ${LEASE_EXPIRED_TEXT.before}::text || coalesce(d.lease_owner, '?')
               || ${LEASE_EXPIRED_TEXT.after}::text AS error
           FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -201,7 +207,7 @@ export function createClaim(
           LIMIT ${limit}::int
         ), chosen AS (
           SELECT id, 'reclaim' AS action, error, 0 AS rank, lease_expires_at AS t
-          FROM lost WHERE enabled AND attempts < ${maxAttempts}::int
+          FROM lost WHERE enabled AND attempts < cap
           UNION ALL
           SELECT id, 'lease', NULL, 1, next_attempt_at FROM due
           ORDER BY rank, t, id
@@ -209,9 +215,9 @@ export function createClaim(
         ), actions AS (
           SELECT id, action, error FROM chosen
           UNION ALL
-          SELECT id, 'requeue', error FROM lost WHERE NOT enabled AND attempts < ${maxAttempts}::int
+          SELECT id, 'requeue', error FROM lost WHERE NOT enabled AND attempts < cap
           UNION ALL
-          SELECT id, 'fail', error FROM lost WHERE attempts >= ${maxAttempts}::int
+          SELECT id, 'fail', error FROM lost WHERE attempts >= cap
         ), recorded AS (
           INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
             status_code, outcome, error)

@@ -11,6 +11,7 @@ import {
   RATE_HORIZON_MS,
   type SendGate,
 } from "../../../webhooks/policy/rate-limit.ts";
+import { limitOfAttempts } from "../../../webhooks/policy/retry-schedule.ts";
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import type { ChangeListener } from "../changes.ts";
 import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
@@ -78,6 +79,7 @@ export const CLAIM_SQL = {
   anyExpiredLease: `SELECT 1 AS expired FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering' AND d.lease_expires_at <= $now AND ${TAKEABLE} LIMIT 1`,
   expiredLeases: `SELECT d.*, (SELECT w.enabled FROM webhooks w WHERE w.id = d.webhook_id) AS enabled,
+       (SELECT w.retry_attempts FROM webhooks w WHERE w.id = d.webhook_id) AS retry_attempts,
        ${payloadColumn("d")}
      FROM deliveries d INDEXED BY deliveries_leased
      WHERE d.state = 'delivering' AND d.lease_expires_at <= $now AND ${TAKEABLE}
@@ -177,9 +179,10 @@ export function createClaim(
 ) {
   const anyDueStmt = db.prepare<{ due: number }, Params>(CLAIM_SQL.anyDue);
   const anyExpiredLeaseStmt = db.prepare<{ expired: number }, Params>(CLAIM_SQL.anyExpiredLease);
-  const expiredLeasesStmt = db.prepare<DeliveryRow & { enabled: number | null }, Params>(
-    CLAIM_SQL.expiredLeases,
-  );
+  const expiredLeasesStmt = db.prepare<
+    DeliveryRow & { enabled: number | null; retry_attempts: number | null },
+    Params
+  >(CLAIM_SQL.expiredLeases);
   const lostAttemptStmt = db.prepare<unknown, Params>(
     `INSERT OR IGNORE INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
        status_code, outcome, error)
@@ -236,7 +239,7 @@ export function createClaim(
   }
 
   function takeOverLost(options: ClaimOptions, expires: number): DeliveryRow[] {
-    const { workerId, limit, now: at, maxAttempts = Number.POSITIVE_INFINITY, holding } = options;
+    const { workerId, limit, now: at, holding } = options;
     const claimed: DeliveryRow[] = [];
     // The covering probe costs a tenth of the full query, and almost always finds nothing.
     if (!anyExpiredLeaseStmt.get({ now: at })) return claimed;
@@ -253,7 +256,8 @@ export function createClaim(
       });
       const params = { id: lost.id, attempt: lost.attempts, now: at, error };
       // The lost attempt may have been sent: it counts towards the cap like any other.
-      if (lost.attempts >= maxAttempts) failLostStmt.run(params);
+      const cap = limitOfAttempts(lost.retry_attempts, options.maxAttempts ?? null);
+      if (lost.attempts >= cap) failLostStmt.run(params);
       else if (lost.enabled !== 1) requeueLostStmt.run(params);
       else {
         const row = reclaimStmt.get({ ...params, worker: workerId, expires });
