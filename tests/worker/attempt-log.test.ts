@@ -81,7 +81,7 @@ describe("logAttempt()", () => {
   test("attemptLogEntry() takes the event, attempt of max and next step from the claim and result", () => {
     const claim = {
       delivery: { id: 5, event: "item.created" },
-      webhook: { name: "crm" },
+      webhook: { name: "crm", retrySchedule: "day" },
       attempt: 3,
       workerId: "w1",
     } as unknown as Claim;
