@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SUBSCRIBABLE_EVENTS } from "./events.ts";
 import { CONDITION_OPS, type NewWebhook, type Webhook } from "./model.ts";
+import { formatRetrySchedule } from "./policy/retry-schedule.ts";
 import {
   type Checked,
   checkBodyTemplate,
@@ -13,6 +14,7 @@ import {
   checkMethod,
   checkName,
   checkOrdered,
+  checkRetrySchedule,
   checkSecret,
   checkTimeoutMs,
   checkUrl,
@@ -245,6 +247,19 @@ export const WEBHOOK_FIELDS: readonly WebhookField[] = [
     expected: "true or false",
     rule: checkOrdered,
     show: (w) => w.ordered,
+  }),
+  field({
+    name: "retry_schedule",
+    key: "retrySchedule",
+    schema: z
+      .string()
+      .describe(
+        "when a failed attempt is retried: day (5s,5m,30m,2h,5h,10h,10h; a new webhook's), short (10 s doubling), none, or delays such as 5s,5m,30m,2h",
+      ),
+    toRule: text,
+    expected: "a string",
+    rule: checkRetrySchedule,
+    show: (w) => formatRetrySchedule(w.retrySchedule),
   }),
   field({
     name: "enabled",

@@ -39,6 +39,7 @@ describe("/api/webhooks round trip", () => {
       ca_file: null,
       timeout_ms: null,
       max_per_second: null,
+      retry_schedule: "day",
       enabled: true,
       has_secret: true,
       created_at: "2025-03-04T05:06:07.000Z",
@@ -84,6 +85,7 @@ describe("/api/webhooks round trip", () => {
       timeout_ms: 2500,
       max_per_second: 2.5,
       ordered: true,
+      retry_schedule: "5s,5m,30m,2h",
       enabled: false,
     };
     // Every field of the table is in this request, so a field added there is tested here.
@@ -112,6 +114,7 @@ describe("/api/webhooks round trip", () => {
       timeout_ms: null,
       max_per_second: null,
       ordered: false,
+      retry_schedule: "none",
       enabled: true,
     };
     const changed = await api.json("PATCH", `/api/webhooks/${hook.id}`, patch);
@@ -165,6 +168,28 @@ describe("/api/webhooks round trip", () => {
   });
 });
 
+describe("/api/webhooks retry_schedule", () => {
+  test("takes none, short, day or delays; answers it in the CLI's form", async () => {
+    const hook = await created({ retry_schedule: "5s, 5m,2h" });
+    expect(hook.retry_schedule).toBe("5s,5m,2h");
+    expect((await t.store.webhooks.get(hook.id))?.retrySchedule).toEqual([
+      5_000, 300_000, 7_200_000,
+    ]);
+    for (const schedule of ["none", "short", "day"]) {
+      const patched = await api.json("PATCH", `/api/webhooks/${hook.id}`, {
+        retry_schedule: schedule,
+      });
+      expect(((await patched.json()) as { retry_schedule: string }).retry_schedule).toBe(schedule);
+    }
+    const bad = await api.json("PATCH", `/api/webhooks/${hook.id}`, { retry_schedule: "often" });
+    expect(((await bad.json()) as { fieldErrors: Record<string, string[]> }).fieldErrors).toEqual({
+      retry_schedule: [
+        '"often" is not a delay: expected none, short, day or a comma list of delays such as 5s,5m,30m,2h (each 1s to 7d, at most 99)',
+      ],
+    });
+  });
+});
+
 describe("/api/webhooks bad input: 400 naming the field", () => {
   const bad: Record<string, unknown[]> = {
     name: ["", 7, "x".repeat(101), "tab\there"],
@@ -181,6 +206,7 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
     timeout_ms: [50, 300_001, "1000", 1.5],
     max_per_second: [-1, 10_001, "5"],
     ordered: ["true", 1, null],
+    retry_schedule: ["weekly", "5", "5s,30d", 5, null],
     enabled: ["yes", null],
   };
 
