@@ -79,12 +79,8 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
       const ids = readIds(body.ids);
       if (typeof ids === "string") return fieldProblems(c, "Invalid retry", { ids });
       const count = await store.queue.retry(ids, now().getTime());
-      return c.json({
-        retried: count,
-        matched: ids.length,
-        cut: false,
-        message: `Retried ${count} of ${ids.length} given`,
-      });
+      const done = { count, matched: ids.length, cut: false, nextSince: null };
+      return c.json(requeuedJson(done, "Retried"));
     }
     const read = readDeliveryFilter(body, { allowed: RETRY_FILTER });
     if (!read.ok) return fieldProblems(c, "Invalid retry", read.problems);
