@@ -20,11 +20,15 @@ import {
 export type { Api } from "./summarise/models/apis.ts";
 export const DEFAULT_MODEL = DEFAULT_OLLAMA_MODEL;
 export const DEFAULT_NUM_CTX = 8192;
+/** Summaries in English unless --language says otherwise. */
+export const DEFAULT_LANGUAGE = "en";
 export const FORMATS = ["markdown", "json", "html"] as const;
 export type Format = (typeof FORMATS)[number];
 
 export interface DigestConfig extends ReaderConfig {
   searchUrl: string;
+  /** The summaries' language, a canonical BCP 47 code ("en", "de", "pt-BR"). */
+  language: string;
   /** Which API the model server speaks: a row of MODEL_APIS (--api / LLM_API). */
   api: Api;
   /** That API's settings: its URL, model, key and timeout, each read from its own variables. */
@@ -89,6 +93,27 @@ const duration = z.string().transform((value, context) => {
   return Math.round(ms);
 });
 
+/**
+ * A BCP 47 language code, canonical ("pt-br" → "pt-BR"), one Intl can name, led by an ISO 639
+ * language of 2 or 3 letters (BCP 47's longer language subtags are unassigned: "German" is not one).
+ */
+const languageTag = z.string().transform((value, context) => {
+  try {
+    const [tag] = Intl.getCanonicalLocales(value.trim());
+    if (tag !== undefined && tag.length <= 35 && /^[a-z]{2,3}(-|$)/.test(tag)) {
+      new Intl.DisplayNames(["en"], { type: "language" }).of(tag);
+      return tag;
+    }
+  } catch {
+    // Not a language tag: the issue below.
+  }
+  context.addIssue({
+    code: "custom",
+    message: "expected a BCP 47 language code such as en, de, fr or pt-BR",
+  });
+  return z.NEVER;
+});
+
 const outPath = z.string().min(1, "expected a file path");
 
 const format = z.enum(FORMATS, { error: `expected one of ${FORMATS.join(", ")}` });
@@ -140,6 +165,16 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     schema: outPath,
     description:
       "write the digest to this regular file instead of stdout (- for stdout); a device, FIFO or folder is refused",
+  },
+  {
+    key: "language",
+    env: "DIGEST_LANGUAGE",
+    flag: "language",
+    hint: "code",
+    schema: languageTag,
+    default: DEFAULT_LANGUAGE,
+    description:
+      "language of the summaries and the page's dates: a BCP 47 code such as de, fr or pt-BR (the page's own words stay English)",
   },
   {
     key: "api",

@@ -109,9 +109,9 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     });
     const { malformed } = front;
     // The pipeline names the model only to the cache: by API and model (see cachedModelName).
-    const cacheModel = cachedModelName(config.api, facts.model);
+    const cacheModel = cachedModelName(config.api, facts.model, config.language);
     if (!start.deferred) {
-      const at = { server: config.server.url, model: cacheModel };
+      const at = { server: config.server.url, model: cachedModelName(config.api, facts.model) };
       rememberModel(cache, at, { facts, machine }, baseLogger);
     }
     const calibration = readCalibration(cache, cacheModel, baseLogger);
@@ -135,7 +135,10 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       timeLeft: () => budget.leftMs(),
     });
     const logger = loggerAround(baseLogger, progress);
-    const renderer = createRenderer(config.format, { timeZone: deps.timeZone });
+    const renderer = createRenderer(config.format, {
+      timeZone: deps.timeZone,
+      locale: config.language,
+    });
     const stats: PipelineStats = { generated: 0, cached: 0, failed: 0 };
     const freshness = compareWithLastRun(stories, readLastRun(cache, baseLogger));
     const meta: DigestMeta = {
@@ -202,7 +205,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     await output.commit();
     recordRun(cache, started, stories, baseLogger);
     if (archive) {
-      const at = { timeZone: deps.timeZone, logger: baseLogger };
+      const at = { timeZone: deps.timeZone, locale: config.language, logger: baseLogger };
       const { day } = await archive.write({ meta, stories: results, at: started }, at);
       const page = join(config.archive ?? "", `${day}.html`);
       baseLogger.info(`Archived as ${page}, with index.html and feed.xml`);
@@ -210,7 +213,10 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     // Last: a mail server that fails costs neither --out nor the archive (EmailError, exit 1).
     const email = emailSettings(config);
     if (email) {
-      const message = digestEmail({ meta, stories: results }, { timeZone: deps.timeZone });
+      const message = digestEmail(
+        { meta, stories: results },
+        { timeZone: deps.timeZone, locale: config.language },
+      );
       await sendDigestEmail(message, email, { tls: deps.smtpTls });
       baseLogger.info(`Emailed to ${email.to.join(", ")} through ${smtpName(email.smtp)}`);
     }

@@ -15,6 +15,7 @@ export type PipelineConfig = Pick<
   DigestConfig,
   | "searchUrl"
   | "model"
+  | "language"
   | "maxComments"
   | "numCtx"
   | "concurrency"

@@ -18,6 +18,7 @@ describe("loadDigestConfig()", () => {
     const config = loadDigestConfig(HOME);
     expect(config).toEqual({
       searchUrl: "https://hn.algolia.com/api/v1",
+      language: "en",
       api: "ollama",
       server: {
         url: "http://localhost:11434",
@@ -136,6 +137,9 @@ describe("loadDigestConfig()", () => {
     ["DIGEST_TIME_BUDGET", "soon", "expected a duration such as 15m, 1h or 1h30m"],
     ["DIGEST_TIME_BUDGET", "-5m", "expected a duration such as 15m, 1h or 1h30m"],
     ["DIGEST_TIME_BUDGET", "100ms", "expected a duration such as 15m, 1h or 1h30m"],
+    ["DIGEST_LANGUAGE", "German", "expected a BCP 47 language code such as en, de, fr or pt-BR"],
+    ["DIGEST_LANGUAGE", "de_DE", "expected a BCP 47 language code such as en, de, fr or pt-BR"],
+    ["DIGEST_LANGUAGE", "x-", "expected a BCP 47 language code such as en, de, fr or pt-BR"],
   ])("rejects %s=%s with one line naming it", (name, value, expected) => {
     const error = errorOf(() => loadDigestConfig({ ...HOME, [name]: value }));
     expect(error).toBeInstanceOf(ConfigError);
@@ -163,6 +167,17 @@ describe("loadDigestConfig()", () => {
     const error = errorOf(() => loadDigestConfig(HOME, { [flag]: value }));
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toStartWith(message);
+  });
+
+  test("--language and DIGEST_LANGUAGE take a BCP 47 code, written canonically; English by default", () => {
+    expect(loadDigestConfig(HOME).language).toBe("en");
+    expect(loadDigestConfig({ ...HOME, DIGEST_LANGUAGE: "de" }).language).toBe("de");
+    expect(
+      loadDigestConfig({ ...HOME, DIGEST_LANGUAGE: "de" }, { language: "pt-br" }).language,
+    ).toBe("pt-BR");
+    expect(errorOf(() => loadDigestConfig(HOME, { language: "klingon!" })).message).toBe(
+      '--language="klingon!" is invalid: expected a BCP 47 language code such as en, de, fr or pt-BR',
+    );
   });
 
   test("rejects a valued flag given without a value", () => {

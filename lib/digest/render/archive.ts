@@ -111,6 +111,7 @@ async function writePage(
   const page = htmlRenderer({
     archive: true,
     timeZone: options.timeZone,
+    locale: options.locale,
     previousDay: previous,
     nextDay: next,
   });

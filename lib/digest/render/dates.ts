@@ -7,6 +7,11 @@
 export interface DateOptions {
   /** An IANA zone such as "Europe/Paris"; the process's own when unset. */
   timeZone?: string;
+  /**
+   * The language dates are written in (--language, BCP 47); English as below when unset or "en".
+   * Only humanDateTime follows it: a page's date line; the archive's labels stay English.
+   */
+  locale?: string;
 }
 
 // Building a formatter costs about 30 µs; the archive index formats thousands of days.
@@ -22,6 +27,26 @@ function formatter(format: Intl.DateTimeFormatOptions, timeZone: string | undefi
   return found;
 }
 
+function localeFormatter(locale: string, timeZone: string | undefined): Intl.DateTimeFormat {
+  const key = `${locale} ${timeZone ?? ""}`;
+  let found = formatters.get(key);
+  if (!found) {
+    found = new Intl.DateTimeFormat(locale, {
+      weekday: "long",
+      day: "numeric",
+      month: "long",
+      year: "numeric",
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+      timeZoneName: "short",
+      timeZone,
+    });
+    formatters.set(key, found);
+  }
+  return found;
+}
+
 function parts(ms: number, format: Intl.DateTimeFormatOptions, options: DateOptions) {
   const byType = new Map<string, string>();
   for (const part of formatter(format, options.timeZone).formatToParts(new Date(ms))) {
@@ -30,8 +55,14 @@ function parts(ms: number, format: Intl.DateTimeFormatOptions, options: DateOpti
   return (type: Intl.DateTimeFormatPartTypes) => byType.get(type) ?? "";
 }
 
-/** "Wednesday 25 November 2026, 14:53 UTC" (24-hour clock, the zone's short name). */
+/**
+ * "Wednesday 25 November 2026, 14:53 UTC" (24-hour clock, the zone's short name); in another
+ * language as Intl writes it there: "Mittwoch, 25. November 2026 um 14:53 UTC".
+ */
 export function humanDateTime(ms: number, options: DateOptions = {}): string {
+  if (options.locale !== undefined && options.locale !== "en") {
+    return localeFormatter(options.locale, options.timeZone).format(new Date(ms));
+  }
   const part = parts(
     ms,
     {

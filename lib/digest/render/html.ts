@@ -100,7 +100,7 @@ function htmlPage(
   const parts = groups(stories, meta);
   return [
     "<!doctype html>",
-    '<html lang="en">',
+    `<html lang="${escapeHtml(options.locale ?? "en")}">`,
     "<head>",
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',

@@ -10,6 +10,8 @@ export interface InstructionOptions {
    * instruction asks for that many words at most, so the answer ends before the limit cuts it.
    */
   answerTokens?: number;
+  /** The answer's language, a BCP 47 code ("de", "pt-BR"); English when unset. */
+  language?: string;
 }
 
 /** An answer this long or longer is asked for in sentences: the limit only guards. */
@@ -24,7 +26,21 @@ export function instruction(options: InstructionOptions = {}): string {
       ? "in 3 to 6 sentences"
       : `in at most ${Math.max(20, Math.floor(tokens * WORDS_PER_TOKEN))} words`;
   return [
-    `Summarise this Hacker News story for a busy reader ${length} of plain English prose, whatever the text's language: no preamble or title, only what the text says.`,
+    `Summarise this Hacker News story for a busy reader ${length} of plain ${languageName(options.language)} prose, whatever the text's language: no preamble or title, only what the text says.`,
     "An article: its subject, main facts or claims, why it matters. A discussion: where commenters agree and disagree, and the facts or experience they add; a reply is indented under the comment it answers; […] marks a cut.",
   ].join("\n");
+}
+
+/**
+ * The language's English name, as a model reads an instruction best ("German", "Brazilian
+ * Portuguese"); the code itself when it has none. "English" when unset, so the default
+ * instruction is word for word what it was before languages.
+ */
+export function languageName(code: string | undefined): string {
+  if (code === undefined) return "English";
+  try {
+    return new Intl.DisplayNames(["en"], { type: "language", fallback: "none" }).of(code) ?? code;
+  } catch {
+    return code;
+  }
 }

@@ -75,7 +75,7 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
   const window: PromptBudget = {
     numCtx: config.numCtx,
     scale: context.calibration.scale(kind),
-    instruction: { answerTokens: numPredict },
+    instruction: { answerTokens: numPredict, language: config.language },
   };
   // Tokens as the prompt builders count them (with the model's calibration).
   const tokensOf = (prompt: string) => estimateTokens(prompt, window.scale ?? 1);

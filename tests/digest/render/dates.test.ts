@@ -22,6 +22,18 @@ describe("dates", () => {
     );
   });
 
+  test("humanDateTime() writes another language's date as Intl writes it there; en as before", () => {
+    expect(humanDateTime(AT, { timeZone: "UTC", locale: "de" })).toBe(
+      "Mittwoch, 25. November 2026 um 14:53 UTC",
+    );
+    expect(humanDateTime(AT, { timeZone: "UTC", locale: "pt-BR" })).toBe(
+      "quarta-feira, 25 de novembro de 2026 às 14:53 UTC",
+    );
+    expect(humanDateTime(AT, { timeZone: "UTC", locale: "en" })).toBe(
+      "Wednesday 25 November 2026, 14:53 UTC",
+    );
+  });
+
   test("localDateKey() is the calendar day in the zone, which may differ from UTC's", () => {
     const late = Date.parse("2026-11-25T23:30:00Z");
     expect(localDateKey(late, { timeZone: "UTC" })).toBe("2026-11-25");

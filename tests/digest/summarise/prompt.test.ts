@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { buildThread } from "../../../lib/digest/fetch/thread.ts";
-import { instruction } from "../../../lib/digest/summarise/instruction.ts";
+import { instruction, languageName } from "../../../lib/digest/summarise/instruction.ts";
 import {
   answerReserve,
   articlePrompt,
@@ -193,5 +193,21 @@ describe("discussionPrompt()", () => {
     const calibrated = articlePrompt(story, huge, { numCtx: 4096, scale: 0.8 });
     expect(calibrated.shownChars).toBeGreaterThan(plain.shownChars * 1.2);
     expect(estimateTokens(calibrated.prompt, 0.8)).toBeLessThanOrEqual(promptLimit(4096));
+  });
+});
+
+describe("instruction() and the summaries' language", () => {
+  test("asks for the language by its English name; English word for word as before", () => {
+    expect(instruction({ language: "de" })).toContain(
+      "of plain German prose, whatever the text's language",
+    );
+    expect(instruction({ language: "pt-BR" })).toContain("of plain Brazilian Portuguese prose");
+    expect(instruction({ language: "en" })).toBe(instruction());
+    expect(instruction()).toContain("of plain English prose");
+  });
+
+  test("languageName() falls back to the code for a language Intl cannot name", () => {
+    expect(languageName("qaa")).toBe("qaa");
+    expect(languageName(undefined)).toBe("English");
   });
 });

@@ -1,5 +1,5 @@
 import { type Api, MODEL_APIS, type ModelServer } from "./apis.ts";
-import type { ModelClient } from "./model-client.ts";
+import { type ModelClient, normaliseModelName } from "./model-client.ts";
 
 export interface OpenModelOptions {
   fetch?: typeof fetch;
@@ -22,8 +22,11 @@ export function openModelClient(
 /**
  * The name summaries are cached under: the model prefixed with its API's cachePrefix. Ollama's
  * is empty (the caches of earlier versions stay valid); another's ends in a space, which no
- * model name has, so a summary Ollama wrote is never served as a llama-server one.
+ * model name has, so a summary Ollama wrote is never served as a llama-server one. A language
+ * other than English follows the (tagged) name after a space: a German summary is never served
+ * to an English digest, nor the other way round, and English keeps the earlier caches.
  */
-export function cachedModelName(api: Api, model: string): string {
-  return `${MODEL_APIS[api].cachePrefix}${model}`;
+export function cachedModelName(api: Api, model: string, language = "en"): string {
+  const name = `${MODEL_APIS[api].cachePrefix}${model}`;
+  return language === "en" ? name : `${normaliseModelName(name)} lang=${language}`;
 }
