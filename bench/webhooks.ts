@@ -20,6 +20,7 @@ import { intInRange, parseEnv } from "../lib/config/env.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/webhooks/ports.ts";
 import { OPS_OVERHEAD_TITLE, opsOverheadSection } from "./ops-overhead.ts";
+import { ORDERED_TITLE, orderedSection } from "./ordered.ts";
 import {
   CONCURRENT_PATCH_TITLE,
   concurrentPatchSection,
@@ -144,6 +145,17 @@ const SECTIONS: Array<[string, string, Section]> = [
         concurrency: CONCURRENCY,
         rounds: OPS_ROUNDS,
       }).then(() => {}),
+  ],
+  [
+    "ordered",
+    ORDERED_TITLE,
+    (context) =>
+      orderedSection({
+        deliveries: DELIVERIES,
+        concurrency: CONCURRENCY,
+        rounds: PEER_ROUNDS,
+        report: context.report,
+      }),
   ],
   [
     "postgres",

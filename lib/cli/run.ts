@@ -69,12 +69,16 @@ export async function runScript(
  * `bun run webhooks list | head -1`: once the reader is gone, further output has nowhere to go.
  * Without a listener the EPIPE would be thrown as an uncaught error with a stack trace; with
  * it, later writes are dropped and the command ends as it would have. The same for stderr, so
- * a worker whose log pipe closed (`bun run worker 2>&1 | head`) does not die mid-delivery.
+ * a worker whose log pipe closed (`bun run worker 2>&1 | head`) does not die mid-delivery. A
+ * full disk under a log file (ENOSPC) is the same: the lines are lost, the work goes on and a
+ * normal stop exits 0 (it exited 1, an uncaught write error, before).
  */
+const OUTPUT_GONE: ReadonlySet<string> = new Set(["EPIPE", "ENOSPC"]);
+
 function quietWhenClosed(stream: NodeJS.WriteStream): void {
   if (stream.listenerCount("error") > 0) return;
   stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code !== "EPIPE") throw error;
+    if (!OUTPUT_GONE.has(error.code ?? "")) throw error;
   });
 }
 

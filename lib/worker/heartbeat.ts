@@ -34,9 +34,11 @@ export interface HeartbeatOptions {
   /** Aborting it stops the heartbeat as stop() does. */
   signal?: AbortSignal;
   sleep?: Sleep;
-  logger?: Pick<Logger, "warn">;
+  logger?: Pick<Logger, "warn" | "info">;
   /** Errors of an outage, logged once by the store: not repeated at every beat. */
   isUnreachable?: (error: unknown) => boolean;
+  /** Every failed beat, outages included (the metrics' store errors, phase "heartbeat"). */
+  onFailed?: () => void;
 }
 
 export interface Heartbeat {
@@ -50,8 +52,9 @@ export interface Heartbeat {
 
 /**
  * Records the worker in the registry at once, then every `intervalMs`, until stop() or the
- * signal; then removes it, so a clean exit leaves no stale row. A failing write is logged and
- * retried at the next beat: the heartbeat never stops the worker.
+ * signal; then removes it, so a clean exit leaves no stale row. A failing write is retried at
+ * the next beat (the heartbeat never stops the worker) and logged once per run of failures,
+ * with a count when a beat succeeds again, as the loop logs its store errors.
  *
  * Stop it after the worker has finished its in-flight deliveries, so it stays visible while
  * it drains.
@@ -73,14 +76,31 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
   const id = info().id;
   const pending = new Set<Promise<void>>();
 
+  /** The run of failed beats under way (a full disk fails every one): when, and how many more. */
+  let failing: { since: number; more: number } | null = null;
+
   async function record(): Promise<void> {
     try {
       // The interval tells other workers when this one counts as gone (the takeover rule).
       await registry.heartbeat({ ...info(), lastSeenAt: now(), heartbeatMs: intervalMs });
     } catch (error) {
+      options.onFailed?.();
       if (options.isUnreachable?.(error)) return;
+      if (failing !== null) {
+        failing.more++;
+        return;
+      }
+      failing = { since: now(), more: 0 };
       logger?.warn(`Could not record the worker heartbeat: ${errorMessage(error)}`);
+      return;
     }
+    const run = failing;
+    failing = null;
+    if (run === null || run.more === 0) return;
+    const seconds = ((now() - run.since) / 1000).toFixed(1);
+    logger?.info(
+      `Heartbeats recorded again: ${run.more} more failed in ${seconds} s after the one logged`,
+    );
   }
 
   function beat(): Promise<void> {

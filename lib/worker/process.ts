@@ -116,6 +116,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
           sleep: options.sleep,
           logger,
           isUnreachable: (error) => store.isUnreachable(error),
+          onFailed: () => metrics?.observeStoreError("heartbeat"),
         });
   logger.info(
     `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts ?? "by schedule"}`,

@@ -183,6 +183,30 @@ describe("a closed stdout (EPIPE)", () => {
     }
   });
 
+  test("a worker whose log disk is full (stderr on /dev/full: ENOSPC) makes every attempt and exits 0", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "enospc-worker-"));
+    try {
+      const database = join(dir, "app.db");
+      const store = openSqliteStore(database);
+      await store.webhooks.create({ name: "refused", url: "http://127.0.0.1:1/" });
+      for (let i = 0; i < 20; i++) await store.queue.enqueue(change());
+      const child = Bun.spawn(
+        ["bash", "-c", `bun scripts/worker.ts --once 2>/dev/full; echo "status=$?" >&2`],
+        {
+          cwd: ROOT,
+          env: { ...process.env, DATABASE_URL: database, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" },
+          stderr: "pipe",
+        },
+      );
+      expect(await new Response(child.stderr).text()).toBe("status=0\n");
+      const deliveries = await store.queue.list({ limit: 20 });
+      expect(deliveries.map((d) => d.attempts)).toEqual(Array(20).fill(1));
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   /** Runs `bun scripts/webhooks.ts <args> | <reader>` in bash; returns what the reader printed and bun's status. */
   async function piped(args: string, reader: string, databaseUrl: string) {
     const child = Bun.spawn(

@@ -155,6 +155,55 @@ describe("startHeartbeat()", () => {
   });
 });
 
+describe("startHeartbeat() through a run of failures", () => {
+  test("a run of failed beats (a full disk) is one line, then one with the count when a beat succeeds; each is counted", async () => {
+    const { clock, store } = setup();
+    const logger = createMemoryLogger();
+    let failures = 4;
+    let counted = 0;
+    const full: WorkerRegistry = {
+      heartbeat: async (info) => {
+        if (failures > 0) {
+          failures--;
+          throw new Error("database or disk is full");
+        }
+        await store.workers.heartbeat(info);
+      },
+      remove: (id) => store.workers.remove(id),
+      list: () => store.workers.list(),
+    };
+    const heartbeat = startHeartbeat({
+      registry: full,
+      info: () => ({
+        id: "w1",
+        host: "h",
+        pid: 1,
+        version: "0.1.0",
+        startedAt: 0,
+        inFlight: 0,
+        concurrency: 1,
+      }),
+      intervalMs: INTERVAL,
+      now: clock.now,
+      sleep: clock.sleep,
+      logger,
+      onFailed: () => counted++,
+    });
+    for (let beat = 0; beat < 4; beat++) {
+      await clock.sleeping();
+      clock.advance(INTERVAL);
+    }
+    await clock.sleeping();
+    expect(logger.lines).toEqual([
+      "warn Could not record the worker heartbeat: database or disk is full",
+      "info Heartbeats recorded again: 3 more failed in 20.0 s after the one logged",
+    ]);
+    expect(counted).toBe(4);
+    expect(await store.workers.list()).toHaveLength(1);
+    await heartbeat.stop();
+  });
+});
+
 describe("abortableSleep()", () => {
   test("resolves as soon as its signal aborts, long before the delay", async () => {
     const controller = new AbortController();

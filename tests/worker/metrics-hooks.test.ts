@@ -43,5 +43,6 @@ test("metricsHooks() counts each attempt the worker made, applied or discarded, 
     'webhook_worker_store_errors_total{phase="finish"}': 0,
     'webhook_worker_store_errors_total{phase="release"}': 0,
     'webhook_worker_store_errors_total{phase="wait"}': 0,
+    'webhook_worker_store_errors_total{phase="heartbeat"}': 0,
   });
 });

@@ -80,7 +80,7 @@ export interface Metrics {
 const ATTEMPT_PAGE = 5_000;
 
 /** The worker's store calls, shown at 0 before any fails. */
-const STORE_PHASES = ["claim", "finish", "release", "wait"] as const;
+const STORE_PHASES = ["claim", "finish", "release", "wait", "heartbeat"] as const;
 
 /**
  * Webhook delivery metrics on a registry of their own (never prom-client's global one), so
@@ -130,7 +130,7 @@ export function createMetrics(options: {
   });
   const storeErrors = new Counter({
     name: "webhook_worker_store_errors_total",
-    help: "Failed database calls of this worker by phase (claim, finish, release, wait); retried.",
+    help: "Failed database calls of this worker by phase (claim, finish, release, wait, heartbeat); retried.",
     labelNames: ["phase"] as const,
     registers: [registry],
   });

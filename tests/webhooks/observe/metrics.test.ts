@@ -166,6 +166,7 @@ describe("createMetrics()", () => {
       'webhook_worker_store_errors_total{phase="finish"}': 0,
       'webhook_worker_store_errors_total{phase="release"}': 0,
       'webhook_worker_store_errors_total{phase="wait"}': 2,
+      'webhook_worker_store_errors_total{phase="heartbeat"}': 0,
     });
   });
 
