@@ -29,12 +29,15 @@ import {
  * `webhooks add/update` with `_` for `-`), how a JSON value becomes the stored value by the field
  * rules of validate.ts, how it is shown, and its JSON shape for the OpenAPI document. The
  * management API (lib/app/webhooks-api.ts) reads and writes webhooks through it, so a field
- * added here appears in the API, its answers and its document with no other change.
+ * added here appears in the API, its answers and its document with no other change. The CLI's
+ * flags and the admin form's fields name the same fields (tests/webhooks/field-table.test.ts).
  */
 
 export interface WebhookField {
   /** The JSON name: the CLI flag with `_` for `-` (`content_type`, `timeout_ms`). */
   name: string;
+  /** The stored value's key (Webhook, NewWebhook), which the admin form's fields use too. */
+  key: keyof NewWebhook;
   /** The given JSON value as a patch of the stored webhook, or the problem. */
   read(value: unknown): Checked<Partial<NewWebhook>>;
   /** The stored value as JSON; undefined for a field never shown (the secret). */
@@ -59,6 +62,7 @@ function field<K extends keyof NewWebhook, V>(spec: {
 }): WebhookField {
   return {
     name: spec.name,
+    key: spec.key,
     schema: spec.schema,
     show: spec.show,
     read(value) {
