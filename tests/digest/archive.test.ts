@@ -248,6 +248,29 @@ describe("bun run digest --archive", () => {
     expect(tuesday.logger.lines.filter((line) => line.startsWith("warn"))).toEqual([]);
   });
 
+  test("a broken index.json is rebuilt from the days' JSON, with one warning", async () => {
+    const archive = tempDir();
+    const cache = tempDir();
+    await runDay("2026-11-23T07:00:00Z", [post(7001, "Monday headline")], { archive, cache });
+    writeFileSync(join(archive, "index.json"), '{"days": {"2026-11-23": {"stories": "many"}}}');
+    const tuesday = await runDay("2026-11-24T07:00:00Z", [post(7002, "Tuesday headline")], {
+      archive,
+      cache,
+    });
+    expect(tuesday.error).toBeUndefined();
+    expect(tuesday.logger.lines.filter((line) => line.startsWith("warn"))).toHaveLength(1);
+    expect(tuesday.logger.lines.find((line) => line.startsWith("warn"))).toStartWith(
+      "warn Archive: index.json is rebuilt from the days' JSON: ",
+    );
+    const index = read(archive, "index.html");
+    expect(index).toContain('<a href="2026-11-23.html#story-7001">Monday headline</a>');
+    expect(index).toContain('<a href="2026-11-24.html#story-7002">Tuesday headline</a>');
+    expect(Object.keys(JSON.parse(read(archive, "index.json")).days)).toEqual([
+      "2026-11-24",
+      "2026-11-23",
+    ]);
+  });
+
   test("the day is the local one, and the feed covers the last 7 days only", async () => {
     const archive = tempDir();
     const cache = tempDir();
