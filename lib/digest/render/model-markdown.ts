@@ -48,8 +48,8 @@ const SETEXT_UNDERLINE = /^ {0,3}(=+|-+)\s*$/;
  * defused, headings are demoted two levels (at least to ###) so none competes with a story's
  * `##`, and a code fence left open is closed so it cannot swallow the rest of the digest.
  * Link reference definitions that do not point at the web are defused wherever they sit (in a
- * quote, a list item, nested); should a CommonMark parser still find one in the result (a label
- * over several lines), every bracket outside code is escaped instead.
+ * quote, a list item, nested), however long their label and whatever it holds; should a
+ * CommonMark parser still find one in the result, every bracket outside code is escaped instead.
  */
 export function modelTextToMarkdown(text: string): string {
   const safe = rewrite(text, defuse);
@@ -85,20 +85,28 @@ function rewrite(text: string, defuseText: (text: string) => string): string {
           `${heading[1]}${"#".repeat(Math.min(6, Math.max(3, (heading[2]?.length ?? 1) + 2)))}`,
         )
       : line;
-    out.push(outsideCodeSpans(demoted, defuseText));
+    out.push(outsideCodeSpans(defuseDefinition(demoted), defuseText));
   }
   if (fence !== null) out.push(fence);
   return out.join("\n");
 }
 
 /**
- * A reference definition (`[1]: javascript:…`) whose target is not a web address, after any
- * container markers CommonMark allows before one: quotes (`>`), list items (`-`, `*`, `+`,
- * `1.`, `1)`), nested, and the indentation of a list item's continuation. A target on the next
- * line counts as not a web address (escaping it costs a backslash at worst).
+ * A bracket opening a line, after any container markers CommonMark allows before a reference
+ * definition: quotes (`>`), list items (`-`, `*`, `+`, `1.`, `1)`), nested, and the indentation
+ * of a list item's continuation. Unless what follows is a one-line definition of a web address
+ * (`[1]: https://…`) or an inline web link (`[site](https://…)`), it may open a definition of
+ * anything else, whatever the viewer: a label of any length (marked has no 999-character
+ * limit), across lines, holding code spans (definitions are found before code spans are). So it
+ * is escaped, which costs a backslash at worst: `\[1] Something` still reads `[1] Something`.
  */
-const NON_WEB_DEFINITION =
-  /^((?:[ \t]*(?:>|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$)))*[ \t]*)\[([^\]]*)\]:(?![ \t]*<?https?:)/i;
+const DEFINITION_OPENER =
+  /^((?:[ \t]*(?:>|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$)))*[ \t]*)\[(?![^[\]\n]*\]:[ \t]*<?https?:)(?![^[\]\n]*\]\(\s*<?https?:)/i;
+
+/** The line with a bracket that could open a non-web reference definition escaped. */
+function defuseDefinition(line: string): string {
+  return line.replace(DEFINITION_OPENER, "$1\\[");
+}
 
 /**
  * Escapes what would become HTML, an image or a non-web link outside code: inline links, and
@@ -108,8 +116,7 @@ function defuse(text: string): string {
   return text
     .replace(/</g, "&lt;")
     .replace(/!\[/g, "!\\[")
-    .replace(/\]\((?!\s*<?https?:)/gi, "]\\(")
-    .replace(NON_WEB_DEFINITION, "$1\\[$2]:");
+    .replace(/\]\((?!\s*<?https?:)/gi, "]\\(");
 }
 
 /** The fallback: no bracket outside code can open a link, an image or a definition. */

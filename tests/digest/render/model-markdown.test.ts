@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { marked } from "marked";
 import {
   modelTextToHtml,
   modelTextToMarkdown,
@@ -79,6 +80,33 @@ describe("modelTextToMarkdown()", () => {
       expect(html).not.toContain("href=");
     },
   );
+
+  // marked has no 999-character limit on a label, and finds definitions before code spans.
+  const LONG_LABEL = `a \`code\` span and ${"x".repeat(1000)}`;
+  test.each([
+    ["on its line", `[${LONG_LABEL}]: javascript:alert(1)`],
+    ["in a list in a quote", `> - [${LONG_LABEL}]: javascript:alert(1)`],
+    ["over two lines", `[${LONG_LABEL}\nmore]: javascript:alert(1)`],
+  ])(
+    "defuses a definition whose label is over 999 characters and holds a code span, %s, for marked too",
+    (_where, definition) => {
+      const label = LONG_LABEL + (definition.includes("\nmore") ? "\nmore" : "");
+      const text = `See [${label}].\n\n${definition}`;
+      // Without the defusing marked links it: <a href="javascript:alert(1)">.
+      expect(marked.parse(text, { async: false })).toContain('href="javascript:alert(1)"');
+      const safe = modelTextToMarkdown(text);
+      expect(marked.parse(safe, { async: false })).not.toContain("href=");
+      expect(viewMarkdown(safe)).not.toContain("href=");
+    },
+  );
+
+  test("keeps line-opening brackets readable and web links working", () => {
+    const safe = modelTextToMarkdown("[1] First point\n[site](https://ok.example/) is up");
+    expect(safe).toBe("\\[1] First point\n[site](https://ok.example/) is up");
+    const html = marked.parse(safe, { async: false });
+    expect(html).toContain("[1] First point");
+    expect(html).toContain('<a href="https://ok.example/">site</a>');
+  });
 
   test("keeps a web reference definition in a quote working", () => {
     const html = viewMarkdown(modelTextToMarkdown("See [ok].\n\n> [ok]: https://ok.example/"));
