@@ -133,6 +133,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
       stats: () => store.queue.stats(),
       dueSummary: (at) => store.queue.dueSummary(at),
       workers: () => store.workers.list(),
+      webhooks: () => store.webhooks.list(),
       attempts: {
         lastId: () => store.queue.lastAttemptId(),
         after: (afterId, limit) => store.queue.attemptsAfter(afterId, limit),

@@ -40,12 +40,57 @@ function itemChangeBody(
     event: z.literal(action),
     timestamp: netboxTimestamp,
     model: z.literal("item"),
-    username: z.string().describe("who made the change (admin, or anonymous without ADMIN_TOKEN)"),
+    username: z
+      .string()
+      .describe(
+        "who made the change: admin, token:NAME (an API token), or anonymous without ADMIN_TOKEN",
+      ),
     request_id: z.string().describe("the X-Request-Id of the request that made the change"),
     data: itemSnapshot.describe("the item: after the change, or as it was when deleted"),
     snapshots: z.strictObject(snapshots),
   });
 }
+
+/**
+ * An operational event's body (operational-events.ts): NetBox's shape, sent by a worker, about
+ * a webhook or a delivery rather than an item; there are no snapshots.
+ */
+function operationalBody(action: "disabled" | "exhausted", model: string, data: z.ZodType) {
+  return z.strictObject({
+    event: z.literal(action),
+    timestamp: netboxTimestamp.describe("when it happened, NetBox's format"),
+    model: z.literal(model),
+    username: z.literal("worker"),
+    request_id: z.string().describe("a fresh UUID for each event"),
+    data,
+    snapshots: z.strictObject({ prechange: z.null(), postchange: z.null() }),
+  });
+}
+
+const webhookDisabled = z.strictObject({
+  id: z.int().min(1).describe("the webhook disabled"),
+  name: z.string(),
+  url: z.string(),
+  reason: z.string().describe("the reason stored and shown, e.g. Disabled automatically: …"),
+  reason_kind: z.enum(["gone", "failing"]).describe("a 410 Gone answer, or a failure streak"),
+  disabled_at: z.iso.datetime(),
+});
+
+const deliveryExhausted = z.strictObject({
+  id: z.int().min(1).describe("the delivery that ended failed"),
+  message_id: z.string().describe("its webhook-id header"),
+  event: z.string().describe("its event, e.g. item.updated"),
+  webhook_id: z.int().min(1),
+  webhook_name: z.string(),
+  attempts: z.int().min(1).describe("attempts made"),
+  last_status: z.int().nullable().describe("the last answer's HTTP status; null without one"),
+  last_error: z
+    .string()
+    .nullable()
+    .describe("the last attempt's error line (up to 1000 characters)"),
+  object_model: z.string().nullable(),
+  object_id: z.int().nullable(),
+});
 
 export const EVENT_CATALOGUE: Readonly<Record<string, CatalogueEvent>> = {
   "item.created": {
@@ -59,6 +104,16 @@ export const EVENT_CATALOGUE: Readonly<Record<string, CatalogueEvent>> = {
   "item.deleted": {
     description: "An item was deleted; postchange is null.",
     schema: itemChangeBody("deleted", { prechange: itemSnapshot, postchange: z.null() }),
+  },
+  "webhook.disabled": {
+    description:
+      'Operational: a webhook was disabled automatically (410 Gone, or a failure streak). Sent to the other webhooks that name this event, never to the one disabled; "*" does not include it.',
+    schema: operationalBody("disabled", "webhook", webhookDisabled),
+  },
+  "delivery.exhausted": {
+    description:
+      'Operational: a delivery ended failed after its last attempt (retries ran out, or a 410). Sent to the other webhooks that name this event; a delivery of an operational event announces nothing. "*" does not include it.',
+    schema: operationalBody("exhausted", "delivery", deliveryExhausted),
   },
 };
 

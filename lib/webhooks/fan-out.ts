@@ -8,16 +8,18 @@ import { type RenderTemplates, sharedTemplateRenderer } from "./render-process.t
 /**
  * The webhooks that get a change, from the enabled candidates the store read: those subscribed
  * to the event, or, when the change is meant for one webhook (`only`, "Send test"), that one, a
- * ping included. Ids come back ascending, as the deliveries are inserted.
+ * ping included; never `except` (the webhook an operational event is about). Ids come back
+ * ascending, as the deliveries are inserted.
  */
 export function receivers<T extends { id: number; events: readonly string[] }>(
   candidates: readonly T[],
   event: string,
-  options: { only?: number } = {},
+  options: { only?: number; except?: number } = {},
 ): number[] {
   const ids: number[] = [];
   for (const candidate of candidates) {
     if (options.only !== undefined && candidate.id !== options.only) continue;
+    if (candidate.id === options.except) continue;
     const wanted =
       event === "ping" ? options.only !== undefined : subscribes(candidate.events, event);
     if (wanted) ids.push(candidate.id);
@@ -53,7 +55,9 @@ export async function planDeliveries(
   change: ChangeEvent,
   options: { only?: number; render?: RenderTemplates } = {},
 ): Promise<PlannedDelivery[]> {
-  const wanted = new Set(receivers(candidates, change.event, options));
+  const wanted = new Set(
+    receivers(candidates, change.event, { only: options.only, except: change.notFor }),
+  );
   if (wanted.size === 0) return [];
   const render = options.render ?? sharedTemplateRenderer().render;
   const body = buildPayload(change);

@@ -12,8 +12,15 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 /** Events an application change emits; a webhook subscribed to "*" gets all of them. */
 export const ITEM_EVENTS = ["item.created", "item.updated", "item.deleted"] as const;
 export type ItemEvent = (typeof ITEM_EVENTS)[number];
+/**
+ * Operational events (Svix's `endpoint.disabled`, `message.attempt.exhausted`): about the
+ * delivery itself, not the inventory. A webhook gets them only when it names them: "*" means
+ * the item events.
+ */
+export const OPERATIONAL_EVENTS = ["webhook.disabled", "delivery.exhausted"] as const;
+export type OperationalEvent = (typeof OPERATIONAL_EVENTS)[number];
 /** "ping" is only ever queued for one webhook, by "Send test"; "*" does not match it. */
-export type EventName = ItemEvent | "ping";
+export type EventName = ItemEvent | OperationalEvent | "ping";
 export const ALL_EVENTS = "*";
 
 export interface Webhook {
@@ -233,6 +240,8 @@ export interface ChangeEvent {
   prechange: unknown;
   postchange: unknown;
   timestamp: Date;
+  /** A webhook that never gets this change: the one an operational event is about. */
+  notFor?: number;
 }
 
 export interface DeliveryFilter {

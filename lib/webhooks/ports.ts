@@ -11,6 +11,7 @@ import type {
   DeliveryState,
   DueSummary,
   NewWebhook,
+  OperationalEvent,
   Outcome,
   Streak,
   Webhook,
@@ -146,10 +147,42 @@ export interface WebhookHealthRepo {
     webhookId: number,
     options: { now: number; deliveryFailed: boolean },
   ): Promise<Streak | null>;
-  /** Disables an enabled webhook with a reason and clears its streak; false if it was not enabled. */
-  disable(webhookId: number, options: { reason: string; now: number }): Promise<boolean>;
+  /**
+   * Disables an enabled webhook with a reason and clears its streak; false if it was not
+   * enabled. `announce` (its webhook.disabled event) is recorded in the same transaction when
+   * another enabled webhook subscribes to it.
+   */
+  disable(
+    webhookId: number,
+    options: { reason: string; now: number; announce?: OperationalEventRecord },
+  ): Promise<boolean>;
   /** No attempt to the webhook before `until`; never shortens a longer pause. True if extended. */
   pause(webhookId: number, until: number): Promise<boolean>;
+}
+
+/**
+ * An operational event as recorded with the state change that caused it: fanned out later, by
+ * a worker, through the usual enqueue (lib/webhooks/operational-events.ts).
+ */
+export interface OperationalEventRecord {
+  event: OperationalEvent;
+  /** The webhook it is about, which never gets it. */
+  notFor: number;
+  /** The payload's `data`, as JSON text. */
+  data: string;
+}
+
+export interface StoredOperationalEvent extends OperationalEventRecord {
+  id: number;
+  createdAt: number;
+}
+
+/** Operational events recorded and not yet fanned out. */
+export interface OperationalEventRepo {
+  /** Whether any waits (a read: cheap, no write lock). */
+  hasPending(): Promise<boolean>;
+  /** Removes and returns up to `limit`, oldest first; in a transaction with their enqueue. */
+  take(limit: number): Promise<StoredOperationalEvent[]>;
 }
 
 /** The repositories, bound to one connection or one transaction. */
@@ -159,6 +192,7 @@ export interface Repos {
   items: ItemRepo;
   workers: WorkerRegistry;
   health: WebhookHealthRepo;
+  events: OperationalEventRepo;
 }
 
 /**

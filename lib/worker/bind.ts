@@ -6,6 +6,7 @@ import { type Resolver, resolveAll } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
 import { createFreshness } from "../webhooks/lease-rules.ts";
 import { createWorker, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
+import type { DisabledKind } from "../webhooks/operational-events.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../webhooks/policy/retry.ts";
 import {
   type AutoDisableSettings,
@@ -18,6 +19,7 @@ import { createClaimSender } from "../webhooks/send-claim.ts";
 import { createCaFiles } from "../webhooks/tls-options.ts";
 import { createAfterAttempt, hasAfterEffects } from "./after-attempt.ts";
 import type { WorkerConfig } from "./config.ts";
+import { createEventRelay, type EventRelay } from "./event-relay.ts";
 import { combineHooks, loggingHooks } from "./log-hooks.ts";
 
 /** The longest an idle worker sleeps without looking (a safety net; changes wake it sooner). */
@@ -58,6 +60,8 @@ export interface DeliveryWorkerOptions {
   hooks?: WorkerHooks;
   /** When a failing webhook is disabled automatically (WEBHOOK_AUTO_DISABLE*). */
   autoDisable?: AutoDisableSettings;
+  /** Told of each webhook this worker disabled automatically (metrics). */
+  onAutoDisabled?: (kind: DisabledKind) => void;
   /** Waits for a claim's send slot (rate limit, end of a 429/503 pause); tests pass a fake. */
   sleep?: Sleep;
   /** Called at every claim, i.e. once per loop turn (retention's maybeRun). Must not throw. */
@@ -81,7 +85,9 @@ export function retryPolicyOf(config: DeliveryWorkerOptions["config"]): RetryPol
 }
 
 /** A worker wired to a store and the HTTP sender: wiring only, the rules live in lib/webhooks. */
-export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & { id: string } {
+export function createDeliveryWorker(
+  options: DeliveryWorkerOptions,
+): Worker & { id: string; relay: EventRelay } {
   const { store, config, logger } = options;
   const now = options.now ?? Date.now;
   const workerId = options.workerId ?? newWorkerId();
@@ -92,10 +98,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
       settings: options.autoDisable ?? DEFAULT_AUTO_DISABLE,
       now,
       logger,
+      onDisabled: options.onAutoDisabled,
     }),
     pause: store.health.pause,
     logger,
   });
+  // Fans out webhook.disabled and delivery.exhausted, recorded with what caused them.
+  const relay = createEventRelay({ store, now, logger });
   const send = createClaimSender({
     limits,
     policies: { retry: retryPolicyOf(config) },
@@ -125,6 +134,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
     {
       claim(limit, holding) {
         options.onTurn?.();
+        relay.maybeRun();
         const { leaseMs } = config;
         const maxAttempts = config.maxAttempts ?? undefined;
         return store.queue.claim({ workerId, limit, leaseMs, now: now(), maxAttempts, holding });
@@ -138,9 +148,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
         const { record, outcome } = delivered;
         const written = finishBatched({ claim, record, outcome });
         // The usual case, a success to a webhook with no failure streak, writes nothing more.
-        if (!hasAfterEffects(delivered)) return written;
+        const failed = outcome.state === "failed";
+        if (!hasAfterEffects(delivered) && !failed) return written;
         return written.then(async (applied) => {
           if (applied) await afterAttempt(claim, delivered);
+          // A delivery ending failed, or a webhook disabled, may have recorded an event.
+          if (applied && (failed || delivered.streak === "extend")) relay.kick();
           return applied;
         });
       },
@@ -174,5 +187,5 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): Worker & {
       ),
     },
   );
-  return Object.assign(worker, { id: workerId });
+  return Object.assign(worker, { id: workerId, relay });
 }

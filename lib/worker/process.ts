@@ -72,6 +72,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
           stats: () => store.queue.stats(),
           dueSummary: (at) => store.queue.dueSummary(at),
           workers: () => store.workers.list(),
+          webhooks: () => store.webhooks.list(),
         },
         now,
         heartbeatIntervalMs: operability.heartbeatIntervalMs,
@@ -94,6 +95,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     verbose: options.verbose,
     workerId: options.workerId,
     autoDisable: operability.autoDisable,
+    onAutoDisabled: metrics ? (kind) => metrics.observeAutoDisable(kind) : undefined,
     now,
     sleep: options.sleep,
     onTurn: () => void retention.maybeRun(),
@@ -171,6 +173,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     // Visible until here, while in-flight requests drained; a clean exit leaves no stale row.
     await heartbeat?.stop();
     await retention.idle();
+    await worker.relay.idle();
     await server?.stop();
   }
   if (lostReason !== null) throw databaseFileError(lostReason);

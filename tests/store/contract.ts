@@ -1726,6 +1726,108 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describe("operational events", () => {
+      const failed = { state: "failed" } as const;
+
+      test("a delivery ending failed records delivery.exhausted with its result, once taken it is gone", async () => {
+        const crm = await store.webhooks.create({ name: "crm", url: "https://e.example/1" });
+        await store.webhooks.create({
+          name: "ops",
+          url: "https://e.example/ops",
+          events: ["delivery.exhausted"],
+        });
+        await store.queue.enqueue(change());
+        const claimed = await oneClaim();
+        expect(await store.events.hasPending()).toBe(false);
+        const last = record({ statusCode: 500, outcome: "http_error", error: "HTTP 500" });
+        expect(await store.queue.finish(claimed, last, failed)).toBe(true);
+        const other = await another();
+        expect(await other.events.hasPending()).toBe(true);
+        const taken = await other.transaction((tx) => tx.events.take(10));
+        expect(taken).toEqual([
+          {
+            id: expect.any(Number),
+            event: "delivery.exhausted",
+            notFor: crm.id,
+            data: expect.any(String),
+            createdAt: T0,
+          },
+        ]);
+        expect(JSON.parse(taken[0]?.data ?? "")).toMatchObject({
+          id: claimed.delivery.id,
+          webhook_name: "crm",
+          attempts: 1,
+          last_status: 500,
+          last_error: "HTTP 500",
+        });
+        expect(await store.events.hasPending()).toBe(false);
+        expect(await store.events.take(10)).toEqual([]);
+      });
+
+      test("nothing is recorded without a subscriber, for a retry, nor for a delivery of an operational event", async () => {
+        await store.webhooks.create({ name: "crm", url: "https://e.example/1" });
+        await store.queue.enqueue(change());
+        const first = await oneClaim();
+        // No other webhook subscribes: nothing recorded.
+        expect(await store.queue.finish(first, record({ statusCode: 500 }), failed)).toBe(true);
+        expect(await store.events.hasPending()).toBe(false);
+
+        const ops = await store.webhooks.create({
+          name: "ops",
+          url: "https://e.example/ops",
+          events: ["delivery.exhausted", "webhook.disabled"],
+        });
+        await store.webhooks.create({
+          name: "ops2",
+          url: "https://e.example/ops2",
+          events: ["delivery.exhausted"],
+        });
+        await store.queue.enqueue({ ...change(), event: "delivery.exhausted", model: "delivery" });
+        const claims = await claim();
+        const own = claims.find((c) => c.delivery.webhookId === ops.id);
+        if (!own) throw new Error("expected ops' delivery");
+        expect(await store.queue.finish(own, record({ statusCode: 500 }), failed)).toBe(true);
+        const retry = claims.find((c) => c !== own);
+        if (!retry) throw new Error("expected a second delivery");
+        const later = { state: "queued", nextAttemptAt: T0 + 1000 } as const;
+        expect(await store.queue.finish(retry, record({ statusCode: 500 }), later)).toBe(true);
+        expect(await store.events.hasPending()).toBe(false);
+      });
+
+      test("disable() with announce records webhook.disabled in the same change, only for another subscriber", async () => {
+        const a = await store.webhooks.create({ name: "a", url: "https://e.example/a" });
+        const announce = (id: number) => ({
+          event: "webhook.disabled" as const,
+          notFor: id,
+          data: JSON.stringify({ id }),
+        });
+        // Only "a" itself would be told: nothing recorded.
+        await store.webhooks.update(a.id, { events: ["webhook.disabled"] });
+        expect(
+          await store.health.disable(a.id, { reason: "x", now: T0, announce: announce(a.id) }),
+        ).toBe(true);
+        expect(await store.events.hasPending()).toBe(false);
+
+        const b = await store.webhooks.create({ name: "b", url: "https://e.example/b" });
+        await store.webhooks.create({
+          name: "ops",
+          url: "https://e.example/ops",
+          events: ["webhook.disabled"],
+        });
+        expect(
+          await store.health.disable(b.id, { reason: "y", now: T0, announce: announce(b.id) }),
+        ).toBe(true);
+        // Already disabled: no second event.
+        expect(
+          await store.health.disable(b.id, { reason: "y", now: T0, announce: announce(b.id) }),
+        ).toBe(false);
+        const taken = await store.transaction((tx) => tx.events.take(10));
+        expect(taken.map((e) => [e.event, e.notFor, e.data])).toEqual([
+          ["webhook.disabled", b.id, JSON.stringify({ id: b.id })],
+        ]);
+      });
+    });
+
     describe("waitForChange", () => {
       test("waitForChange() resolves when another connection enqueues", async () => {
         await store.webhooks.create({ name: "a", url: "https://e.example/1" });

@@ -1,6 +1,12 @@
 import type { FieldErrors } from "../../inventory/schemas.ts";
 import { checkCaFileContent } from "../../webhooks/ca-file.ts";
-import { ALL_EVENTS, ITEM_EVENTS, type NewWebhook, type Webhook } from "../../webhooks/model.ts";
+import {
+  ALL_EVENTS,
+  ITEM_EVENTS,
+  type NewWebhook,
+  OPERATIONAL_EVENTS,
+  type Webhook,
+} from "../../webhooks/model.ts";
 import { formatRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import { unboundedTemplate } from "../../webhooks/template-trial.ts";
 import {
@@ -23,7 +29,7 @@ import {
 } from "../../webhooks/validate.ts";
 
 export { WEBHOOK_METHODS };
-export const EVENT_CHOICES: readonly string[] = [ALL_EVENTS, ...ITEM_EVENTS];
+export const EVENT_CHOICES: readonly string[] = [ALL_EVENTS, ...ITEM_EVENTS, ...OPERATIONAL_EVENTS];
 
 /** The form as typed, to show it again with its errors. */
 export interface WebhookFormValues {

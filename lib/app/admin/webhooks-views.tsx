@@ -204,7 +204,7 @@ export function WebhookFormPage(props: {
                 value={event}
                 checked={values.events.includes(event)}
               />{" "}
-              {event === "*" ? "all (*)" : event}
+              {event === "*" ? "all item events (*)" : event}
             </label>
           ))}
           <FieldErrors messages={errors.events} />

@@ -1,6 +1,7 @@
 import type { WebhookHealthRepo } from "../../webhooks/ports.ts";
 import { DATABASE_NOW_MS, type StoreClock } from "./clock.ts";
 import { type Db, toNumber, toNumberOrNull } from "./db.ts";
+import { subscribedSql } from "./operational-events.ts";
 
 const STREAK_SQL = "SELECT failing_since FROM webhooks WHERE id = $1";
 const CLEAR_STREAK_SQL =
@@ -14,12 +15,24 @@ const EXTEND_STREAK_SQL = `
   FROM ${clockAt(2)}
   WHERE id = $1 AND enabled
   RETURNING failing_since, failed_deliveries, c.t AS clock_now`;
-/** $2 = reason, $3 = now. */
+/**
+ * $2 = reason, $3 = now, $4 = the webhook.disabled event's data (or null), recorded in the same
+ * statement when another enabled webhook subscribes to it (the subquery sees the webhook as it
+ * was before this statement: enabled, hence `w.id <> $1`).
+ */
 const DISABLE_WEBHOOK_SQL = `
-  UPDATE webhooks SET enabled = FALSE, disabled_reason = $2, disabled_at = c.t, updated_at = c.t,
-    failing_since = NULL, failed_deliveries = 0
-  FROM ${clockAt(3)}
-  WHERE id = $1 AND enabled`;
+  WITH disabled AS (
+    UPDATE webhooks SET enabled = FALSE, disabled_reason = $2, disabled_at = c.t, updated_at = c.t,
+      failing_since = NULL, failed_deliveries = 0
+    FROM ${clockAt(3)}
+    WHERE id = $1 AND enabled
+    RETURNING webhooks.id, c.t
+  ), announced AS (
+    INSERT INTO operational_events (event, not_for, data, created_at)
+    SELECT 'webhook.disabled', d.id, $4::text, d.t FROM disabled d
+    WHERE $4::text IS NOT NULL AND ${subscribedSql("'webhook.disabled'", "$1")}
+  )
+  SELECT count(*)::int AS disabled FROM disabled`;
 /** 429/503 slow-down: $1 = webhook id, $2 = for how long (ms) from $3 = now. */
 const PAUSE_WEBHOOK_SQL = `
   UPDATE webhooks SET paused_until = c.t + $2
@@ -53,13 +66,14 @@ export function createPostgresHealthRepo(db: Db, clock: StoreClock): WebhookHeal
         failedDeliveries: Number(row.failed_deliveries),
       };
     },
-    async disable(webhookId, { reason, now }) {
-      const result = await db.sql.unsafe(DISABLE_WEBHOOK_SQL, [
+    async disable(webhookId, { reason, now, announce }) {
+      const [row] = await db.sql.unsafe(DISABLE_WEBHOOK_SQL, [
         webhookId,
         reason,
         clock.param(now),
+        announce?.data ?? null,
       ]);
-      return result.count > 0;
+      return Number(row?.disabled ?? 0) > 0;
     },
     async pause(webhookId, until) {
       const callerNow = clock.callerNow();

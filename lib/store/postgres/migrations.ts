@@ -193,6 +193,17 @@ export const MIGRATIONS: readonly string[] = [
     ADD COLUMN previous_secret TEXT,
     ADD COLUMN previous_secret_until BIGINT;
   `,
+  // 12: operational events (as SQLite's 14), recorded with the state change that causes them
+  // until a worker fans them out (and deletes them).
+  `
+  CREATE TABLE operational_events (
+    id BIGSERIAL PRIMARY KEY,
+    event TEXT NOT NULL,
+    not_for BIGINT NOT NULL,
+    data TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  );
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

@@ -12,6 +12,7 @@ import { type Db, isConnectionError, poolDb, transactionDb, urlOptions } from ".
 import { createPostgresHealthRepo } from "./health.ts";
 import { createPostgresItemRepo } from "./items.ts";
 import { migrate } from "./migrations.ts";
+import { createPostgresEventRepo } from "./operational-events.ts";
 import { createPostgresQueue } from "./queue/index.ts";
 import { createOutageWatch } from "./queue/outages.ts";
 import { createReachability } from "./reachability.ts";
@@ -130,6 +131,7 @@ export function createPostgresStore(
       items: createPostgresItemRepo(db),
       workers: createPostgresWorkerRegistry(db, clock),
       health: createPostgresHealthRepo(db, clock),
+      events: createPostgresEventRepo(db),
     };
   }
 
@@ -168,6 +170,7 @@ export function createPostgresStore(
     items: joining("items"),
     workers: joining("workers"),
     health: joining("health"),
+    events: joining("events"),
     transaction,
     waitForChange(waitOptions) {
       if (closed) return Promise.resolve();

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Streak } from "../../webhooks/model.ts";
-import type { WebhookHealthRepo } from "../../webhooks/ports.ts";
+import type { OperationalEventRecord, WebhookHealthRepo } from "../../webhooks/ports.ts";
+import { createSqliteEventRecorder } from "./operational-events.ts";
 
 const STREAK_SQL = "SELECT failing_since FROM webhooks WHERE id = ?";
 const CLEAR_SQL =
@@ -29,12 +30,18 @@ export function createSqliteHealthStore(db: Database): Omit<WebhookHealthRepo, "
     [number, number, number]
   >(EXTEND_SQL);
   const disableStmt = db.prepare<unknown, [number, string, number]>(DISABLE_SQL);
+  const recordEvent = createSqliteEventRecorder(db);
   const clear = db.transaction((id: number) => clearStmt.run(id));
   const extend = db.transaction((id: number, now: number, failed: number) =>
     extendStmt.get(id, now, failed),
   );
+  // The webhook.disabled event commits with the disabling, or neither does.
   const disable = db.transaction(
-    (id: number, reason: string, now: number) => disableStmt.run(id, reason, now).changes,
+    (id: number, reason: string, now: number, announce: OperationalEventRecord | undefined) => {
+      const changed = disableStmt.run(id, reason, now).changes;
+      if (changed > 0 && announce) recordEvent(announce, now);
+      return changed;
+    },
   );
   return {
     async recordSuccess(webhookId) {
@@ -45,8 +52,8 @@ export function createSqliteHealthStore(db: Database): Omit<WebhookHealthRepo, "
       if (!row) return null;
       return { streakStartedAt: row.failing_since, failedDeliveries: row.failed_deliveries };
     },
-    async disable(webhookId, { reason, now }) {
-      return disable.immediate(webhookId, reason, now) > 0;
+    async disable(webhookId, { reason, now, announce }) {
+      return disable.immediate(webhookId, reason, now, announce) > 0;
     },
   };
 }

@@ -290,6 +290,17 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN previous_secret TEXT;
   ALTER TABLE webhooks ADD COLUMN previous_secret_until INTEGER;
   `,
+  // 14: operational events (webhook.disabled, delivery.exhausted) recorded in the transaction
+  // of the state change that causes them, until a worker fans them out (and deletes them).
+  `
+  CREATE TABLE operational_events (
+    id INTEGER PRIMARY KEY,
+    event TEXT NOT NULL,
+    not_for INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** Applies pending migrations, each in its own immediate transaction (safe with several processes). */

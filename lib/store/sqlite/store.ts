@@ -10,6 +10,7 @@ import { fileChange, fileIdentity } from "./file-safety.ts";
 import { createSqliteHealthRepo } from "./health.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
+import { createSqliteEventRepo } from "./operational-events.ts";
 import { createSqliteQueue } from "./queue/index.ts";
 import { createSqliteSessionRevocations } from "./sessions.ts";
 import { createSqliteWebhookRepo } from "./webhooks.ts";
@@ -101,6 +102,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     items: createSqliteItemRepo(db),
     workers: createSqliteWorkerRegistry(db),
     health: createSqliteHealthRepo(db),
+    events: createSqliteEventRepo(db),
   };
 
   const yieldWhenBusy = options.yieldWhenBusy === true;
@@ -161,6 +163,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     items: guarded(repos.items),
     workers: guarded(repos.workers),
     health: guarded(repos.health),
+    events: guarded(repos.events),
     transaction,
     waitForChange: changes.waitForChange,
     // A file on this machine: there is no connection to lose.

@@ -5,8 +5,11 @@ import {
   DELIVERY_STATES,
   type DeliveryState,
   type DueSummary,
+  type Webhook,
   type WorkerInfo,
 } from "../model.ts";
+import type { DisabledKind } from "../operational-events.ts";
+import { disabledReasonKind } from "../policy/webhook-health.ts";
 import { classifyWorkers, DEFAULT_HEARTBEAT_MS } from "./staleness.ts";
 
 /** Labels of webhook_attempts_total: the status class, or how the attempt failed without one. */
@@ -63,7 +66,15 @@ export interface MetricsSource {
     lastId(): Promise<number>;
     after(afterId: number, limit: number): Promise<AttemptSample[]>;
   };
+  /**
+   * The webhooks, for the disabled gauge; with `attempts` (the app) also for the automatic
+   * disables counter, which a worker counts itself (observeAutoDisable).
+   */
+  webhooks?(): Promise<Array<Pick<Webhook, "enabled" | "disabledReason" | "disabledAt">>>;
 }
+
+/** Labels of webhook_disabled_webhooks; the first two also of webhook_auto_disabled_total. */
+export const DISABLED_REASONS = ["gone", "failing", "manual"] as const;
 
 export interface Metrics {
   readonly registry: Registry;
@@ -73,6 +84,8 @@ export interface Metrics {
   observeAttempt(record: Pick<AttemptRecord, "outcome" | "statusCode" | "durationMs">): void;
   /** Counts a failed store call of this worker (claim, finish, release, wait). */
   observeStoreError(phase: string): void;
+  /** Counts a webhook this worker disabled automatically. */
+  observeAutoDisable(kind: DisabledKind): void;
   /** Reads the database gauges and returns every metric in Prometheus text format. */
   render(): Promise<string>;
 }
@@ -134,6 +147,19 @@ export function createMetrics(options: {
     labelNames: ["phase"] as const,
     registers: [registry],
   });
+  const disabled = new Gauge({
+    name: "webhook_disabled_webhooks",
+    help: "Disabled webhooks by reason: gone (a 410 answer), failing (a failure streak), manual.",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  const autoDisabled = new Counter({
+    name: "webhook_auto_disabled_total",
+    help: "Webhooks disabled automatically, by reason (gone: a 410 answer; failing: a streak).",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  for (const reason of ["gone", "failing"] as const) autoDisabled.inc({ reason }, 0);
   for (const outcome of ATTEMPT_OUTCOME_LABELS) attempts.inc({ outcome }, 0);
   for (const phase of STORE_PHASES) storeErrors.inc({ phase }, 0);
 
@@ -158,6 +184,27 @@ export function createMetrics(options: {
     }
   }
 
+  // The app counts automatic disables from the database, those after its first scrape (as
+  // attempts): a webhook whose disabled_at is past the newest one seen.
+  let disabledCursor: number | undefined;
+  async function readWebhooks(list: NonNullable<MetricsSource["webhooks"]>): Promise<void> {
+    const webhooks = await list();
+    const counts = { gone: 0, failing: 0, manual: 0 };
+    let newest = disabledCursor ?? Number.NEGATIVE_INFINITY;
+    for (const webhook of webhooks) {
+      if (webhook.enabled) continue;
+      const kind = disabledReasonKind(webhook.disabledReason);
+      counts[kind] += 1;
+      const at = webhook.disabledAt ?? Number.NEGATIVE_INFINITY;
+      if (source.attempts && disabledCursor !== undefined && at > disabledCursor) {
+        if (kind !== "manual") autoDisabled.inc({ reason: kind });
+      }
+      newest = Math.max(newest, at);
+    }
+    disabledCursor = Math.max(newest, disabledCursor ?? now());
+    for (const reason of DISABLED_REASONS) disabled.set({ reason }, counts[reason]);
+  }
+
   async function refresh(): Promise<void> {
     const t = now();
     const [stats, summary, registered] = await Promise.all([
@@ -175,6 +222,7 @@ export function createMetrics(options: {
     workers.set({ status: "live" }, classified.length - stale);
     workers.set({ status: "stale" }, stale);
     if (source.attempts) await followAttempts(source.attempts);
+    if (source.webhooks) await readWebhooks(source.webhooks);
   }
 
   // Renders run one at a time: two overlapping scrapes must not count the same attempts twice.
@@ -195,6 +243,7 @@ export function createMetrics(options: {
     contentType: registry.contentType,
     observeAttempt,
     observeStoreError: (phase) => storeErrors.inc({ phase }),
+    observeAutoDisable: (kind) => autoDisabled.inc({ reason: kind }),
     render,
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from "../../log.ts";
 import { escapeControl } from "../../text/control.ts";
 import type { Delivered, Streak, Webhook } from "../model.ts";
+import { type DisabledKind, disabledEvent } from "../operational-events.ts";
 import type { WebhookHealthRepo } from "../ports.ts";
 
 /** When a failing endpoint is disabled automatically. */
@@ -14,6 +15,9 @@ export interface AutoDisableSettings {
   /** A 410 Gone answer disables at once. */
   onGone: boolean;
 }
+
+/** How every reason shouldDisable() gives begins. */
+const AUTOMATIC = "Disabled automatically: ";
 
 export const DEFAULT_AUTO_DISABLE: AutoDisableSettings = {
   enabled: true,
@@ -32,7 +36,7 @@ export function shouldDisable(
 ): string | null {
   if (!settings.enabled) return null;
   if (settings.onGone && input.lastStatus === 410) {
-    return "Disabled automatically: the endpoint answered 410 Gone";
+    return `${AUTOMATIC}the endpoint answered 410 Gone`;
   }
   if (input.streakStartedAt === null) return null;
   const failingFor = input.now - input.streakStartedAt;
@@ -40,10 +44,28 @@ export function shouldDisable(
   if (input.failedDeliveries < settings.minFailedDeliveries) return null;
   const last = input.lastStatus === null ? "" : `; last answer HTTP ${input.lastStatus}`;
   return (
-    `Disabled automatically: every attempt failed for ${formatHours(failingFor)} ` +
+    `${AUTOMATIC}every attempt failed for ${formatHours(failingFor)} ` +
     `since ${new Date(input.streakStartedAt).toISOString()} ` +
     `(${input.failedDeliveries} failed deliveries${last})`
   );
+}
+
+/**
+ * Why a disabled webhook is off, from its stored reason: "gone" and "failing" are the texts
+ * shouldDisable() writes, anything else a person's (or the API's) doing.
+ */
+export function disabledReasonKind(reason: string | null): DisabledKind | "manual" {
+  if (reason?.startsWith(`${AUTOMATIC}the endpoint answered 410`)) return "gone";
+  if (reason?.startsWith(AUTOMATIC)) return "failing";
+  return "manual";
+}
+
+/** Which rule of shouldDisable() disabled a webhook: a 410 answer, or a failure streak. */
+export function disabledKind(
+  lastStatus: number | null,
+  settings: AutoDisableSettings = DEFAULT_AUTO_DISABLE,
+): DisabledKind {
+  return settings.onGone && lastStatus === 410 ? "gone" : "failing";
 }
 
 function formatHours(ms: number): string {
@@ -60,7 +82,7 @@ export interface WebhookHealth {
    * reason when this attempt disabled the webhook, else null.
    */
   afterAttempt(input: {
-    webhook: Pick<Webhook, "id" | "name">;
+    webhook: Pick<Webhook, "id" | "name" | "url">;
     streak: NonNullable<Delivered["streak"]>;
     /** The delivery ended `failed` (it counts towards the failed deliveries of the streak). */
     deliveryFailed: boolean;
@@ -77,8 +99,10 @@ export function createWebhookHealth(options: {
   settings?: AutoDisableSettings;
   now?: () => number;
   logger?: Pick<Logger, "warn">;
+  /** Told of each webhook this disabled (the worker's metrics count them by kind). */
+  onDisabled?: (kind: DisabledKind) => void;
 }): WebhookHealth {
-  const { store, settings = DEFAULT_AUTO_DISABLE, now = Date.now, logger } = options;
+  const { store, settings = DEFAULT_AUTO_DISABLE, now = Date.now, logger, onDisabled } = options;
   return {
     async afterAttempt({ webhook, streak: change, deliveryFailed, lastStatus }) {
       if (change === "end") {
@@ -90,8 +114,12 @@ export function createWebhookHealth(options: {
       if (streak === null) return null;
       const reason = shouldDisable({ ...streak, now: t, lastStatus }, settings);
       if (reason === null) return null;
-      if (!(await store.disable(webhook.id, { reason, now: t }))) return null;
+      const kind = disabledKind(lastStatus, settings);
+      // Its webhook.disabled event commits with the disabling (operational-events.ts).
+      const announce = disabledEvent(webhook, { reason, kind, at: t });
+      if (!(await store.disable(webhook.id, { reason, now: t, announce }))) return null;
       logger?.warn(`Webhook ${escapeControl(JSON.stringify(webhook.name))}: ${reason}`);
+      onDisabled?.(kind);
       return reason;
     },
   };

@@ -1,5 +1,6 @@
 import type { SQL } from "bun";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
+import { exhaustedEvent } from "../../../webhooks/operational-events.ts";
 import type { FinishItem } from "../../../webhooks/ports.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";
@@ -88,6 +89,9 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
       response_headers: storableText(record.responseHeaders),
       response_body: storableText(record.responseBody),
       url: storableText(record.url ?? null),
+      webhook_id: claim.delivery.webhookId,
+      // A delivery whose attempts ran out: its delivery.exhausted, recorded below if subscribed.
+      exhausted: exhaustedEvent({ claim, record, outcome })?.data ?? null,
     }));
     // A test clock is read at the decision too, so the distance is kept exactly.
     const at = clock.param(decidedAt);
@@ -100,7 +104,7 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::text::jsonb) AS f(
           id bigint, message_id text, attempt int, generation int, state text, next_in bigint, status int,
           error text, worker_id text, started_at bigint, duration_ms float8, outcome text,
-          response_headers text, response_body text, url text)
+          response_headers text, response_body text, url text, webhook_id bigint, exhausted text)
       ), updated AS (
         UPDATE deliveries d SET state = f.state,
           next_attempt_at = coalesce((SELECT t FROM clock) + f.next_in, d.next_attempt_at),
@@ -118,6 +122,12 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
           f.error, f.response_headers, f.response_body, f.url
         FROM input f JOIN updated u ON u.id = f.id
         RETURNING delivery_id
+      ), announced AS (
+        INSERT INTO operational_events (event, not_for, data, created_at)
+        SELECT 'delivery.exhausted', f.webhook_id, f.exhausted, (SELECT t FROM clock)
+        FROM input f JOIN updated u ON u.id = f.id
+        WHERE f.exhausted IS NOT NULL AND EXISTS (SELECT 1 FROM webhooks w
+          WHERE w.enabled AND w.id <> f.webhook_id AND w.events ? 'delivery.exhausted')
       )
       SELECT r.delivery_id AS id,
         CASE WHEN f.state = 'queued' OR u.ordered THEN pg_notify(${CHANGE_CHANNEL}, '') END

@@ -1,6 +1,8 @@
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
+import { exhaustedEvent } from "../../../webhooks/operational-events.ts";
 import type { FinishItem } from "../../../webhooks/ports.ts";
+import { createSqliteEventRecorder } from "../operational-events.ts";
 import { perRowCount } from "./rows.ts";
 
 /** Results per statement pair: the bound values stay far below SQLite's parameter limit. */
@@ -49,6 +51,7 @@ export function createFinish(db: Database) {
         status_code, outcome, error, response_headers, response_body, url)
       VALUES ${valueRows(count, ATTEMPT_VALUES, 0)}`,
   );
+  const recordEvent = createSqliteEventRecorder(db);
   const releaseStmt = db.prepare<unknown, SQLQueryBindings[]>(
     `UPDATE deliveries SET state = 'queued', attempts = attempts - 1, lease_owner = NULL,
        lease_expires_at = NULL, updated_at = ?4
@@ -101,6 +104,11 @@ export function createFinish(db: Database) {
     if (written.length > 0) {
       const attempts = written.flatMap(({ claim, record }) => attemptValues(claim, record));
       attemptsStmt(written.length).run(...attempts);
+      // A delivery whose attempts ran out: its delivery.exhausted commits with its result.
+      for (const item of written) {
+        const exhausted = exhaustedEvent(item);
+        if (exhausted) recordEvent(exhausted, at);
+      }
     }
     return items.map((item) => applied.has(item.claim.delivery.id));
   }

@@ -1,0 +1,96 @@
+import { isOperationalEvent } from "./events.ts";
+import type { ChangeEvent, Webhook } from "./model.ts";
+import type { FinishItem, OperationalEventRecord, Store, StoredOperationalEvent } from "./ports.ts";
+
+/**
+ * Operational events, as Svix's `endpoint.disabled` and `message.attempt.exhausted`: a webhook
+ * was disabled automatically, a delivery's attempts ran out. Any other webhook that names the
+ * event gets it, in NetBox's body shape (`model` "webhook" or "delivery", the facts in `data`),
+ * so its templates and conditions work as for item changes.
+ *
+ * Nothing is lost: the event is recorded in the same transaction as the state change that
+ * causes it (the delivery's last result, the webhook's disabling), then a worker fans it out
+ * with the usual enqueue, removing the record in the same transaction. No loop: a delivery of
+ * an operational event that runs out of attempts announces nothing, and an event never goes to
+ * the webhook it is about.
+ */
+
+/** The longest `last_error` an exhausted event carries. */
+const MAX_ERROR_CHARS = 1000;
+
+/** A delivery that ended `failed` after an attempt: its delivery.exhausted, or null. */
+export function exhaustedEvent(item: FinishItem): OperationalEventRecord | null {
+  const { claim, record, outcome } = item;
+  const { delivery } = claim;
+  if (outcome.state !== "failed" || isOperationalEvent(delivery.event)) return null;
+  const data = {
+    id: delivery.id,
+    message_id: delivery.messageId,
+    event: delivery.event,
+    webhook_id: delivery.webhookId,
+    webhook_name: claim.webhook.name,
+    attempts: claim.attempt,
+    last_status: record.statusCode,
+    last_error: record.error === null ? null : record.error.slice(0, MAX_ERROR_CHARS),
+    object_model: delivery.objectModel,
+    object_id: delivery.objectId,
+  };
+  return { event: "delivery.exhausted", notFor: delivery.webhookId, data: JSON.stringify(data) };
+}
+
+/** Why a webhook was disabled automatically, as a metric label: a 410 answer or a streak. */
+export type DisabledKind = "gone" | "failing";
+
+/** A webhook disabled automatically: its webhook.disabled. */
+export function disabledEvent(
+  webhook: Pick<Webhook, "id" | "name" | "url">,
+  disabled: { reason: string; kind: DisabledKind; at: number },
+): OperationalEventRecord {
+  const data = {
+    id: webhook.id,
+    name: webhook.name,
+    url: webhook.url,
+    reason: disabled.reason,
+    reason_kind: disabled.kind,
+    disabled_at: new Date(disabled.at).toISOString(),
+  };
+  return { event: "webhook.disabled", notFor: webhook.id, data: JSON.stringify(data) };
+}
+
+/** A recorded event as the change the usual enqueue fans out. */
+export function operationalChange(stored: StoredOperationalEvent, requestId: string): ChangeEvent {
+  return {
+    event: stored.event,
+    model: stored.event === "webhook.disabled" ? "webhook" : "delivery",
+    username: "worker",
+    requestId,
+    timestamp: new Date(stored.createdAt),
+    data: JSON.parse(stored.data),
+    prechange: null,
+    postchange: null,
+    notFor: stored.notFor,
+  };
+}
+
+/**
+ * Fans out the recorded operational events, `batchSize` per transaction (taken and enqueued
+ * together, so an event is fanned out exactly once, whichever worker takes it). Returns how
+ * many were fanned out.
+ */
+export async function relayOperationalEvents(
+  store: Pick<Store, "transaction" | "events">,
+  options: { batchSize?: number; randomUUID?: () => string } = {},
+): Promise<number> {
+  const { batchSize = 100, randomUUID = () => crypto.randomUUID() } = options;
+  let total = 0;
+  while (await store.events.hasPending()) {
+    const taken = await store.transaction(async (tx) => {
+      const events = await tx.events.take(batchSize);
+      for (const event of events) await tx.queue.enqueue(operationalChange(event, randomUUID()));
+      return events.length;
+    });
+    total += taken;
+    if (taken < batchSize) break;
+  }
+  return total;
+}
