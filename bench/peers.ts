@@ -174,7 +174,7 @@ export async function rateOf(sink: Sink, jobs: number): Promise<number> {
   return (stats.count / (stats.last - stats.first)) * 1000;
 }
 
-async function rawFetch(url: string, jobs: number, concurrency: number): Promise<number> {
+export async function rawFetch(url: string, jobs: number, concurrency: number): Promise<number> {
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -194,7 +194,7 @@ async function rawFetch(url: string, jobs: number, concurrency: number): Promise
 }
 
 /** Our worker process with --once on a store holding `jobs` deliveries for the sink. */
-async function ourWorker(
+export async function ourWorker(
   store: Store,
   database: string,
   sink: Sink,
@@ -211,7 +211,7 @@ async function ourWorker(
 }
 
 /** bench/flat-loop.ts, a process of its own like the worker, on the same kind of store. */
-async function flatLoop(
+export async function flatLoop(
   store: Store,
   database: string,
   sink: Sink,
@@ -261,7 +261,7 @@ export async function fillStore(store: Store, sink: Sink, jobs: number): Promise
   }
 }
 
-async function bullmq(port: number, sink: Sink, jobs: number, concurrency: number) {
+export async function bullmq(port: number, sink: Sink, jobs: number, concurrency: number) {
   const { Queue, Worker } = await import("bullmq");
   const connection = { host: "127.0.0.1", port };
   const queue = new Queue("bench", { connection });
@@ -401,7 +401,7 @@ interface PgBossLike {
 }
 
 /** redis-server on a free loopback port, nothing saved to disk. */
-async function startRedis(): Promise<{ port: number; process: Subprocess }> {
+export async function startRedis(): Promise<{ port: number; process: Subprocess }> {
   const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = probe.port;
   probe.stop(true);

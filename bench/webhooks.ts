@@ -31,6 +31,7 @@ import { PEERS_TITLE, peersSection } from "./peers.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./postgres.ts";
 import { benchChange as change, enqueueBench } from "./shared.ts";
 import { preciseNow, type Sink, startSink } from "./sink.ts";
+import { SUSTAINED_TITLE, sustainedSection } from "./sustained.ts";
 import { TEMPLATE_BOMB_TITLE, templateBombSection } from "./template-bomb.ts";
 import { TEMPLATES_SECTION_TITLE, templatesSection } from "./templates.ts";
 import { ANATOMY_TITLE, anatomySection } from "./worker-anatomy.ts";
@@ -47,6 +48,10 @@ const settingsSchema = z.object({
   BENCH_IDLE_SECONDS: intInRange(1, 3600).default(10),
   BENCH_OPS_ROUNDS: intInRange(1, 100).default(5),
   BENCH_PATCH_REQUESTS: intInRange(10, 1_000_000).default(2000),
+  /** Deliveries a side in the sustained section (BENCH_SECTIONS=sustained). */
+  BENCH_SUSTAINED_COUNT: intInRange(1000, 10_000_000).default(200_000),
+  /** How long the sustained section feeds the worker at half its rate for the latency. */
+  BENCH_SUSTAINED_LATENCY_SECONDS: intInRange(1, 3600).default(20),
   /** e.g. BENCH_SECTIONS=throughput,idle runs only those. */
   BENCH_SECTIONS: z.string().optional(),
 });
@@ -58,6 +63,8 @@ let LATENCY_SAMPLES = 200;
 let IDLE_SECONDS = 10;
 let OPS_ROUNDS = 5;
 let PATCH_REQUESTS = 2000;
+let SUSTAINED_COUNT = 200_000;
+let SUSTAINED_LATENCY_SECONDS = 20;
 
 /**
  * The worker as deployed: its defaults, the SSRF check on, and the allow-list the docs'
@@ -125,6 +132,19 @@ const SECTIONS: Array<[string, string, Section]> = [
       }),
   ],
   [
+    "sustained",
+    SUSTAINED_TITLE,
+    (context) =>
+      sustainedSection({
+        count: SUSTAINED_COUNT,
+        concurrency: PEER_CONCURRENCY,
+        rounds: PEER_ROUNDS,
+        latencySeconds: SUSTAINED_LATENCY_SECONDS,
+        report: context.report,
+        print: (line) => console.log(line),
+      }),
+  ],
+  [
     "anatomy",
     ANATOMY_TITLE,
     (context) =>
@@ -180,6 +200,8 @@ async function main(env: Record<string, string | undefined>): Promise<void> {
   IDLE_SECONDS = settings.BENCH_IDLE_SECONDS;
   OPS_ROUNDS = settings.BENCH_OPS_ROUNDS;
   PATCH_REQUESTS = settings.BENCH_PATCH_REQUESTS;
+  SUSTAINED_COUNT = settings.BENCH_SUSTAINED_COUNT;
+  SUSTAINED_LATENCY_SECONDS = settings.BENCH_SUSTAINED_LATENCY_SECONDS;
   const only = settings.BENCH_SECTIONS?.split(",").map((key) => key.trim());
   const dir = mkdtempSync(join(tmpdir(), "bench-webhooks-"));
   let databases = 0;
@@ -491,7 +513,7 @@ await runScript(
     meta: {
       name: "bench:webhooks",
       description:
-        "Benchmark webhook delivery. Env: BENCH_DELIVERIES (20000), BENCH_CONCURRENCY (16), BENCH_PEER_CONCURRENCY (64), BENCH_PEER_ROUNDS (3), BENCH_LATENCY_SAMPLES (200), BENCH_IDLE_SECONDS (10), BENCH_SECTIONS (all).",
+        "Benchmark webhook delivery. Env: BENCH_DELIVERIES (20000), BENCH_CONCURRENCY (16), BENCH_PEER_CONCURRENCY (64), BENCH_PEER_ROUNDS (3), BENCH_LATENCY_SAMPLES (200), BENCH_IDLE_SECONDS (10), BENCH_SUSTAINED_COUNT (200000), BENCH_SUSTAINED_LATENCY_SECONDS (20), BENCH_SECTIONS (all).",
     },
     run: () => main(process.env),
   }),
