@@ -120,7 +120,7 @@ describe("GET /admin/background-tasks/deliveries/:id", () => {
     expect(html).toContain("&quot;request_id&quot;: &quot;req-1&quot;");
     expect(html).toContain('id="attempt-1"');
     expect(html).toContain('id="attempt-2"');
-    expect(html).toContain("<td>503</td>");
+    expect(html).toContain(`<td data-label="Status">503</td>`);
     expect(html).toContain("try later");
     expect(html).toContain("13 ms"); // 12.5 ms, rounded
     expect(html).toContain(">Retry</button>");
@@ -136,8 +136,10 @@ describe("GET /admin/background-tasks/deliveries/:id", () => {
     const { html } = await t.client.open(`/admin/background-tasks/deliveries/${id}`);
     const row = (n: number) => html.slice(html.indexOf(`id="attempt-${n}"`)).split("</tr>")[0];
     expect(html).toContain("<th>URL</th>");
-    expect(row(1)).toContain('<td class="wrap">http://h.example/</td>');
-    expect(row(2)).toContain('<td class="wrap">http://new.example/hook?a=1&amp;b=&lt;2&gt;</td>');
+    expect(row(1)).toContain(`<td class="wrap" data-label="URL">http://h.example/</td>`);
+    expect(row(2)).toContain(
+      `<td class="wrap" data-label="URL">http://new.example/hook?a=1&amp;b=&lt;2&gt;</td>`,
+    );
   });
 
   test("a failed ordered delivery says the item's later changes went on without it", async () => {

@@ -134,10 +134,9 @@ describe("an item's deliveries", () => {
     expect(html).toContain("Deliveries of this item");
     expect(html).toContain(`href="/admin/background-tasks/deliveries?item=${a}"`);
     const section = html.slice(html.indexOf("Deliveries of this item"));
-    expect([...section.matchAll(/<td>(item\.\w+)<\/td>/g)].map((m) => m[1])).toEqual([
-      "item.updated",
-      "item.created",
-    ]);
+    expect(
+      [...section.matchAll(/<td data-label="Event">(item\.\w+)<\/td>/g)].map((m) => m[1]),
+    ).toEqual(["item.updated", "item.created"]);
 
     const list = await t.client.open(`/admin/background-tasks/deliveries?item=${b}`);
     expect(list.html).toContain("All deliveries of item B");
