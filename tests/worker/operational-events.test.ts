@@ -13,6 +13,7 @@ import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { spawnWorker } from "../fakes/worker-process.ts";
 
 // A throwaway PostgreSQL cluster starts for the second suite.
 setDefaultTimeout(60_000);
@@ -279,5 +280,84 @@ describe("metrics", () => {
     const workerSamples = parsePrometheusText(await metrics.render());
     expect(family(workerSamples, "webhook_disabled_webhooks")).toEqual(expected.disabled);
     expect(family(workerSamples, "webhook_auto_disabled_total")).toEqual(expected.counted);
+  });
+});
+
+describe("worker process", () => {
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** The child's JSON log lines, read as they come. */
+  function logLines(stream: ReadableStream<Uint8Array>) {
+    const reader = stream.getReader();
+    cleanups.push(() => reader.releaseLock());
+    const decoder = new TextDecoder();
+    let buffered = "";
+    return async function find(match: (msg: string) => boolean): Promise<Record<string, unknown>> {
+      for (;;) {
+        const newline = buffered.indexOf("\n");
+        if (newline === -1) {
+          const { done, value } = await reader.read();
+          if (done) throw new Error(`log ended without the line looked for: ${buffered}`);
+          buffered += decoder.decode(value, { stream: true });
+          continue;
+        }
+        const line = JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>;
+        buffered = buffered.slice(newline + 1);
+        if (match(String(line.msg))) return line;
+      }
+    };
+  }
+
+  test("bun run worker disables a webhook on a 410: one warn line, webhook.disabled sent, --metrics-port counts it", async () => {
+    const path = join(temporaryDirectory(), "app.db");
+    store = openSqliteStore(path);
+    const gone = endpoint(410);
+    const ops = endpoint(200);
+    await store.webhooks.create({ name: "dead", url: `${gone.url}/h` });
+    await store.webhooks.create({
+      name: "ops",
+      url: `${ops.url}/ops`,
+      events: ["webhook.disabled"],
+    });
+    await store.queue.enqueue({
+      event: "item.created",
+      model: "item",
+      username: "admin",
+      requestId: "r-1",
+      timestamp: new Date(),
+      data: { id: 1, ...item },
+      prechange: null,
+      postchange: { id: 1, ...item },
+    });
+    const child = spawnWorker(path, {
+      env: { LOG_FORMAT: "json" },
+      args: ["--metrics-port", "0"],
+      cleanups,
+    });
+    const find = logLines(child.stderr);
+    const metricsUrl = String((await find((msg) => msg.startsWith("Metrics on"))).msg).slice(
+      "Metrics on ".length,
+    );
+    const warned = await find((msg) => msg.startsWith("Webhook"));
+    expect([warned.level, warned.msg]).toEqual([
+      "warn",
+      'Webhook "dead": Disabled automatically: the endpoint answered 410 Gone',
+    ]);
+    await ops.waitForRequests(1);
+    expect(JSON.parse(ops.requests[0]?.body ?? "").data).toMatchObject({
+      name: "dead",
+      reason_kind: "gone",
+    });
+    const samples = parsePrometheusText(await (await fetch(metricsUrl)).text());
+    expect(family(samples, "webhook_auto_disabled_total")).toEqual({
+      'webhook_auto_disabled_total{reason="failing"}': 0,
+      'webhook_auto_disabled_total{reason="gone"}': 1,
+    });
+    expect(samples.get('webhook_disabled_webhooks{reason="gone"}')).toBe(1);
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
   });
 });
