@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withoutUrlCredentials } from "../text/url-credentials.ts";
 import { ConfigError } from "./errors.ts";
 
 export type Env = Record<string, string | undefined>;
@@ -20,7 +21,7 @@ const SECRET_NAME = /TOKEN|SECRET|PASSWORD/i;
  * the first offending variable, the value given and the expected form, e.g.
  * `MAX_COMMENTS_PER_STORY="abc" is invalid: expected a whole number from 1 to 1000`.
  * The value of a secret (named in `secrets`, or a name with TOKEN, SECRET or PASSWORD in it) is
- * left out: the message says what is wrong with it instead.
+ * left out: the message says what is wrong with it instead; a URL's `user:password@` too.
  */
 export function parseEnv<S extends z.ZodType>(
   schema: S,
@@ -34,7 +35,8 @@ export function parseEnv<S extends z.ZodType>(
   const key = String(issue?.path[0] ?? "environment");
   const given = cleaned[key];
   const secret = options.secrets?.has(key) || SECRET_NAME.test(key);
-  const shown = given === undefined || secret ? "" : `=${JSON.stringify(given)}`;
+  const shown =
+    given === undefined || secret ? "" : `=${JSON.stringify(withoutUrlCredentials(given))}`;
   throw new ConfigError(`${key}${shown} is invalid: ${issue?.message ?? "unexpected value"}`);
 }
 

@@ -56,3 +56,19 @@ describe("parseEnv()", () => {
     );
   });
 });
+
+describe("parseEnv() and a URL's credentials", () => {
+  test("names a bad URL without its user:password@", () => {
+    const schema = z.object({ OLLAMA_ENDPOINT_URL: httpUrl().optional() });
+    let error: unknown;
+    try {
+      parseEnv(schema, { OLLAMA_ENDPOINT_URL: "ftp://digest:s3cret@ollama.lan:11434" });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(
+      'OLLAMA_ENDPOINT_URL="ftp://ollama.lan:11434" is invalid: expected an http:// or https:// URL, e.g. http://localhost:11434',
+    );
+  });
+});

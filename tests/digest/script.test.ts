@@ -51,10 +51,13 @@ describe("scripts/digest.ts", () => {
     const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
     const url = `http://127.0.0.1:${closed.port}`;
     closed.stop(true);
-    const { code, stderr } = await runScript([], { OLLAMA_ENDPOINT_URL: url });
+    // A proxy's basic auth in the URL is sent, never printed.
+    const withCredentials = url.replace("http://", "http://digest:s3cret@");
+    const { code, stderr } = await runScript([], { OLLAMA_ENDPOINT_URL: withCredentials });
     expect(code).toBe(1);
     expect(stderr.trim().split("\n")).toHaveLength(1);
     expect(stderr).toContain(`${url}/api/tags`);
+    expect(stderr).not.toContain("s3cret");
     expect(stderr).toContain("`ollama serve`");
     expect(stderr).toContain("`ollama pull llama3.2`");
   });

@@ -140,11 +140,12 @@ function oneLine(text: string): string {
 
 /**
  * Text for XML content or a double-quoted attribute: escaped, and without what XML 1.0 cannot
- * carry at all (control characters, lone surrogates, U+FFFE/U+FFFF), which a parser would reject.
+ * carry at all (control characters, lone surrogates, U+FFFE/U+FFFF), which a parser would reject;
+ * U+2028, U+2029 and U+FEFF as character references, as in the page.
  */
 export function xml(text: string): string {
   return stripControl(text)
     .toWellFormed()
     .replace(/[\uFFFE\uFFFF]/g, "")
-    .replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+    .replace(/[&<>"\u2028\u2029\uFEFF]/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }

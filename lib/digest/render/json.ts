@@ -97,7 +97,16 @@ export function jsonRenderer(): Renderer {
         stories,
         incomplete: incomplete ? incompleteText(incomplete) : null,
       };
-      return `${JSON.stringify(document, null, 2)}\n`;
+      return `${escapeJsonSeparators(JSON.stringify(document, null, 2))}\n`;
     },
   };
+}
+
+/**
+ * U+2028 and U+2029 as `\u2028` and `\u2029`: JSON allows them raw, but a script that embeds
+ * the JSON (or an older parser) takes them for line ends; U+FEFF as `\ufeff`, so no invisible
+ * byte-order mark sits in a title. They occur only inside strings, where the escape means the same.
+ */
+export function escapeJsonSeparators(json: string): string {
+  return json.replace(/[\u2028\u2029\uFEFF]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16)}`);
 }

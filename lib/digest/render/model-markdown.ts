@@ -1,5 +1,6 @@
 import MarkdownIt from "markdown-it";
 import { stripControl } from "../../text/control.ts";
+import { escapeSeparators } from "./html-escape.ts";
 
 /**
  * markdown-it with only the safe subset models use turned on: paragraphs, line breaks, bold,
@@ -35,7 +36,7 @@ export function modelTextToHtml(text: string, headingTag = "h4"): string {
   for (const token of tokens) {
     if (token.type === "heading_open" || token.type === "heading_close") token.tag = headingTag;
   }
-  return markdown.renderer.render(tokens, markdown.options, {}).trim();
+  return escapeSeparators(markdown.renderer.render(tokens, markdown.options, {}).trim());
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;

@@ -1,5 +1,11 @@
+import { withoutUrlCredentials } from "../../../text/url-credentials.ts";
 import { type Api, MODEL_APIS, type ModelServer } from "./apis.ts";
-import { type ModelClient, normaliseModelName } from "./model-client.ts";
+import {
+  type ModelClient,
+  ModelError,
+  normaliseModelName,
+  PreflightError,
+} from "./model-client.ts";
 
 export interface OpenModelOptions {
   fetch?: typeof fetch;
@@ -16,7 +22,40 @@ export function openModelClient(
   options: OpenModelOptions = {},
 ): ModelClient {
   const checkTimeoutMs = Math.min(10_000, config.server.timeoutMs ?? 10_000);
-  return MODEL_APIS[config.api].open(config.server, { ...options, checkTimeoutMs });
+  return withoutCredentialsShown(
+    MODEL_APIS[config.api].open(config.server, { ...options, checkTimeoutMs }),
+  );
+}
+
+/**
+ * The client with the server's `user:password@` (a proxy's basic auth in OLLAMA_ENDPOINT_URL)
+ * taken out of everything a person reads: its name, and each failure's message, reason and fix.
+ * The requests still carry them.
+ */
+export function withoutCredentialsShown(client: ModelClient): ModelClient {
+  const shown = <T>(call: () => Promise<T>) =>
+    call().catch((error: unknown) => {
+      throw redacted(error);
+    });
+  return {
+    describe: withoutUrlCredentials(client.describe),
+    preflight: (signal) => shown(() => client.preflight(signal)),
+    generate: (request, call) => shown(() => client.generate(request, call)),
+    ...(client.machine
+      ? { machine: (options) => shown(() => client.machine?.(options) ?? Promise.resolve(null)) }
+      : {}),
+  };
+}
+
+function redacted(error: unknown): unknown {
+  const clean = withoutUrlCredentials;
+  if (error instanceof ModelError) {
+    const hint = error.hint === undefined ? undefined : clean(error.hint);
+    return new ModelError(clean(error.message), error.kind, hint, clean(error.reason));
+  }
+  if (error instanceof PreflightError) return new PreflightError(clean(error.message));
+  if (error instanceof Error) error.message = clean(error.message);
+  return error;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   modelGone,
   PreflightError,
 } from "../../../../lib/digest/summarise/models/model-client.ts";
+import { openModelClient } from "../../../../lib/digest/summarise/models/open-model.ts";
 import { gate } from "../../../fakes/digest-world.ts";
 
 /** A fake server of one API, answering each prompt with `answer`. */
@@ -135,6 +136,39 @@ export function modelClientContract(harness: ContractHarness): void {
       expect((stopped as ModelError).kind).toBe("interrupted");
       expect(modelGone(timedOut) || modelGone(stopped)).toBe(false);
       hang.open("late");
+    });
+
+    test("a URL's user:password@ reaches the server, never a message", async () => {
+      using server = harness.start(() => "An answer.");
+      const withCredentials = (url: string) => url.replace("http://", "http://digest:s3cret@");
+      const open = (url: string) =>
+        openModelClient({
+          api,
+          server: {
+            url: withCredentials(url),
+            model: server.model,
+            apiKey: undefined,
+            timeoutMs: undefined,
+          },
+        });
+      const working = open(server.url);
+      expect(working.describe).toBe(open(server.url).describe);
+      expect(working.describe).not.toContain("s3cret");
+      expect(working.describe).toContain(new URL(server.url).host);
+      await working.preflight();
+      const refused = open(await closedPortUrl(api));
+      const failures = [
+        await failure(refused.preflight()),
+        await failure(refused.generate(REQUEST, { timeoutMs: 10_000 })),
+      ];
+      for (const error of failures) {
+        expect(String((error as Error).message)).not.toContain("s3cret");
+        expect(String((error as ModelError).hint ?? "")).not.toContain("s3cret");
+        expect(String((error as ModelError).reason ?? "")).not.toContain("s3cret");
+        expect((error as Error).message).not.toContain("digest:");
+      }
+      expect(failures[0]).toBeInstanceOf(PreflightError);
+      expect((failures[1] as ModelError).kind).toBe("unreachable");
     });
 
     test("machine(), when the API has it, says where the model runs or null", async () => {
