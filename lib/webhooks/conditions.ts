@@ -1,5 +1,13 @@
-import { RE2JS } from "re2js";
 import { errorMessage } from "../text/error-message.ts";
+import {
+  compileRegex,
+  MAX_REGEX_CONDITIONS,
+  MAX_REGEX_LENGTH,
+  programSizeProblem,
+  regexCountProblem,
+  runnableRegex,
+  UnrunnableRegexError,
+} from "./condition-regex.ts";
 import {
   CONDITION_OPS,
   type Condition,
@@ -48,7 +56,8 @@ const OPS_BY_TYPE: Record<string, readonly ConditionOp[]> = {
 };
 const CONDITION_KEYS = new Set(["attr", "value", "op", "negate"]);
 const MAX_DEPTH = 32;
-const MAX_REGEX_LENGTH = 1000;
+
+export { UnrunnableRegexError };
 
 /** Parses condition-set JSON as typed by a person (`--condition`, the admin form). */
 export function parseConditionText(text: string): ConditionSet {
@@ -64,11 +73,18 @@ export function parseConditionText(text: string): ConditionSet {
 
 /** `value` as a ConditionSet, or a ConditionError naming the first bad node. */
 export function checkConditionSet(value: unknown): ConditionSet {
-  checkSet(value, "$", 0);
+  checkSet(value, "$", { depth: 0, regexes: { count: 0 } });
   return value as ConditionSet;
 }
 
-function checkSet(value: unknown, path: string, depth: number): void {
+/** Where a check is: how deep in the set, and the regex conditions seen so far in all of it. */
+interface CheckState {
+  depth: number;
+  regexes: { count: number };
+}
+
+function checkSet(value: unknown, path: string, state: CheckState): void {
+  const { depth } = state;
   if (depth > MAX_DEPTH) throw new ConditionError(path, `nested more than ${MAX_DEPTH} deep`);
   if (!isObject(value)) {
     throw new ConditionError(path, 'expected a set: an object with one key, "and" or "or"');
@@ -88,14 +104,14 @@ function checkSet(value: unknown, path: string, depth: number): void {
   list.forEach((node, i) => {
     const at = `${path}.${logic}[${i}]`;
     if (isObject(node) && ("and" in node || "or" in node) && !("attr" in node)) {
-      checkSet(node, at, depth + 1);
+      checkSet(node, at, { ...state, depth: depth + 1 });
     } else {
-      checkCondition(node, at);
+      checkCondition(node, at, state);
     }
   });
 }
 
-function checkCondition(node: unknown, path: string): void {
+function checkCondition(node: unknown, path: string, state: CheckState): void {
   if (!isObject(node)) {
     throw new ConditionError(
       path,
@@ -134,27 +150,38 @@ function checkCondition(node: unknown, path: string): void {
       `${op} does not apply to a ${type} value: expected one of ${allowed.join(", ")}`,
     );
   }
-  if (op === "regex") {
-    const pattern = node.value as string;
-    if (pattern.length > MAX_REGEX_LENGTH) {
-      throw new ConditionError(`${path}.value`, `regex longer than ${MAX_REGEX_LENGTH} characters`);
-    }
-    try {
-      regexOf(pattern);
-    } catch (error) {
-      const detail = errorMessage(error);
-      throw new ConditionError(`${path}.value`, `invalid regex for RE2's syntax (${detail})`);
-    }
+  if (op === "regex") checkRegex(node.value as string, path, state);
+}
+
+function checkRegex(pattern: string, path: string, state: CheckState): void {
+  state.regexes.count += 1;
+  if (state.regexes.count > MAX_REGEX_CONDITIONS) {
+    throw new ConditionError(
+      `${path}.op`,
+      `regex condition number ${state.regexes.count}: a set holds at most ${MAX_REGEX_CONDITIONS}, nested sets included`,
+    );
   }
+  if (pattern.length > MAX_REGEX_LENGTH) {
+    throw new ConditionError(`${path}.value`, `regex longer than ${MAX_REGEX_LENGTH} characters`);
+  }
+  let regex: ReturnType<typeof compileRegex>;
+  try {
+    regex = compileRegex(pattern);
+  } catch (error) {
+    const detail = errorMessage(error);
+    throw new ConditionError(`${path}.value`, `invalid regex for RE2's syntax (${detail})`);
+  }
+  const tooBig = programSizeProblem(regex);
+  if (tooBig !== null) throw new ConditionError(`${path}.value`, tooBig);
 }
 
 /**
  * Whether `data` (the changed object, as in the payload's `data`) satisfies the set. A condition
  * that cannot be evaluated (its attribute is missing, or the data has another type than the
  * operator needs) does not match, negated or not: a misconfigured condition queues nothing.
- * A regex that cannot run (stored before RE2 was its engine: a lookbehind, a backreference)
- * throws an UnrunnableRegexError instead, so its change is recorded as failed, never silently
- * "no match".
+ * A regex that cannot run (stored before RE2 was its engine: a lookbehind, a backreference; or
+ * before the bounds of condition-regex.ts: too big compiled, too many in the set) throws an
+ * UnrunnableRegexError instead, so its change is recorded as failed, never silently "no match".
  */
 export function conditionsMatch(
   set: ConditionSet,
@@ -162,6 +189,8 @@ export function conditionsMatch(
   snapshots?: ChangeSnapshots,
 ): boolean {
   try {
+    const tooMany = regexCountProblem(countRegexes(set));
+    if (tooMany !== null) throw new UnrunnableRegexError(`the conditions cannot run: ${tooMany}`);
     return evalNode(set, { data, snapshots });
   } catch (error) {
     if (error instanceof UnrunnableRegexError) throw error;
@@ -169,6 +198,14 @@ export function conditionsMatch(
     // malformed; the change it guards is still written, with nothing queued for this webhook.
     return false;
   }
+}
+
+/** The regex conditions in a set as stored (tolerant: a malformed set may come from the database). */
+function countRegexes(node: unknown): number {
+  if (!isObject(node)) return 0;
+  const list = Array.isArray(node.and) ? node.and : Array.isArray(node.or) ? node.or : null;
+  if (list === null) return node.op === "regex" ? 1 : 0;
+  return list.reduce((sum: number, child: unknown) => sum + countRegexes(child), 0);
 }
 
 /** What a condition is evaluated against. */
@@ -300,41 +337,8 @@ function compare(op: ConditionOp, actual: unknown, value: unknown): boolean | ty
     case "regex":
       // Anchored at the start like Python's re.match, which NetBox uses.
       return typeof actual === "string" && typeof value === "string"
-        ? runnableRegexOf(value).lookingAt(actual)
+        ? runnableRegex(value).lookingAt(actual)
         : MISMATCH;
-  }
-}
-
-/** A condition's regex that RE2 cannot compile. */
-export class UnrunnableRegexError extends Error {
-  override name = "UnrunnableRegexError";
-}
-
-/**
- * RE2 (re2js): matching takes time linear in the text, whatever the pattern, where a
- * backtracking engine can take seconds (`(a+)+$` against 28 characters) or give up. Its syntax
- * covers what NetBox's examples use; lookarounds and backreferences are refused when saved.
- */
-const regexes = new Map<string, { lookingAt(text: string): boolean }>();
-
-function regexOf(pattern: string): { lookingAt(text: string): boolean } {
-  let regex = regexes.get(pattern);
-  if (!regex) {
-    const compiled = RE2JS.compile(pattern);
-    regex = { lookingAt: (text) => compiled.matcher(text).lookingAt() };
-    if (regexes.size >= 1000) regexes.clear();
-    regexes.set(pattern, regex);
-  }
-  return regex;
-}
-
-function runnableRegexOf(pattern: string) {
-  try {
-    return regexOf(pattern);
-  } catch (error) {
-    throw new UnrunnableRegexError(
-      `the regex ${JSON.stringify(pattern)} cannot run: ${errorMessage(error)}`,
-    );
   }
 }
 

@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { testApp } from "./harness.ts";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createClient, testApp } from "./harness.ts";
 
 let t: ReturnType<typeof testApp>;
 beforeEach(() => {
@@ -30,4 +30,65 @@ test("a webhook with a condition queues only the item changes that match, throug
     [low.id, "item.updated", '{"text": "A-1 is low: 4"}'],
     [low.id, "item.updated", '{"text": "A-1 is low: 4"}'],
   ]);
+});
+
+describe("regex conditions bounded by compiled size and count", () => {
+  const TOKEN = "regex-bounds-test-token-0123";
+  // ((a|b){1,30}){1,30} compiles to 3,661 instructions: two of them in a row are over 5,000.
+  const oversize = "((a|b){1,30}){1,30}((a|b){1,30}){1,30}";
+
+  test("POST /api/webhooks refuses an oversize regex and a 17th one with the reason and the path", async () => {
+    const admin = testApp({ adminToken: TOKEN });
+    const api = createClient(admin.app, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const hook = { name: "regex", url: "https://chat.example/hook" };
+    const big = {
+      and: [
+        { attr: "quantity", op: "lt", value: 5 },
+        { attr: "name", op: "regex", value: oversize },
+      ],
+    };
+    const response = await api.json("POST", "/api/webhooks", { ...hook, condition: big });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      fieldErrors: {
+        condition: [
+          "At $.and[1].value: the regex compiles to 7,320 instructions: at most 5,000 (nested counted repetitions such as (a{1,30}){1,30} multiply)",
+        ],
+      },
+    });
+    const seventeen = {
+      or: Array.from({ length: 17 }, (_, i) => ({ attr: "sku", op: "regex", value: `A-${i}` })),
+    };
+    const many = await api.json("POST", "/api/webhooks", { ...hook, condition: seventeen });
+    expect(many.status).toBe(400);
+    expect(await many.json()).toMatchObject({
+      fieldErrors: {
+        condition: [
+          "At $.or[16].op: regex condition number 17: a set holds at most 16, nested sets included",
+        ],
+      },
+    });
+    expect(await admin.store.webhooks.list()).toEqual([]);
+    admin.store.close();
+  });
+
+  test("a stored oversize regex (saved before the cap) makes the change's delivery fail with the reason", async () => {
+    // The store checks nothing: this is a row from before the cap.
+    const stored = await t.store.webhooks.create({
+      name: "old-regex",
+      url: "https://chat.example/hook",
+      conditions: { and: [{ attr: "name", op: "regex", value: oversize }] },
+    });
+    const created = await t.client.json("POST", "/api/items", {
+      sku: "A-1",
+      name: "ab".repeat(50),
+      quantity: 1,
+    });
+    expect(created.status).toBe(201);
+    const [failed] = await t.store.queue.list({ webhookId: stored.id });
+    expect(failed).toMatchObject({ state: "failed", attempts: 1, payload: "" });
+    expect(failed?.lastError).toBe(
+      `Condition error: the regex "${oversize}" cannot run: the regex compiles to 7,320 instructions: at most 5,000 (nested counted repetitions such as (a{1,30}){1,30} multiply)`,
+    );
+  });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { compileRegex, MAX_REGEX_PROGRAM_SIZE } from "../../lib/webhooks/condition-regex.ts";
 import {
   ConditionError,
   checkConditionSet,
@@ -124,6 +125,25 @@ describe("conditionsMatch()", () => {
     );
   });
 
+  test("a regex over the size cap stored before the cap throws instead of running", () => {
+    const big = "((a|b){1,30}){1,30}((a|b){1,30}){1,30}";
+    const stored = all({ attr: "name", value: big, op: "regex" });
+    expect(() => conditionsMatch(stored, { name: "ab".repeat(500) })).toThrow(UnrunnableRegexError);
+    expect(() => conditionsMatch(stored, item)).toThrow(
+      `the regex "${big}" cannot run: the regex compiles to 7,320 instructions: at most 5,000`,
+    );
+  });
+
+  test("a set of more than 16 regexes stored before the cap throws before any runs", () => {
+    const many = {
+      or: Array.from({ length: 20 }, () => ({ attr: "sku", value: "A", op: "regex" })),
+    };
+    expect(() => conditionsMatch(many as ConditionSet, item)).toThrow(
+      "the conditions cannot run: the set holds 20 regex conditions: at most 16, nested sets included",
+    );
+    expect(conditionsMatch({ or: many.or.slice(0, 16) } as ConditionSet, item)).toBe(true);
+  });
+
   test("a pattern that backtracks exponentially elsewhere runs in linear time", () => {
     // JavaScript's engine took 2.5 s for 28 characters here; 100,000 would never end.
     const backtracking = all({ attr: "name", value: "(a+)+$", op: "regex" });
@@ -217,6 +237,43 @@ describe("checkConditionSet()", () => {
       expect((error as Error).message).toStartWith(message);
     });
   }
+
+  test("refuses a regex whose compiled program is over the cap, with its size and the path", () => {
+    // ((a|b){1,30}){1,30} compiles to 3,661 instructions; two of them in a row to about twice that.
+    const big = "((a|b){1,30}){1,30}((a|b){1,30}){1,30}";
+    const set = {
+      and: [
+        { attr: "sku", value: "A-1" },
+        { attr: "name", value: big, op: "regex" },
+      ],
+    };
+    expect(() => checkConditionSet(set)).toThrow(
+      "$.and[1].value: the regex compiles to 7,320 instructions: at most 5,000 (nested counted repetitions such as (a{1,30}){1,30} multiply)",
+    );
+  });
+
+  test("accepts a regex just under the cap and one as large as the cap allows", () => {
+    expect(compileRegex("((a|b){1,30}){1,30}").programSize).toBe(3661);
+    expect(compileRegex("(.?){1,999}").programSize).toBeLessThanOrEqual(MAX_REGEX_PROGRAM_SIZE);
+    const set = all(
+      { attr: "name", value: "((a|b){1,30}){1,30}", op: "regex" },
+      { attr: "name", value: "(.?){1,999}", op: "regex" },
+    );
+    expect(checkConditionSet(set)).toEqual(set);
+  });
+
+  test("refuses a 17th regex condition, nested sets counted, at the 17th's path", () => {
+    const regex = (i: number): ConditionNode => ({ attr: "sku", value: `A-${i}`, op: "regex" });
+    const sixteen = Array.from({ length: 16 }, (_, i) => regex(i));
+    expect(checkConditionSet({ or: sixteen })).toEqual({ or: sixteen });
+    const nested = { or: [...sixteen.slice(0, 10), { and: sixteen.slice(10) }, regex(16)] };
+    expect(() => checkConditionSet(nested)).toThrow(
+      "$.or[11].op: regex condition number 17: a set holds at most 16, nested sets included",
+    );
+    // Conditions of other operators do not count.
+    const mixed = { and: [...sixteen, { attr: "sku", value: "A", op: "contains" as const }] };
+    expect(checkConditionSet(mixed)).toEqual(mixed);
+  });
 
   test("accepts NetBox's documented example", () => {
     const set = { and: [{ attr: "status.value", value: "active" }] };
