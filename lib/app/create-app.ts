@@ -122,7 +122,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   app.route("/api/items", createItemsApi({ store, now, bodyLimitBytes: limitBytes }));
   app.route(
     "/api/webhooks",
-    createWebhooksApi({ store, bodyLimitBytes: limitBytes, generateSecret, urlWarning }),
+    createWebhooksApi({ store, now, bodyLimitBytes: limitBytes, generateSecret, urlWarning }),
   );
   app.route("/api/deliveries", createDeliveriesApi({ store, now, bodyLimitBytes: limitBytes }));
   app.route("/admin", loginRoutes(auth));

@@ -4,7 +4,9 @@ import { DuplicateWebhookNameError, WebhookNotFoundError } from "../webhooks/err
 import { readWebhookFields, webhookFieldsJson } from "../webhooks/field-table.ts";
 import type { NewWebhook, Webhook, WebhookPatch } from "../webhooks/model.ts";
 import type { Store } from "../webhooks/ports.ts";
+import { rotateSecret } from "../webhooks/rotation.ts";
 import { type TemplateField, unboundedTemplate } from "../webhooks/template-trial.ts";
+import { checkGraceSeconds } from "../webhooks/validate.ts";
 import type { AppEnv } from "./context.ts";
 import { idParam } from "./items-api.ts";
 import { fieldProblems, jsonBodyLimit, readJsonObject } from "./json-body.ts";
@@ -14,6 +16,8 @@ export interface WebhooksApiOptions {
   store: Store;
   bodyLimitBytes: number;
   generateSecret: () => string;
+  /** The app's clock: when a rotation's grace period ends. */
+  now: () => Date;
   /** Why workers will refuse a URL (WEBHOOK_ALLOWED_HOSTS, the SSRF guard), or null. */
   urlWarning?: (url: string) => Promise<string | null>;
 }
@@ -99,6 +103,38 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
     }
   });
 
+  api.post("/:id/rotate-secret", webhookRouteDocs.rotateSecret, async (c) => {
+    const id = idParam(c.req.param("id"));
+    if (id === null) return notFound(c);
+    // No body at all is the default grace; a body is a JSON object with grace_seconds only.
+    const body = (await emptyBody(c)) ? {} : await readJsonObject(c);
+    if (body instanceof Response) return body;
+    const unknown = Object.keys(body).find((name) => name !== "grace_seconds");
+    if (unknown !== undefined) {
+      return fieldProblems(c, "Invalid rotation", { [unknown]: "unknown field" });
+    }
+    const given = body.grace_seconds;
+    const grace =
+      given === undefined
+        ? undefined
+        : typeof given === "number"
+          ? checkGraceSeconds(String(given))
+          : { ok: false as const, problem: "must be a number" };
+    if (grace !== undefined && !grace.ok) {
+      return fieldProblems(c, "Invalid rotation", { grace_seconds: grace.problem });
+    }
+    const rotated = await rotateSecret(store.webhooks, id, {
+      graceSeconds: grace?.value,
+      now: options.now().getTime(),
+      generateSecret: options.generateSecret,
+    });
+    if (rotated === null) return notFound(c);
+    return c.json({
+      secret: rotated.secret,
+      previous_valid_until: isoOrNull(rotated.previousValidUntil),
+    });
+  });
+
   api.delete("/:id", webhookRouteDocs.remove, async (c) => {
     const id = idParam(c.req.param("id"));
     const removed = id === null ? false : await store.webhooks.remove(id);
@@ -114,6 +150,9 @@ export function webhookJson(webhook: Webhook) {
     id: webhook.id,
     ...webhookFieldsJson(webhook),
     has_secret: webhook.secret !== null,
+    previous_secret_valid_until: isoOrNull(
+      webhook.previousSecret === null ? null : webhook.previousSecretUntil,
+    ),
     disabled_reason: webhook.disabledReason,
     disabled_at: isoOrNull(webhook.disabledAt),
     failing_since: isoOrNull(webhook.failingSince ?? null),
@@ -158,6 +197,12 @@ function duplicateNameResponse(c: Context<AppEnv>, error: unknown): Response {
     return c.json({ error: error.message, fieldErrors: { name: ["Already taken"] } }, 409);
   }
   throw error;
+}
+
+/** A request with no content type and nothing in its body (the jsonBodyLimit bounds the read). */
+async function emptyBody(c: Context<AppEnv>): Promise<boolean> {
+  if (c.req.header("content-type") !== undefined) return false;
+  return (await c.req.raw.clone().arrayBuffer()).byteLength === 0;
 }
 
 function notFound(c: Context<AppEnv>): Response {

@@ -1,6 +1,7 @@
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { WEBHOOK_FIELDS } from "../webhooks/field-table.ts";
+import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from "../webhooks/rotation.ts";
 import {
   apiErrorSchema,
   body,
@@ -29,6 +30,10 @@ export const webhookSchema = z
     id: z.int().min(1),
     ...shownSchemas,
     has_secret: z.boolean().describe("whether requests are signed"),
+    previous_secret_valid_until: z.iso
+      .datetime()
+      .nullable()
+      .describe("after a rotation: until when the previous secret signs too"),
     disabled_reason: z.string().nullable(),
     disabled_at: z.iso.datetime().nullable(),
     failing_since: z.iso.datetime().nullable().describe("start of the current failure streak"),
@@ -60,6 +65,29 @@ const webhookPatchSchema = z.strictObject(fieldSchemas).partial().meta({ id: "We
 const webhookListSchema = z
   .object({ webhooks: z.array(webhookSchema), total: z.int().min(0) })
   .meta({ id: "WebhookList" });
+
+const rotationSchema = z
+  .strictObject({
+    grace_seconds: z
+      .int()
+      .min(0)
+      .max(MAX_GRACE_SECONDS)
+      .optional()
+      .describe(
+        `how long the previous secret keeps signing; 0: not at all; default ${DEFAULT_GRACE_SECONDS}`,
+      ),
+  })
+  .meta({ id: "SecretRotation" });
+
+const rotatedSchema = z
+  .object({
+    secret: z.string().describe("the new whsec_ secret, in this answer only"),
+    previous_valid_until: z.iso
+      .datetime()
+      .nullable()
+      .describe("until when the previous secret signs too; null: no previous secret, or no grace"),
+  })
+  .meta({ id: "SecretRotated" });
 
 const notFound = json("No webhook with this id", apiErrorSchema);
 const invalid = json(
@@ -113,6 +141,22 @@ export const webhookRouteDocs = {
       401: unauthorized,
       404: notFound,
       409: duplicateName,
+      413: tooLarge,
+      415: notJson,
+      429: throttled,
+    },
+  }),
+  rotateSecret: describeRoute({
+    summary:
+      "A new signing secret; the previous one signs too (both in webhook-signature) for a grace period",
+    tags: ["webhooks"],
+    parameters: [idParameter("webhook")],
+    requestBody: body(rotationSchema, "Optional: the grace period; no body: 24 hours"),
+    responses: {
+      200: json("The new secret, shown only here", rotatedSchema),
+      400: invalid,
+      401: unauthorized,
+      404: notFound,
       413: tooLarge,
       415: notJson,
       429: throttled,

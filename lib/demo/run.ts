@@ -67,7 +67,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       Bun.serve({
         hostname: HOST,
         port,
-        fetch: createReceiver({ print, showHeaders: true, pretty: true, secret }).fetch,
+        fetch: createReceiver({ print, showHeaders: true, pretty: true, secrets: [secret] }).fetch,
       }),
     );
     cleanups.unshift(() => receiver.stop(true));

@@ -14,8 +14,11 @@ export interface ReceiverOptions {
   print: (text: string) => void;
   showHeaders: boolean;
   pretty: boolean;
-  /** A `whsec_` secret: print whether each request's Standard Webhooks signature is valid. */
-  secret?: string;
+  /**
+   * `whsec_` secrets: print whether each request's Standard Webhooks signature is valid, by
+   * any of them (during a rotation's overlap a request carries the new and the old).
+   */
+  secrets?: readonly string[];
   now?: () => Date;
 }
 
@@ -40,9 +43,9 @@ export function createReceiver(options: ReceiverOptions): Hono<{ Bindings: Recei
     // The signature headers and timestamp are checked before the body is read; the body is then
     // hashed as it streams in, so only the part shown is ever held (not 50 MB per request).
     const check =
-      options.secret === undefined
+      options.secrets === undefined
         ? undefined
-        : beginStandardWebhookCheck(options.secret, request.headers, date.getTime());
+        : beginStandardWebhookCheck(options.secrets, request.headers, date.getTime());
     let body: { bytes: Uint8Array; size: number } = { bytes: new Uint8Array(0), size: 0 };
     let bodyError: string | undefined;
     try {

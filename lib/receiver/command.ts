@@ -2,6 +2,7 @@ import { type CommandDef, defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { helpMeta } from "../cli/help.ts";
 import { type StopSignalsOptions, stopSignals } from "../cli/signals.ts";
+import type { Env } from "../config/env.ts";
 import { listenUrl, serveOn } from "../http/listen.ts";
 import { VERSION } from "../version.ts";
 import { createReceiver } from "./app.ts";
@@ -16,6 +17,8 @@ export interface ReceiverOutput {
 
 export interface ReceiverCommandOptions {
   out: ReceiverOutput;
+  /** RECEIVER_SECRET: the secrets, so they need not sit in `ps` as --secret does. */
+  env?: Env;
   /** Where SIGINT/SIGTERM come from (default: the process); see lib/cli/signals.ts. */
   signals?: StopSignalsOptions;
 }
@@ -37,12 +40,12 @@ export function createReceiverCommand(options: ReceiverCommandOptions): CommandD
     args: receiverArgs,
     async run({ args, rawArgs }) {
       rejectUnknown(rawArgs, receiverArgs);
-      const flags = parseReceiverFlags(args);
+      const flags = parseReceiverFlags(args, { env: options.env, rawArgs });
       const app = createReceiver({
         print: (text) => out.write(`${text}\n`),
         showHeaders: flags.showHeaders,
         pretty: flags.pretty,
-        secret: flags.secret,
+        secrets: flags.secrets,
       });
       const server = serveOn({ host: flags.host, port: flags.port, flag: "--port" }, app.fetch);
       const signals = stopSignals(options.signals);

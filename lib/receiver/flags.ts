@@ -1,12 +1,17 @@
 import type { ArgsDef } from "citty";
 import { z } from "zod";
-import { intInRange } from "../config/env.ts";
+import { allValues } from "../cli/args.ts";
+import { type Env, intInRange } from "../config/env.ts";
 import { type Field, type Flags, fieldArgs, loadFields } from "../config/fields.ts";
 import { isValidSecret } from "../webhooks/signing.ts";
 
 type ReceiverKey = "port" | "host" | "secret";
 
-/** The receiver's valued flags (NetBox's --port, plus --host and --secret); no variables. */
+/**
+ * The receiver's valued flags (NetBox's --port, plus --host and --secret) and RECEIVER_SECRET.
+ * Secrets are a comma list (a whsec_ secret has no comma), and --secret may be repeated: a
+ * request is valid when any of its signatures matches any of them (a rotation's overlap).
+ */
 export const RECEIVER_FIELDS: readonly Field<ReceiverKey>[] = [
   {
     key: "port",
@@ -34,15 +39,18 @@ export const RECEIVER_FIELDS: readonly Field<ReceiverKey>[] = [
   {
     key: "secret",
     flag: "secret",
+    env: "RECEIVER_SECRET",
     schema: z
       .string()
+      .transform((text) => text.split(",").map((secret) => secret.trim()))
       .refine(
-        isValidSecret,
-        "expected whsec_ followed by the base64 of 16 to 64 bytes, as `bun run webhooks add` prints",
+        (secrets) => secrets.every(isValidSecret),
+        "expected whsec_ followed by the base64 of 16 to 64 bytes, as `bun run webhooks add` prints; several: a comma list or --secret again",
       ),
     secret: true,
     hint: "whsec_…",
-    description: "check each request's Standard Webhooks signature with this secret",
+    description:
+      "check each request's Standard Webhooks signature: valid when it matches any of these secrets (a comma list; repeatable)",
   },
 ];
 
@@ -63,17 +71,26 @@ export interface ReceiverFlags {
   host: string;
   showHeaders: boolean;
   pretty: boolean;
-  secret?: string;
+  /** Secrets a signature may match; undefined: signatures are not checked. */
+  secrets?: string[];
 }
 
-/** Validates parsed flags; a bad one is a one-line ConfigError (exit code 2). */
-export function parseReceiverFlags(args: Flags): ReceiverFlags {
-  const { values } = loadFields(RECEIVER_FIELDS, {}, args);
+/**
+ * Validates parsed flags and RECEIVER_SECRET (a --secret replaces it); a bad one is a one-line
+ * ConfigError (exit code 2). `rawArgs` gives every --secret (citty keeps only the last).
+ */
+export function parseReceiverFlags(
+  args: Flags,
+  options: { env?: Env; rawArgs?: readonly string[] } = {},
+): ReceiverFlags {
+  const given = options.rawArgs ? allValues(options.rawArgs, "secret") : [];
+  const flags = given.length > 1 ? { ...args, secret: given.join(",") } : args;
+  const { values } = loadFields(RECEIVER_FIELDS, options.env ?? {}, flags);
   return {
     port: values.port as number,
     host: values.host as string,
     showHeaders: args.headers !== false,
     pretty: args.pretty === true,
-    secret: values.secret as string | undefined,
+    secrets: values.secret as string[] | undefined,
   };
 }

@@ -12,23 +12,7 @@ export const commonArgs = {
   },
 } as const satisfies ArgsDef;
 
-/** Every value of a repeatable flag (`--header A --header=B`), in order. */
-export function allValues(rawArgs: readonly string[], name: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const token = rawArgs[i] ?? "";
-    if (token === "--") break;
-    if (token === `--${name}`) {
-      const value = rawArgs[i + 1];
-      if (value === undefined) throw new UsageError(`--${name} needs a value`);
-      values.push(value);
-      i++;
-    } else if (token.startsWith(`--${name}=`)) {
-      values.push(token.slice(name.length + 3));
-    }
-  }
-  return values;
-}
+export { allValues } from "../cli/args.ts";
 
 /** A whole number flag or argument in [min, max]. */
 export function wholeNumber(value: string, what: string, min: number, max: number): number {

@@ -2,11 +2,12 @@ import { UsageError } from "../config/errors.ts";
 import {
   type Checked,
   checkEvents,
+  checkGraceSeconds,
   checkHeader,
   checkSecret,
   shown,
 } from "../webhooks/validate.ts";
-import { allValues } from "./args.ts";
+import { allValues, stringFlag } from "./args.ts";
 
 /**
  * The webhook field rules (lib/webhooks/validate.ts) as flags: a flag's value by its field's
@@ -42,4 +43,12 @@ export function headerFlags(rawArgs: string[]): Array<[string, string]> {
 /** Never echoed: a secret typed with a typo is still a secret. */
 export function secretFlag(given: string): string {
   return flagValue("secret", given, checkSecret(given), { echo: false });
+}
+
+/** --grace-seconds: only beside --rotate-secret; undefined when not given (the default grace). */
+export function graceSecondsFlag(flags: Record<string, unknown>): number | undefined {
+  const grace = stringFlag(flags["grace-seconds"], "grace-seconds");
+  if (grace === undefined) return undefined;
+  if (!flags["rotate-secret"]) throw new UsageError("--grace-seconds goes with --rotate-secret");
+  return field("grace-seconds", grace, checkGraceSeconds);
 }

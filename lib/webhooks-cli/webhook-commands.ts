@@ -7,6 +7,7 @@ import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { escapeControl } from "../text/control.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
 import type { Store } from "../webhooks/ports.ts";
+import { rotationPatch } from "../webhooks/rotation.ts";
 import { urlRefusalWarning } from "../webhooks/url-refusal.ts";
 import {
   checkContentType,
@@ -17,7 +18,7 @@ import {
 } from "../webhooks/validate.ts";
 import { commonArgs, stringFlag } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
-import { eventsFlag, field, headerFlags, secretFlag } from "./field-flags.ts";
+import { eventsFlag, field, graceSecondsFlag, headerFlags, secretFlag } from "./field-flags.ts";
 import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
 import {
   clearOptionArgs,
@@ -235,7 +236,15 @@ export function updateCommand(deps: CliDeps) {
     name: { type: "string", description: "new name" },
     ...fieldArgs,
     "clear-headers": { type: "boolean", description: "remove every extra header" },
-    "rotate-secret": { type: "boolean", description: "generate a new secret (shown once)" },
+    "rotate-secret": {
+      type: "boolean",
+      description: "generate a new secret (shown once); the old one signs too for a grace period",
+    },
+    "grace-seconds": {
+      type: "string",
+      description: "with --rotate-secret: how long the old secret signs too (0: none; 86400)",
+      valueHint: "s",
+    },
     "remove-secret": { type: "boolean", description: "send unsigned requests" },
     ...clearOptionArgs,
     ...commonArgs,
@@ -277,14 +286,18 @@ export function updateCommand(deps: CliDeps) {
       }
       const secret = stringFlag(flags.secret, "secret");
       if (secret !== undefined) patch.secret = secretFlag(secret);
+      const graceSeconds = graceSecondsFlag(flags);
       if (flags["remove-secret"]) patch.secret = null;
       const rate = stringFlag(flags["max-per-second"], "max-per-second");
       if (rate !== undefined) patch.maxPerSecond = field("max-per-second", rate, checkMaxPerSecond);
       Object.assign(patch, await readOptionFlags(flags, deps.readFile));
       const allow = workersAllowList(deps);
-      await withStore(deps, flags, async ({ store, out, generateSecret }) => {
+      await withStore(deps, flags, async ({ store, out, generateSecret, now }) => {
         const webhook = await findWebhook(store, flags.webhook);
-        if (flags["rotate-secret"]) patch.secret = generateSecret();
+        if (flags["rotate-secret"]) {
+          const secret = generateSecret();
+          Object.assign(patch, rotationPatch(webhook, { secret, graceSeconds, now: now() }));
+        }
         if (Object.keys(patch).length === 0) {
           throw new UsageError("Nothing to change: give at least one option (see --help)");
         }
@@ -304,6 +317,9 @@ export function updateCommand(deps: CliDeps) {
         }
         // The secret first, as in add: `| head -1` must not lose it.
         if (shownSecret) out(`New signing secret (shown only now): ${shownSecret}`);
+        if (shownSecret && updated.previousSecretUntil !== null) {
+          out(`The previous secret signs too until ${time(updated.previousSecretUntil)}`);
+        }
         out(`Updated ${describe(updated)}`);
         if (patch.url !== undefined) await warnIfRefused(deps, updated.url, allow);
       });

@@ -27,6 +27,9 @@ interface Prepared {
   /** Content type, user agent and extra headers, signature headers left out. */
   headers: Array<[string, string]>;
   signer: Signer | null;
+  /** The secret before a rotation, signing beside `signer` until `previousUntil`. */
+  previous: Signer | null;
+  previousUntil: number;
 }
 
 // Webhooks are immutable values (a claim carries the row as read), so a webhook object's
@@ -42,6 +45,8 @@ function prepare(webhook: Webhook, userAgent: string): Prepared {
     userAgent,
     headers: baseHeaders(webhook.contentType, userAgent, webhook.headers),
     signer: signerOf(webhook.secret),
+    previous: webhook.secret === null ? null : signerOf(webhook.previousSecret ?? null),
+    previousUntil: webhook.previousSecretUntil ?? 0,
   };
   prepared.set(webhook, entry);
   return entry;
@@ -79,8 +84,11 @@ function signerOf(secret: string | null): Signer | null {
  * headers (or those rendered for the delivery), its URL (or the rendered one), the stored
  * payload as the body, and the signature headers last so an extra header
  * cannot replace them. `timestamp` is the attempt's unix time in seconds. A GET carries no body
- * (fetch refuses one), so its signatures are of the empty body it sends. Throws a TypeError for
- * a secret that cannot sign.
+ * (fetch refuses one), so its signatures are of the empty body it sends. Within a rotation's
+ * grace period (the attempt's time before `previousSecretUntil`) `webhook-signature` carries the
+ * new secret's signature and the previous one's, space-separated (Standard Webhooks); NetBox's
+ * `X-Hook-Signature` has one value, the new secret's. Signed at send, so a delivery queued
+ * before a rotation carries both. Throws a TypeError for a secret that cannot sign.
  */
 export function buildRequest(
   webhook: Webhook,
@@ -89,7 +97,7 @@ export function buildRequest(
   options: { userAgent?: string } = {},
 ): OutgoingRequest {
   const userAgent = options.userAgent ?? USER_AGENT;
-  const { headers: shared, signer } = prepare(webhook, userAgent);
+  const { headers: shared, signer, previous, previousUntil } = prepare(webhook, userAgent);
   // Headers rendered at enqueue (templated values) are this delivery's own.
   const base = delivery.headers
     ? baseHeaders(webhook.contentType, userAgent, delivery.headers)
@@ -100,10 +108,11 @@ export function buildRequest(
   const headers = base.slice();
   headers.push(["webhook-id", delivery.messageId], ["webhook-timestamp", seconds]);
   if (signer !== null) {
-    headers.push(
-      ["webhook-signature", signer.standard(delivery.messageId, seconds, signedBody)],
-      ["X-Hook-Signature", signer.netbox(signedBody)],
-    );
+    let signature = signer.standard(delivery.messageId, seconds, signedBody);
+    if (previous !== null && timestamp * 1000 < previousUntil) {
+      signature += ` ${previous.standard(delivery.messageId, seconds, signedBody)}`;
+    }
+    headers.push(["webhook-signature", signature], ["X-Hook-Signature", signer.netbox(signedBody)]);
   }
   return { url: delivery.url ?? webhook.url, method: webhook.method, headers, body };
 }

@@ -122,10 +122,11 @@ export interface SignatureCheck {
 
 /**
  * verifyStandardWebhook in two steps: the headers and timestamp are checked first (before any
- * body is read), then the body is hashed as it arrives.
+ * body is read), then the body is hashed as it arrives. With several secrets (a receiver during
+ * a rotation's overlap), a signature matching any of them is valid.
  */
 export function beginStandardWebhookCheck(
-  secret: string,
+  secret: string | readonly string[],
   headers: Headers | Record<string, string>,
   nowMs: number = Date.now(),
 ): SignatureCheck {
@@ -134,8 +135,10 @@ export function beginStandardWebhookCheck(
     update() {},
     result: () => verdict,
   });
-  const key = decodeKey(secret);
-  if (key === null) return decided({ valid: false, reason: "the secret is not whsec_ + base64" });
+  const keys = (typeof secret === "string" ? [secret] : secret).map(decodeKey);
+  if (keys.length === 0 || keys.some((key) => key === null)) {
+    return decided({ valid: false, reason: "the secret is not whsec_ + base64" });
+  }
 
   const get = headerGetter(headers);
   const id = get("webhook-id");
@@ -159,21 +162,23 @@ export function beginStandardWebhookCheck(
     return decided({ valid: false, reason: `timestamp too new: ${-age} s ahead` });
   }
 
-  const hmac = createHmac("sha256", key).update(`${id}.${timestamp}.`);
+  const hmacs = keys.map((key) =>
+    createHmac("sha256", key as Buffer).update(`${id}.${timestamp}.`),
+  );
   return {
     early: null,
     update(chunk) {
-      hmac.update(chunk);
+      for (const hmac of hmacs) hmac.update(chunk);
     },
     result() {
-      const expected = Buffer.from(hmac.digest().toString("base64"));
+      const expected = hmacs.map((hmac) => Buffer.from(hmac.digest().toString("base64")));
       for (const entry of signatures.split(" ")) {
         const [version, signature] = entry.split(",", 2);
         if (version !== "v1" || signature === undefined) continue;
         const given = Buffer.from(signature);
-        if (given.length === expected.length && timingSafeEqual(given, expected)) {
-          return { valid: true };
-        }
+        const matches = (wanted: Buffer) =>
+          given.length === wanted.length && timingSafeEqual(given, wanted);
+        if (expected.some(matches)) return { valid: true };
       }
       return { valid: false, reason: "no matching signature" };
     },

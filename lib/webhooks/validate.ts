@@ -3,6 +3,7 @@ import { ConditionError, parseConditionText } from "./conditions.ts";
 import { isSubscribableEvent, SUBSCRIBABLE_EVENTS } from "./events.ts";
 import { ALL_EVENTS, type ConditionSet } from "./model.ts";
 import { parseRetrySchedule, type RetrySchedule } from "./policy/retry-schedule.ts";
+import { MAX_GRACE_SECONDS } from "./rotation.ts";
 import { isValidSecret } from "./signing.ts";
 import { isTemplated, templateProblem } from "./template.ts";
 
@@ -262,4 +263,16 @@ export function checkRetrySchedule(text: string): Checked<RetrySchedule> {
   if (text.trim() === "") return ok("day");
   const parsed = parseRetrySchedule(text);
   return parsed.ok ? ok(parsed.value) : refused(parsed.problem);
+}
+
+/** A rotation's grace period in whole seconds, 0 (no overlap) to a week. */
+export function checkGraceSeconds(text: string): Checked<number> {
+  const trimmed = text.trim();
+  const seconds = Number(trimmed);
+  if (!/^\d+$/.test(trimmed) || seconds > MAX_GRACE_SECONDS) {
+    return refused(
+      `must be a whole number of seconds from 0 (no overlap) to ${MAX_GRACE_SECONDS} (a week)`,
+    );
+  }
+  return ok(seconds);
 }

@@ -132,8 +132,12 @@ describe("createReceiver() with a secret", () => {
     body,
   });
 
-  async function send(headers: Record<string, string>, payload = body) {
-    const { app, printed } = receiver({ showHeaders: false, secret });
+  async function send(
+    headers: Record<string, string>,
+    payload = body,
+    secrets: string[] = [secret],
+  ) {
+    const { app, printed } = receiver({ showHeaders: false, secrets });
     const response = await app.request("http://localhost/", {
       method: "POST",
       headers,
@@ -169,6 +173,26 @@ describe("createReceiver() with a secret", () => {
       body,
     });
     expect(await send(old)).toBe("Signature: INVALID (timestamp too old: 600 s ago)");
+  });
+
+  test("with several secrets, a request signed by any one of them is valid", async () => {
+    const other = generateSecret();
+    expect(await send(signed, body, [other, secret])).toBe("Signature: valid");
+    // Two signatures, as during a rotation's overlap: one the receiver knows is enough.
+    const both = standardWebhookHeaders({
+      secret: other,
+      messageId: "msg_1",
+      timestamp: NOW.getTime() / 1000,
+      body,
+    });
+    const overlap = {
+      ...signed,
+      "webhook-signature": `${both["webhook-signature"]} ${signed["webhook-signature"]}`,
+    };
+    expect(await send(overlap, body, [secret])).toBe("Signature: valid");
+    expect(await send(signed, body, [other, generateSecret()])).toBe(
+      "Signature: INVALID (no matching signature)",
+    );
   });
 
   test("verifies the whole of a body larger than what it prints", async () => {
@@ -232,7 +256,7 @@ describe("clientAddress()", () => {
 
   test("with --secret, verifies a streamed 24 MB body while keeping only what it prints", async () => {
     const secret = generateSecret();
-    const { app, printed } = receiver({ showHeaders: false, secret, now: undefined });
+    const { app, printed } = receiver({ showHeaders: false, secrets: [secret], now: undefined });
     using server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
     const piece = "y".repeat(1024 * 1024);
     const body = `{"data":"${piece.repeat(24)}"}`;

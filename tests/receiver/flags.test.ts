@@ -3,6 +3,7 @@ import { parseArgs } from "citty";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { listenUrl } from "../../lib/http/listen.ts";
 import { parseReceiverFlags, receiverArgs } from "../../lib/receiver/flags.ts";
+import { generateSecret } from "../../lib/webhooks/signing.ts";
 
 /** Parses a command line the way the script does: citty first, then our checks. */
 function flags(...rawArgs: string[]) {
@@ -26,7 +27,7 @@ describe("parseReceiverFlags()", () => {
       host: "127.0.0.1",
       showHeaders: true,
       pretty: false,
-      secret: undefined,
+      secrets: undefined,
     });
   });
 
@@ -34,7 +35,7 @@ describe("parseReceiverFlags()", () => {
     const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
     expect(
       flags("--port", "0", "--host", "[::1]", "--no-headers", "--pretty", "--secret", secret),
-    ).toEqual({ port: 0, host: "::1", showHeaders: false, pretty: true, secret });
+    ).toEqual({ port: 0, host: "::1", showHeaders: false, pretty: true, secrets: [secret] });
     expect(flags("--port=65535", "--host=0.0.0.0").port).toBe(65535);
   });
 
@@ -54,6 +55,36 @@ describe("parseReceiverFlags()", () => {
     expect(message).toStartWith("--secret is invalid: expected whsec_ followed by the base64");
     expect(message).not.toContain("hunter2");
     expect(configError("--secret", "whsec_c2hvcnQ=")).toStartWith("--secret is invalid");
+  });
+
+  test("takes several secrets: --secret again, a comma list, or RECEIVER_SECRET", () => {
+    const [a, b, c] = [generateSecret(), generateSecret(), generateSecret()];
+    const raw = ["--secret", a, `--secret=${b},${c}`];
+    expect(parseReceiverFlags(parseArgs(raw, receiverArgs), { rawArgs: raw }).secrets).toEqual([
+      a,
+      b,
+      c,
+    ]);
+    const env = { RECEIVER_SECRET: `${a}, ${b}` };
+    expect(parseReceiverFlags({}, { env }).secrets).toEqual([a, b]);
+    // A --secret replaces the variable, as every flag does its variable.
+    const flag = ["--secret", c];
+    expect(
+      parseReceiverFlags(parseArgs(flag, receiverArgs), { env, rawArgs: flag }).secrets,
+    ).toEqual([c]);
+  });
+
+  test("a bad secret in RECEIVER_SECRET or a list names the variable, never the value", () => {
+    let message = "";
+    try {
+      parseReceiverFlags({}, { env: { RECEIVER_SECRET: `${generateSecret()},hunter2` } });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      message = (error as Error).message;
+    }
+    expect(message).toStartWith("RECEIVER_SECRET is invalid: expected whsec_");
+    expect(message).not.toContain("hunter2");
+    expect(configError("--secret", `${generateSecret()},`)).toStartWith("--secret is invalid");
   });
 
   test("rejects an empty or malformed host", () => {

@@ -339,7 +339,26 @@ describe("webhooks list, update, enable, disable, remove", () => {
     expect((await store.webhooks.get(1))?.secret).toBeNull();
   });
 
+  test("update --rotate-secret keeps the old secret signing for --grace-seconds (default 24 h)", async () => {
+    const printed = await cli("update", "alpha", "--rotate-secret", "--grace-seconds", "600");
+    expect(printed.split("\n")[0]).toBe(`New signing secret (shown only now): ${GENERATED}`);
+    expect(printed).toContain(
+      `The previous secret signs too until ${new Date(T0 + 600_000).toISOString()}`,
+    );
+    expect(await store.webhooks.get(1)).toMatchObject({
+      secret: GENERATED,
+      previousSecret: SECRET,
+      previousSecretUntil: T0 + 600_000,
+    });
+    // --secret or --remove-secret replaces it outright: no overlap.
+    await cli("update", "alpha", "--secret", SECRET);
+    expect(await store.webhooks.get(1)).toMatchObject({ previousSecret: null });
+  });
+
   test.each([
+    [["alpha", "--grace-seconds", "60"], "--grace-seconds goes with --rotate-secret"],
+    [["alpha", "--rotate-secret", "--grace-seconds", "-5"], 'Invalid --grace-seconds "-5"'],
+    [["alpha", "--rotate-secret", "--grace-seconds", "604801"], "from 0 (no overlap) to 604800"],
     [["nobody", "--url", "http://x.example/"], 'No webhook with id or name "nobody"'],
     [["alpha"], "Nothing to change"],
     [["alpha", "--url", "gopher://x"], 'Invalid --url "gopher://x"'],
