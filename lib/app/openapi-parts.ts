@@ -59,7 +59,7 @@ export function idParameter(what: string) {
 }
 
 export const unauthorized = json(
-  "ADMIN_TOKEN is set and the request has no valid bearer token or admin session",
+  "ADMIN_TOKEN is set and the request has no valid bearer token (ADMIN_TOKEN, or an API token neither expired nor revoked) or admin session",
   apiErrorSchema,
 );
 export const throttled = json(

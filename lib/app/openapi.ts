@@ -62,7 +62,8 @@ export function catalogueWebhooks(): NonNullable<Documentation["webhooks"]> {
 
 /**
  * The OpenAPI document of `app`'s described routes, generated once (the routes do not change
- * while it runs). The bearer token is the app's ADMIN_TOKEN; without one the API is open.
+ * while it runs). The bearer token is the app's ADMIN_TOKEN or an API token; without ADMIN_TOKEN
+ * the API is open.
  */
 export function openApiDocument<E extends Env>(
   app: Hono<E>,
@@ -86,7 +87,8 @@ export function openApiDocument<E extends Env>(
             adminToken: {
               type: "http",
               scheme: "bearer",
-              description: "ADMIN_TOKEN, when the app has one",
+              description:
+                "ADMIN_TOKEN, or an API token from `bun run app tokens add` (a read token gets 403 on anything but GET and HEAD), when the app has ADMIN_TOKEN",
             },
           },
         },
