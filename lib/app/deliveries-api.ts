@@ -46,7 +46,8 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
   api.use(jsonBodyLimit(options.bodyLimitBytes));
 
   api.get("/", deliveryRouteDocs.list, async (c) => {
-    const query = c.req.query();
+    // An empty parameter (`?webhook=&state=failed`) is no filter, as limit and offset read it.
+    const query = Object.fromEntries(Object.entries(c.req.query()).filter(([, v]) => v !== ""));
     const limit = wholeNumber(query.limit, {
       fallback: DEFAULT_PAGE_SIZE,
       min: 1,

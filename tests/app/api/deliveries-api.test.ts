@@ -88,6 +88,8 @@ describe("GET /api/deliveries", () => {
       expect(one.body.total).toBe(1);
     }
     expect((await call("GET", "/api/deliveries?state=failed")).body.total).toBe(0);
+    const blank = await call("GET", "/api/deliveries?webhook=&state=&event=&since=&limit=");
+    expect({ status: blank.status, total: blank.body.total }).toEqual({ status: 200, total: 3 });
   });
 
   test("GET /api/deliveries/:id has its attempts: number, time, URL, status, duration, error", async () => {
