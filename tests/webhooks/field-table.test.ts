@@ -15,7 +15,7 @@ const FLAG_EXCEPTIONS: Record<string, string> = {
   headers: "header", // repeatable, one 'Name: Value' each
   enabled: "disabled", // add --disabled; enable/disable are commands of their own
 };
-/** Flags of add/update that are not fields: output, database, and ways of clearing or making one. */
+/** Flags of add/update that are not fields: output, database, ways of clearing or making one. */
 const NOT_FIELDS = new Set([
   "json",
   "database-url",
@@ -25,6 +25,7 @@ const NOT_FIELDS = new Set([
   "clear-condition",
   "rotate-secret",
   "remove-secret",
+  "grace-seconds",
 ]);
 /** Form fields that are not stored values. */
 const FORM_ONLY = new Set(["removeSecret"]);
