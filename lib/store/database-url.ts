@@ -1,7 +1,8 @@
 import { ConfigError } from "../config/errors.ts";
 
 export type DatabaseTarget =
-  | { kind: "sqlite"; path: string }
+  /** `synchronous`: FULL when the URL asks (`sqlite:PATH?synchronous=full`); NORMAL otherwise. */
+  | { kind: "sqlite"; path: string; synchronous?: SqliteSynchronous }
   /** `poolMax`: the connections this process may open, when the URL or DATABASE_POOL_MAX says. */
   | { kind: "postgres"; url: string; poolMax?: number };
 
@@ -10,10 +11,14 @@ export const MAX_POOL = 1000;
 
 export const DEFAULT_DATABASE_URL = "data/app.db";
 
+/** SQLite's durability setting: NORMAL (the default) or FULL (every commit synced to disk). */
+export type SqliteSynchronous = "NORMAL" | "FULL";
+
 /**
  * Reads DATABASE_URL: a plain path or `sqlite:` URL (`sqlite:data/app.db`, `sqlite:///abs/path`,
- * `sqlite::memory:`) means SQLite; `postgres://` or `postgresql://` means PostgreSQL. Its
- * connection budget is the URL's `max=` or else `poolMax` (DATABASE_POOL_MAX).
+ * `sqlite::memory:`) means SQLite, `?synchronous=full` on a `sqlite:` URL syncs every commit;
+ * `postgres://` or `postgresql://` means PostgreSQL. Its connection budget is the URL's `max=`
+ * or else `poolMax` (DATABASE_POOL_MAX).
  */
 export function parseDatabaseUrl(
   value: string | undefined,
@@ -30,13 +35,23 @@ export function parseDatabaseUrl(
       : { kind: "postgres", url: raw, poolMax: budget };
   }
   if (/^sqlite:/i.test(raw)) {
-    const rest = raw.slice("sqlite:".length);
+    const [rest = "", query] = raw.slice("sqlite:".length).split(/\?(.*)/s);
     const path = rest.startsWith("//") ? rest.slice(2) : rest;
     if (path === "") throw invalid(raw);
-    return { kind: "sqlite", path };
+    if (query === undefined) return { kind: "sqlite", path };
+    return { kind: "sqlite", path, synchronous: synchronousOf(query, raw) };
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw invalid(raw);
   return { kind: "sqlite", path: raw };
+}
+
+/** `synchronous=normal|full`, the one setting a `sqlite:` URL takes. */
+function synchronousOf(query: string, raw: string): SqliteSynchronous {
+  const match = /^synchronous=(normal|full)$/i.exec(query);
+  if (match?.[1]) return match[1].toUpperCase() as SqliteSynchronous;
+  throw new ConfigError(
+    `DATABASE_URL=${JSON.stringify(raw)} is invalid: a sqlite: URL takes only ?synchronous=normal or ?synchronous=full`,
+  );
 }
 
 /** The `max` query parameter, which Bun's client reads as its pool size. */

@@ -53,6 +53,7 @@ export async function openStore(
 async function openTarget(target: DatabaseTarget, options: OpenStoreOptions): Promise<Store> {
   if (target.kind === "sqlite") {
     return openSqliteStore(target.path, {
+      synchronous: target.synchronous,
       now: options.now,
       pollMs: options.pollMs,
       warn: options.logger ? (message) => options.logger?.warn(message) : undefined,

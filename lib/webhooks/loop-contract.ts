@@ -75,6 +75,11 @@ export interface WorkerCounts {
   released: number;
   /** Claims not sent because, checked before their request, they could not be sent any more. */
   withdrawn: number;
+  /**
+   * Results never written: the stop aborted their writes while the database did not take them
+   * (an outage, a full disk). Their deliveries are sent again once their leases run out.
+   */
+  abandoned: number;
 }
 
 /** Counts of a worker that has done nothing yet. */
@@ -87,6 +92,7 @@ export function noCounts(): WorkerCounts {
     discarded: 0,
     released: 0,
     withdrawn: 0,
+    abandoned: 0,
   };
 }
 

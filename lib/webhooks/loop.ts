@@ -153,7 +153,7 @@ class DeliveryLoop implements Worker {
         const options = { claim, delivered, signal, gate: this.#gate, hooks, maxDelayMs };
         applied = await recordAfterFailure(this.#recording, options, error);
       }
-      if (applied === null) return;
+      if (applied === null) return void this.counts.abandoned++;
       this.#storeAnswered("results");
       if (!applied) this.counts.discarded++;
       else if (delivered.outcome.state === "successful") this.counts.successful++;

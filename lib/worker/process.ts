@@ -178,6 +178,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   }
   if (lostReason !== null) throw databaseFileError(lostReason);
   const c = worker.counts;
+  if (c.abandoned > 0) {
+    logger.warn(
+      `Stopped with ${c.abandoned} ${c.abandoned === 1 ? "result" : "results"} not written (the database did not take ${c.abandoned === 1 ? "it" : "them"}): ${c.abandoned === 1 ? "its delivery is" : "their deliveries are"} sent again once the lease runs out`,
+    );
+  }
   logger.info(
     `Worker ${worker.id} stopped: ${c.successful} successful, ${c.retried} to retry, ${c.failed} failed, ${c.discarded} discarded, ${c.released} released`,
   );

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { parseDatabaseUrl } from "../../lib/store/database-url.ts";
 import { openStore } from "../../lib/store/open.ts";
+import { openSqlite } from "../../lib/store/sqlite/connection.ts";
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
   const error = await promise.then(
@@ -57,4 +58,41 @@ test("parseDatabaseUrl() names an unsupported URL without its password", () => {
       'DATABASE_URL="mysql://app:***@db.internal/inventory" is invalid: expected a file path, sqlite:PATH or postgres://user@host/db',
     ),
   );
+});
+
+describe("sqlite:PATH?synchronous=full", () => {
+  test("parseDatabaseUrl() reads the one setting a sqlite: URL takes, and refuses any other", () => {
+    expect(parseDatabaseUrl("sqlite:data/app.db?synchronous=full")).toEqual({
+      kind: "sqlite",
+      path: "data/app.db",
+      synchronous: "FULL",
+    });
+    expect(parseDatabaseUrl("sqlite:///srv/app.db?synchronous=NORMAL")).toEqual({
+      kind: "sqlite",
+      path: "/srv/app.db",
+      synchronous: "NORMAL",
+    });
+    expect(parseDatabaseUrl("sqlite:data/app.db")).toEqual({ kind: "sqlite", path: "data/app.db" });
+    expect(() => parseDatabaseUrl("sqlite:data/app.db?synchronous=off")).toThrow(
+      new ConfigError(
+        'DATABASE_URL="sqlite:data/app.db?synchronous=off" is invalid: a sqlite: URL takes only ?synchronous=normal or ?synchronous=full',
+      ),
+    );
+  });
+
+  test("openSqlite() with synchronous FULL syncs every commit; NORMAL otherwise", () => {
+    const dir = mkdtempSync(join(tmpdir(), "open-sync-"));
+    try {
+      const levelOf = (synchronous?: "FULL" | "NORMAL") => {
+        const db = openSqlite(join(dir, `${synchronous ?? "default"}.db`), { synchronous });
+        const level = db.query("PRAGMA synchronous").get();
+        db.close();
+        return level;
+      };
+      expect(levelOf("FULL")).toEqual({ synchronous: 2 });
+      expect(levelOf()).toEqual({ synchronous: 1 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -121,6 +121,42 @@ describe("heartbeats", () => {
   });
 });
 
+describe("a stop while results cannot be written", () => {
+  test("says once how many results it leaves unwritten (sent again after their leases)", async () => {
+    const { store, endpoint, addWebhook, run, logger } = setup();
+    await addWebhook();
+    await store.queue.enqueueMany([change(), change(), change()]);
+    const writeFailed = gate();
+    // The database refuses every result (a full disk); everything else works.
+    const full: Store = Object.assign(Object.create(store) as Store, {
+      queue: Object.assign(Object.create(store.queue) as Store["queue"], {
+        async finishMany() {
+          writeFailed.open();
+          throw new Error("database or disk is full");
+        },
+      }),
+    });
+    const stop = new AbortController();
+    const abortInFlight = new AbortController();
+    const running = run({
+      store: full,
+      once: false,
+      stop: stop.signal,
+      abortInFlight: abortInFlight.signal,
+    });
+    await endpoint.waitForRequests(3);
+    await writeFailed.promise;
+    stop.abort();
+    abortInFlight.abort(); // a second Ctrl-C: held results are given up
+    await running;
+    const stopped = logger.lines.filter((line) => line.includes("not written"));
+    expect(stopped).toEqual([
+      "warn Stopped with 3 results not written (the database did not take them): their deliveries are sent again once the lease runs out",
+    ]);
+    expect(await store.queue.stats()).toMatchObject({ delivering: 3, successful: 0 });
+  });
+});
+
 describe("endpoint health", () => {
   test("a webhook failing for WEBHOOK_AUTO_DISABLE_HOURS is disabled; its waiting deliveries resume when it is enabled again", async () => {
     let status = 500;

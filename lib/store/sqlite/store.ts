@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import type { RenderTemplates } from "../../webhooks/render-process.ts";
+import type { SqliteSynchronous } from "../database-url.ts";
 import { createSqliteApiTokenRepo } from "./api-tokens.ts";
 import { createChangeListener } from "./changes.ts";
 import { checkpointInBackground } from "./checkpointer.ts";
@@ -23,6 +24,8 @@ export interface SqliteStoreOptions {
   pollMs?: number;
   /** Told when an existing database file is open to other users. */
   warn?: (message: string) => void;
+  /** FULL syncs every commit to disk (a power loss loses none); default NORMAL. */
+  synchronous?: SqliteSynchronous;
   /**
    * Checkpoint the WAL from a background thread instead of in the commit that crosses the
    * threshold (the app: its requests must not wait for a checkpoint). File databases only.
@@ -67,7 +70,7 @@ export const DEFAULT_POLL_MS = 50;
 
 /** Opens (creating and migrating) the SQLite database at `path` as a Store. */
 export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
-  const db = openSqlite(path, { warn: options.warn });
+  const db = openSqlite(path, { warn: options.warn, synchronous: options.synchronous });
   const store = createSqliteStore(db, options);
   if (path === ":memory:") return store;
   const stopCheckpoints = options.backgroundCheckpoints ? checkpointInBackground(db, path) : null;
