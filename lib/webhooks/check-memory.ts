@@ -4,11 +4,11 @@ import {
   type AllowList,
   checkDestination,
   type DestinationCheck,
+  type InterfaceSource,
   pinnedTarget,
   type Resolver,
 } from "../http/ssrf.ts";
 
-const LITERAL_HOST = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
 /** URLs remembered at most: a templated URL can make one per delivery. */
 const MAX_REMEMBERED = 1000;
 
@@ -23,9 +23,10 @@ export interface RememberedCheck {
 }
 
 /**
- * A worker's destination checks (the SSRF guard) per URL, with where to send: an IP literal's for
- * the worker's life (its answer cannot change), a name's for DNS_TTL_MS, as long as the worker
- * keeps its addresses. Without it a name is checked before every attempt: about 20 µs of worker
+ * A worker's destination checks (the SSRF guard) per URL, with where to send, for DNS_TTL_MS: a
+ * name's as long as the worker keeps its addresses, an IP literal's as long too, because the
+ * verdict depends on the machine's own addresses as well, and those change (an interface added
+ * makes a public literal this machine's own). Without it a name is checked before every attempt: about 20 µs of worker
  * CPU per delivery (bench:webhooks `throughput`, by host name). At most MAX_REMEMBERED URLs, the
  * oldest forgotten first. One per worker, for the same `allow`.
  */
@@ -44,13 +45,19 @@ export function rememberedCheck(
 /** Checks `url` (resolving its host) and remembers the outcome in `memory`. */
 export async function checkAndRemember(
   url: string,
-  options: { allow: AllowList; resolve?: Resolver; memory?: CheckMemory },
+  options: {
+    allow: AllowList;
+    resolve?: Resolver;
+    /** This machine's own addresses; default os.networkInterfaces(). */
+    interfaces?: InterfaceSource;
+    memory?: CheckMemory;
+  },
   at: number,
 ): Promise<RememberedCheck> {
-  const check = await checkDestination(url, { allow: options.allow, resolve: options.resolve });
+  const { allow, resolve, interfaces } = options;
+  const check = await checkDestination(url, { allow, resolve, interfaces });
   const target = check.ok ? pinnedTarget(url, check.addresses) : { url };
-  const until = LITERAL_HOST.test(hostOf(url)) ? Number.POSITIVE_INFINITY : at + DNS_TTL_MS;
-  const entry = { check, target, until };
+  const entry = { check, target, until: at + DNS_TTL_MS };
   if (options.memory) setNewest(options.memory, url, entry, MAX_REMEMBERED);
   return entry;
 }

@@ -1,7 +1,7 @@
 import { raceAbort } from "../async/race-abort.ts";
 import { parseRetryAfter } from "../http/backoff.ts";
 import { describeNetworkError } from "../http/network-error.ts";
-import type { AllowList, Resolver } from "../http/ssrf.ts";
+import type { AllowList, InterfaceSource, Resolver } from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { type CheckMemory, checkAndRemember, hostOf, rememberedCheck } from "./check-memory.ts";
 import { timeoutMsOf, timeoutOf } from "./lease-rules.ts";
@@ -34,6 +34,8 @@ export interface SendOptions {
   allow: AllowList;
   fetch?: typeof fetch;
   resolve?: Resolver;
+  /** This machine's own addresses, refused as targets; default os.networkInterfaces(). */
+  interfaces?: InterfaceSource;
   /** Wall clock (epoch ms) for `startedAt` and `webhook-timestamp`. */
   now?: () => number;
   userAgent?: string;
@@ -166,11 +168,11 @@ async function prepareChecked(
   startedAt: number,
   signal: AbortSignal,
 ): Promise<Prepared> {
-  const memory = options.checks;
+  const { allow, resolve, interfaces, checks: memory } = options;
   const { check, target } =
     rememberedCheck(memory, url, startedAt) ??
     (await raceAbort(
-      checkAndRemember(url, { allow: options.allow, resolve: options.resolve, memory }, startedAt),
+      checkAndRemember(url, { allow, resolve, interfaces, memory }, startedAt),
       signal,
     ));
   if (!check.ok) return { refused: { outcome: "blocked", error: check.reason }, url };

@@ -10,13 +10,14 @@ import {
 const allow = parseAllowList("127.0.0.1");
 
 describe("the worker's remembered destination checks", () => {
-  test("an IP literal's check is kept for good, a name's for as long as its addresses", async () => {
+  test("an IP literal's check is kept as long as a name's: the machine's own addresses change too", async () => {
     const memory: CheckMemory = new Map();
     const resolve = async () => ["127.0.0.1"];
     await checkAndRemember("http://127.0.0.1:9/in", { allow, resolve, memory }, 0);
     await checkAndRemember("http://hook.test:9/in", { allow, resolve, memory }, 0);
     const later = DNS_TTL_MS;
-    expect(rememberedCheck(memory, "http://127.0.0.1:9/in", later)?.check.ok).toBe(true);
+    expect(rememberedCheck(memory, "http://127.0.0.1:9/in", later - 1)?.check.ok).toBe(true);
+    expect(rememberedCheck(memory, "http://127.0.0.1:9/in", later)).toBeUndefined();
     expect(rememberedCheck(memory, "http://hook.test:9/in", later - 1)?.target).toEqual({
       url: "http://127.0.0.1:9/in",
       host: "hook.test:9",

@@ -250,7 +250,7 @@ describe("sendAttempt", () => {
     expect(hosts).toEqual(Array.from({ length: 4 }, () => `hook.test:${server.port}`));
   });
 
-  test("a refusal is remembered too: a name's for 30 s, an IP literal's for good", async () => {
+  test("a refusal is remembered too, for 30 s: a name's and an IP literal's", async () => {
     const clock = { t: Date.UTC(2030, 0, 1) };
     let lookups = 0;
     const send = createSender({
@@ -275,6 +275,42 @@ describe("sendAttempt", () => {
     await send(byName, call);
     await send(byAddress, call);
     expect(lookups).toBe(2);
+  });
+
+  test("an IP literal allowed, then made this machine's own address, is refused once 30 s have passed", async () => {
+    const clock = { t: Date.UTC(2030, 0, 1) };
+    const ADDRESS = "93.184.216.34";
+    // The machine's interfaces as os.networkInterfaces() gives them: an interface comes up later.
+    const loopback = { address: "127.0.0.1", netmask: "255.0.0.0", family: "IPv4" as const };
+    const lo = { ...loopback, mac: "00:00:00:00:00:00", internal: true, cidr: "127.0.0.1/8" };
+    const interfaces: Record<string, (typeof lo)[]> = { lo: [lo] };
+    const eth = { ...lo, address: ADDRESS, internal: false, cidr: `${ADDRESS}/24` };
+    const sentTo: string[] = [];
+    const send = createSender({
+      timeoutMs: 5000,
+      allow: parseAllowList(""),
+      now: () => clock.t,
+      interfaces: () => interfaces,
+      // Stands in for the network: nothing leaves the machine.
+      fetch: (async (input: string | URL | Request) => {
+        sentTo.push(String(input instanceof Request ? input.url : input));
+        return new Response("ok");
+      }) as typeof fetch,
+      checks: new Map(),
+    });
+    const call = { maxTimeoutMs: undefined, signal: undefined };
+    const claim = claimFor(`http://${ADDRESS}/in`);
+    expect((await send(claim, call)).record.outcome).toBe("success");
+    interfaces.eth0 = [eth];
+    clock.t += 29_999;
+    expect((await send(claim, call)).record.outcome).toBe("success");
+    clock.t += 1;
+    const refused = await send(claim, call);
+    expect(refused.record).toMatchObject({ outcome: "blocked" });
+    expect(refused.record.error).toBe(
+      `refused ${ADDRESS} (this machine's own address): set WEBHOOK_ALLOWED_HOSTS=${ADDRESS}:80 to allow it`,
+    );
+    expect(sentTo).toEqual([`http://${ADDRESS}/in`, `http://${ADDRESS}/in`]);
   });
 
   test("sendAttempt() records a refused connection as a network error naming the address", async () => {
