@@ -4,6 +4,7 @@ import {
   checkEvents,
   checkGraceSeconds,
   checkHeader,
+  checkHeadersTotal,
   checkSecret,
   shown,
 } from "../webhooks/validate.ts";
@@ -37,7 +38,10 @@ export function eventsFlag(list: string): string[] {
 
 /** Every --header, each `Name: Value`. */
 export function headerFlags(rawArgs: string[]): Array<[string, string]> {
-  return allValues(rawArgs, "header").map((line) => field("header", line, checkHeader));
+  const headers = allValues(rawArgs, "header").map((line) => field("header", line, checkHeader));
+  const total = checkHeadersTotal(headers);
+  if (!total.ok) throw new UsageError(`Invalid --header: ${total.problem}`);
+  return headers;
 }
 
 /** Never echoed: a secret typed with a typo is still a secret. */

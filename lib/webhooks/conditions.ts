@@ -35,6 +35,11 @@ export interface ChangeSnapshots {
   postchange: unknown;
 }
 
+/** What a set is evaluated against: the changed object's data and its snapshots. */
+export interface ConditionSubject extends ChangeSnapshots {
+  data: unknown;
+}
+
 /** A condition set that is not valid; `path` points at the bad node, e.g. `$.and[1].op`. */
 export class ConditionError extends Error {
   override name = "ConditionError";
@@ -340,6 +345,13 @@ function compare(op: ConditionOp, actual: unknown, value: unknown): boolean | ty
         ? runnableRegex(value).lookingAt(actual)
         : MISMATCH;
   }
+}
+
+/** Whether a set has a regex condition anywhere (those run off the app's thread). */
+export function hasRegex(node: ConditionNode): boolean {
+  if ("and" in node) return node.and.some(hasRegex);
+  if ("or" in node) return node.or.some(hasRegex);
+  return node.op === "regex";
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {

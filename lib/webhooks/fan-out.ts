@@ -1,9 +1,14 @@
-import { conditionsMatch, UnrunnableRegexError } from "./conditions.ts";
+import { conditionsMatch, hasRegex } from "./conditions.ts";
 import { subscribes } from "./events.ts";
 import type { ChangeEvent, ConditionSet } from "./model.ts";
 import { buildPayload } from "./payload.ts";
-import type { RenderedDelivery } from "./render.ts";
-import { type RenderTemplates, sharedTemplateRenderer } from "./render-process.ts";
+import { type RenderedDelivery, usesTemplates } from "./render.ts";
+import {
+  CHANGE_RENDER_BUDGET_MS,
+  failure,
+  type RenderTemplates,
+  sharedTemplateRenderer,
+} from "./render-process.ts";
 
 /**
  * The webhooks that get a change, from the enabled candidates the store read: those subscribed
@@ -44,16 +49,19 @@ export interface PlannedDelivery extends RenderedDelivery {
 
 /**
  * The deliveries of a change: for each webhook that gets it (receivers) and whose conditions
- * match the changed object's data and its snapshots before and after, the body, URL and headers rendered now, so every attempt
- * sends the same bytes. A ping (Send test) is not filtered by conditions. Templates are rendered
- * by `render`, off this thread and each within a deadline (render-process.ts); a webhook's
- * template that fails or overruns is a delivery with its templateError, never a lost change.
- * Ascending by webhook id, as they are inserted.
+ * match the changed object's data and its snapshots before and after, the body, URL and headers
+ * rendered now, so every attempt sends the same bytes. A ping (Send test) is not filtered by
+ * conditions. Templates, and condition sets with a regex, are run by `render`, off this thread
+ * and within a deadline (render-process.ts); the webhooks of one change share one budget of CPU
+ * (CHANGE_RENDER_BUDGET_MS), so a change reaching many costly templates costs that much at most,
+ * not a deadline each. A template that fails or overruns, or whose turn comes after the budget
+ * ran out, is a delivery with its templateError (retried by hand once fixed: its context is
+ * kept), never a lost change. Ascending by webhook id, as they are inserted.
  */
 export async function planDeliveries(
   candidates: readonly FanOutCandidate[],
   change: ChangeEvent,
-  options: { only?: number; render?: RenderTemplates } = {},
+  options: { only?: number; render?: RenderTemplates; budgetMs?: number } = {},
 ): Promise<PlannedDelivery[]> {
   const wanted = new Set(
     receivers(candidates, change.event, { only: options.only, except: change.notFor }),
@@ -61,35 +69,43 @@ export async function planDeliveries(
   if (wanted.size === 0) return [];
   const render = options.render ?? sharedTemplateRenderer().render;
   const body = buildPayload(change);
-  const planned: Array<Promise<PlannedDelivery>> = [];
+  const subject = {
+    data: change.data ?? null,
+    prechange: change.prechange ?? null,
+    postchange: change.postchange ?? null,
+  };
+  const budget = options.budgetMs ?? CHANGE_RENDER_BUDGET_MS;
+  let spentMs = 0;
+  const planned: PlannedDelivery[] = [];
   for (const candidate of [...candidates].sort((a, b) => a.id - b.id)) {
     if (!wanted.has(candidate.id)) continue;
-    let matches: boolean;
-    try {
-      matches =
-        change.event === "ping" ||
-        candidate.conditions === null ||
-        conditionsMatch(candidate.conditions, change.data ?? null, {
-          prechange: change.prechange ?? null,
-          postchange: change.postchange ?? null,
-        });
-    } catch (error) {
-      if (!(error instanceof UnrunnableRegexError)) throw error;
-      // Recorded as failed with the reason rather than taken for "no match".
-      const failed = { payload: "", url: null, headers: null, context: body };
-      planned.push(
-        Promise.resolve({
-          webhookId: candidate.id,
-          ...failed,
-          templateError: `Condition error: ${error.message}`,
-        }),
-      );
+    const conditions =
+      change.event === "ping" || candidate.conditions === null ? undefined : candidate.conditions;
+    // Sets without a regex are cheap and bounded (paths and comparisons): evaluated here.
+    if (conditions !== undefined && !hasRegex(conditions)) {
+      if (!conditionsMatch(conditions, subject.data, subject)) continue;
+    }
+    const offThread =
+      usesTemplates(candidate) || (conditions !== undefined && hasRegex(conditions));
+    if (offThread && spentMs >= budget) {
+      planned.push({ webhookId: candidate.id, ...failure(budgetGone(budget), body) });
       continue;
     }
-    if (!matches) continue;
-    planned.push(render(candidate, body).then((r) => ({ webhookId: candidate.id, ...r })));
+    const result = await render(candidate, body, {
+      deadlineMs: Math.max(1, budget - spentMs),
+      conditions: conditions !== undefined && hasRegex(conditions) ? conditions : undefined,
+      subject,
+    });
+    spentMs += result.spentMs;
+    if (!result.matched) continue;
+    const { matched: _matched, spentMs: _spent, ...rendered } = result;
+    planned.push({ webhookId: candidate.id, ...rendered });
   }
-  return Promise.all(planned);
+  return planned;
+}
+
+function budgetGone(budgetMs: number): string {
+  return `this change's templates had used their ${budgetMs} ms of CPU (for all its webhooks) before this webhook's turn; retry the delivery to render it again`;
 }
 
 /**

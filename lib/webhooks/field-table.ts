@@ -10,6 +10,7 @@ import {
   checkContentType,
   checkEvents,
   checkHeader,
+  checkHeadersTotal,
   checkMaxPerSecond,
   checkMethod,
   checkName,
@@ -98,7 +99,7 @@ function checkHeaderList(lines: string[]): Checked<Array<[string, string]>> {
     if (!header.ok) return refused(`item ${index + 1}: ${header.problem}`);
     headers.push(header.value);
   }
-  return { ok: true, value: headers };
+  return checkHeadersTotal(headers);
 }
 
 const conditionSchema = z

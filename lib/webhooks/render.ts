@@ -1,7 +1,7 @@
 import { errorMessage } from "../text/error-message.ts";
 import type { Webhook } from "./model.ts";
 import { isTemplated, renderTemplate, TemplateError } from "./template.ts";
-import { isWebhookUrl, sendableHeaderProblem } from "./validate.ts";
+import { headerBytes, isWebhookUrl, MAX_HEADER_BYTES, sendableHeaderProblem } from "./validate.ts";
 
 /**
  * What is stored for one webhook's delivery of a change, rendered at enqueue: the body that will
@@ -50,10 +50,7 @@ export function renderDelivery(
   try {
     const url = isTemplated(webhook.url) ? renderUrl(webhook.url, context) : null;
     const headers = webhook.headers.some(([, value]) => isTemplated(value))
-      ? webhook.headers.map(([name, value]): [string, string] => [
-          name,
-          isTemplated(value) ? renderHeaderValue(name, value, context) : value,
-        ])
+      ? renderHeaders(webhook.headers, context)
       : null;
     const templated = webhook.bodyTemplate !== null;
     const payload = templated
@@ -74,6 +71,28 @@ function renderUrl(template: string, context: Record<string, unknown>): string {
     );
   }
   return url;
+}
+
+/**
+ * Each header value rendered in turn, stopped as soon as all of them together pass
+ * MAX_HEADER_BYTES: each may render up to MAX_RENDERED_BYTES, and five such are more than any
+ * server takes.
+ */
+function renderHeaders(
+  headers: ReadonlyArray<[string, string]>,
+  context: Record<string, unknown>,
+): Array<[string, string]> {
+  const rendered: Array<[string, string]> = [];
+  for (const [name, value] of headers) {
+    rendered.push([name, isTemplated(value) ? renderHeaderValue(name, value, context) : value]);
+    const bytes = headerBytes(rendered);
+    if (bytes > MAX_HEADER_BYTES) {
+      throw new Error(
+        `Template error in the headers: they rendered to over ${MAX_HEADER_BYTES} bytes in all (${bytes} by header ${name})`,
+      );
+    }
+  }
+  return rendered;
 }
 
 function renderHeaderValue(name: string, template: string, context: Record<string, unknown>) {

@@ -1,7 +1,7 @@
 import type { Webhook } from "./model.ts";
 import { buildPayload } from "./payload.ts";
 import type { RenderedDelivery, Templates } from "./render.ts";
-import { hitRenderLimit, type RenderTemplates, sharedTemplateRenderer } from "./render-process.ts";
+import { hitRenderLimit, previewTemplateRenderer, type RenderTemplates } from "./render-process.ts";
 import { isTemplated } from "./template.ts";
 
 /**
@@ -26,9 +26,15 @@ const SAMPLE_BODY = buildPayload({
 });
 const PLAIN: Templates = { url: "https://sample.invalid/", headers: [], bodyTemplate: null };
 
+/**
+ * All of a webhook's trials together may take this much CPU: two hundred slow header lines are
+ * refused in about a second, not tried for twenty.
+ */
+export const TRIAL_BUDGET_MS = 1000;
+
 export async function unboundedTemplate(
   webhook: Pick<Webhook, "url" | "headers" | "bodyTemplate">,
-  render: RenderTemplates = sharedTemplateRenderer().render,
+  render: RenderTemplates = previewTemplateRenderer().render,
 ): Promise<{ field: TemplateField; problem: string } | null> {
   const parts: Array<[TemplateField, Templates]> = [];
   if (webhook.bodyTemplate !== null) {
@@ -38,18 +44,26 @@ export async function unboundedTemplate(
   for (const header of webhook.headers) {
     if (isTemplated(header[1])) parts.push(["headers", { ...PLAIN, headers: [header] }]);
   }
-  // Each twice at most: a first render on a fresh renderer process can be slow for its own
-  // reasons (the engine growing its memory, a busy machine), never a reason to refuse.
-  const once = (part: Templates) => render(part, SAMPLE_BODY);
-  const twice = async (part: Templates) => {
-    const first = await once(part);
-    return limitHit(first) === null ? first : once(part);
-  };
-  const rendered = await Promise.all(parts.map(([, part]) => twice(part)));
-  for (const [index, result] of rendered.entries()) {
-    const field = parts[index]?.[0];
+  // Together too: each header within its limits can still make all of them too large.
+  if (parts.filter(([field]) => field === "headers").length > 1) {
+    parts.push(["headers", { ...PLAIN, headers: webhook.headers }]);
+  }
+  let spentMs = 0;
+  for (const [field, part] of parts) {
+    if (spentMs >= TRIAL_BUDGET_MS) {
+      const problem = `with a sample item, the templates took more than ${TRIAL_BUDGET_MS} ms in all: a webhook's templates must stay within the limits for any change`;
+      return { field, problem };
+    }
+    // Twice at most: a first render on a fresh renderer process can be slow for its own
+    // reasons (the engine growing its memory, a busy machine), never a reason to refuse.
+    let result = await render(part, SAMPLE_BODY);
+    spentMs += result.spentMs;
+    if (limitHit(result) !== null) {
+      result = await render(part, SAMPLE_BODY);
+      spentMs += result.spentMs;
+    }
     const reason = limitHit(result);
-    if (field !== undefined && reason !== null) {
+    if (reason !== null) {
       return {
         field,
         problem: `with a sample item, ${reason}: a template must stay within the limits for any change`,

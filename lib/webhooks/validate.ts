@@ -52,6 +52,11 @@ const MAX_URL_LENGTH = 2000;
 /** The longest body template or condition set accepted (both live in every claim's webhook row). */
 export const MAX_OPTION_TEXT = 65_536;
 const MAX_PATH_LENGTH = 1000;
+/**
+ * All of a webhook's extra headers together, typed or rendered (name, value and line breaks):
+ * HTTP servers refuse larger header sections (nginx's default buffers hold 32 KiB, Node's 16).
+ */
+export const MAX_HEADER_BYTES = 65_536;
 /** Timeout bounds of one attempt, the same as WEBHOOK_TIMEOUT_MS's. */
 export const WEBHOOK_TIMEOUT_RANGE = { min: 100, max: 300_000 } as const;
 
@@ -163,7 +168,22 @@ export function checkHeaderLines(text: string): Checked<Array<[string, string]>>
     if (!header.ok) return refused(`line ${index + 1}: ${header.problem}`);
     headers.push(header.value);
   }
-  return ok(headers);
+  return checkHeadersTotal(headers);
+}
+
+/** The size of header lines as sent: `Name: Value` and CRLF each. */
+export function headerBytes(headers: ReadonlyArray<readonly [string, string]>): number {
+  return headers.reduce((sum, [name, value]) => sum + name.length + value.length + 4, 0);
+}
+
+/** Every header together within MAX_HEADER_BYTES (each line alone may pass and all fail). */
+export function checkHeadersTotal(
+  headers: Array<[string, string]>,
+): Checked<Array<[string, string]>> {
+  const bytes = headerBytes(headers);
+  return bytes <= MAX_HEADER_BYTES
+    ? ok(headers)
+    : refused(`the headers are ${bytes} bytes in all: at most ${MAX_HEADER_BYTES}`);
 }
 
 /** Event names (a CLI comma list split, or the form's ticks); "*" alone stands for all of them. */

@@ -52,9 +52,9 @@ describe("createTemplateRenderer()", () => {
       headers: [["X-Q", "{{ data.quantity }}"]] as Array<[string, string]>,
       bodyTemplate: '{"name": {{ data.name | tojson }}}',
     };
-    expect(await r.render(templated, body)).toEqual(renderDelivery(templated, body));
+    expect(await r.render(templated, body)).toMatchObject(renderDelivery(templated, body));
     const none = { ...plain, bodyTemplate: null };
-    expect(await r.render(none, body)).toEqual(renderDelivery(none, body));
+    expect(await r.render(none, body)).toMatchObject(renderDelivery(none, body));
   });
 
   test.each([

@@ -2,11 +2,12 @@ import {
   conditionsMatch,
   type EvaluatedCondition,
   explainConditions,
+  hasRegex,
 } from "../../webhooks/conditions.ts";
 import type { Delivery, Webhook } from "../../webhooks/model.ts";
 import { buildPayload } from "../../webhooks/payload.ts";
 import type { DeliveryQueue } from "../../webhooks/ports.ts";
-import { type RenderTemplates, sharedTemplateRenderer } from "../../webhooks/render-process.ts";
+import { previewTemplateRenderer, type RenderTemplates } from "../../webhooks/render-process.ts";
 
 /** What a webhook's templates and conditions make of one change (the form's preview button). */
 export interface WebhookPreview {
@@ -64,7 +65,7 @@ export async function previewWebhook(
   webhook: Previewed,
   body: string,
   source: string,
-  render: RenderTemplates = sharedTemplateRenderer().render,
+  render: RenderTemplates = previewTemplateRenderer().render,
 ): Promise<WebhookPreview> {
   const { data, snapshots } = JSON.parse(body) as {
     data?: unknown;
@@ -75,6 +76,20 @@ export async function previewWebhook(
     postchange: snapshots?.postchange ?? null,
   };
   const set = webhook.conditions;
+  const subject = { data: data ?? null, ...before };
+  // A set with a regex is evaluated in the renderer, never on the app's thread.
+  if (set !== null && hasRegex(set)) {
+    const rendered = await render(webhook, body, { conditions: set, subject, explain: true });
+    return {
+      source,
+      matches: rendered.matched,
+      evaluation: rendered.evaluation ?? [],
+      url: rendered.url ?? webhook.url,
+      headers: rendered.headers ?? webhook.headers,
+      body: rendered.payload,
+      error: rendered.templateError,
+    };
+  }
   const matches = set === null ? null : conditionsMatch(set, data, before);
   const evaluation = set === null ? [] : explainConditions(set, data, before);
   const rendered = await render(webhook, body);
