@@ -97,7 +97,7 @@ function renderOrSkip(job: RenderJob): RenderedDelivery | null {
   return renderDelivery(job.webhook, job.body, () => contextOf(job.body));
 }
 
-dieWithParent(Number(process.env.RENDER_PARENT_PID));
+dieWithParent(Number(process.argv[2]));
 process.on("message", (job: RenderJob) => {
   process.send?.({ id: job.id, ...answer(job) } satisfies RenderReply);
 });

@@ -16,13 +16,18 @@ const PARENT_CHECK_MS = 1000;
 export function dieWithParent(parentPid: number): void {
   armDeathSignal();
   // The parent may have died before the signal was armed: then this process is already an orphan.
-  if (Number.isInteger(parentPid) && process.ppid !== parentPid) process.exit(1);
-  process.on("disconnect", () => process.exit(0));
+  if (Number.isInteger(parentPid) && process.ppid !== parentPid) end();
+  process.on("disconnect", end);
   if (Number.isInteger(parentPid)) {
     setInterval(() => {
-      if (process.ppid !== parentPid) process.exit(1);
+      if (process.ppid !== parentPid) end();
     }, PARENT_CHECK_MS).unref();
   }
+}
+
+/** Ends this process as its parent ends it at a deadline: nobody reads a renderer's exit code. */
+function end(): void {
+  process.kill(process.pid, "SIGKILL");
 }
 
 function armDeathSignal(): void {

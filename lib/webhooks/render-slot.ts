@@ -71,13 +71,15 @@ export function createRenderSlot(options: {
   function start(): void {
     ready = false;
     try {
-      const spawned: Subprocess = Bun.spawn([process.execPath, options.script], {
-        stdio: ["ignore", "ignore", "inherit"],
-        // The child kills itself when this process dies (render-child.ts): it knows whom to watch.
-        env: { ...process.env, RENDER_PARENT_PID: String(process.pid) },
-        ipc: (message) => onMessage(spawned, message as RenderReply | { ready: true }),
-        onExit: (_proc, code, signal) => onExit(spawned, code, signal),
-      });
+      // The child dies with this process (render-parent.ts): its argument says whom to watch.
+      const spawned: Subprocess = Bun.spawn(
+        [process.execPath, options.script, String(process.pid)],
+        {
+          stdio: ["ignore", "ignore", "inherit"],
+          ipc: (message) => onMessage(spawned, message as RenderReply | { ready: true }),
+          onExit: (_proc, code, signal) => onExit(spawned, code, signal),
+        },
+      );
       child = spawned;
       if (!keepAlive) spawned.unref();
     } catch (error) {

@@ -5,7 +5,7 @@ import { dieWithParent } from "../../lib/webhooks/render-parent.ts";
  * stderr, then spins on its thread forever without answering: a render that never ends, whose
  * JavaScript can neither notice nor be told that its parent died.
  */
-dieWithParent(Number(process.env.RENDER_PARENT_PID));
+dieWithParent(Number(process.argv[2]));
 process.stderr.write(`spinning ${process.pid}\n`);
 for (;;) {
   // spin
