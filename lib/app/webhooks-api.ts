@@ -47,7 +47,7 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
   api.post("/", webhookRouteDocs.create, async (c) => {
     const body = await readJsonObject(c);
     if (body instanceof Response) return body;
-    const read = readWebhookFields(body, { required: ["name", "url"] });
+    const read = readWebhookFields(body, { required: ["name", "url"], answerOnly: ANSWER_ONLY });
     if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
     const input = read.patch as NewWebhook;
     const refused = await refusedOnSave(input, {
@@ -79,7 +79,7 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
     if (id === null || before === null) return notFound(c);
     const body = await readJsonObject(c);
     if (body instanceof Response) return body;
-    const read = readWebhookFields(body);
+    const read = readWebhookFields(body, { answerOnly: ANSWER_ONLY });
     if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
     const patch: WebhookPatch = read.patch;
     if (Object.keys(patch).length === 0) {
@@ -143,6 +143,18 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
 
   return api;
 }
+
+/** What an answer has besides the table's fields: refused in a request, with the reason. */
+const ANSWER_ONLY: ReadonlySet<string> = new Set([
+  "id",
+  "has_secret",
+  "disabled_reason",
+  "disabled_at",
+  "failing_since",
+  "created_at",
+  "updated_at",
+  "warnings",
+]);
 
 /** A webhook as the API answers with it: the table's fields and what the app keeps about it. */
 export function webhookJson(webhook: Webhook) {

@@ -288,18 +288,21 @@ export type ReadWebhook =
 
 /**
  * A JSON object of webhook fields read by the table: the patch, or a problem per field named
- * (an unknown field is one). `required` fields must be present.
+ * (an unknown field is one; one of the caller's `answerOnly` says so). `required` fields must
+ * be present.
  */
 export function readWebhookFields(
   body: Record<string, unknown>,
-  options: { required?: readonly string[] } = {},
+  options: { required?: readonly string[]; answerOnly?: ReadonlySet<string> } = {},
 ): ReadWebhook {
   const problems: Record<string, string> = {};
   const patch: Partial<NewWebhook> = {};
   for (const [name, value] of Object.entries(body)) {
     const spec = WEBHOOK_FIELD_BY_NAME.get(name);
     if (spec === undefined) {
-      problems[name] = "unknown field";
+      problems[name] = options.answerOnly?.has(name)
+        ? "set by the app, not by a request"
+        : "unknown field";
       continue;
     }
     const read = spec.read(value);

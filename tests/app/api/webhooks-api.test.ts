@@ -241,6 +241,15 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
     expect(((await unknown.json()) as { fieldErrors: object }).fieldErrors).toEqual({
       retries: ["Unknown field"],
     });
+    const answerOnly = await api.json("POST", "/api/webhooks", {
+      ...HOOK,
+      id: 7,
+      has_secret: false,
+    });
+    expect(((await answerOnly.json()) as { fieldErrors: object }).fieldErrors).toEqual({
+      id: ["Set by the app, not by a request"],
+      has_secret: ["Set by the app, not by a request"],
+    });
     const missing = await api.json("POST", "/api/webhooks", {});
     expect(((await missing.json()) as { fieldErrors: object }).fieldErrors).toEqual({
       name: ["Required"],
