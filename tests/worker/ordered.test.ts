@@ -142,6 +142,79 @@ async function orderedThroughARetry(options: {
   expect(await store.queue.stats()).toMatchObject({ successful: total, queued: 0, delivering: 0 });
 }
 
+/**
+ * A worker killed (SIGKILL) while item 1's first change is in flight to the ordered webhook:
+ * item 1's later changes wait until another worker has taken it over and sent it again.
+ */
+async function takeoverMidSequence(databaseUrl: string, store: Store) {
+  // Item 1's first change, the first time it comes to the ordered webhook, is never answered.
+  const { endpoint, arrivals } = orderingEndpoint((a) => {
+    const first = !arrivals.some((b) => b.hook === "fifo" && b.item === 1);
+    return a.hook === "fifo" && a.item === 1 && first ? 0 : 200;
+  });
+  await setUpWebhooks(store, endpoint);
+  const ITEMS = 5;
+  const CHANGES = 3;
+  await store.queue.enqueueMany(interleaved(ITEMS, CHANGES));
+  // Short leases and beats, so the takeover comes within seconds of the kill.
+  const env = {
+    WEBHOOK_CONCURRENCY: "4",
+    WEBHOOK_TIMEOUT_MS: "1000",
+    WEBHOOK_LEASE_MS: "2000",
+    WORKER_HEARTBEAT_MS: "1000",
+  };
+  const first = spawnWorker(databaseUrl, { env, cleanups });
+  const total = 2 * ITEMS * CHANGES;
+  // Everything else that can go has gone (the hung request included): item 1's later
+  // changes wait for the hung one.
+  await endpoint.waitForRequests(total - CHANGES + 1);
+  expect(sequences(arrivals, "fifo").get(1)).toEqual([1]);
+  first.kill("SIGKILL");
+  await first.exited;
+  const second = spawnWorker(databaseUrl, { env, cleanups });
+  await endpoint.waitForRequests(total + 1);
+  const inOrder = Array.from({ length: CHANGES }, (_, i) => i + 1);
+  expect(sequences(arrivals, "fifo").get(1)).toEqual([1, ...inOrder]);
+  for (let item = 2; item <= ITEMS; item++) {
+    expect(sequences(arrivals, "fifo").get(item)).toEqual(inOrder);
+  }
+  expectEachSuccessfulOnce(arrivals, total);
+  const taken = await store.queue.list({ object: { model: "item", id: 1 }, limit: 10 });
+  const retaken = taken.find((d) => d.attempts === 2);
+  expect(retaken?.ordered).toBe(true);
+  second.kill("SIGTERM");
+  expect(await second.exited).toBe(0);
+}
+
+/** Three workers through `outage` (longer than their lease): each item's changes in order, once. */
+async function throughAnOutage(databaseUrl: string, store: Store, outage: () => Promise<void>) {
+  const { endpoint, arrivals } = orderingEndpoint(() => 200);
+  await setUpWebhooks(store, endpoint);
+  const ITEMS = 20;
+  const CHANGES = 6;
+  await store.queue.enqueueMany(interleaved(ITEMS, CHANGES));
+  const env = {
+    WEBHOOK_CONCURRENCY: "4",
+    WEBHOOK_TIMEOUT_MS: "1000",
+    WEBHOOK_LEASE_MS: "3000",
+    WORKER_HEARTBEAT_MS: "1000",
+  };
+  const workers = [1, 2, 3].map(() => spawnWorker(databaseUrl, { env, cleanups }));
+  await untilWorkersStarted(store, 3);
+  await endpoint.waitForRequests(20);
+  await outage();
+  const total = 2 * ITEMS * CHANGES;
+  await endpoint.waitForRequests(total);
+  const inOrder = Array.from({ length: CHANGES }, (_, i) => i + 1);
+  for (let item = 1; item <= ITEMS; item++) {
+    expect(sequences(arrivals, "fifo").get(item)).toEqual(inOrder);
+  }
+  expectEachSuccessfulOnce(arrivals, total);
+  for (const worker of workers) worker.kill("SIGTERM");
+  expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0, 0]);
+  expect(arrivals).toHaveLength(total);
+}
+
 describe("ordered delivery with SQLite worker processes", () => {
   const dir = tempDirs("ordered-");
 
@@ -168,88 +241,30 @@ describe("ordered delivery with SQLite worker processes", () => {
 
   test("a worker killed mid-sequence: its delivery is taken over and sent before the item's next change", async () => {
     const { path, store } = sqliteStore();
-    // Item 1's first change, the first time it comes to the ordered webhook, is never answered.
-    const { endpoint, arrivals } = orderingEndpoint((a) => {
-      const first = !arrivals.some((b) => b.hook === "fifo" && b.item === 1);
-      return a.hook === "fifo" && a.item === 1 && first ? 0 : 200;
-    });
-    await setUpWebhooks(store, endpoint);
-    const ITEMS = 5;
-    const CHANGES = 3;
-    await store.queue.enqueueMany(interleaved(ITEMS, CHANGES));
-    // Short leases and beats, so the takeover comes within seconds of the kill.
-    const env = {
-      WEBHOOK_CONCURRENCY: "4",
-      WEBHOOK_TIMEOUT_MS: "1000",
-      WEBHOOK_LEASE_MS: "2000",
-      WORKER_HEARTBEAT_MS: "1000",
-    };
-    const first = spawnWorker(path, { env, cleanups });
-    const total = 2 * ITEMS * CHANGES;
-    // Everything else that can go has gone (the hung request included): item 1's later
-    // changes wait for the hung one.
-    await endpoint.waitForRequests(total - CHANGES + 1);
-    expect(sequences(arrivals, "fifo").get(1)).toEqual([1]);
-    first.kill("SIGKILL");
-    await first.exited;
-    const second = spawnWorker(path, { env, cleanups });
-    await endpoint.waitForRequests(total + 1);
-    const inOrder = Array.from({ length: CHANGES }, (_, i) => i + 1);
-    expect(sequences(arrivals, "fifo").get(1)).toEqual([1, ...inOrder]);
-    for (let item = 2; item <= ITEMS; item++) {
-      expect(sequences(arrivals, "fifo").get(item)).toEqual(inOrder);
-    }
-    expectEachSuccessfulOnce(arrivals, total);
-    const taken = await store.queue.list({ object: { model: "item", id: 1 }, limit: 10 });
-    const retaken = taken.find((d) => d.attempts === 2);
-    expect(retaken?.ordered).toBe(true);
-    second.kill("SIGTERM");
-    expect(await second.exited).toBe(0);
+    await takeoverMidSequence(path, store);
   });
 
   test("an outage longer than the lease (the write lock held elsewhere): each item's changes arrive in order and once", async () => {
     const { path, store } = sqliteStore();
-    const { endpoint, arrivals } = orderingEndpoint(() => 200);
-    await setUpWebhooks(store, endpoint);
-    const ITEMS = 20;
-    const CHANGES = 6;
-    await store.queue.enqueueMany(interleaved(ITEMS, CHANGES));
-    const env = {
-      WEBHOOK_CONCURRENCY: "4",
-      WEBHOOK_TIMEOUT_MS: "1000",
-      WEBHOOK_LEASE_MS: "3000",
-      WORKER_HEARTBEAT_MS: "1000",
-    };
-    const workers = [1, 2, 3].map(() => spawnWorker(path, { env, cleanups }));
-    await untilWorkersStarted(store, 3);
-    await endpoint.waitForRequests(20);
-    const holder = new Database(path);
-    holder.run("PRAGMA busy_timeout = 5000");
-    holder.run("BEGIN IMMEDIATE");
-    try {
-      // The outage is a span of real time: longer than the lease and than busy_timeout.
-      await Bun.sleep(6000);
-      // The case at hand: leases of live workers holding ordered deliveries ran out meanwhile.
-      const expired = holder
-        .query<{ n: number }, [number]>(
-          "SELECT count(*) AS n FROM deliveries WHERE state = 'delivering' AND ordered = 1 AND lease_expires_at < ?",
-        )
-        .get(Date.now());
-      expect(expired?.n).toBeGreaterThan(0);
-    } finally {
-      holder.run("ROLLBACK");
-      holder.close();
-    }
-    const total = 2 * ITEMS * CHANGES;
-    await endpoint.waitForRequests(total);
-    const inOrder = Array.from({ length: CHANGES }, (_, i) => i + 1);
-    for (let item = 1; item <= ITEMS; item++) {
-      expect(sequences(arrivals, "fifo").get(item)).toEqual(inOrder);
-    }
-    expectEachSuccessfulOnce(arrivals, total);
-    for (const worker of workers) worker.kill("SIGTERM");
-    expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0, 0]);
-    expect(arrivals).toHaveLength(total);
+    await throughAnOutage(path, store, async () => {
+      const holder = new Database(path);
+      holder.run("PRAGMA busy_timeout = 5000");
+      holder.run("BEGIN IMMEDIATE");
+      try {
+        // The outage is a span of real time: longer than the lease and than busy_timeout.
+        await Bun.sleep(6000);
+        // The case at hand: leases of live workers holding ordered deliveries ran out meanwhile.
+        const expired = holder
+          .query<{ n: number }, [number]>(
+            "SELECT count(*) AS n FROM deliveries WHERE state = 'delivering' AND ordered = 1 AND lease_expires_at < ?",
+          )
+          .get(Date.now());
+        expect(expired?.n).toBeGreaterThan(0);
+      } finally {
+        holder.run("ROLLBACK");
+        holder.close();
+      }
+    });
   });
 });
 
@@ -269,6 +284,28 @@ describePostgres("ordered delivery with PostgreSQL worker processes", () => {
         await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
         await sql.close();
       },
+    });
+  });
+
+  test("a worker killed mid-sequence: its delivery is taken over and sent before the item's next change", async () => {
+    const url = await pg.cluster.createDatabase();
+    const store = await openPostgresStore(url);
+    cleanups.push(() => store.close());
+    await takeoverMidSequence(url, store);
+  });
+
+  test("the server stopped longer than the lease: each item's changes arrive in order and once", async () => {
+    const url = await pg.cluster.createDatabase();
+    const store = await openPostgresStore(url);
+    cleanups.push(() => store.close());
+    await throughAnOutage(url, store, async () => {
+      await pg.cluster.stopServer();
+      try {
+        // The outage is a span of real time: longer than the lease.
+        await Bun.sleep(5000);
+      } finally {
+        await pg.cluster.startServer();
+      }
     });
   });
 });
