@@ -4,10 +4,11 @@ import type { OutageGate } from "./loop-outage.ts";
 import type { Claim } from "./model.ts";
 
 /**
- * The claims a worker holds ready beyond its requests in flight (after graphile-worker's
- * LocalQueue). It tops itself up from the queue, hands out claims that may start now, renews
- * the ones held too long, holds everything while the database cannot record a result, and gives
- * back what it holds when the worker stops. It is always in one of these modes:
+ * The claims a worker holds ready beyond its requests in flight: the claim feed's store of
+ * them (claim-feed.ts decides when to top it up; nothing else uses it). It tops itself up from
+ * the queue, hands out claims that may start now, renews the ones held too long, holds
+ * everything while the database cannot record a result, and gives back what it holds when the
+ * worker stops. It is always in one of these modes:
  *
  * - STOPPED: holds nothing, hands out nothing. `start()` → ACCEPTING.
  * - ACCEPTING: hands out held claims in order, each as Freshness.prepare allows. A claim that
@@ -33,12 +34,12 @@ export interface ClaimBufferOptions {
   concurrency: number;
   /** Claims held beyond the requests in flight; topped up when half of them are gone. */
   prefetch: number;
-  /** Requests in flight now (the loop's slots in use). */
+  /** Requests in flight now (claims handed out whose request has not ended). */
   inFlight(): number;
   claim(limit: number): Promise<Claim[]>;
   /** Renews held claims: those that may be sent, with new leases and current webhooks. */
   renew?(claims: Claim[]): Promise<Claim[]>;
-  /** Gives claims back (counted and reported by the loop); never throws. */
+  /** Gives claims back (counted and reported by the worker); never throws. */
   release(claims: Claim[]): Promise<void>;
   /** Absent: every held claim may start as it is. */
   freshness?: Freshness;
