@@ -190,6 +190,27 @@ describe("POST /api/deliveries/replay", () => {
     expect(untouched.body.attempts).toHaveLength(1);
   });
 
+  test("an ordered webhook's replayed changes of one object arrive in commit order", async () => {
+    const made = await call("POST", "/api/webhooks", {
+      name: "ordered",
+      url: `${endpoint.url}/ordered`,
+      ordered: true,
+    });
+    expect(made.status).toBe(201);
+    await call("POST", "/api/items", { sku: "O-1", name: "Bolt", quantity: 1 });
+    for (const quantity of [2, 3, 4]) await call("PATCH", "/api/items/1", { quantity });
+    await worker().runOnce();
+    const quantities = () =>
+      endpoint.requests.map(
+        (r) => (JSON.parse(r.body) as { data: { quantity: number } }).data.quantity,
+      );
+    expect(quantities()).toEqual([1, 2, 3, 4]);
+    const replay = await call("POST", "/api/deliveries/replay", { webhook: made.body.id });
+    expect(replay.body.replayed).toBe(4);
+    await worker().runOnce();
+    expect(quantities()).toEqual([1, 2, 3, 4, 1, 2, 3, 4]);
+  });
+
   test("replays failed ones too, and only the states asked for", async () => {
     status = 500;
     const { webhookId } = await deliveredChanges(2);
