@@ -30,17 +30,18 @@ export async function startModel(
   run: { cache: SummaryCache | undefined; signal: AbortSignal | undefined; logger: Logger },
 ): Promise<ModelStart> {
   const named = config.server.model;
-  const checked =
-    named === undefined
-      ? undefined
-      : recall(run, config.server.url, cachedModelName(config.api, named));
+  const at = { server: config.server.url, model: cachedModelName(config.api, named ?? "") };
+  const checked = named === undefined ? undefined : recall(run, at.server, at.model);
   if (named === undefined || checked === undefined) {
     const { facts, numCtx } = await checkModel(config, client, run.signal, run.logger);
     return { model: client, facts, numCtx, deferred: false, failed: new AbortController().signal };
   }
   const facts = { model: named, contextLength: checked.contextLength };
   const numCtx = contextWindow(config.numCtx, checked.contextLength, named, run.logger);
-  const { model, failed } = checkedOnFirstCall(client, checked);
+  const { model, failed } = checkedOnFirstCall(client, checked, (found) =>
+    // What the server says now (a model pulled again may have another context length).
+    rememberModel(run.cache, at, found, run.logger),
+  );
   return { model, facts, numCtx, deferred: true, failed };
 }
 
@@ -75,13 +76,14 @@ function recall(
 }
 
 /**
- * The client checking the server (preflight) before its first generate, once for all calls;
- * `machine` answers from the last check, asking nothing. A failed check aborts `failed`, so the
+ * The client checking the server (preflight) before its first generate, once for all calls, and
+ * telling `onChecked` what it found; `machine` answers from the last check, asking nothing. A failed check aborts `failed`, so the
  * run stops with the check's own message, as it would have before the first story.
  */
 function checkedOnFirstCall(
   client: ModelClient,
   checked: CheckedModel,
+  onChecked: (found: { facts: ModelInfo; machine: MachineInfo | null }) => void,
 ): { model: ModelClient; failed: AbortSignal } {
   const failed = new AbortController();
   let check: Promise<unknown> | undefined;
@@ -91,10 +93,13 @@ function checkedOnFirstCall(
     describe: client.describe,
     preflight: (signal) => client.preflight(signal),
     async generate(request, call) {
-      check ??= client.preflight(call.signal).catch((error: unknown) => {
-        failed.abort(error);
-        throw error;
-      });
+      check ??= client.preflight(call.signal).then(
+        (facts) => onChecked({ facts, machine }),
+        (error: unknown) => {
+          failed.abort(error);
+          throw error;
+        },
+      );
       await check;
       return client.generate(request, call);
     },

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
 import { runDigest } from "../../lib/digest/digest.ts";
+import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";
 import { PreflightError } from "../../lib/digest/summarise/models/model-client.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
@@ -110,6 +111,27 @@ describe("a re-run served wholly by the cache", () => {
     expect(world.ollama.requests.slice(0, firstPrompt)).toContain("GET /api/tags");
     expect(world.ollama.requests).not.toContain("GET /api/ps");
     expect(world.ollama.loadCalls.length).toBe(loadsBefore);
+  });
+
+  test("remembers what that check found: a model pulled again with another context length", async () => {
+    const home = cacheHome();
+    const stories = news();
+    using before = startDigestWorld({ ...stories, ollama: { contextLength: 131072 } });
+    await digest(before, home, 1);
+    before.stop();
+    // The same URL: a fake on the port the first one had is not to be had, so the cache is told.
+    const cache = openSummaryCache(join(home, "hn-digest", "summaries.sqlite"));
+    using after = startDigestWorld({ ...stories, ollama: { contextLength: 4096 } });
+    const remembered = cache.checkedModel(before.ollama.url, "llama3.2");
+    if (!remembered) throw new Error("the first run's check was not remembered");
+    cache.rememberModel(after.ollama.url, "llama3.2", remembered);
+    const again = await digest(after, home, 2);
+    expect(again.stats.generated).toBe(2);
+    expect(cache.checkedModel(after.ollama.url, "llama3.2")).toEqual({
+      contextLength: 4096,
+      placement: "gpu",
+    });
+    cache.close();
   });
 
   test("stops with the check's own message when the model has gone since the last run", async () => {
