@@ -25,9 +25,18 @@ export interface AppConfig {
   allowedHosts: AllowedHosts;
   /** WEBHOOK_ALLOWED_HOSTS, the workers' setting: the webhook form warns about what they refuse. */
   webhookAllowList: AllowList;
+  /** WEBHOOK_MAX_ATTEMPTS, the workers' cap: "attempt 3 of 8" in Background Tasks; null: unset. */
+  maxAttempts: number | null;
 }
 
-type AppKey = "host" | "port" | "adminToken" | "allowedHosts" | "webhookAllowList" | "databaseUrl";
+type AppKey =
+  | "host"
+  | "port"
+  | "adminToken"
+  | "allowedHosts"
+  | "webhookAllowList"
+  | "maxAttempts"
+  | "databaseUrl";
 
 /**
  * The app's flags and variables: parsing and `bun run app --help` are written from this table
@@ -76,6 +85,14 @@ export const APP_FIELDS: readonly Field<AppKey>[] = [
       "the workers' allow-list, given the same value here: the webhook form warns about a URL they would refuse",
   },
   {
+    key: "maxAttempts",
+    env: "WEBHOOK_MAX_ATTEMPTS",
+    schema: intInRange(1, 100),
+    defaultText: "the retry schedule's",
+    description:
+      "the workers' cap on attempts, given the same value here: Background Tasks says which attempt of how many comes next",
+  },
+  {
     key: "databaseUrl",
     env: "DATABASE_URL",
     schema: z.string(),
@@ -97,6 +114,7 @@ export function loadAppConfig(env: Env, flags: Flags = {}): AppConfig {
     database: parseDatabaseUrl(values.databaseUrl as string, withoutEmpty(env).DATABASE_POOL_MAX),
     allowedHosts: (values.allowedHosts as AllowedHosts | undefined) ?? [],
     webhookAllowList: (values.webhookAllowList as AllowList | undefined) ?? [],
+    maxAttempts: (values.maxAttempts as number | undefined) ?? null,
   };
 }
 

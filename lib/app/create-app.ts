@@ -33,6 +33,8 @@ export interface CreateAppOptions {
     bodyLimitBytes?: number;
     /** WORKER_HEARTBEAT_MS: a worker not seen for 3 of these is stale (admin, /metrics). */
     heartbeatIntervalMs?: number;
+    /** WEBHOOK_MAX_ATTEMPTS as the workers have it: Background Tasks' "attempt 3 of 8". */
+    maxAttempts?: number | null;
     /**
      * Names the app answers to besides IP addresses and localhost (the --host name and
      * APP_ALLOWED_HOSTS); a request for any other Host gets 421 before anything else runs.
@@ -126,7 +128,11 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   );
   app.route("/api/deliveries", createDeliveriesApi({ store, now, bodyLimitBytes: limitBytes }));
   app.route("/admin", loginRoutes(auth));
-  app.route("/admin", createAdmin({ store, now, generateSecret, urlWarning, heartbeatIntervalMs }));
+  const maxAttempts = options.config?.maxAttempts ?? null;
+  app.route(
+    "/admin",
+    createAdmin({ store, now, generateSecret, urlWarning, heartbeatIntervalMs, maxAttempts }),
+  );
   // Every worker's attempts, read back from the attempts table (recorded since the first scrape).
   const metrics = createMetrics({
     source: {

@@ -25,12 +25,15 @@ export function serveApp(options: {
   logger: Logger;
   now?: CreateAppOptions["now"];
   heartbeatIntervalMs?: number;
+  /** WEBHOOK_MAX_ATTEMPTS, for Background Tasks' "attempt 3 of 8". */
+  maxAttempts?: number | null;
 }): ServingApp {
   const app = createApp({
     store: options.store,
     config: {
       adminToken: options.adminToken,
       heartbeatIntervalMs: options.heartbeatIntervalMs,
+      maxAttempts: options.maxAttempts,
       allowedHosts: [options.host.toLowerCase(), ...(options.allowedHosts ?? [])],
       webhookAllowList: options.webhookAllowList,
     },

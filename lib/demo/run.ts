@@ -95,6 +95,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
         store: appStore,
         adminToken: null,
         webhookAllowList: config.allowList,
+        maxAttempts: config.maxAttempts,
         logger,
       }),
     );

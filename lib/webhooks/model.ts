@@ -252,6 +252,11 @@ export interface DeliveryFilter {
   beforeId?: number;
   /** Only deliveries of changes to this object (e.g. `{ model: "item", id: 7 }`). */
   object?: { model: string; id: number };
+  /**
+   * Failed ones and those waiting for an automatic retry (queued after an attempt whose answer
+   * was not 2XX): the admin's Failed list. `state` is then left aside.
+   */
+  failing?: boolean;
 }
 
 /**

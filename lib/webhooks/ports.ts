@@ -91,8 +91,9 @@ export interface DeliveryQueue {
   list(filter?: DeliveryFilter): Promise<Delivery[]>;
   get(id: number): Promise<{ delivery: Delivery; attempts: Attempt[] } | null>;
   /**
-   * failed → queued now, history kept; returns how many changed. A delivery whose template
-   * failed at enqueue stays failed: it has no body to send.
+   * failed → queued now, history kept; one waiting for an automatic retry (queued after an
+   * attempt) is made due now; returns how many changed. A delivery whose template failed at
+   * enqueue stays failed: it has no body to send.
    */
   retry(ids: number[], now: number): Promise<number>;
   retryAllFailed(now: number): Promise<number>;

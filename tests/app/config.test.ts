@@ -14,7 +14,15 @@ describe("loadAppConfig()", () => {
       database: { kind: "sqlite", path: "data/app.db" },
       allowedHosts: [],
       webhookAllowList: [],
+      maxAttempts: null,
     });
+  });
+
+  test("reads WEBHOOK_MAX_ATTEMPTS (the workers' cap) for Background Tasks; a bad one is exit 2", () => {
+    expect(loadAppConfig({ WEBHOOK_MAX_ATTEMPTS: "4" }).maxAttempts).toBe(4);
+    expect(() => loadAppConfig({ WEBHOOK_MAX_ATTEMPTS: "0" })).toThrow(
+      'WEBHOOK_MAX_ATTEMPTS="0" is invalid',
+    );
   });
 
   test("reads WEBHOOK_ALLOWED_HOSTS (the workers' setting) for the webhook form's warnings", () => {

@@ -3,6 +3,7 @@ import type { Child } from "hono/jsx";
 import type { Attempt, Delivery, DeliveryState } from "../../webhooks/model.ts";
 import { formatDuration, formatTime, prettyJson, relativeTime, truncate } from "./format.ts";
 import { Layout, type PageContext, PostButton } from "./layout.tsx";
+import { isRetrying, retryingText } from "./retrying.ts";
 
 export const BACKGROUND_TASKS = "/admin/background-tasks";
 export const DELIVERIES = `${BACKGROUND_TASKS}/deliveries`;
@@ -16,8 +17,13 @@ const STATE_TITLES: Record<DeliveryState, string> = {
 
 export interface OverviewData {
   stats: Record<DeliveryState, number>;
-  /** The newest few deliveries per state, in the order the page shows them. */
+  /**
+   * The newest few deliveries per state, in the order the page shows them; under failed also
+   * those waiting for an automatic retry (retrying.ts).
+   */
   sections: Array<{ state: DeliveryState; deliveries: Delivery[] }>;
+  /** Attempts each webhook's deliveries get, by webhook id ("attempt 3 of 8"). */
+  limits?: Map<number, number>;
   nowMs: number;
 }
 
@@ -50,6 +56,7 @@ export function OverviewPage(props: { page: PageContext; data: OverviewData; chi
             deliveries={section.deliveries}
             page={page}
             nowMs={data.nowMs}
+            limits={data.limits}
             returnTo={BACKGROUND_TASKS}
           />
         </section>
@@ -82,6 +89,7 @@ export interface DeliveryListData {
   olderThan: number | null;
   /** Offer "Retry all failed" (the list of every failed delivery). */
   retryAllFailed?: boolean;
+  limits?: Map<number, number>;
   nowMs: number;
 }
 
@@ -109,6 +117,7 @@ export function DeliveryListPage(props: { page: PageContext; data: DeliveryListD
         deliveries={data.deliveries}
         page={page}
         nowMs={data.nowMs}
+        limits={data.limits}
         returnTo={`${DELIVERIES}?${data.query}`}
       />
       <div class="pager">
@@ -123,6 +132,7 @@ export function DeliveryTable(props: {
   deliveries: Delivery[];
   page: PageContext;
   nowMs: number;
+  limits?: Map<number, number>;
   returnTo: string;
 }) {
   if (props.deliveries.length === 0) return <p class="empty">None.</p>;
@@ -164,14 +174,16 @@ export function DeliveryTable(props: {
             <td data-label="Next attempt / completed">
               {d.completedAt !== null
                 ? formatTime(d.completedAt)
-                : d.state === "queued"
-                  ? `${formatTime(d.nextAttemptAt)} (${relativeTime(d.nextAttemptAt, props.nowMs)})`
-                  : d.leaseExpiresAt !== null
-                    ? `lease until ${formatTime(d.leaseExpiresAt)}`
-                    : "–"}
+                : isRetrying(d)
+                  ? retryingText(d, props.limits?.get(d.webhookId), props.nowMs)
+                  : d.state === "queued"
+                    ? `${formatTime(d.nextAttemptAt)} (${relativeTime(d.nextAttemptAt, props.nowMs)})`
+                    : d.leaseExpiresAt !== null
+                      ? `lease until ${formatTime(d.leaseExpiresAt)}`
+                      : "–"}
             </td>
             <td class="action">
-              {d.state === "failed" ? (
+              {d.state === "failed" || isRetrying(d) ? (
                 <PostButton
                   action={`${DELIVERIES}/${d.id}/retry`}
                   label="Retry"
@@ -205,6 +217,8 @@ export function DeliveryPage(props: {
   /** A failed ordered delivery: later changes of its object went on without it. */
   orderedNote?: string | null;
   attempts: Attempt[];
+  /** Attempts its webhook's deliveries get ("attempt 3 of 8"); undefined when not known. */
+  limit?: number;
   nowMs: number;
 }) {
   const { page, delivery: d } = props;
@@ -222,8 +236,11 @@ export function DeliveryPage(props: {
           Its template failed when the change was queued: nothing is sent for it, and Retry leaves
           it failed. Fix the webhook's template; later changes use it (Preview shows the result).
         </p>
-      ) : d.state === "failed" ? (
+      ) : d.state === "failed" || isRetrying(d) ? (
         <div class="actions">
+          {isRetrying(d) ? (
+            <span class="muted">{retryingText(d, props.limit, props.nowMs)}</span>
+          ) : null}
           <PostButton
             action={`${self}/retry`}
             label="Retry"

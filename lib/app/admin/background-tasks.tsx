@@ -8,6 +8,7 @@ import {
   noLiveWorkerWarning,
 } from "../../webhooks/observe/staleness.ts";
 import { orderedFailureNote } from "../../webhooks/ordered-note.ts";
+import { attemptLimit } from "../../webhooks/policy/retry-schedule.ts";
 import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
 import {
@@ -23,6 +24,7 @@ import type { PageContext } from "./layout.tsx";
 import { NotFoundPage } from "./not-found.tsx";
 import { retriedText, withNotice } from "./notices.ts";
 import { pageContext, renderPage } from "./page.tsx";
+import { attemptLimits } from "./retrying.ts";
 import { WorkersPanel, type WorkersPanelData } from "./workers-views.tsx";
 
 const OVERVIEW_ROWS = 10;
@@ -31,13 +33,26 @@ const PAGE_SIZE = 25;
 const OVERVIEW_STATES: DeliveryState[] = ["failed", "queued", "delivering", "successful"];
 
 /** What the overview shows: counts per state and the newest deliveries of each. */
-export async function loadOverview(store: Store, nowMs: number): Promise<OverviewData> {
-  const [stats, ...lists] = await Promise.all([
+export async function loadOverview(
+  store: Store,
+  nowMs: number,
+  maxAttempts: number | null = null,
+): Promise<OverviewData> {
+  const [stats, webhooks, ...lists] = await Promise.all([
     store.queue.stats(),
-    ...OVERVIEW_STATES.map((state) => store.queue.list({ state, limit: OVERVIEW_ROWS })),
+    store.webhooks.list(),
+    ...OVERVIEW_STATES.map((state) => store.queue.list(stateFilter(state, OVERVIEW_ROWS))),
   ]);
   const sections = OVERVIEW_STATES.map((state, i) => ({ state, deliveries: lists[i] ?? [] }));
-  return { stats, sections, nowMs };
+  return { stats, sections, limits: attemptLimits(webhooks, maxAttempts), nowMs };
+}
+
+/**
+ * The admin's listing of a state: Failed also holds the deliveries waiting for an automatic
+ * retry (queued after an attempt that was not 2XX), which stay `queued` in the database.
+ */
+function stateFilter(state: DeliveryState | undefined, limit: number): DeliveryFilter {
+  return state === "failed" ? { failing: true, limit } : { state, limit };
 }
 
 /** The workers' heartbeats and, when deliveries are due with no live worker, the warning. */
@@ -69,15 +84,22 @@ export function backgroundTaskRoutes(deps: {
   store: Store;
   now: () => Date;
   heartbeatIntervalMs?: number;
+  /** WEBHOOK_MAX_ATTEMPTS as the workers have it ("attempt 3 of 8"); null: each schedule's. */
+  maxAttempts?: number | null;
 }): Hono<AppEnv> {
   const { store, now } = deps;
   const heartbeatIntervalMs = deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS;
+  const maxAttempts = deps.maxAttempts ?? null;
+  async function limitOf(webhookId: number): Promise<number | null> {
+    const webhook = await store.webhooks.get(webhookId);
+    return webhook === null ? null : attemptLimit(webhook.retrySchedule, maxAttempts);
+  }
   const routes = new Hono<AppEnv>();
 
   routes.get("/", async (c) => {
     const nowMs = now().getTime();
     const [data, workers] = await Promise.all([
-      loadOverview(store, nowMs),
+      loadOverview(store, nowMs, maxAttempts),
       loadWorkersPanel(store, nowMs, heartbeatIntervalMs),
     ]);
     return renderPage(
@@ -94,7 +116,7 @@ export function backgroundTaskRoutes(deps: {
     const webhookId = positiveInt(c.req.query("webhook")) ?? undefined;
     const itemId = positiveInt(c.req.query("item")) ?? undefined;
     const before = positiveInt(c.req.query("before"));
-    const filter: DeliveryFilter = { state, webhookId, limit: PAGE_SIZE + 1 };
+    const filter: DeliveryFilter = { ...stateFilter(state, PAGE_SIZE + 1), webhookId };
     if (before !== null) filter.beforeId = before;
     // An item's deliveries: one range of the object index (deliveries record their object).
     if (itemId !== undefined) filter.object = { model: "item", id: itemId };
@@ -120,6 +142,7 @@ export function backgroundTaskRoutes(deps: {
       before,
       olderThan: rows.length > PAGE_SIZE ? (deliveries.at(-1)?.id ?? null) : null,
       retryAllFailed: state === "failed" && webhookId === undefined && itemId === undefined,
+      limits: attemptLimits(await store.webhooks.list(), maxAttempts),
       nowMs: now().getTime(),
     };
     return renderPage(c, <DeliveryListPage page={await currentPage(c, store)} data={data} />);
@@ -136,6 +159,7 @@ export function backgroundTaskRoutes(deps: {
         delivery={found.delivery}
         orderedNote={await orderedFailureNote(store.queue, found.delivery)}
         attempts={found.attempts}
+        limit={(await limitOf(found.delivery.webhookId)) ?? undefined}
         nowMs={now().getTime()}
       />,
     );

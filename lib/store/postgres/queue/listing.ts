@@ -31,7 +31,8 @@ export function createListing(db: Db) {
   async function list(filter: DeliveryFilter = {}): Promise<Delivery[]> {
     const before = filter.beforeId ?? Number.MAX_SAFE_INTEGER;
     const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
-    const state = filter.state ?? null;
+    const failing = filter.failing === true;
+    const state = failing ? null : (filter.state ?? null);
     const webhookId = filter.webhookId ?? null;
     // One object's deliveries: a range of deliveries_object (a query of its own, so the plan
     // does not depend on which filters are given).
@@ -43,6 +44,9 @@ export function createListing(db: Db) {
           AND d.object_id IS NOT NULL AND d.id < ${before}
           AND (${state}::text IS NULL OR d.state = ${state}::text)
           AND (${webhookId}::bigint IS NULL OR d.webhook_id = ${webhookId}::bigint)
+          -- DeliveryFilter.failing, as SQLite's LIST_SQL.failing
+          AND (NOT ${failing}::boolean OR d.state = 'failed' OR (d.state = 'queued'
+            AND d.attempts > 0 AND (d.last_status IS NULL OR d.last_status NOT BETWEEN 200 AND 299)))
         ORDER BY d.id DESC
         LIMIT ${limit}`
       : await db.sql<ListedRow[]>`
@@ -51,6 +55,9 @@ export function createListing(db: Db) {
         WHERE d.id < ${before}
           AND (${state}::text IS NULL OR d.state = ${state}::text)
           AND (${webhookId}::bigint IS NULL OR d.webhook_id = ${webhookId}::bigint)
+          -- DeliveryFilter.failing, as SQLite's LIST_SQL.failing
+          AND (NOT ${failing}::boolean OR d.state = 'failed' OR (d.state = 'queued'
+            AND d.attempts > 0 AND (d.last_status IS NULL OR d.last_status NOT BETWEEN 200 AND 299)))
         ORDER BY d.id DESC
         LIMIT ${limit}`;
     return rows.map((row) => deliveryFromRow(row, row.webhook_name));

@@ -26,9 +26,14 @@ export function createMaintenance(db: Db, clock: StoreClock) {
     return db.atomic(async (sql) => {
       const result = await sql`
           UPDATE deliveries SET state = 'queued', completed_at = NULL,
-            next_attempt_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint),
+            next_attempt_at = CASE state WHEN 'failed'
+              THEN coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)
+              ELSE least(next_attempt_at,
+                coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)) END,
             updated_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)
-          WHERE id = ANY(${valid}::bigint[]) AND state = 'failed' AND NOT template_failed`;
+          WHERE id = ANY(${valid}::bigint[]) AND NOT template_failed
+            -- failed, or waiting for an automatic retry: due now (as SQLite's retry)
+            AND (state = 'failed' OR (state = 'queued' AND attempts > 0))`;
       if (result.count > 0) await notify(sql);
       return result.count;
     });

@@ -21,6 +21,10 @@ const DEFAULT_LIST_LIMIT = 50;
 const LIST_SELECT = `SELECT d.*, w.name AS webhook_name, ${payloadColumn("d")}
   FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id`;
 
+/** Optional narrowing by $webhook and by object ($model, $object); NULL leaves it out. */
+const NARROWED = `AND ($webhook IS NULL OR webhook_id = $webhook)
+  AND ($model IS NULL OR (object_model = $model AND object_id = $object))`;
+
 /** The newest rows of `state` below $before, found in `index`, the partial index holding them. */
 function newestIn(index: string, state: DeliveryState): string {
   return `${LIST_SELECT} WHERE d.id IN (
@@ -52,6 +56,20 @@ export const LIST_SQL = {
        WHERE state = 'delivering') AS delivering,
       (SELECT count(*) FROM deliveries INDEXED BY deliveries_failed WHERE state = 'failed') AS failed,
       (SELECT count(*) FROM deliveries) AS total`,
+  /**
+   * DeliveryFilter.failing: failed rows (deliveries_failed) and queued ones after an attempt
+   * whose answer was not 2XX (deliveries_webhook_due), narrowed by webhook and object when given.
+   */
+  failing: `${LIST_SELECT} WHERE d.id IN (
+      SELECT id FROM deliveries INDEXED BY deliveries_failed
+      WHERE state = 'failed' AND id < $before ${NARROWED}
+      UNION ALL
+      SELECT id FROM deliveries INDEXED BY deliveries_webhook_due
+      WHERE state = 'queued' AND attempts > 0
+        AND (last_status IS NULL OR last_status NOT BETWEEN 200 AND 299)
+        AND id < $before ${NARROWED}
+      ORDER BY id DESC LIMIT $limit)
+    ORDER BY d.id DESC`,
   /** One object's deliveries (deliveries_object), narrowed by state and webhook when given. */
   byObject: `${LIST_SELECT} WHERE d.id IN (
       SELECT id FROM deliveries INDEXED BY deliveries_object
@@ -107,6 +125,7 @@ export function createListing(db: Database) {
        ORDER BY d.id DESC LIMIT $limit`,
     ),
     byObject: db.prepare<ListedRow, Params>(LIST_SQL.byObject),
+    failing: db.prepare<ListedRow, Params>(LIST_SQL.failing),
     byBoth: db.prepare<ListedRow, Params>(
       `${LIST_SELECT} WHERE d.webhook_id = $webhook AND d.state = $state AND d.id < $before
        ORDER BY d.id DESC LIMIT $limit`,
@@ -125,6 +144,16 @@ export function createListing(db: Database) {
       before: filter.beforeId ?? Number.MAX_SAFE_INTEGER,
       limit: filter.limit ?? DEFAULT_LIST_LIMIT,
     };
+    if (filter.failing === true) {
+      return listStmts.failing
+        .all({
+          ...params,
+          webhook: filter.webhookId ?? null,
+          model: filter.object?.model ?? null,
+          object: filter.object?.id ?? null,
+        })
+        .map((row) => deliveryFromRow(row, row.webhook_name));
+    }
     if (filter.object !== undefined) {
       return listStmts.byObject
         .all({
