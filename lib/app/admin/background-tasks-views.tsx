@@ -103,7 +103,7 @@ export function DeliveryListPage(props: { page: PageContext; data: DeliveryListD
         <a href={BACKGROUND_TASKS}>← Background Tasks</a>
       </p>
       <h1>{data.title}</h1>
-      {data.retryAllFailed && data.deliveries.length > 0 ? (
+      {data.retryAllFailed && data.deliveries.some((d) => d.state === "failed") ? (
         <div class="actions">
           <PostButton
             action={`${BACKGROUND_TASKS}/retry-failed`}
