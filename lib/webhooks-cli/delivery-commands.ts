@@ -229,7 +229,9 @@ export function showCommand(deps: CliDeps) {
           lines.push(`  header      ${oneLine(name)}: ${oneLine(value)}`);
         }
         if (d.templateFailed) {
-          lines.push("  (its template failed: nothing is sent and retry leaves it failed)");
+          lines.push(
+            "  (its template failed: nothing is sent; fix the template, then retry renders it again)",
+          );
         }
         const ordered = await orderedFailureNote(store.queue, d);
         if (ordered !== null) lines.push(`  (${oneLine(ordered)})`);

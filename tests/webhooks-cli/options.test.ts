@@ -303,7 +303,9 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(ok).toContain("Template context:");
     const failed = await cli("show", "2");
     expect(failed).toContain("Delivery 2: failed, 1 attempt");
-    expect(failed).toContain("its template failed: nothing is sent and retry leaves it failed");
+    expect(failed).toContain(
+      "its template failed: nothing is sent; fix the template, then retry renders it again",
+    );
     expect(failed).not.toContain("Payload:");
     expect(failed).toContain(
       "template_error  Template error in the body: line 1, column 8: unknown filter",

@@ -233,8 +233,8 @@ export function DeliveryPage(props: {
       </h1>
       {d.templateFailed ? (
         <p class="error-box" role="status">
-          Its template failed when the change was queued: nothing is sent for it, and Retry leaves
-          it failed. Fix the webhook's template; later changes use it (Preview shows the result).
+          Its template failed when the change was queued: nothing is sent for it. Fix the webhook's
+          template (Preview shows the result), then Retry renders it again from this change.
         </p>
       ) : d.state === "failed" || isRetrying(d) ? (
         <div class="actions">

@@ -1,5 +1,5 @@
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
-import type { RenderTemplates } from "../../../webhooks/render-process.ts";
+import { type RenderTemplates, sharedTemplateRenderer } from "../../../webhooks/render-process.ts";
 import { storeClock } from "../clock.ts";
 import type { Db } from "../db.ts";
 import { createClaim } from "./claim.ts";
@@ -11,6 +11,7 @@ import { createMaintenance } from "./maintenance.ts";
 import type { OutageWatch } from "./outages.ts";
 import type { Persistence } from "./persist.ts";
 import { createRenew } from "./renew.ts";
+import { createRerender } from "./rerender.ts";
 import { createSearch } from "./search.ts";
 
 export interface PostgresQueueOptions {
@@ -49,6 +50,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   const maintenance = createMaintenance(db, clock);
   const due = createDue(db, clock);
   const { enqueue, enqueueMany } = createEnqueue(db, clock, options.render);
+  const rerender = createRerender(db, clock, options.render ?? sharedTemplateRenderer().render);
   return {
     enqueue,
     enqueueMany,
@@ -64,8 +66,13 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     stats: listing.stats,
     lastAttemptId: listing.lastAttemptId,
     attemptsAfter: listing.attemptsAfter,
-    retry: maintenance.retry,
-    retryAllFailed: maintenance.retryAllFailed,
+    // A delivery failed by its template is rendered again first (its template may be fixed).
+    async retry(ids, at) {
+      return (await rerender.byIds(ids, at)) + (await maintenance.retry(ids, at));
+    },
+    async retryAllFailed(at) {
+      return (await rerender.all(at)) + (await maintenance.retryAllFailed(at));
+    },
     search: searching.search,
     matchingIds: searching.matchingIds,
     replay: maintenance.replay,

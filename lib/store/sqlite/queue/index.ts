@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { DeliveryFilter } from "../../../webhooks/model.ts";
 import type { DeliveryQueue, FinishItem } from "../../../webhooks/ports.ts";
 import { purgeInBatches } from "../../../webhooks/purge.ts";
-import type { RenderTemplates } from "../../../webhooks/render-process.ts";
+import { type RenderTemplates, sharedTemplateRenderer } from "../../../webhooks/render-process.ts";
 import type { ChangeListener } from "../changes.ts";
 import { createAvailabilityWatch, isUnavailable } from "./availability.ts";
 import { createClaim } from "./claim.ts";
@@ -12,6 +12,7 @@ import { createFinish } from "./finish.ts";
 import { attemptsAfter, createListing, lastAttemptId } from "./listing.ts";
 import { createMaintenance, purgeBatch } from "./maintenance.ts";
 import { createRenew } from "./renew.ts";
+import { createRerender } from "./rerender.ts";
 import { createSearch } from "./search.ts";
 
 export { CLAIM_SQL } from "./claim.ts";
@@ -44,6 +45,7 @@ export function createSqliteQueue(
   const renewTx = db.transaction(createRenew(db));
   const listing = createListing(db);
   const maintenance = createMaintenance(db);
+  const rerender = createRerender(db, options.render ?? sharedTemplateRenderer().render);
   const searching = createSearch(db);
   const availability = createAvailabilityWatch();
 
@@ -148,11 +150,14 @@ export function createSqliteQueue(
 
     async retry(ids, at) {
       if (ids.length === 0) return 0;
-      return notifyIf(maintenance.retry(ids, at));
+      // A delivery failed by its template is rendered again first (its template may be fixed).
+      const rendered = await rerender.byIds(ids, at);
+      return notifyIf(rendered + maintenance.retry(ids, at));
     },
 
     async retryAllFailed(at) {
-      return notifyIf(maintenance.retryAllFailed(at));
+      const rendered = await rerender.all(at);
+      return notifyIf(rendered + maintenance.retryAllFailed(at));
     },
 
     async search(filter, page) {

@@ -1,0 +1,98 @@
+import type { Database } from "bun:sqlite";
+import type { ConditionSet } from "../../../webhooks/model.ts";
+import type { RenderTemplates } from "../../../webhooks/render-process.ts";
+import {
+  type Rerendered,
+  rerenderFailures,
+  type TemplateFailure,
+} from "../../../webhooks/rerender.ts";
+import type { Params } from "./rows.ts";
+
+/** How many template failures one `retryAllFailed` renders again at most. */
+const MAX_RERENDERED = 10_000;
+
+interface FailureRow {
+  id: number;
+  context: string;
+  url: string;
+  headers: string;
+  body_template: string | null;
+  conditions: string | null;
+}
+
+const FAILURE_SELECT = `
+  SELECT d.id, d.context, w.url, w.headers, w.body_template, w.conditions
+  FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+  WHERE d.state = 'failed' AND d.template_failed = 1 AND d.context IS NOT NULL`;
+
+/**
+ * The retry of deliveries their template failed: rendered again outside any transaction
+ * (lib/webhooks/rerender.ts), then, in one, queued with what rendered (or left failed with the
+ * new reason), each only if still failed by its template.
+ */
+export function createRerender(db: Database, render: RenderTemplates) {
+  const byIdStmt = db.prepare<FailureRow, [number]>(`${FAILURE_SELECT} AND d.id = ?1`);
+  const allStmt = db.prepare<FailureRow, [number]>(`${FAILURE_SELECT} ORDER BY d.id LIMIT ?1`);
+  const requeueStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET state = 'queued', template_failed = 0, url = $url, headers = $headers,
+       context = $context, last_error = NULL, next_attempt_at = $now, completed_at = NULL,
+       updated_at = $now
+     WHERE id = $id AND state = 'failed' AND template_failed = 1`,
+  );
+  const payloadStmt = db.prepare<unknown, Params>(
+    "UPDATE delivery_payloads SET payload = $payload WHERE delivery_id = $id",
+  );
+  const stillFailedStmt = db.prepare<unknown, Params>(
+    `UPDATE deliveries SET last_error = $error, updated_at = $now
+     WHERE id = $id AND state = 'failed' AND template_failed = 1`,
+  );
+  const apply = db.transaction((results: Rerendered[], now: number): number => {
+    let queued = 0;
+    for (const result of results) {
+      if ("error" in result) {
+        stillFailedStmt.run({ id: result.id, error: result.error, now });
+        continue;
+      }
+      const { payload, url, headers, context } = result.rendered;
+      const headersJson = headers === null ? null : JSON.stringify(headers);
+      const changed = requeueStmt.run({ id: result.id, url, headers: headersJson, context, now });
+      if (changed.changes === 0) continue;
+      payloadStmt.run({ id: result.id, payload });
+      queued += 1;
+    }
+    return queued;
+  });
+
+  async function rerender(rows: FailureRow[], now: number): Promise<number> {
+    if (rows.length === 0) return 0;
+    const results = await rerenderFailures(rows.map(failureOf), render);
+    return apply.immediate(results, now);
+  }
+
+  return {
+    /** Renders again those of `ids` failed by their template; how many are queued now. */
+    byIds(ids: number[], now: number): Promise<number> {
+      const rows = ids.flatMap((id) => {
+        const row = Number.isSafeInteger(id) ? byIdStmt.get(id) : null;
+        return row ? [row] : [];
+      });
+      return rerender(rows, now);
+    },
+    all(now: number): Promise<number> {
+      return rerender(allStmt.all(MAX_RERENDERED), now);
+    },
+  };
+}
+
+function failureOf(row: FailureRow): TemplateFailure {
+  return {
+    id: row.id,
+    context: row.context,
+    webhook: {
+      url: row.url,
+      headers: JSON.parse(row.headers) as Array<[string, string]>,
+      bodyTemplate: row.body_template,
+      conditions: row.conditions === null ? null : (JSON.parse(row.conditions) as ConditionSet),
+    },
+  };
+}
