@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { maskUrlPassword, maskUrlPasswords } from "../text/url-credentials.ts";
 import { type FilterField, readDeliveryFilter, readId } from "../webhooks/delivery-filter.ts";
 import type { Attempt, Delivery } from "../webhooks/model.ts";
 import type { Store } from "../webhooks/ports.ts";
@@ -130,11 +131,11 @@ export function deliveryJson(delivery: Delivery) {
     attempt_count: delivery.attempts,
     object_model: delivery.objectModel,
     object_id: delivery.objectId,
-    url: delivery.url,
+    url: delivery.url === null ? null : maskUrlPassword(delivery.url),
     template_failed: delivery.templateFailed,
     next_attempt_at: delivery.state === "queued" ? isoOrNull(delivery.nextAttemptAt) : null,
     last_status: delivery.lastStatus,
-    last_error: delivery.lastError,
+    last_error: delivery.lastError === null ? null : maskUrlPasswords(delivery.lastError),
     payload: parsedOrText(delivery.payload),
     created_at: new Date(delivery.createdAt).toISOString(),
     updated_at: new Date(delivery.updatedAt).toISOString(),
@@ -146,11 +147,11 @@ function attemptJson(attempt: Attempt) {
   return {
     number: attempt.attempt,
     time: new Date(attempt.startedAt).toISOString(),
-    url: attempt.url ?? null,
+    url: attempt.url == null ? null : maskUrlPassword(attempt.url),
     status: attempt.statusCode,
     duration_ms: attempt.durationMs,
     outcome: attempt.outcome,
-    error: attempt.error,
+    error: attempt.error === null ? null : maskUrlPasswords(attempt.error),
     worker_id: attempt.workerId,
     response_headers: attempt.responseHeaders,
     response_body: attempt.responseBody,

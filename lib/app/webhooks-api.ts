@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { keepStoredPassword, maskUrlPassword } from "../text/url-credentials.ts";
 import { checkCaFileContent } from "../webhooks/ca-file.ts";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../webhooks/errors.ts";
 import { readWebhookFields, webhookFieldsJson } from "../webhooks/field-table.ts";
@@ -32,7 +33,8 @@ const TEMPLATE_FIELD_NAMES: Record<TemplateField, string> = {
 /**
  * /api/webhooks: list, create, read, change and delete webhooks as JSON, by the one field table
  * (lib/webhooks/field-table.ts, over the rules the CLI and the admin form use). A secret is
- * answered once, when POST generates it; it is never shown again.
+ * answered once, when POST generates it; it is never shown again. A URL's password is answered
+ * as `***`, which a PATCH may send back to keep it.
  */
 export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
   const { store } = options;
@@ -82,6 +84,8 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
     const read = readWebhookFields(body, { answerOnly: ANSWER_ONLY });
     if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
     const patch: WebhookPatch = read.patch;
+    // A URL as GET answers it: its *** stands for the stored password (same scheme, user, host).
+    if (patch.url !== undefined) patch.url = keepStoredPassword(patch.url, before.url);
     if (Object.keys(patch).length === 0) {
       return c.json({ error: "Nothing to change: give at least one field" }, 400);
     }
@@ -161,6 +165,7 @@ export function webhookJson(webhook: Webhook) {
   return {
     id: webhook.id,
     ...webhookFieldsJson(webhook),
+    url: maskUrlPassword(webhook.url),
     has_secret: webhook.secret !== null,
     previous_secret_valid_until: isoOrNull(
       webhook.previousSecret === null ? null : webhook.previousSecretUntil,

@@ -14,7 +14,18 @@ import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
 import { orderedFailureNote } from "../webhooks/ordered-note.ts";
 import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
-import { attemptLine, deliveryJson, json, oneLine, plural, safe, table, time } from "./format.ts";
+import {
+  attemptLine,
+  deliveryJson,
+  json,
+  maskedText,
+  maskedUrl,
+  oneLine,
+  plural,
+  safe,
+  table,
+  time,
+} from "./format.ts";
 import { findWebhook } from "./webhook-commands.ts";
 
 const EMIT_EVENTS: readonly string[] = [...ITEM_EVENTS, "ping"];
@@ -222,9 +233,9 @@ export function showCommand(deps: CliDeps) {
           lines.push(`  leased by   ${oneLine(d.leaseOwner)} until ${time(d.leaseExpiresAt)}`);
         }
         if (d.completedAt !== null) lines.push(`  completed   ${time(d.completedAt)}`);
-        if (d.lastError) lines.push(`  last error  ${oneLine(d.lastError)}`);
+        if (d.lastError) lines.push(`  last error  ${oneLine(maskedText(d.lastError))}`);
         // Rendered from the webhook's templates when this delivery was queued.
-        if (d.url !== null) lines.push(`  url         ${oneLine(d.url)}`);
+        if (d.url !== null) lines.push(`  url         ${oneLine(maskedUrl(d.url))}`);
         for (const [name, value] of d.headers ?? []) {
           lines.push(`  header      ${oneLine(name)}: ${oneLine(value)}`);
         }

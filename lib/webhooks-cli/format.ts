@@ -1,27 +1,52 @@
 import { escapeControl } from "../text/control.ts";
+import { maskUrlPassword, maskUrlPasswords } from "../text/url-credentials.ts";
 import type { Attempt, Delivery, Webhook } from "../webhooks/model.ts";
 import { formatRetrySchedule } from "../webhooks/policy/retry-schedule.ts";
 
-/** A webhook for --json output: the secret itself is never listed, only whether there is one. */
+/**
+ * A webhook for --json output: the secret itself is never listed, only whether there is one,
+ * and the URL's password is masked.
+ */
 export function webhookJson(webhook: Webhook) {
   // Neither secret is ever printed; the old one's end of grace is (a rotation's overlap).
   const { secret, previousSecret, previousSecretUntil, retrySchedule, ...rest } = webhook;
   return {
     ...rest,
+    url: maskUrlPassword(webhook.url),
     retrySchedule: formatRetrySchedule(retrySchedule),
     hasSecret: secret !== null,
     previousSecretValidUntil: previousSecret === null ? null : previousSecretUntil,
   };
 }
 
-/** A delivery for --json output, the payload parsed back into JSON. */
+/** A delivery for --json output, the payload parsed back into JSON, URL passwords masked. */
 export function deliveryJson(delivery: Delivery, attempts?: Attempt[]) {
   return {
     ...delivery,
+    url: maskedUrl(delivery.url),
+    lastError: maskedText(delivery.lastError),
     payload: parseOrText(delivery.payload),
     context: delivery.context === null ? null : parseOrText(delivery.context),
-    ...(attempts ? { attempts } : {}),
+    ...(attempts
+      ? {
+          attempts: attempts.map((a) => ({
+            ...a,
+            url: maskedUrl(a.url ?? null),
+            error: maskedText(a.error),
+          })),
+        }
+      : {}),
   };
+}
+
+/** A URL as shown: its password masked (lib/text/url-credentials.ts). */
+export function maskedUrl(url: string | null): string | null {
+  return url === null ? null : maskUrlPassword(url);
+}
+
+/** A text from a peer or the worker (an error) with any URL's password masked. */
+export function maskedText(text: string | null): string | null {
+  return text === null ? null : maskUrlPasswords(text);
 }
 
 function parseOrText(text: string): unknown {
@@ -70,7 +95,7 @@ export function plural(count: number, one: string, many = `${one}s`): string {
 /** `#2  <time>  500  12 ms  http_error  to https://…  HTTP 500`: where it went, when known. */
 export function attemptLine(attempt: Attempt): string {
   const status = attempt.statusCode === null ? "-" : String(attempt.statusCode);
-  const to = attempt.url ? `  to ${oneLine(attempt.url)}` : "";
-  const error = attempt.error ? `  ${oneLine(attempt.error)}` : "";
+  const to = attempt.url ? `  to ${oneLine(maskUrlPassword(attempt.url))}` : "";
+  const error = attempt.error ? `  ${oneLine(maskUrlPasswords(attempt.error))}` : "";
   return `#${attempt.attempt}  ${time(attempt.startedAt)}  ${status}  ${Math.round(attempt.durationMs)} ms  ${attempt.outcome}${to}${error}`;
 }

@@ -5,6 +5,7 @@ import { withoutEmpty } from "../config/env.ts";
 import { UsageError } from "../config/errors.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { escapeControl } from "../text/control.ts";
+import { keepStoredPassword, maskUrlPassword } from "../text/url-credentials.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { rotationPatch } from "../webhooks/rotation.ts";
@@ -99,7 +100,7 @@ function describe(webhook: Webhook): string {
   const options = optionNotes(webhook)
     .map((note) => `, ${note}`)
     .join("");
-  return `Webhook ${webhook.id} "${safe(webhook.name)}": ${webhook.method} ${safe(webhook.url)}, events ${webhook.events.join(",")}${rate}${options}, ${state}`;
+  return `Webhook ${webhook.id} "${safe(webhook.name)}": ${webhook.method} ${safe(maskUrlPassword(webhook.url))}, events ${webhook.events.join(",")}${rate}${options}, ${state}`;
 }
 
 export function addCommand(deps: CliDeps) {
@@ -207,7 +208,7 @@ export function listCommand(deps: CliDeps) {
             w.method,
             w.secret ? "yes" : "no",
             w.maxPerSecond === null ? "-" : String(w.maxPerSecond),
-            oneLine(w.url),
+            oneLine(maskUrlPassword(w.url)),
           ]),
         ).split("\n");
         // Why a webhook is off (by hand or automatically), or that it is failing, under its row.
@@ -294,6 +295,8 @@ export function updateCommand(deps: CliDeps) {
       const allow = workersAllowList(deps);
       await withStore(deps, flags, async ({ store, out, generateSecret, now }) => {
         const webhook = await findWebhook(store, flags.webhook);
+        // A URL copied from list or show: its *** stands for the stored password.
+        if (patch.url !== undefined) patch.url = keepStoredPassword(patch.url, webhook.url);
         if (flags["rotate-secret"]) {
           const secret = generateSecret();
           Object.assign(patch, rotationPatch(webhook, { secret, graceSeconds, now: now() }));

@@ -1,3 +1,4 @@
+import { maskUrlPassword } from "../text/url-credentials.ts";
 import { isOperationalEvent } from "./events.ts";
 import type { ChangeEvent, Webhook } from "./model.ts";
 import type { FinishItem, OperationalEventRecord, Store, StoredOperationalEvent } from "./ports.ts";
@@ -49,7 +50,8 @@ export function disabledEvent(
   const data = {
     id: webhook.id,
     name: webhook.name,
-    url: webhook.url,
+    // Sent to other webhooks' receivers: the URL's password is not theirs to read.
+    url: maskUrlPassword(webhook.url),
     reason: disabled.reason,
     reason_kind: disabled.kind,
     disabled_at: new Date(disabled.at).toISOString(),

@@ -1,5 +1,6 @@
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
+import { maskUrlPasswords } from "../text/url-credentials.ts";
 import type { AttemptOutcome, AttemptRecord, Claim, Outcome } from "../webhooks/model.ts";
 import { attemptLimit } from "../webhooks/policy/retry-schedule.ts";
 
@@ -67,7 +68,8 @@ export function attemptLogEntry(
     statusCode: record.statusCode,
     durationMs: record.durationMs,
     outcome: record.outcome,
-    error: record.error,
+    // An error can quote a URL: its password stays out of the log.
+    error: record.error === null ? null : maskUrlPasswords(record.error),
     next: outcome,
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
+import { maskUrlPasswords } from "../text/url-credentials.ts";
 import { type StoreCalls, storeCallsOf, type WorkerHooks } from "../webhooks/loop-contract.ts";
 import { attemptLogEntry, logAttempt } from "./attempt-log.ts";
 import type { WorkerConfig } from "./config.ts";
@@ -67,7 +68,7 @@ export function loggingHooks(
         }
         failing[calls] = { since: now(), more: 0 };
       }
-      const message = escapeControl(errorMessage(error));
+      const message = escapeControl(maskUrlPasswords(errorMessage(error)));
       const where = context.claim ? ` (delivery ${context.claim.delivery.id})` : "";
       logger.error(`Worker ${context.phase} failed${where}: ${message}`);
     },

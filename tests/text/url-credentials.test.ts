@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { withoutUrlCredentials } from "../../lib/text/url-credentials.ts";
+import {
+  keepStoredPassword,
+  maskUrlPassword,
+  maskUrlPasswords,
+  withoutUrlCredentials,
+} from "../../lib/text/url-credentials.ts";
 
 describe("withoutUrlCredentials()", () => {
   test("takes user:password@ out of every URL in a text, and nothing else", () => {
@@ -18,6 +23,68 @@ describe("withoutUrlCredentials()", () => {
   test("takes an encoded @ in the password with the rest", () => {
     expect(withoutUrlCredentials("smtp://me:p%40ss@mail.example:587")).toBe(
       "smtp://mail.example:587",
+    );
+  });
+});
+
+describe("maskUrlPassword()", () => {
+  test("masks the password and keeps the user, the host and the rest", () => {
+    expect(maskUrlPassword("https://user:secret@host.example:8443/path?q=a@b#f")).toBe(
+      "https://user:***@host.example:8443/path?q=a@b#f",
+    );
+  });
+
+  test("masks a password holding an @ (the last @ ends it) or template text", () => {
+    expect(maskUrlPassword("https://u:p@ss@host/")).toBe("https://u:***@host/");
+    expect(maskUrlPassword("https://u:{{ data.pin }}@host/{{ data.id }}")).toBe(
+      "https://u:***@host/{{ data.id }}",
+    );
+  });
+
+  test("leaves a URL without a password as it is: no userinfo, a user only, an empty password", () => {
+    for (const url of [
+      "https://host/a@b",
+      "https://user@host/",
+      "https://user:@host/",
+      "not a url",
+    ]) {
+      expect(maskUrlPassword(url)).toBe(url);
+    }
+  });
+});
+
+describe("maskUrlPasswords()", () => {
+  test("masks every URL's password in a text, and nothing else", () => {
+    expect(
+      maskUrlPasswords(
+        'fetch https://a:one@h1/x failed; "http://b:two@h2:81" and mail a@b.example',
+      ),
+    ).toBe('fetch https://a:***@h1/x failed; "http://b:***@h2:81" and mail a@b.example');
+  });
+});
+
+describe("keepStoredPassword()", () => {
+  const stored = "https://user:secret@host.example/old";
+
+  test("*** with the stored scheme, user and host keeps the stored password", () => {
+    expect(keepStoredPassword("https://user:***@HOST.example/new?x=1", stored)).toBe(
+      "https://user:secret@HOST.example/new?x=1",
+    );
+  });
+
+  test("a new password, another host, user or scheme, or no stored password: saved as given", () => {
+    for (const submitted of [
+      "https://user:changed@host.example/new",
+      "https://user:***@evil.example/new",
+      "https://user:***@host.example:8443/new",
+      "https://other:***@host.example/new",
+      "http://user:***@host.example/new",
+      "https://host.example/new",
+    ]) {
+      expect(keepStoredPassword(submitted, stored)).toBe(submitted);
+    }
+    expect(keepStoredPassword("https://user:***@host.example/", "https://host.example/")).toBe(
+      "https://user:***@host.example/",
     );
   });
 });

@@ -106,6 +106,37 @@ describe("logAttempt()", () => {
     );
   });
 
+  test("masks the password of a URL quoted in an attempt's error, in the line and its fields", () => {
+    const claim = {
+      delivery: { id: 5, event: "item.created" },
+      webhook: { name: "crm", retrySchedule: "day", url: "https://crm:s3cret@crm.example/in" },
+      attempt: 1,
+      workerId: "w1",
+    } as unknown as Claim;
+    const error = "fetch https://crm:s3cret@crm.example/in failed";
+    const entry = attemptLogEntry(claim, {
+      record: {
+        startedAt: T,
+        durationMs: 7,
+        statusCode: null,
+        outcome: "network_error",
+        error,
+        responseHeaders: null,
+        responseBody: null,
+      },
+      outcome: { state: "failed" },
+    });
+    const logger = createMemoryLogger();
+    logAttempt(logger, entry);
+    expect(logger.lines).toEqual([
+      'warn Delivery 5 (item.created) to "crm", attempt 1 (7 ms): fetch https://crm:***@crm.example/in failed; failed, no more retries',
+    ]);
+    const { lines, stream } = collect();
+    logAttempt(createJsonLogger({ stream: stream as unknown as NodeJS.WriteStream }), entry);
+    expect(lines.join("")).toContain("https://crm:***@crm.example/in");
+    expect(lines.join("")).not.toContain("s3cret");
+  });
+
   test("keeps terminal control characters from the error and the name out of the line", () => {
     const line = describeAttempt({
       ...failure,

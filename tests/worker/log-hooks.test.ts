@@ -84,6 +84,16 @@ describe("the worker's log lines about the store", () => {
     expect(Number(more?.[1])).toBeGreaterThanOrEqual(2);
   });
 
+  test("a worker error that quotes a URL is logged with its password masked", () => {
+    const logger = createMemoryLogger();
+    const hooks = loggingHooks(logger, { maxAttempts: 5 });
+    const error = new Error("could not connect to postgres://app:db-pass@db.internal:5432/app");
+    hooks.onError?.(error, { phase: "claim" });
+    expect(logger.lines).toEqual([
+      "error Worker claim failed: could not connect to postgres://app:***@db.internal:5432/app",
+    ]);
+  });
+
   test("queue calls and result writes have a run of failures each: a claim that works ends neither the other's run nor its count", () => {
     const logger = createMemoryLogger();
     const clock = { t: T0 };

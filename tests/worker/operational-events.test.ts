@@ -6,6 +6,7 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { createMetrics } from "../../lib/webhooks/observe/metrics.ts";
+import { disabledEvent } from "../../lib/webhooks/operational-events.ts";
 import type { AutoDisableSettings } from "../../lib/webhooks/policy/webhook-health.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
@@ -360,4 +361,12 @@ describe("worker process", () => {
     child.kill("SIGTERM");
     expect(await child.exited).toBe(0);
   });
+});
+
+test("disabledEvent() tells other receivers the webhook's URL with its password masked", () => {
+  const event = disabledEvent(
+    { id: 3, name: "crm", url: "https://crm:s3cret@crm.example/in" },
+    { reason: "HTTP 410 Gone", kind: "gone", at: Date.UTC(2030, 0, 1) },
+  );
+  expect(JSON.parse(event.data)).toMatchObject({ url: "https://crm:***@crm.example/in" });
 });

@@ -1,5 +1,7 @@
 /** @jsxImportSource hono/jsx */
+
 import type { Child } from "hono/jsx";
+import { maskUrlPassword, maskUrlPasswords } from "../../text/url-credentials.ts";
 import type { Attempt, Delivery, DeliveryState } from "../../webhooks/model.ts";
 import { formatDuration, formatTime, prettyJson, relativeTime, truncate } from "./format.ts";
 import { Layout, type PageContext, PostButton } from "./layout.tsx";
@@ -202,7 +204,7 @@ export function DeliveryTable(props: {
 function lastResult(d: Delivery): string {
   const status = d.lastStatus === null ? null : `HTTP ${d.lastStatus}`;
   if (!d.lastError) return status ?? "–";
-  const error = truncate(d.lastError, 120);
+  const error = truncate(maskUrlPasswords(d.lastError), 120);
   // The sender's errors usually start with the status already ("HTTP 500 Internal Server Error").
   return status === null || error.startsWith(status) ? error : `${status}: ${error}`;
 }
@@ -274,7 +276,7 @@ export function DeliveryPage(props: {
           <Field name="Last result">{lastResult(d)}</Field>
           {d.url !== null ? (
             <Field name="URL (rendered)">
-              <code>{d.url}</code>
+              <code>{maskUrlPassword(d.url)}</code>
             </Field>
           ) : null}
           {d.headers !== null ? (
@@ -337,7 +339,7 @@ function AttemptsTable(props: { attempts: Attempt[] }) {
             </td>
             <td data-label="Time">{formatTime(a.startedAt)}</td>
             <td class="wrap" data-label="URL">
-              {a.url ?? "–"}
+              {a.url ? maskUrlPassword(a.url) : "–"}
             </td>
             <td data-label="Status">{a.statusCode ?? "–"}</td>
             <td data-label="Outcome">{a.outcome}</td>
@@ -345,7 +347,7 @@ function AttemptsTable(props: { attempts: Attempt[] }) {
               {formatDuration(a.durationMs)}
             </td>
             <td class="wrap" data-label="Error">
-              {a.error ?? "–"}
+              {a.error ? maskUrlPasswords(a.error) : "–"}
             </td>
             <td class="wrap" data-label="Response">
               {a.responseHeaders || a.responseBody ? (

@@ -1,4 +1,5 @@
 import type { FieldErrors } from "../../inventory/schemas.ts";
+import { maskUrlPassword } from "../../text/url-credentials.ts";
 import { checkCaFileContent } from "../../webhooks/ca-file.ts";
 import {
   ALL_EVENTS,
@@ -74,10 +75,14 @@ export function emptyWebhookForm(): WebhookFormValues {
   };
 }
 
+/**
+ * A stored webhook as its form shows it: the URL's password masked, which a save given `***`
+ * back keeps (keepStoredPassword); a URL as typed is shown again as typed.
+ */
 export function webhookFormValues(webhook: Webhook): WebhookFormValues {
   return {
     name: webhook.name,
-    url: webhook.url,
+    url: maskUrlPassword(webhook.url),
     method: webhook.method,
     contentType: webhook.contentType,
     headers: webhook.headers.map(([name, value]) => `${name}: ${value}`).join("\n"),

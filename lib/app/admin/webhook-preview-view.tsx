@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import { maskUrlPassword } from "../../text/url-credentials.ts";
 import type { EvaluatedCondition } from "../../webhooks/conditions.ts";
 import { UrlWarning } from "./url-warning.tsx";
 import type { WebhookPreview } from "./webhook-preview.ts";
@@ -26,7 +27,7 @@ export function PreviewSection(props: { preview: WebhookPreview; urlWarning?: st
       ) : (
         <>
           <p>
-            <code>{preview.url}</code>
+            <code>{maskUrlPassword(preview.url)}</code>
           </p>
           <UrlWarning warning={props.urlWarning} />
           {preview.headers.length > 0 ? (

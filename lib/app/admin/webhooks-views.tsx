@@ -1,6 +1,8 @@
 /** @jsxImportSource hono/jsx */
+
 import type { Child } from "hono/jsx";
 import type { FieldErrors as Errors } from "../../inventory/schemas.ts";
+import { maskUrlPassword } from "../../text/url-credentials.ts";
 import type { Webhook } from "../../webhooks/model.ts";
 import { formatRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import { MAX_NAME_LENGTH } from "../../webhooks/validate.ts";
@@ -45,7 +47,7 @@ export function WebhookListPage(props: { page: PageContext; webhooks: Webhook[] 
                   <a href={`${WEBHOOKS}/${w.id}`}>{w.name}</a>
                 </td>
                 <td class="wrap" data-label="URL">
-                  {w.method} {w.url}
+                  {w.method} {maskUrlPassword(w.url)}
                 </td>
                 <td data-label="Events">
                   {w.events.join(", ")}

@@ -1,6 +1,8 @@
 /** @jsxImportSource hono/jsx */
+
 import { type Context, Hono } from "hono";
 import type { FieldErrors } from "../../inventory/schemas.ts";
+import { keepStoredPassword } from "../../text/url-credentials.ts";
 import { DuplicateWebhookNameError } from "../../webhooks/errors.ts";
 import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
@@ -177,6 +179,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const parsed = await parseWebhookForm(values);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
     const patch: WebhookPatch = { ...parsed.webhook };
+    // The form showed the URL's password as ***: given back, it keeps the stored one.
+    patch.url = keepStoredPassword(parsed.webhook.url, webhook.url);
     if (parsed.secret !== "") patch.secret = parsed.secret;
     else if (parsed.removeSecret) patch.secret = null;
     if (parsed.webhook.enabled !== webhook.enabled) {
