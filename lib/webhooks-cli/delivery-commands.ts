@@ -12,6 +12,7 @@ import type {
 } from "../webhooks/model.ts";
 import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
 import { orderedFailureNote } from "../webhooks/ordered-note.ts";
+import { awaitsRetry } from "../webhooks/policy/retry.ts";
 import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import {
@@ -280,7 +281,11 @@ function indent(text: string, prefix: string): string {
 
 export function retryCommand(deps: CliDeps) {
   const args = {
-    ids: { type: "positional", description: "failed delivery ids", required: false },
+    ids: {
+      type: "positional",
+      description: "ids of failed deliveries or of ones waiting for a retry (sent now)",
+      required: false,
+    },
     "all-failed": { type: "boolean", description: "retry every failed delivery" },
     ...commonArgs,
   } as const;
@@ -305,9 +310,10 @@ export function retryCommand(deps: CliDeps) {
           for (const id of ids) {
             const found = await store.queue.get(id);
             if (!found) throw new UsageError(`No delivery with id ${id}`);
-            if (found.delivery.state !== "failed") {
+            // One waiting for an automatic retry is sent now, as the admin's Retry does.
+            if (found.delivery.state !== "failed" && !awaitsRetry(found.delivery)) {
               throw new UsageError(
-                `Delivery ${id} is ${found.delivery.state}: only failed deliveries can be retried`,
+                `Delivery ${id} is ${found.delivery.state}: only failed deliveries and those waiting for an automatic retry can be retried`,
               );
             }
           }

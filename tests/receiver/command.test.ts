@@ -3,6 +3,7 @@ import { EventEmitter } from "node:events";
 import { runCommand } from "citty";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { createReceiverCommand } from "../../lib/receiver/command.ts";
+import { generateSecret, standardWebhookHeaders } from "../../lib/webhooks/signing.ts";
 
 /** Stands in for stdout: keeps what is written, and can fail like a closed pipe. */
 function fakeStdout() {
@@ -89,4 +90,38 @@ test("`receiver` refuses a taken port naming --port and the address", async () =
     `--port=${taken.port} is in use on 127.0.0.1 (http://127.0.0.1:${taken.port}): stop what listens there or pick another port`,
   );
   expect(stdout.text).toBe("");
+});
+
+test("`receiver` with two secrets in RECEIVER_SECRET accepts a request signed by either, over HTTP", async () => {
+  const [old, rotated] = [generateSecret(), generateSecret()];
+  const stdout = fakeStdout();
+  const signals = new EventEmitter();
+  // Both secrets of a rotation's overlap in the variable, kept out of `ps`.
+  const running = runCommand(
+    createReceiverCommand({
+      out: stdout.out,
+      env: { RECEIVER_SECRET: `${rotated},${old}` },
+      signals: { source: signals },
+    }),
+    { rawArgs: ["--port", "0", "--no-headers"] },
+  );
+  const [, url] = await stdout.until(/Listening on port (http:\/\/127\.0\.0\.1:\d+)\./);
+  for (const secret of [old, rotated, generateSecret()]) {
+    const body = '{"event":"created"}';
+    const headers = standardWebhookHeaders({
+      secret,
+      messageId: "msg_1",
+      timestamp: Date.now() / 1000,
+      body,
+    });
+    await fetch(`${url}/`, { method: "POST", headers, body });
+  }
+  await stdout.until(/(Signature: [^\n]+\n[\s\S]*){3}/);
+  signals.emit("SIGINT");
+  await running;
+  expect([...stdout.text.matchAll(/Signature: ([^\n]+)/g)].map((m) => m[1])).toEqual([
+    "valid",
+    "valid",
+    "INVALID (no matching signature)",
+  ]);
 });

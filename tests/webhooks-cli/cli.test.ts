@@ -554,6 +554,21 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     expect(shown?.attempts).toHaveLength(1);
   });
 
+  test("retry <id> of a delivery waiting for an automatic retry makes it due now", async () => {
+    const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
+    if (!claim) throw new Error("nothing to claim");
+    await store.queue.finish(claim, record({ statusCode: 503, outcome: "http_error" }), {
+      state: "queued",
+      nextAttemptAt: T0 + 3_600_000,
+    });
+    expect(await cli("retry", String(claim.delivery.id))).toBe("Queued 1 delivery again");
+    expect((await store.queue.get(claim.delivery.id))?.delivery).toMatchObject({
+      state: "queued",
+      attempts: 1,
+      nextAttemptAt: T0,
+    });
+  });
+
   test("retry --all-failed retries every failed delivery", async () => {
     await failedDelivery();
     await failedDelivery();
@@ -566,7 +581,10 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     [[], "Give delivery ids or --all-failed"],
     [["FAILED", "999"], "No delivery with id 999"],
     [["FAILED", "x"], 'Invalid delivery id "x"'],
-    [["FAILED", "3"], "Delivery 3 is queued: only failed deliveries can be retried"],
+    [
+      ["FAILED", "3"],
+      "Delivery 3 is queued: only failed deliveries and those waiting for an automatic retry can be retried",
+    ],
     [["--all-failed", "FAILED"], "Give delivery ids or --all-failed"],
   ])("retry %j is refused and changes nothing: %s", async (args, message) => {
     const failed = await failedDelivery();

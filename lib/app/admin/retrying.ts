@@ -1,15 +1,9 @@
 import type { Delivery, Webhook } from "../../webhooks/model.ts";
+import { awaitsRetry } from "../../webhooks/policy/retry.ts";
 import { attemptLimit } from "../../webhooks/policy/retry-schedule.ts";
 
-/**
- * A delivery waiting for an automatic retry: queued again after an attempt whose answer was not
- * 2XX. Its state stays `queued` (the claim and the guarantees know no other); the admin lists it
- * under Failed, says when it is retried, and its Retry button makes it due now.
- */
-export function isRetrying(d: Pick<Delivery, "state" | "attempts" | "lastStatus">): boolean {
-  const ok = d.lastStatus !== null && d.lastStatus >= 200 && d.lastStatus <= 299;
-  return d.state === "queued" && d.attempts > 0 && !ok;
-}
+/** A delivery waiting for an automatic retry (policy/retry.ts): listed under Failed. */
+export const isRetrying = awaitsRetry;
 
 /** Attempts each webhook's deliveries get: its schedule's, cut by WEBHOOK_MAX_ATTEMPTS. */
 export function attemptLimits(

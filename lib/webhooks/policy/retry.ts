@@ -55,6 +55,19 @@ export function isSuccess(statusCode: number | null): boolean {
 }
 
 /**
+ * A delivery waiting for an automatic retry: queued again after an attempt whose answer was not
+ * 2XX. Its state stays `queued` (the claim and the guarantees know no other); the admin lists it
+ * under Failed, and a retry (admin, CLI, API) makes it due now.
+ */
+export function awaitsRetry(d: {
+  state: string;
+  attempts: number;
+  lastStatus: number | null;
+}): boolean {
+  return d.state === "queued" && d.attempts > 0 && !isSuccess(d.lastStatus);
+}
+
+/**
  * The delivery's next state after attempt number `attempt` (1-based) ended at `now` with
  * `result`, on the webhook's `schedule` (default `short`).
  */
