@@ -7,6 +7,8 @@ import { DuplicateWebhookNameError } from "../../webhooks/errors.ts";
 import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
 import { replayDeliveries } from "../../webhooks/replay.ts";
+import { rotateSecret } from "../../webhooks/rotation.ts";
+import { checkGraceSeconds } from "../../webhooks/validate.ts";
 import type { AppEnv } from "../context.ts";
 import { DELIVERIES } from "./background-tasks-views.tsx";
 import { positiveInt } from "./format.ts";
@@ -21,6 +23,7 @@ import {
   type ReplayFormValues,
   readReplayForm,
 } from "./replay-form.tsx";
+import { RotateSecretForm, SecretRotatedPage } from "./secret-rotation.tsx";
 import {
   emptyWebhookForm,
   parseWebhookForm,
@@ -132,6 +135,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
       values: EMPTY_REPLAY_FORM,
     },
     status: 200 | 400 = 200,
+    rotation: { grace?: string; errors?: string[] } = {},
   ) {
     const page = pageContext(c);
     const recent = await store.queue.list({ webhookId: webhook.id, limit: RECENT_DELIVERIES });
@@ -152,6 +156,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
           nowMs={now().getTime()}
         />
         <ReplayForm page={page} action={`${WEBHOOKS}/${webhook.id}/replay`} {...replay} />
+        <RotateSecretForm page={page} webhook={webhook} nowMs={now().getTime()} {...rotation} />
       </WebhookFormPage>,
       status,
     );
@@ -170,6 +175,34 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
       return c.redirect(withNotice(back, "replayed-cut", done.nextSince), 303);
     }
     return c.redirect(withNotice(back, "replayed", done.count), 303);
+  });
+
+  routes.post("/:id/rotate-secret", async (c) => {
+    const webhook = await findWebhook(c);
+    if (!webhook) return notFound(c);
+    const body = await c.req.parseBody();
+    const grace = typeof body.graceSeconds === "string" ? body.graceSeconds : "";
+    const checked = checkGraceSeconds(grace);
+    if (!checked.ok) {
+      const errors = [`${checked.problem.charAt(0).toUpperCase()}${checked.problem.slice(1)}`];
+      return webhookPage(c, webhook, undefined, 400, { grace, errors });
+    }
+    const rotated = await rotateSecret(store.webhooks, webhook.id, {
+      graceSeconds: checked.value,
+      now: now().getTime(),
+      generateSecret: deps.generateSecret,
+    });
+    if (!rotated) return notFound(c);
+    // Rendered here rather than after a redirect, so the secret never travels in a URL.
+    return renderPage(
+      c,
+      <SecretRotatedPage
+        page={pageContext(c)}
+        webhook={rotated.webhook}
+        secret={rotated.secret}
+        previousValidUntil={rotated.previousValidUntil}
+      />,
+    );
   });
 
   routes.post("/:id", async (c) => {
