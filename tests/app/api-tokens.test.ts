@@ -124,6 +124,20 @@ describe("API tokens over HTTP", () => {
     expect((await tokens("list")).join("\n")).toContain("2030-01-02T00:00:00.000Z (expired)");
   });
 
+  test("the last use is written at most once a minute, so reads stay reads", async () => {
+    const read = await addToken("--name", "monitor");
+    const lastUsed = async () => (await store.tokens.list())[0]?.lastUsedAt;
+    expect(await lastUsed()).toBeNull();
+    expect((await call("GET", "/api/items", read)).status).toBe(200);
+    expect(await lastUsed()).toBe(T0);
+    clock.t = T0 + 59_999;
+    expect((await call("GET", "/api/items", read)).status).toBe(200);
+    expect(await lastUsed()).toBe(T0);
+    clock.t = T0 + 60_000;
+    expect((await call("GET", "/api/items", read)).status).toBe(200);
+    expect(await lastUsed()).toBe(T0 + 60_000);
+  });
+
   test("the login throttle covers tokens: after wrong ones even a valid token waits", async () => {
     const read = await addToken("--name", "monitor");
     const statuses: number[] = [];

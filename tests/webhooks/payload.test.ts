@@ -106,4 +106,12 @@ describe("subscribes", () => {
     expect(subscribes(["*"], "ping")).toBe(false);
     expect(subscribes([], "item.created")).toBe(false);
   });
+
+  test('subscribes(): an operational event only by name, never through "*"', () => {
+    expect(subscribes(["*"], "webhook.disabled")).toBe(false);
+    expect(subscribes(["*"], "delivery.exhausted")).toBe(false);
+    expect(subscribes(["*", "delivery.exhausted"], "delivery.exhausted")).toBe(true);
+    expect(subscribes(["webhook.disabled"], "webhook.disabled")).toBe(true);
+    expect(subscribes(["webhook.disabled"], "item.created")).toBe(false);
+  });
 });
