@@ -5,6 +5,7 @@ import { buildPayload } from "./payload.ts";
 import { type RenderedDelivery, usesTemplates } from "./render.ts";
 import {
   CHANGE_RENDER_BUDGET_MS,
+  CHANGE_WALL_CEILING_MS,
   failure,
   type RenderTemplates,
   sharedTemplateRenderer,
@@ -75,6 +76,8 @@ export async function planDeliveries(
     postchange: change.postchange ?? null,
   };
   const budget = options.budgetMs ?? CHANGE_RENDER_BUDGET_MS;
+  const wallCeiling = (CHANGE_WALL_CEILING_MS * budget) / CHANGE_RENDER_BUDGET_MS;
+  const started = performance.now();
   let spentMs = 0;
   const planned: PlannedDelivery[] = [];
   for (const candidate of [...candidates].sort((a, b) => a.id - b.id)) {
@@ -87,12 +90,14 @@ export async function planDeliveries(
     }
     const offThread =
       usesTemplates(candidate) || (conditions !== undefined && hasRegex(conditions));
-    if (offThread && spentMs >= budget) {
+    const wallLeft = wallCeiling - (performance.now() - started);
+    if (offThread && (spentMs >= budget || wallLeft <= 0)) {
       planned.push({ webhookId: candidate.id, ...failure(budgetGone(budget), body) });
       continue;
     }
     const result = await render(candidate, body, {
       deadlineMs: Math.max(1, budget - spentMs),
+      wallMs: Math.max(1, wallLeft),
       conditions: conditions !== undefined && hasRegex(conditions) ? conditions : undefined,
       subject,
     });
@@ -105,7 +110,7 @@ export async function planDeliveries(
 }
 
 function budgetGone(budgetMs: number): string {
-  return `this change's templates had used their ${budgetMs} ms of CPU (for all its webhooks) before this webhook's turn; retry the delivery to render it again`;
+  return `this change's templates had used their ${budgetMs} ms of CPU (for all its webhooks; ${(CHANGE_WALL_CEILING_MS * budgetMs) / CHANGE_RENDER_BUDGET_MS} ms of wall-clock time on a busy machine) before this webhook's turn; retry the delivery to render it again`;
 }
 
 /**

@@ -18,6 +18,11 @@ export const RENDER_DEADLINE_MS = 100;
  * many templated webhooks costs at most this, not 100 ms each (lib/webhooks/fan-out.ts).
  */
 export const CHANGE_RENDER_BUDGET_MS = 200;
+/**
+ * However starved of CPU the machine, one change's renders together stop after this long of
+ * wall-clock time: on a busy machine CPU time undercounts what the change's caller waits.
+ */
+export const CHANGE_WALL_CEILING_MS = 2 * CHANGE_RENDER_BUDGET_MS;
 /** Renderer processes working at once, each on one job: renders of different changes in parallel. */
 export const RENDER_POOL_SIZE = 2;
 export { WALL_CEILING_MS };
@@ -35,6 +40,8 @@ const CHILD = fileURLToPath(new URL("./render-child.ts", import.meta.url));
 export interface RenderOptions {
   /** This render's deadline (ms of CPU), when less than RENDER_DEADLINE_MS is left of a budget. */
   deadlineMs?: number;
+  /** Its wall-clock ceiling, when less than WALL_CEILING_MS is left of a change's. */
+  wallMs?: number;
   /**
    * The webhook's condition set, evaluated in the renderer (a regex never runs on the caller's
    * thread) against `subject`; no match renders nothing (`matched: false`).
@@ -131,6 +138,7 @@ export function createTemplateRenderer(
         subject: renderOptions.subject,
         explain: renderOptions.explain,
         deadlineMs: Math.min(deadlineMs, renderOptions.deadlineMs ?? deadlineMs),
+        wallMs: Math.min(WALL_CEILING_MS, renderOptions.wallMs ?? WALL_CEILING_MS),
         settle: resolve,
       });
       dispatch();

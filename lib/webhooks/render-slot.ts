@@ -38,6 +38,8 @@ export interface SlotResult {
 
 export interface SlotJob extends Omit<RenderJob, "id"> {
   deadlineMs: number;
+  /** Wall-clock time it may take at most, however starved of CPU (at most WALL_CEILING_MS). */
+  wallMs: number;
   /** Called once: with the result, or with the reason it could not be rendered. */
   settle(result: SlotResult | { failed: string; spentMs: number }): void;
 }
@@ -140,16 +142,16 @@ export function createRenderSlot(options: {
     options.onFree();
   }
 
-  function check(deadlineMs: number, pid: number): void {
+  function check(deadlineMs: number, ceilingMs: number, pid: number): void {
     const wallMs = performance.now() - started.wall;
     const usedMs = spentSince(pid);
     if (usedMs >= deadlineMs) {
       stopChild(`${OVERRAN} ${deadlineMs} ms and was stopped`, true);
-    } else if (wallMs >= WALL_CEILING_MS) {
-      stopChild(`${OVERRAN} ${WALL_CEILING_MS} ms (the machine was busy) and was stopped`, true);
+    } else if (wallMs >= ceilingMs) {
+      stopChild(`${OVERRAN} ${ceilingMs} ms (the machine was busy) and was stopped`, true);
     } else {
-      const left = Math.min(deadlineMs - usedMs, WALL_CEILING_MS - wallMs);
-      after(Math.max(5, left), () => check(deadlineMs, pid));
+      const left = Math.min(deadlineMs - usedMs, ceilingMs - wallMs);
+      after(Math.max(5, left), () => check(deadlineMs, ceilingMs, pid));
     }
   }
 
@@ -186,7 +188,8 @@ export function createRenderSlot(options: {
       const { id, webhook, body, conditions, subject, explain } = job;
       child.send({ id, webhook, body, conditions, subject, explain } satisfies RenderJob);
       const pid = child.pid;
-      after(next.deadlineMs, () => check(next.deadlineMs, pid));
+      const ceilingMs = Math.min(WALL_CEILING_MS, Math.max(1, next.wallMs));
+      after(Math.min(next.deadlineMs, ceilingMs), () => check(next.deadlineMs, ceilingMs, pid));
     },
     hold(alive) {
       keepAlive = alive;

@@ -3,6 +3,7 @@ import { type FanOutCandidate, planDeliveries } from "../../lib/webhooks/fan-out
 import { buildPayload } from "../../lib/webhooks/payload.ts";
 import {
   CHANGE_RENDER_BUDGET_MS,
+  CHANGE_WALL_CEILING_MS,
   createTemplateRenderer,
   type TemplateRenderer,
 } from "../../lib/webhooks/render-process.ts";
@@ -57,7 +58,7 @@ describe("planDeliveries(): one render budget per change, across its webhooks", 
     expect(rendered.length).toBeLessThanOrEqual(Math.ceil(CHANGE_RENDER_BUDGET_MS / 40));
     expect(outOfBudget.length).toBeGreaterThanOrEqual(10 - Math.ceil(CHANGE_RENDER_BUDGET_MS / 40));
     expect(outOfBudget[0]?.templateError).toBe(
-      `Template error: this change's templates had used their ${CHANGE_RENDER_BUDGET_MS} ms of CPU (for all its webhooks) before this webhook's turn; retry the delivery to render it again`,
+      `Template error: this change's templates had used their ${CHANGE_RENDER_BUDGET_MS} ms of CPU (for all its webhooks; ${CHANGE_WALL_CEILING_MS} ms of wall-clock time on a busy machine) before this webhook's turn; retry the delivery to render it again`,
     );
     // The context is kept, so a retry can render it again; the plain webhook is not held up.
     expect(outOfBudget[0]?.context).toBe(buildPayload(big));
