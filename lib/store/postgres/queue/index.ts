@@ -68,10 +68,12 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     attemptsAfter: listing.attemptsAfter,
     // A delivery failed by its template is rendered again first (its template may be fixed).
     async retry(ids, at) {
-      return (await rerender.byIds(ids, at)) + (await maintenance.retry(ids, at));
+      const rendered = new Set(await rerender.byIds(ids, at));
+      const others = ids.filter((id) => !rendered.has(id));
+      return rendered.size + (await maintenance.retry(others, at));
     },
     async retryAllFailed(at) {
-      return (await rerender.all(at)) + (await maintenance.retryAllFailed(at));
+      return (await rerender.all(at)).length + (await maintenance.retryAllFailed(at));
     },
     search: searching.search,
     matchingIds: searching.matchingIds,

@@ -21,15 +21,15 @@ interface FailureRow {
 /**
  * The retry of deliveries their template failed (as SQLite's rerender.ts): rendered again
  * outside any transaction, then, in one, queued with what rendered or left failed with the new
- * reason, each only if still failed by its template. Returns how many are queued now.
+ * reason, each only if still failed by its template. Returns the ids queued now.
  */
 export function createRerender(db: Db, clock: StoreClock, render: RenderTemplates) {
-  async function rerender(rows: FailureRow[], at: number): Promise<number> {
-    if (rows.length === 0) return 0;
+  async function rerender(rows: FailureRow[], at: number): Promise<number[]> {
+    if (rows.length === 0) return [];
     const results = await rerenderFailures(rows.map(failureOf), render);
     const t = clock.param(at);
     return db.atomic(async (sql: SQL) => {
-      let queued = 0;
+      const queued: number[] = [];
       for (const result of results) {
         if ("error" in result) {
           await sql`UPDATE deliveries SET last_error = ${result.error},
@@ -46,17 +46,17 @@ export function createRerender(db: Db, clock: StoreClock, render: RenderTemplate
             completed_at = NULL,
             updated_at = coalesce(${t}::bigint, (extract(epoch from now()) * 1000)::bigint)
           WHERE id = ${result.id} AND state = 'failed' AND template_failed`;
-        queued += changed.count;
+        if (changed.count > 0) queued.push(result.id);
       }
-      if (queued > 0) await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
+      if (queued.length > 0) await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
       return queued;
     });
   }
 
   return {
-    async byIds(ids: number[], at: number): Promise<number> {
+    async byIds(ids: number[], at: number): Promise<number[]> {
       const valid = ids.filter((id) => Number.isSafeInteger(id));
-      if (valid.length === 0) return 0;
+      if (valid.length === 0) return [];
       const rows = await db.sql<FailureRow[]>`
         SELECT d.id, d.context, w.url, w.headers, w.body_template, w.conditions
         FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -65,7 +65,7 @@ export function createRerender(db: Db, clock: StoreClock, render: RenderTemplate
         ORDER BY d.id`;
       return rerender(rows, at);
     },
-    async all(at: number): Promise<number> {
+    async all(at: number): Promise<number[]> {
       const rows = await db.sql<FailureRow[]>`
         SELECT d.id, d.context, w.url, w.headers, w.body_template, w.conditions
         FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id

@@ -151,13 +151,14 @@ export function createSqliteQueue(
     async retry(ids, at) {
       if (ids.length === 0) return 0;
       // A delivery failed by its template is rendered again first (its template may be fixed).
-      const rendered = await rerender.byIds(ids, at);
-      return notifyIf(rendered + maintenance.retry(ids, at));
+      const rendered = new Set(await rerender.byIds(ids, at));
+      const others = ids.filter((id) => !rendered.has(id));
+      return notifyIf(rendered.size + maintenance.retry(others, at));
     },
 
     async retryAllFailed(at) {
       const rendered = await rerender.all(at);
-      return notifyIf(rendered + maintenance.retryAllFailed(at));
+      return notifyIf(rendered.length + maintenance.retryAllFailed(at));
     },
 
     async search(filter, page) {

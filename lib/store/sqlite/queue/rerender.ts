@@ -46,8 +46,8 @@ export function createRerender(db: Database, render: RenderTemplates) {
     `UPDATE deliveries SET last_error = $error, updated_at = $now
      WHERE id = $id AND state = 'failed' AND template_failed = 1`,
   );
-  const apply = db.transaction((results: Rerendered[], now: number): number => {
-    let queued = 0;
+  const apply = db.transaction((results: Rerendered[], now: number): number[] => {
+    const queued: number[] = [];
     for (const result of results) {
       if ("error" in result) {
         stillFailedStmt.run({ id: result.id, error: result.error, now });
@@ -58,27 +58,27 @@ export function createRerender(db: Database, render: RenderTemplates) {
       const changed = requeueStmt.run({ id: result.id, url, headers: headersJson, context, now });
       if (changed.changes === 0) continue;
       payloadStmt.run({ id: result.id, payload });
-      queued += 1;
+      queued.push(result.id);
     }
     return queued;
   });
 
-  async function rerender(rows: FailureRow[], now: number): Promise<number> {
-    if (rows.length === 0) return 0;
+  async function rerender(rows: FailureRow[], now: number): Promise<number[]> {
+    if (rows.length === 0) return [];
     const results = await rerenderFailures(rows.map(failureOf), render);
     return apply.immediate(results, now);
   }
 
   return {
-    /** Renders again those of `ids` failed by their template; how many are queued now. */
-    byIds(ids: number[], now: number): Promise<number> {
+    /** Renders again those of `ids` failed by their template; the ids queued now. */
+    byIds(ids: number[], now: number): Promise<number[]> {
       const rows = ids.flatMap((id) => {
         const row = Number.isSafeInteger(id) ? byIdStmt.get(id) : null;
         return row ? [row] : [];
       });
       return rerender(rows, now);
     },
-    all(now: number): Promise<number> {
+    all(now: number): Promise<number[]> {
       return rerender(allStmt.all(MAX_RERENDERED), now);
     },
   };
