@@ -25,15 +25,15 @@ export function createMaintenance(db: Db, clock: StoreClock) {
     if (valid.length === 0) return 0;
     return db.atomic(async (sql) => {
       const result = await sql`
+          WITH clock AS (
+            SELECT coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
+          )
           UPDATE deliveries SET state = 'queued', completed_at = NULL,
-            next_attempt_at = CASE state WHEN 'failed'
-              THEN coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)
-              ELSE least(next_attempt_at,
-                coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)) END,
-            updated_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)
+            next_attempt_at = (SELECT t FROM clock), updated_at = (SELECT t FROM clock)
           WHERE id = ANY(${valid}::bigint[]) AND NOT template_failed
-            -- failed, or waiting for an automatic retry: due now (as SQLite's retry)
-            AND (state = 'failed' OR (state = 'queued' AND attempts > 0))`;
+            -- failed, or waiting for an automatic retry due later: due now (as SQLite's retry)
+            AND (state = 'failed' OR (state = 'queued' AND attempts > 0
+              AND next_attempt_at > (SELECT t FROM clock)))`;
       if (result.count > 0) await notify(sql);
       return result.count;
     });

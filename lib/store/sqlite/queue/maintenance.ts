@@ -22,13 +22,13 @@ const REPLAY_CHUNK = 500;
 /** Operators' writes: failed deliveries queued again (history kept). Each one transaction. */
 export function createMaintenance(db: Database) {
   // A failed delivery is queued again; one waiting for an automatic retry (queued after an
-  // attempt) is made due now: the admin's Retry sends it at once either way.
+  // attempt, due later) is made due now: the admin's Retry sends it at once either way. One due
+  // already (a template failure just rendered again, above all) is left as it is.
   const retryStmt = db.prepare<unknown, Params>(
-    `UPDATE deliveries SET state = 'queued', next_attempt_at = CASE state WHEN 'failed' THEN $now
-       ELSE min(next_attempt_at, $now) END,
-       completed_at = NULL, updated_at = $now
+    `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
+       updated_at = $now
      WHERE id = $id AND template_failed = 0
-       AND (state = 'failed' OR (state = 'queued' AND attempts > 0))`,
+       AND (state = 'failed' OR (state = 'queued' AND attempts > 0 AND next_attempt_at > $now))`,
   );
   const retryAllStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
