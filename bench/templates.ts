@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
-import type { NewWebhook } from "../lib/webhooks/model.ts";
+import { compileRegex, MAX_REGEX_CONDITIONS } from "../lib/webhooks/condition-regex.ts";
+import { conditionsMatch } from "../lib/webhooks/conditions.ts";
+import type { ConditionSet, NewWebhook } from "../lib/webhooks/model.ts";
 import { renderTemplate } from "../lib/webhooks/template.ts";
 import { benchChange } from "./shared.ts";
 
@@ -66,7 +68,49 @@ export async function templatesSection(options: {
     for (let i = 0; i < renders; i++) renderTemplate(SLACK, contexts[0]);
     perRender = ((performance.now() - started) / renders) * 1000;
     options.report("one more render of the same change", `${perRender.toFixed(1)} µs`);
+    regexChecks(options.report);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Regex conditions at their bounds (lib/webhooks/condition-regex.ts), on a 1,000-character
+ * value: the slowest patterns found near the 5,000-instruction cap, a set of 16 of them, and a
+ * pattern of the kind the cap refuses (compiled, run without the check), for comparison.
+ */
+function regexChecks(report: (label: string, value: string, note?: string) => void): void {
+  const value = "a".repeat(1000);
+  const atCap = ["((.|a|aa){1,25}){1,25}b", "(.?){1,999}b", "((.|a){1,30}){1,30}b"];
+  for (const pattern of atCap) {
+    const size = compileRegex(pattern).programSize;
+    const ms = bestOf(5, () => conditionsMatch(regexSet([pattern]), { name: value }));
+    report(`regex ${pattern} (${size} instructions)`, `${ms.toFixed(1)} ms`, "1,000 characters");
+  }
+  const sixteen = regexSet(Array.from({ length: MAX_REGEX_CONDITIONS }, () => atCap[0] ?? ""));
+  const setMs = bestOf(3, () => conditionsMatch(sixteen, { name: value }));
+  report(`a set of ${MAX_REGEX_CONDITIONS} such regexes (or)`, `${setMs.toFixed(1)} ms`);
+  const refused = "((.|a){1,30}){1,30}".repeat(52);
+  const compiled = compileRegex(refused);
+  const refusedMs = bestOf(1, () => compiled.lookingAt(value));
+  report(
+    `a ${refused.length}-character pattern the cap refuses (${compiled.programSize.toLocaleString("en")} instructions)`,
+    `${refusedMs.toFixed(0)} ms`,
+    "run without the check",
+  );
+}
+
+/** A set whose regex conditions all fail on the value, so every one of them runs. */
+function regexSet(patterns: string[]): ConditionSet {
+  return { or: patterns.map((value) => ({ attr: "name", op: "regex" as const, value })) };
+}
+
+function bestOf(runs: number, run: () => unknown): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    run();
+    best = Math.min(best, performance.now() - started);
+  }
+  return best;
 }

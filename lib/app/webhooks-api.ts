@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { keepStoredPassword, maskUrlPassword } from "../text/url-credentials.ts";
+import { keepStoredPassword } from "../text/url-credentials.ts";
 import { checkCaFileContent } from "../webhooks/ca-file.ts";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../webhooks/errors.ts";
 import { readWebhookFields, webhookFieldsJson } from "../webhooks/field-table.ts";
@@ -165,7 +165,6 @@ export function webhookJson(webhook: Webhook) {
   return {
     id: webhook.id,
     ...webhookFieldsJson(webhook),
-    url: maskUrlPassword(webhook.url),
     has_secret: webhook.secret !== null,
     previous_secret_valid_until: isoOrNull(
       webhook.previousSecret === null ? null : webhook.previousSecretUntil,

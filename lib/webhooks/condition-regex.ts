@@ -13,8 +13,8 @@ import { errorMessage } from "../text/error-message.ts";
  */
 
 /**
- * At most this many compiled instructions per regex. The worst found at the cap,
- * `((.|a|aa){1,27}){1,25}b`-like patterns, took 30-40 ms on a 1,000-character value here.
+ * At most this many compiled instructions per regex. The slowest patterns found under it, such
+ * as `((.|a|aa){1,25}){1,25}b`, took 16-40 ms on a 1,000-character value (bench/templates.ts).
  */
 export const MAX_REGEX_PROGRAM_SIZE = 5000;
 /** At most this many regex conditions in one set, nested sets included. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maskUrlPassword } from "../text/url-credentials.ts";
 import { SUBSCRIBABLE_EVENTS } from "./events.ts";
 import { CONDITION_OPS, type NewWebhook, type Webhook } from "./model.ts";
 import { formatRetrySchedule } from "./policy/retry-schedule.ts";
@@ -123,11 +124,14 @@ export const WEBHOOK_FIELDS: readonly WebhookField[] = [
     key: "url",
     schema: z
       .string()
-      .describe("payload URL, http or https; may be a Jinja2 template after the scheme"),
+      .describe(
+        "payload URL, http or https; may be a Jinja2 template after the scheme. A password in it is answered as *** (user:***@host); sent back with the same scheme, user and host, *** keeps the stored one",
+      ),
     toRule: text,
     expected: "a string",
     rule: checkUrl,
-    show: (w) => w.url,
+    // Stored and sent as given; every answer masks the password (lib/text/url-credentials.ts).
+    show: (w) => maskUrlPassword(w.url),
   }),
   field({
     name: "events",
