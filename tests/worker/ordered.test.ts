@@ -87,15 +87,20 @@ function expectEachSuccessfulOnce(arrivals: Arrival[], total: number) {
   expect(new Set(ok).size).toBe(total);
 }
 
+/** Polls the database (the workers are other processes) until `done`, for at most 30 s. */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  while (!(await done()) && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /**
  * Until `count` workers have registered (each opened the database): one that opens during the
  * outage would wait out busy_timeout and exit 2, which is not what the outage test is about.
  */
-async function untilWorkersStarted(store: Store, count: number): Promise<void> {
-  const deadline = performance.now() + 30_000;
-  while ((await store.workers.list()).length < count && performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function untilWorkersStarted(store: Store, count: number): Promise<void> {
+  return until(async () => (await store.workers.list()).length >= count);
 }
 
 async function setUpWebhooks(store: Store, endpoint: FakeEndpoint) {
@@ -168,6 +173,9 @@ async function takeoverMidSequence(databaseUrl: string, store: Store) {
   // Everything else that can go has gone (the hung request included): item 1's later
   // changes wait for the hung one.
   await endpoint.waitForRequests(total - CHANGES + 1);
+  // Killed once those results are written: only the hung request is lost (a result still in
+  // its group commit would be lost too, and that delivery sent again: at least once).
+  await until(async () => (await store.queue.stats()).successful === total - CHANGES);
   expect(sequences(arrivals, "fifo").get(1)).toEqual([1]);
   first.kill("SIGKILL");
   await first.exited;
