@@ -111,6 +111,15 @@ describe("webhooks add/update with NetBox's options", () => {
     );
   });
 
+  test("a regex condition over the size cap is refused with its size, the cap and the path", async () => {
+    const big =
+      '{"or": [{"attr": "name", "op": "regex", "value": "((a|b){1,30}){1,30}((a|b){1,30}){1,30}"}]}';
+    expect(await refused(...add, "--condition", big)).toBe(
+      "Invalid --condition: at $.or[0].value: the regex compiles to 7,320 instructions: at most 5,000 (nested counted repetitions such as (a{1,30}){1,30} multiply)",
+    );
+    expect(await store.webhooks.list()).toEqual([]);
+  });
+
   test("a templated URL and header values are checked when saved", async () => {
     await cli(
       "add",
