@@ -52,9 +52,8 @@ describe("planDeliveries(): one render budget per change, across its webhooks", 
     const outOfBudget = planned.filter((p) =>
       p.templateError?.includes("before this webhook's turn"),
     );
-    // Each render costs about 60 ms of CPU: the budget holds three or four of them (on a busy
-    // machine one may also be stopped at the wall-clock ceiling: an error, still charged).
-    expect(rendered.length).toBeGreaterThanOrEqual(1);
+    // Each render costs about 60 ms of CPU: the budget holds three or four of them. On a busy
+    // machine the change's wall-clock ceiling comes first and fewer render, none at worst.
     expect(rendered.length).toBeLessThanOrEqual(Math.ceil(CHANGE_RENDER_BUDGET_MS / 40));
     expect(outOfBudget.length).toBeGreaterThanOrEqual(10 - Math.ceil(CHANGE_RENDER_BUDGET_MS / 40));
     expect(outOfBudget[0]?.templateError).toBe(
