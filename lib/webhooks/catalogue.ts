@@ -72,7 +72,9 @@ const webhookDisabled = z.strictObject({
   name: z.string(),
   url: z.string(),
   reason: z.string().describe("the reason stored and shown, e.g. Disabled automatically: …"),
-  reason_kind: z.enum(["gone", "failing"]).describe("a 410 Gone answer, or a failure streak"),
+  reason_kind: z
+    .enum(["gone", "failing", "manual"])
+    .describe("a 410 Gone answer, a failure streak, or by hand (admin, CLI, API)"),
   disabled_at: z.iso.datetime(),
 });
 
@@ -107,7 +109,7 @@ export const EVENT_CATALOGUE: Readonly<Record<string, CatalogueEvent>> = {
   },
   "webhook.disabled": {
     description:
-      'Operational: a webhook was disabled automatically (410 Gone, or a failure streak). Sent to the other webhooks that name this event, never to the one disabled; "*" does not include it.',
+      'Operational: a webhook was disabled, automatically (410 Gone, or a failure streak) or by hand. Sent to the other webhooks that name this event, never to the one disabled; "*" does not include it.',
     schema: operationalBody("disabled", "webhook", webhookDisabled),
   },
   "delivery.exhausted": {

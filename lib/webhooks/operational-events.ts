@@ -5,7 +5,7 @@ import type { FinishItem, OperationalEventRecord, Store, StoredOperationalEvent 
 
 /**
  * Operational events, as Svix's `endpoint.disabled` and `message.attempt.exhausted`: a webhook
- * was disabled automatically, a delivery's attempts ran out. Any other webhook that names the
+ * was disabled (automatically or by hand), a delivery's attempts ran out. Any other webhook that names the
  * event gets it, in NetBox's body shape (`model` "webhook" or "delivery", the facts in `data`),
  * so its templates and conditions work as for item changes.
  *
@@ -42,10 +42,13 @@ export function exhaustedEvent(item: FinishItem): OperationalEventRecord | null 
 /** Why a webhook was disabled automatically, as a metric label: a 410 answer or a streak. */
 export type DisabledKind = "gone" | "failing";
 
-/** A webhook disabled automatically: its webhook.disabled. */
+/**
+ * A webhook disabled: its webhook.disabled. `manual`: by a person, the CLI or the API (as
+ * Svix's endpoint.disabled tells both); the others by a worker.
+ */
 export function disabledEvent(
   webhook: Pick<Webhook, "id" | "name" | "url">,
-  disabled: { reason: string; kind: DisabledKind; at: number },
+  disabled: { reason: string; kind: DisabledKind | "manual"; at: number },
 ): OperationalEventRecord {
   const data = {
     id: webhook.id,

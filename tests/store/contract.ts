@@ -1840,6 +1840,32 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(await store.events.hasPending()).toBe(false);
       });
 
+      test("update() disabling by hand records webhook.disabled (manual) for another subscriber; enabling, or disabling again, records nothing", async () => {
+        const crm = await store.webhooks.create({ name: "crm", url: "https://e.example/crm" });
+        await store.webhooks.create({
+          name: "ops",
+          url: "https://e.example/ops",
+          events: ["webhook.disabled"],
+        });
+        await store.webhooks.update(crm.id, {
+          name: "crm-old",
+          enabled: false,
+          disabledReason: "Paused by Ana",
+        });
+        await store.webhooks.update(crm.id, { disabledReason: "Still paused" });
+        await store.webhooks.update(crm.id, { enabled: true });
+        const taken = await store.transaction((tx) => tx.events.take(10));
+        expect(taken.map((e) => [e.event, e.notFor])).toEqual([["webhook.disabled", crm.id]]);
+        expect(JSON.parse(taken[0]?.data ?? "")).toEqual({
+          id: crm.id,
+          name: "crm-old",
+          url: "https://e.example/crm",
+          reason: "Paused by Ana",
+          reason_kind: "manual",
+          disabled_at: new Date(T0).toISOString(),
+        });
+      });
+
       test("disable() with announce records webhook.disabled in the same change, only for another subscriber", async () => {
         const a = await store.webhooks.create({ name: "a", url: "https://e.example/a" });
         const announce = (id: number) => ({

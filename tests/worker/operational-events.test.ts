@@ -153,6 +153,21 @@ function describeEvents(name: string, open: () => Promise<Store>): void {
       ]);
     });
 
+    test("a webhook disabled by hand (CLI, admin, API) is announced too, as manual", async () => {
+      const ops = endpoint(200);
+      const crm = await store.webhooks.create({ name: "crm", url: "https://crm.example/h" });
+      await store.webhooks.create({
+        name: "ops",
+        url: `${ops.url}/ops`,
+        events: ["webhook.disabled"],
+      });
+      await store.webhooks.update(crm.id, { enabled: false, disabledReason: "disabled by hand" });
+      await drain(worker());
+      expect(
+        bodies(ops).map((b) => [b.event, b.data.name, b.data.reason, b.data.reason_kind]),
+      ).toEqual([["disabled", "crm", "disabled by hand", "manual"]]);
+    });
+
     test("an exhausted delivery of delivery.exhausted announces nothing more, and the webhook an event is about never gets it", async () => {
       const failing = endpoint(500);
       const broken = endpoint(500);

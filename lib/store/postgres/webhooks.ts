@@ -1,5 +1,6 @@
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import { disabledEvent } from "../../webhooks/operational-events.ts";
 import { storedRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import type { WebhookRepo } from "../../webhooks/ports.ts";
 import { previousSecretColumns, retryColumns } from "../webhook-columns.ts";
@@ -161,6 +162,16 @@ export function createPostgresWebhookRepo(
             RETURNING *`;
           // Its queued deliveries just became claimable: wake the workers (at commit).
           if (reenabled) await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`;
+          // Disabled by hand: its webhook.disabled commits with it, when another subscribes.
+          if (updated && !enabled && before.enabled) {
+            const reason = disabledReason ?? "disabled";
+            const event = disabledEvent(webhookFromRow(updated), { reason, kind: "manual", at: t });
+            await sql`
+              INSERT INTO operational_events (event, not_for, data, created_at)
+              SELECT ${event.event}, ${id}, ${event.data}, ${t}
+              WHERE EXISTS (SELECT 1 FROM webhooks w
+                WHERE w.enabled AND w.id <> ${id} AND w.events ? 'webhook.disabled')`;
+          }
           return updated;
         }),
       );

@@ -1,10 +1,12 @@
 import type { Database } from "bun:sqlite";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import { disabledEvent } from "../../webhooks/operational-events.ts";
 import { storedRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import type { WebhookRepo } from "../../webhooks/ports.ts";
 import { previousSecretColumns, retryColumns } from "../webhook-columns.ts";
 import type { ChangeListener } from "./changes.ts";
+import { createSqliteEventRecorder } from "./operational-events.ts";
 
 export interface WebhookRow {
   id: number;
@@ -131,6 +133,7 @@ export function createSqliteWebhookRepo(
   const getByNameStmt = db.prepare<WebhookRow, [string]>("SELECT * FROM webhooks WHERE name = ?");
   const listStmt = db.prepare<WebhookRow, []>("SELECT * FROM webhooks ORDER BY id");
   const removeStmt = db.prepare<unknown, [number]>("DELETE FROM webhooks WHERE id = ?");
+  const recordEvent = createSqliteEventRecorder(db);
   // Enabling again starts afresh: no failure streak, no 429/503 pause left over.
   const clearHealthStmt = db.prepare<unknown, [number]>(
     "UPDATE webhooks SET failing_since = NULL, failed_deliveries = 0, paused_until = 0 WHERE id = ?",
@@ -184,6 +187,11 @@ export function createSqliteWebhookRepo(
       now: t,
     });
     if (!row) throw new WebhookNotFoundError(id);
+    // Disabled by hand: its webhook.disabled commits with it (when another webhook subscribes).
+    if (!enabled && before.enabled) {
+      const reason = disabledReason ?? "disabled";
+      recordEvent(disabledEvent(webhookFromRow(row), { reason, kind: "manual", at: t }), t);
+    }
     return row;
   }
 
