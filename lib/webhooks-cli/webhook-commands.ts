@@ -44,7 +44,8 @@ const fieldArgs = {
   url: { type: "string", description: "payload URL (http or https)", valueHint: "url" },
   events: {
     type: "string",
-    description: "comma list of item.created, item.updated, item.deleted, or * for all",
+    description:
+      "comma list of item.created, item.updated, item.deleted (* for all three), webhook.disabled, delivery.exhausted",
     valueHint: "list",
   },
   method: {
