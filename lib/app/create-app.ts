@@ -35,6 +35,8 @@ export interface CreateAppOptions {
     heartbeatIntervalMs?: number;
     /** WEBHOOK_MAX_ATTEMPTS as the workers have it: Background Tasks' "attempt 3 of 8". */
     maxAttempts?: number | null;
+    /** The retry schedule a new webhook's form offers (default day; the demo's: short). */
+    newWebhookRetrySchedule?: string;
     /**
      * Names the app answers to besides IP addresses and localhost (the --host name and
      * APP_ALLOWED_HOSTS); a request for any other Host gets 421 before anything else runs.
@@ -131,7 +133,15 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   const maxAttempts = options.config?.maxAttempts ?? null;
   app.route(
     "/admin",
-    createAdmin({ store, now, generateSecret, urlWarning, heartbeatIntervalMs, maxAttempts }),
+    createAdmin({
+      store,
+      now,
+      generateSecret,
+      urlWarning,
+      heartbeatIntervalMs,
+      maxAttempts,
+      newWebhookRetrySchedule: options.config?.newWebhookRetrySchedule,
+    }),
   );
   // Every worker's attempts, read back from the attempts table (recorded since the first scrape).
   const metrics = createMetrics({

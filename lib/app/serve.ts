@@ -27,6 +27,8 @@ export function serveApp(options: {
   heartbeatIntervalMs?: number;
   /** WEBHOOK_MAX_ATTEMPTS, for Background Tasks' "attempt 3 of 8". */
   maxAttempts?: number | null;
+  /** The retry schedule a new webhook's form offers (the demo's: short). */
+  newWebhookRetrySchedule?: string;
 }): ServingApp {
   const app = createApp({
     store: options.store,
@@ -34,6 +36,7 @@ export function serveApp(options: {
       adminToken: options.adminToken,
       heartbeatIntervalMs: options.heartbeatIntervalMs,
       maxAttempts: options.maxAttempts,
+      newWebhookRetrySchedule: options.newWebhookRetrySchedule,
       allowedHosts: [options.host.toLowerCase(), ...(options.allowedHosts ?? [])],
       webhookAllowList: options.webhookAllowList,
     },

@@ -96,6 +96,8 @@ export async function runDemo(options: DemoOptions): Promise<void> {
         adminToken: null,
         webhookAllowList: config.allowList,
         maxAttempts: config.maxAttempts,
+        // A webhook added in the demo's admin fails in seconds too, as its own webhook does.
+        newWebhookRetrySchedule: "short",
         logger,
       }),
     );

@@ -57,8 +57,10 @@ test("a webhook the demo's admin adds to a closed local port is sent to, and rea
       const database = /^Database: +(\S+)/m.exec(text)?.[1] ?? "";
       const api = /^API: +(\S+)/m.exec(text)?.[1] ?? "";
       const admin = /^Admin UI: +(\S+)/m.exec(text)?.[1] ?? "";
-      // As a person would in the admin: a webhook to a port nothing listens on, retried on
-      // the short schedule the demo's worker shapes (the default, day, would take 27 hours).
+      // As a person would in the admin: a webhook to a port nothing listens on, on the short
+      // schedule the demo's form offers (elsewhere day, whose 4 capped attempts take 35 min).
+      const form = await (await fetch(`${admin}/webhooks/new`)).text();
+      expect(form).toContain('name="retrySchedule" value="short"');
       const store = openSqliteStore(database);
       await store.webhooks.create({
         name: "closed port",

@@ -17,6 +17,8 @@ export interface AdminOptions {
   urlWarning: (url: string) => Promise<string | null>;
   /** WORKER_HEARTBEAT_MS: a worker not seen for 3 of these is shown as stale. */
   heartbeatIntervalMs?: number;
+  /** The retry schedule a new webhook's form offers (default day; the demo's: short). */
+  newWebhookRetrySchedule?: string;
   /** WEBHOOK_MAX_ATTEMPTS as the workers have it (null: each schedule's own count). */
   maxAttempts?: number | null;
 }

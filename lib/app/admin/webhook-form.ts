@@ -53,7 +53,8 @@ export interface WebhookFormValues {
   retrySchedule: string;
 }
 
-export function emptyWebhookForm(): WebhookFormValues {
+/** A new webhook's form; `retrySchedule` as prefilled (the demo offers `short`). */
+export function emptyWebhookForm(retrySchedule = "day"): WebhookFormValues {
   return {
     name: "",
     url: "",
@@ -71,7 +72,7 @@ export function emptyWebhookForm(): WebhookFormValues {
     caFile: "",
     timeoutMs: "",
     ordered: false,
-    retrySchedule: "day",
+    retrySchedule,
   };
 }
 

@@ -43,6 +43,8 @@ import {
 const RECENT_DELIVERIES = 10;
 
 export interface WebhookRouteDeps {
+  /** The retry schedule a new webhook's form offers (default day; the demo's: short). */
+  newWebhookRetrySchedule?: string;
   store: Store;
   now: () => Date;
   generateSecret: () => string;
@@ -61,7 +63,13 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   });
 
   routes.get("/new", (c) =>
-    renderPage(c, <WebhookFormPage page={pageContext(c)} values={emptyWebhookForm()} />),
+    renderPage(
+      c,
+      <WebhookFormPage
+        page={pageContext(c)}
+        values={emptyWebhookForm(deps.newWebhookRetrySchedule)}
+      />,
+    ),
   );
 
   routes.post("/", async (c) => {
