@@ -32,6 +32,7 @@ import { PEERS_TITLE, peersSection } from "./peers.ts";
 import { POSTGRES_SECTION_TITLE, postgresSection } from "./postgres.ts";
 import { benchChange as change, enqueueBench } from "./shared.ts";
 import { preciseNow, type Sink, startSink } from "./sink.ts";
+import { SLOW_RENDERS_TITLE, slowRendersSection } from "./slow-renders.ts";
 import { SUSTAINED_TITLE, sustainedSection } from "./sustained.ts";
 import { TEMPLATE_BOMB_TITLE, templateBombSection } from "./template-bomb.ts";
 import { TEMPLATES_SECTION_TITLE, templatesSection } from "./templates.ts";
@@ -100,6 +101,7 @@ const SECTIONS: Array<[string, string, Section]> = [
   ["templates", TEMPLATES_SECTION_TITLE, (context) => templatesSection({ report: context.report })],
   ["bomb", TEMPLATE_BOMB_TITLE, (context) => templateBombSection({ report: context.report })],
   ["limits", CHANGE_LIMITS_TITLE, (context) => changeLimitsSection({ report: context.report })],
+  ["slow-renders", SLOW_RENDERS_TITLE, (context) => slowRendersSection({ report: context.report })],
   ["throughput", "Delivery throughput, worker process → receiver process", deliveryThroughput],
   ["idle", "Idle worker: wake-up latency and CPU", idleWorker],
   [

@@ -29,6 +29,14 @@ export interface ItemRepo {
    */
   getForUpdate(id: number): Promise<Item | null>;
   create(input: NewItem, now: Date): Promise<Item>;
+  /**
+   * An id for the next item, so its change can be planned before the item is written.
+   * PostgreSQL takes it from the items sequence (no other insert gets it); SQLite reads the one
+   * after the highest, which another insert may take first.
+   */
+  nextId(): Promise<number>;
+  /** `create` with an id from `nextId`; null when that id was taken meanwhile. */
+  createWithId(input: NewItem, now: Date, id: number): Promise<Item | null>;
   /** Returns the item before and after, or null for an unknown id. */
   update(id: number, patch: ItemPatch, now: Date): Promise<{ before: Item; after: Item } | null>;
   remove(id: number): Promise<Item | null>;

@@ -1,8 +1,8 @@
 import { conditionsMatch, hasRegex } from "./conditions.ts";
 import { subscribes } from "./events.ts";
-import type { ChangeEvent, ConditionSet } from "./model.ts";
+import type { ChangeEvent, ConditionSet, PlannedDelivery } from "./model.ts";
 import { buildPayload } from "./payload.ts";
-import { type RenderedDelivery, usesTemplates } from "./render.ts";
+import { usesTemplates } from "./render.ts";
 import {
   CHANGE_RENDER_BUDGET_MS,
   CHANGE_WALL_CEILING_MS,
@@ -43,10 +43,7 @@ export interface FanOutCandidate {
   conditions: ConditionSet | null;
 }
 
-/** One delivery to insert: queued, or failed at once when `templateError` is set. */
-export interface PlannedDelivery extends RenderedDelivery {
-  webhookId: number;
-}
+export type { PlannedDelivery } from "./model.ts";
 
 /**
  * The deliveries of a change: for each webhook that gets it (receivers) and whose conditions
@@ -64,10 +61,19 @@ export async function planDeliveries(
   change: ChangeEvent,
   options: { only?: number; render?: RenderTemplates; budgetMs?: number } = {},
 ): Promise<PlannedDelivery[]> {
+  return (await planChange(candidates, change, options)).planned;
+}
+
+/** planDeliveries, and the CPU its renders took (what a re-plan has left of the budget). */
+export async function planChange(
+  candidates: readonly FanOutCandidate[],
+  change: ChangeEvent,
+  options: { only?: number; render?: RenderTemplates; budgetMs?: number } = {},
+): Promise<{ planned: PlannedDelivery[]; spentMs: number }> {
   const wanted = new Set(
     receivers(candidates, change.event, { only: options.only, except: change.notFor }),
   );
-  if (wanted.size === 0) return [];
+  if (wanted.size === 0) return { planned: [], spentMs: 0 };
   const render = options.render ?? sharedTemplateRenderer().render;
   const body = buildPayload(change);
   const subject = {
@@ -106,7 +112,7 @@ export async function planDeliveries(
     const { matched: _matched, spentMs: _spent, ...rendered } = result;
     planned.push({ webhookId: candidate.id, ...rendered });
   }
-  return planned;
+  return { planned, spentMs };
 }
 
 function budgetGone(budgetMs: number): string {

@@ -311,3 +311,40 @@ export interface Streak {
   streakStartedAt: number | null;
   failedDeliveries: number;
 }
+
+/**
+ * What is stored for one webhook's delivery of a change, rendered at enqueue (render.ts): the
+ * body that will be signed and sent (on every attempt, byte for byte), and the URL and headers
+ * when the webhook's are templated.
+ */
+export interface RenderedDelivery {
+  payload: string;
+  /** Null: the webhook's own URL and headers are used (they are plain text). */
+  url: string | null;
+  headers: Array<[string, string]> | null;
+  /** The template context (the default body) when the payload is not that body, else null. */
+  context: string | null;
+  /** Why a template failed: the delivery is then failed at once with this error. */
+  templateError: string | null;
+}
+
+/** One delivery to insert: queued, or failed at once when `templateError` is set. */
+export interface PlannedDelivery extends RenderedDelivery {
+  webhookId: number;
+}
+
+/**
+ * A change's deliveries planned (templates rendered, conditions evaluated) before its write
+ * transaction, so the renders hold no lock. What was planned for a webhook holds while the
+ * change and that webhook are as they were read; enqueue re-checks both at insert (replan).
+ */
+export interface ChangePlan {
+  /** The change's default body: the plan is for this change only. */
+  body: string;
+  only: number | undefined;
+  /** Each enabled webhook as read when planning, by id (fingerprint). */
+  seen: ReadonlyMap<number, string>;
+  planned: PlannedDelivery[];
+  /** CPU the renders took, out of the change's budget. */
+  spentMs: number;
+}

@@ -4,6 +4,7 @@ import type {
   AttemptRecord,
   AttemptSample,
   ChangeEvent,
+  ChangePlan,
   Claim,
   Delivery,
   DeliveryFilter,
@@ -41,8 +42,21 @@ export interface FinishItem {
 }
 
 export interface DeliveryQueue {
-  /** Fans out to every enabled webhook subscribed to the event; returns the new delivery ids. */
-  enqueue(change: ChangeEvent, options?: { webhookId?: number }): Promise<number[]>;
+  /**
+   * Fans out to every enabled webhook subscribed to the event; returns the new delivery ids.
+   * With a `plan` of this change (from `plan`), only webhooks created or edited since it was
+   * made are rendered here; without one (or one made for another change), all of them are.
+   */
+  enqueue(
+    change: ChangeEvent,
+    options?: { webhookId?: number; plan?: ChangePlan },
+  ): Promise<number[]>;
+  /**
+   * Renders a change's templates and evaluates its conditions without writing anything, for
+   * `enqueue` to insert later: called before the change's write transaction, so the renders
+   * hold no lock nor connection meanwhile.
+   */
+  plan(change: ChangeEvent, options?: { webhookId?: number }): Promise<ChangePlan>;
   /** Many changes at once (bulk emits): as many enqueues, in as few statements as it can. */
   enqueueMany(changes: readonly ChangeEvent[], options?: { webhookId?: number }): Promise<number[]>;
   /**

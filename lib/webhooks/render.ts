@@ -1,23 +1,10 @@
 import { errorMessage } from "../text/error-message.ts";
-import type { Webhook } from "./model.ts";
+import type { RenderedDelivery, Webhook } from "./model.ts";
 import { isTemplated, renderTemplate, TemplateError } from "./template.ts";
 import { headerBytes, isWebhookUrl, MAX_HEADER_BYTES, sendableHeaderProblem } from "./validate.ts";
 
-/**
- * What is stored for one webhook's delivery of a change, rendered at enqueue: the body that will
- * be signed and sent (on every attempt, byte for byte), and the URL and headers when the
- * webhook's are templated. Pure apart from the template engine.
- */
-export interface RenderedDelivery {
-  payload: string;
-  /** Null: the webhook's own URL and headers are used (they are plain text). */
-  url: string | null;
-  headers: Array<[string, string]> | null;
-  /** The template context (the default body) when the payload is not that body, else null. */
-  context: string | null;
-  /** Why a template failed: the delivery is then failed at once with this error. */
-  templateError: string | null;
-}
+// RenderedDelivery lives in model.ts (the store ports name it); rendering it is this file's.
+export type { RenderedDelivery };
 
 export type Templates = Pick<Webhook, "bodyTemplate" | "url" | "headers">;
 

@@ -62,7 +62,8 @@ describe("createItem()", () => {
   });
 
   test("a failing enqueue rolls the item back", async () => {
-    const failingQueue: Pick<Store, "transaction"> = {
+    const failingQueue: Store = {
+      ...store,
       transaction: (fn) =>
         store.transaction((tx) =>
           fn({

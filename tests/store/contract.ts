@@ -5,6 +5,7 @@ import { DuplicateTokenNameError, type Store } from "../../lib/webhooks/ports.ts
 import { type RenderTemplates, sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
 import { change } from "../fakes/change.ts";
 import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
+import { describePlannedChanges } from "./contract-plans.ts";
 import { describeDeliverySearch } from "./contract-search.ts";
 
 /**
@@ -94,6 +95,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     });
 
     describeDeliverySearch({ store: () => store, clock, claim: () => claim(), record });
+    describePlannedChanges({ makeStore, clock });
 
     describe("webhooks", () => {
       test("create() applies NetBox's defaults", async () => {

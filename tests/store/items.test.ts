@@ -32,6 +32,19 @@ describe("createSqliteItemRepo", () => {
     expect(await items.count()).toBe(1);
   });
 
+  test("nextId() is the id the next insert takes; createWithId() uses it, or is null once it is taken", async () => {
+    expect(await items.nextId()).toBe(1);
+    const first = await items.create(widget, T0);
+    const id = await items.nextId();
+    expect(id).toBe(first.id + 1);
+    const planned = await items.createWithId({ ...widget, sku: "W-2" }, T1, id);
+    expect(planned).toEqual({ id, ...widget, sku: "W-2", updatedAt: T1.toISOString() });
+    expect(await items.createWithId({ ...widget, sku: "W-3" }, T1, id)).toBeNull();
+    expect(await items.count()).toBe(2);
+    const taken = await items.createWithId(widget, T1, id + 1).catch((e) => e);
+    expect(taken).toBeInstanceOf(DuplicateSkuError);
+  });
+
   test("get() returns null for an unknown id", async () => {
     expect(await items.get(999)).toBeNull();
   });

@@ -4,7 +4,7 @@ import { type Context, Hono } from "hono";
 import type { FieldErrors } from "../../inventory/schemas.ts";
 import { keepStoredPassword } from "../../text/url-credentials.ts";
 import { DuplicateWebhookNameError } from "../../webhooks/errors.ts";
-import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import type { ChangeEvent, Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
 import { replayDeliveries } from "../../webhooks/replay.ts";
 import { rotateSecret } from "../../webhooks/rotation.ts";
@@ -265,19 +265,19 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   routes.post("/:id/test", async (c) => {
     const webhook = await findWebhook(c);
     if (!webhook) return notFound(c);
-    const [deliveryId] = await store.queue.enqueue(
-      {
-        event: "ping",
-        model: "webhook",
-        username: c.get("username"),
-        requestId: c.get("requestId"),
-        timestamp: now(),
-        data: { id: webhook.id, name: webhook.name, message: "Test delivery from the admin" },
-        prechange: null,
-        postchange: null,
-      },
-      { webhookId: webhook.id },
-    );
+    const ping: ChangeEvent = {
+      event: "ping",
+      model: "webhook",
+      username: c.get("username"),
+      requestId: c.get("requestId"),
+      timestamp: now(),
+      data: { id: webhook.id, name: webhook.name, message: "Test delivery from the admin" },
+      prechange: null,
+      postchange: null,
+    };
+    // Rendered first, holding nothing; the insert re-checks the webhook (see ChangePlan).
+    const plan = await store.queue.plan(ping, { webhookId: webhook.id });
+    const [deliveryId] = await store.queue.enqueue(ping, { webhookId: webhook.id, plan });
     if (deliveryId === undefined) return c.redirect(withNotice(WEBHOOKS, "test-not-queued"), 303);
     return c.redirect(withNotice(`${DELIVERIES}/${deliveryId}`, "test-queued", deliveryId), 303);
   });

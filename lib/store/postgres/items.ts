@@ -57,6 +57,27 @@ export function createPostgresItemRepo(db: Db): ItemRepo {
       if (!row) throw new Error("Inserting an item returned no row");
       return toItem(row);
     },
+    // A sequence hands a value out once, whatever becomes of the transaction that asked.
+    async nextId() {
+      const [row] = await db.sql<Array<{ id: string | number }>>`
+        SELECT nextval(pg_get_serial_sequence('items', 'id')) AS id`;
+      if (!row) throw new Error("Reading the next item id returned no row");
+      return toNumber(row.id);
+    },
+    async createWithId(input: NewItem, now: Date, id: number) {
+      if (!Number.isSafeInteger(id)) return null;
+      const [row] = await withDuplicateSku(input.sku, () =>
+        db.isolated(
+          (sql) => sql<ItemRow[]>`
+            INSERT INTO items (id, sku, name, quantity, location, updated_at)
+            VALUES (${id}, ${input.sku}, ${input.name}, ${input.quantity}, ${input.location},
+              ${now.toISOString()})
+            ON CONFLICT (id) DO NOTHING
+            RETURNING *`,
+        ),
+      );
+      return row ? toItem(row) : null;
+    },
     async update(id: number, patch: ItemPatch, now: Date) {
       if (!Number.isSafeInteger(id)) return null;
       const fields = definedFields(patch);

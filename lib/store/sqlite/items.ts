@@ -32,6 +32,15 @@ export function createSqliteItemRepo(db: Database): ItemRepo {
     `INSERT INTO items (sku, name, quantity, location, updated_at)
      VALUES ($sku, $name, $quantity, $location, $updated_at) RETURNING ${COLUMNS}`,
   );
+  const nextIdStmt = db.query<{ id: number }, []>(
+    "SELECT coalesce(max(id), 0) + 1 AS id FROM items",
+  );
+  // An id taken meanwhile is no row (the caller plans again); a taken sku still fails.
+  const insertWithIdStmt = db.query<ItemRow, ItemRow>(
+    `INSERT INTO items (id, sku, name, quantity, location, updated_at)
+     VALUES ($id, $sku, $name, $quantity, $location, $updated_at)
+     ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`,
+  );
   const updateStmt = db.query<ItemRow, ItemRow>(
     `UPDATE items SET sku = $sku, name = $name, quantity = $quantity, location = $location,
        updated_at = $updated_at WHERE id = $id RETURNING ${COLUMNS}`,
@@ -71,6 +80,22 @@ export function createSqliteItemRepo(db: Database): ItemRepo {
       );
       if (!row) throw new Error("Inserting an item returned no row");
       return toItem(row);
+    },
+    async nextId() {
+      return nextIdStmt.get()?.id ?? 1;
+    },
+    async createWithId(input: NewItem, now: Date, id: number) {
+      const row = withDuplicateSku(input.sku, () =>
+        insertWithIdStmt.get({
+          id,
+          sku: input.sku,
+          name: input.name,
+          quantity: input.quantity,
+          location: input.location,
+          updated_at: now.toISOString(),
+        }),
+      );
+      return row ? toItem(row) : null;
     },
     async update(id: number, patch: ItemPatch, now: Date) {
       // Read and write without awaiting in between, so no other statement on this connection

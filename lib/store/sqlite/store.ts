@@ -101,7 +101,13 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
 
   const repos = {
     webhooks: createSqliteWebhookRepo(db, { now: options.now, changes }),
-    queue: createSqliteQueue(db, { now: options.now, changes, render: options.renderTemplates }),
+    queue: createSqliteQueue(db, {
+      now: options.now,
+      changes,
+      render: options.renderTemplates,
+      read: <T>(fn: () => T) =>
+        inTransaction.getStore() ? Promise.resolve(fn()) : exclusive(async () => fn()),
+    }),
     items: createSqliteItemRepo(db),
     workers: createSqliteWorkerRegistry(db),
     health: createSqliteHealthRepo(db),
@@ -116,12 +122,15 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     return retryingWhenBusy(() => mutex.run(fn));
   }
 
-  function guarded<T extends object>(repo: T): T {
+  /** `free` methods take their turn themselves (queue.plan: its renders must not hold it). */
+  function guarded<T extends object>(repo: T, free: ReadonlyArray<keyof T> = []): T {
     const wrapped: Record<string, unknown> = {};
     for (const [name, method] of Object.entries(repo)) {
       if (typeof method !== "function") continue;
-      wrapped[name] = (...args: unknown[]) =>
-        inTransaction.getStore() ? method(...args) : exclusive(async () => method(...args));
+      wrapped[name] = free.includes(name as keyof T)
+        ? method
+        : (...args: unknown[]) =>
+            inTransaction.getStore() ? method(...args) : exclusive(async () => method(...args));
     }
     return wrapped as T;
   }
@@ -162,7 +171,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     sessions: guarded(createSqliteSessionRevocations(db, options.now)),
     tokens: guarded(createSqliteApiTokenRepo(db, options.now)),
     webhooks: guarded(repos.webhooks),
-    queue: guarded(repos.queue),
+    queue: guarded(repos.queue, ["plan"]),
     items: guarded(repos.items),
     workers: guarded(repos.workers),
     health: guarded(repos.health),

@@ -1,4 +1,5 @@
-import { type PlannedDelivery, planDeliveries } from "../../../webhooks/fan-out.ts";
+import { type ChangePlan, makeChangePlan, replan } from "../../../webhooks/change-plan.ts";
+import type { FanOutCandidate, PlannedDelivery } from "../../../webhooks/fan-out.ts";
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
 import type { RenderTemplates } from "../../../webhooks/render-process.ts";
@@ -43,22 +44,16 @@ interface Rows {
  * many rows call it, and delivered at commit (the caller's, if any).
  */
 export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplates) {
-  async function enqueueMany(
-    changes: readonly ChangeEvent[],
-    options: { webhookId?: number } = {},
-  ): Promise<number[]> {
-    const webhookId = options.webhookId;
-    if (changes.length === 0) return [];
-    if (webhookId !== undefined && !Number.isSafeInteger(webhookId)) return [];
-    const candidates = (
+  async function candidatesOf(webhookId: number | undefined): Promise<FanOutCandidate[]> {
+    const rows =
       webhookId === undefined
         ? await db.sql<CandidateRow[]>`
             SELECT id, events, url, headers, body_template, conditions
             FROM webhooks WHERE enabled ORDER BY id`
         : await db.sql<CandidateRow[]>`
             SELECT id, events, url, headers, body_template, conditions
-            FROM webhooks WHERE id = ${webhookId} AND enabled`
-    ).map((row) => ({
+            FROM webhooks WHERE id = ${webhookId} AND enabled`;
+    return rows.map((row) => ({
       id: toNumber(row.id),
       events: row.events,
       url: row.url,
@@ -66,6 +61,16 @@ export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplate
       bodyTemplate: row.body_template,
       conditions: row.conditions,
     }));
+  }
+
+  async function enqueueMany(
+    changes: readonly ChangeEvent[],
+    options: { webhookId?: number; plan?: ChangePlan } = {},
+  ): Promise<number[]> {
+    const webhookId = options.webhookId;
+    if (changes.length === 0) return [];
+    if (webhookId !== undefined && !Number.isSafeInteger(webhookId)) return [];
+    const candidates = await candidatesOf(webhookId);
     const rows: Rows = {
       webhook: [],
       message: [],
@@ -80,7 +85,8 @@ export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplate
       objectId: [],
     };
     for (const change of changes) {
-      for (const planned of await planDeliveries(candidates, change, { only: webhookId, render })) {
+      const only = { only: webhookId, render };
+      for (const planned of await replan(options.plan, candidates, change, only)) {
         push(rows, change, planned);
       }
     }
@@ -128,10 +134,24 @@ export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplate
     return ids.sort((a, b) => a - b);
   }
 
+  /** Reads the webhooks on a pooled connection (or the caller's transaction), then renders. */
+  async function plan(
+    change: ChangeEvent,
+    options: { webhookId?: number } = {},
+  ): Promise<ChangePlan> {
+    const webhookId = options.webhookId;
+    const candidates =
+      webhookId !== undefined && !Number.isSafeInteger(webhookId)
+        ? []
+        : await candidatesOf(webhookId);
+    return makeChangePlan(candidates, change, { only: webhookId, render });
+  }
+
   return {
     enqueueMany,
-    enqueue: (change: ChangeEvent, options: { webhookId?: number } = {}) =>
+    enqueue: (change: ChangeEvent, options: { webhookId?: number; plan?: ChangePlan } = {}) =>
       enqueueMany([change], options),
+    plan,
   };
 }
 

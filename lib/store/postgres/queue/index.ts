@@ -49,11 +49,12 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   const searching = createSearch(db);
   const maintenance = createMaintenance(db, clock);
   const due = createDue(db, clock);
-  const { enqueue, enqueueMany } = createEnqueue(db, clock, options.render);
+  const { enqueue, enqueueMany, plan } = createEnqueue(db, clock, options.render);
   const rerender = createRerender(db, clock, options.render ?? sharedTemplateRenderer().render);
   return {
     enqueue,
     enqueueMany,
+    plan,
     claim: createClaim(db, { markSeen, clock, persistence, release, outages }),
     renew: createRenew(db, clock),
     finish,

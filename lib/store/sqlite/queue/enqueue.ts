@@ -1,10 +1,6 @@
 import type { Database, SQLQueryBindings } from "bun:sqlite";
-import {
-  type FanOutCandidate,
-  isPlain,
-  type PlannedDelivery,
-  planDeliveries,
-} from "../../../webhooks/fan-out.ts";
+import { type ChangePlan, makeChangePlan, replan } from "../../../webhooks/change-plan.ts";
+import { type FanOutCandidate, isPlain, type PlannedDelivery } from "../../../webhooks/fan-out.ts";
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
 import type { RenderTemplates } from "../../../webhooks/render-process.ts";
@@ -176,20 +172,34 @@ export function createEnqueue(db: Database, now: () => number, render?: RenderTe
   );
 
   /**
-   * Plans each change (rendering templates off this thread, see planDeliveries), then inserts
-   * them all in one transaction (a savepoint inside the caller's).
+   * Plans each change (rendering templates off this thread, see planDeliveries; with `plan`,
+   * only what changed since it was made, see replan), then inserts them all in one transaction
+   * (a savepoint inside the caller's).
    */
-  return async function enqueue(
+  async function enqueue(
     changes: readonly ChangeEvent[],
     webhookId: number | undefined,
+    plan?: ChangePlan,
   ): Promise<number[]> {
     const targets = candidates(webhookId);
     if (targets.length === 0) return [];
     const plans: Array<{ change: ChangeEvent; planned: PlannedDelivery[] }> = [];
     for (const change of changes) {
-      const planned = await planDeliveries(targets, change, { only: webhookId, render });
+      const planned = await replan(plan, targets, change, { only: webhookId, render });
       plans.push({ change, planned });
     }
     return insertTx.immediate(plans);
-  };
+  }
+
+  /** The webhooks are read through `read` (the store's turn on the connection); renders are not. */
+  async function plan(
+    change: ChangeEvent,
+    webhookId: number | undefined,
+    read: <T>(fn: () => T) => Promise<T>,
+  ): Promise<ChangePlan> {
+    const targets = await read(() => candidates(webhookId));
+    return makeChangePlan(targets, change, { only: webhookId, render });
+  }
+
+  return { enqueue, plan };
 }

@@ -35,11 +35,17 @@ export function createSqliteQueue(
     now?: () => number;
     changes?: Pick<ChangeListener, "markSeen" | "notifyLocal">;
     render?: RenderTemplates;
+    /**
+     * Runs a read that must not join another caller's open transaction (the store's turn on
+     * the connection): planning reads the webhooks through it, then renders outside it.
+     */
+    read?: <T>(fn: () => T) => Promise<T>;
   } = {},
 ): DeliveryQueue {
   const now = options.now ?? Date.now;
   const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
-  const enqueue = createEnqueue(db, now, options.render);
+  const { enqueue, plan } = createEnqueue(db, now, options.render);
+  const read = options.read ?? (async <T>(fn: () => T) => fn());
   const { claimRows, claimable } = createClaim(db, changes);
   const { finishRows, releaseRows } = createFinish(db);
   const renewTx = db.transaction(createRenew(db));
@@ -91,9 +97,13 @@ export function createSqliteQueue(
 
   return {
     async enqueue(change, enqueueOptions = {}) {
-      const ids = await enqueue([change], enqueueOptions.webhookId);
+      const ids = await enqueue([change], enqueueOptions.webhookId, enqueueOptions.plan);
       if (ids.length > 0) changes.notifyLocal();
       return ids;
+    },
+
+    async plan(change, planOptions = {}) {
+      return plan(change, planOptions.webhookId, read);
     },
 
     async enqueueMany(batch, enqueueOptions = {}) {

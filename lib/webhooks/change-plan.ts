@@ -1,0 +1,62 @@
+import { type FanOutCandidate, planChange } from "./fan-out.ts";
+import type { ChangeEvent, ChangePlan, PlannedDelivery } from "./model.ts";
+import { buildPayload } from "./payload.ts";
+import { CHANGE_RENDER_BUDGET_MS, type RenderTemplates } from "./render-process.ts";
+
+export type { ChangePlan } from "./model.ts";
+
+/** Plans `change` for `candidates` (the enabled webhooks a store read, outside a transaction). */
+export async function makeChangePlan(
+  candidates: readonly FanOutCandidate[],
+  change: ChangeEvent,
+  options: { only?: number; render?: RenderTemplates } = {},
+): Promise<ChangePlan> {
+  const { planned, spentMs } = await planChange(candidates, change, options);
+  return {
+    body: buildPayload(change),
+    only: options.only,
+    seen: new Map(candidates.map((candidate) => [candidate.id, fingerprint(candidate)])),
+    planned,
+    spentMs,
+  };
+}
+
+/**
+ * The deliveries of `change` given the enabled webhooks read now (`candidates`, at insert, under
+ * the write lock): a webhook unchanged since `plan` keeps what was planned for it (a delivery, or
+ * none when it did not want the change); one disabled or removed since gets nothing; one created
+ * or edited since is planned here, with what is left of the change's render budget. Without a
+ * plan, or with one made for another change, everything is planned here, as before plans.
+ */
+export async function replan(
+  plan: ChangePlan | undefined,
+  candidates: readonly FanOutCandidate[],
+  change: ChangeEvent,
+  options: { only?: number; render?: RenderTemplates } = {},
+): Promise<PlannedDelivery[]> {
+  if (plan === undefined || plan.only !== options.only || plan.body !== buildPayload(change)) {
+    return (await planChange(candidates, change, options)).planned;
+  }
+  const current = new Set<number>();
+  const stale: FanOutCandidate[] = [];
+  for (const candidate of candidates) {
+    if (plan.seen.get(candidate.id) === fingerprint(candidate)) current.add(candidate.id);
+    else stale.push(candidate);
+  }
+  const kept = plan.planned.filter((delivery) => current.has(delivery.webhookId));
+  if (stale.length === 0) return kept;
+  const budgetMs = Math.max(0, CHANGE_RENDER_BUDGET_MS - plan.spentMs);
+  const fresh = (await planChange(stale, change, { ...options, budgetMs })).planned;
+  return [...kept, ...fresh].sort((a, b) => a.webhookId - b.webhookId);
+}
+
+/** What planning read of a webhook: any difference means it must be planned again. */
+function fingerprint(candidate: FanOutCandidate): string {
+  return JSON.stringify([
+    candidate.events,
+    candidate.url,
+    candidate.headers,
+    candidate.bodyTemplate,
+    candidate.conditions,
+  ]);
+}
