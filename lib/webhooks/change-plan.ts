@@ -1,7 +1,7 @@
 import { type FanOutCandidate, planChange } from "./fan-out.ts";
 import type { ChangeEvent, ChangePlan, PlannedDelivery } from "./model.ts";
 import { buildPayload } from "./payload.ts";
-import { CHANGE_RENDER_BUDGET_MS, type RenderTemplates } from "./render-process.ts";
+import type { RenderTemplates } from "./render-process.ts";
 
 export type { ChangePlan } from "./model.ts";
 
@@ -45,8 +45,7 @@ export async function replan(
   }
   const kept = plan.planned.filter((delivery) => current.has(delivery.webhookId));
   if (stale.length === 0) return kept;
-  const budgetMs = Math.max(0, CHANGE_RENDER_BUDGET_MS - plan.spentMs);
-  const fresh = (await planChange(stale, change, { ...options, budgetMs })).planned;
+  const fresh = (await planChange(stale, change, { ...options, spentMs: plan.spentMs })).planned;
   return [...kept, ...fresh].sort((a, b) => a.webhookId - b.webhookId);
 }
 

@@ -64,16 +64,19 @@ export async function planDeliveries(
   return (await planChange(candidates, change, options)).planned;
 }
 
-/** planDeliveries, and the CPU its renders took (what a re-plan has left of the budget). */
+/**
+ * planDeliveries, and the CPU the change's renders took in all. `spentMs`: what an earlier plan
+ * of the same change already took of its budget (a re-plan at insert has only the rest).
+ */
 export async function planChange(
   candidates: readonly FanOutCandidate[],
   change: ChangeEvent,
-  options: { only?: number; render?: RenderTemplates; budgetMs?: number } = {},
+  options: { only?: number; render?: RenderTemplates; budgetMs?: number; spentMs?: number } = {},
 ): Promise<{ planned: PlannedDelivery[]; spentMs: number }> {
   const wanted = new Set(
     receivers(candidates, change.event, { only: options.only, except: change.notFor }),
   );
-  if (wanted.size === 0) return { planned: [], spentMs: 0 };
+  if (wanted.size === 0) return { planned: [], spentMs: options.spentMs ?? 0 };
   const render = options.render ?? sharedTemplateRenderer().render;
   const body = buildPayload(change);
   const subject = {
@@ -82,9 +85,9 @@ export async function planChange(
     postchange: change.postchange ?? null,
   };
   const budget = options.budgetMs ?? CHANGE_RENDER_BUDGET_MS;
-  const wallCeiling = (CHANGE_WALL_CEILING_MS * budget) / CHANGE_RENDER_BUDGET_MS;
+  let spentMs = Math.min(budget, options.spentMs ?? 0);
+  const wallCeiling = (CHANGE_WALL_CEILING_MS * (budget - spentMs)) / CHANGE_RENDER_BUDGET_MS;
   const started = performance.now();
-  let spentMs = 0;
   const planned: PlannedDelivery[] = [];
   for (const candidate of [...candidates].sort((a, b) => a.id - b.id)) {
     if (!wanted.has(candidate.id)) continue;
