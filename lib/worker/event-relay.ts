@@ -4,7 +4,10 @@ import { errorMessage } from "../text/error-message.ts";
 import { relayOperationalEvents } from "../webhooks/operational-events.ts";
 import type { Store } from "../webhooks/ports.ts";
 
-/** How often a worker looks for operational events nobody fanned out (another's crash). */
+/**
+ * How often a worker looks for operational events it was not told of: recorded by another
+ * process (a webhook disabled by hand in the app), or left by a worker that crashed.
+ */
 export const RELAY_INTERVAL_MS = 5000;
 
 export interface EventRelay {

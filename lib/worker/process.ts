@@ -10,6 +10,7 @@ import type { Store } from "../webhooks/ports.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "./bind.ts";
 import { METRICS_ALLOWED_HOSTS_VARIABLE, type MetricsListen, type WorkerConfig } from "./config.ts";
 import { databaseFileError, watchDatabaseFile } from "./database-file.ts";
+import { RELAY_INTERVAL_MS } from "./event-relay.ts";
 import { type Heartbeat, startHeartbeat, workerSnapshot } from "./heartbeat.ts";
 import { combineHooks } from "./log-hooks.ts";
 import { metricsHooks } from "./metrics-hooks.ts";
@@ -161,6 +162,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       })
     : null;
 
+  // Events another process recorded (a webhook disabled by hand in the app) wake no worker:
+  // looked for on this timer too, so they go out within RELAY_INTERVAL_MS while the loop idles.
+  const relayTimer = setInterval(() => worker.relay.kick(), RELAY_INTERVAL_MS);
   try {
     const signals = { signal: stop, abortInFlight: hard.signal };
     await (options.once ? worker.runOnce(signals) : worker.run(signals));
@@ -173,6 +177,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     // Visible until here, while in-flight requests drained; a clean exit leaves no stale row.
     await heartbeat?.stop();
     await retention.idle();
+    clearInterval(relayTimer);
     await worker.relay.idle();
     await server?.stop();
   }

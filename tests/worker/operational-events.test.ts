@@ -367,12 +367,24 @@ describe("worker process", () => {
       name: "dead",
       reason_kind: "gone",
     });
+    // Disabled by hand in another process while this worker idles: announced within 5 s.
+    const crm = await store.webhooks.create({ name: "crm", url: `${gone.url}/crm`, events: [] });
+    await store.webhooks.update(crm.id, { enabled: false, disabledReason: "disabled by hand" });
+    await ops.waitForRequests(2);
+    expect(JSON.parse(ops.requests[1]?.body ?? "").data).toMatchObject({
+      name: "crm",
+      reason_kind: "manual",
+    });
     const samples = parsePrometheusText(await (await fetch(metricsUrl)).text());
     expect(family(samples, "webhook_auto_disabled_total")).toEqual({
       'webhook_auto_disabled_total{reason="failing"}': 0,
       'webhook_auto_disabled_total{reason="gone"}': 1,
     });
-    expect(samples.get('webhook_disabled_webhooks{reason="gone"}')).toBe(1);
+    expect(family(samples, "webhook_disabled_webhooks")).toEqual({
+      'webhook_disabled_webhooks{reason="failing"}': 0,
+      'webhook_disabled_webhooks{reason="gone"}': 1,
+      'webhook_disabled_webhooks{reason="manual"}': 1,
+    });
     child.kill("SIGTERM");
     expect(await child.exited).toBe(0);
   });
