@@ -90,7 +90,7 @@ function createServeCommand(options: AppCommandOptions): CommandDef {
       // At start: the engine checks templates typed in the admin form (its first load would
       // stall every request meanwhile), the render process renders changes.
       prepareTemplateEngine();
-      sharedTemplateRenderer().prepare();
+      void sharedTemplateRenderer().prepare();
       const signals = stopSignals(options.signals);
       try {
         const serving = serveApp({

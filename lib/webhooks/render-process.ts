@@ -67,8 +67,11 @@ export type RenderTemplates = (
 
 export interface TemplateRenderer {
   render: RenderTemplates;
-  /** Starts a renderer process now rather than for the first templated change. */
-  prepare(): void;
+  /**
+   * Starts the pool's processes now rather than for the first templated change; settles when
+   * they are ready (or could not start).
+   */
+  prepare(): Promise<void>;
   close(): void;
 }
 
@@ -148,7 +151,8 @@ export function createTemplateRenderer(
   return {
     render,
     prepare() {
-      if (slots.length === 0 && !closed) newSlot().hold(false);
+      while (slots.length < size && !closed) newSlot().hold(false);
+      return Promise.all(slots.map((slot) => slot.started)).then(() => {});
     },
     close() {
       closed = true;

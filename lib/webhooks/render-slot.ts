@@ -47,6 +47,8 @@ export interface SlotJob extends Omit<RenderJob, "id"> {
 export interface RenderSlot {
   /** Ready for a job: started and not on one. */
   readonly idle: boolean;
+  /** Settles once its first process is ready for jobs, or could not start. */
+  readonly started: Promise<void>;
   /** Started neither successfully nor yet: the pool fails its waiting jobs rather than retry. */
   readonly broken: string | null;
   run(job: SlotJob): void;
@@ -69,6 +71,10 @@ export function createRenderSlot(options: {
   let keepAlive = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let started = { wall: 0, cpu: null as number | null };
+  let firstStart: () => void = () => {};
+  const startedOnce = new Promise<void>((resolve) => {
+    firstStart = resolve;
+  });
 
   function start(): void {
     ready = false;
@@ -99,6 +105,7 @@ export function createRenderSlot(options: {
     if ("ready" in message) {
       ready = true;
       clearTimer();
+      firstStart();
       options.onFree();
       return;
     }
@@ -139,6 +146,7 @@ export function createRenderSlot(options: {
 
   function fail(reason: string): void {
     broken = reason;
+    firstStart();
     options.onFree();
   }
 
@@ -181,6 +189,7 @@ export function createRenderSlot(options: {
     get broken() {
       return broken;
     },
+    started: startedOnce,
     run(next) {
       if (child === null || !ready || job !== null) throw new Error("The render slot is not idle");
       job = { ...next, id: nextId++ };

@@ -93,6 +93,9 @@ describe("the renderer pool", () => {
   test("a render stuck until its deadline does not hold up another change's render", async () => {
     const r = renderer(2);
     const body = buildPayload(change());
+    // Both processes ready: the pool's size is what this is about, not how long a process
+    // takes to start on a busy machine.
+    await r.prepare();
     const settled: string[] = [];
     const stuck = r.render({ ...hook(1, LOOP_BOMB) }, body).then(() => settled.push("stuck"));
     const quick = r.render({ ...hook(2, "{{ data.sku }}") }, body).then((result) => {
