@@ -1,6 +1,6 @@
 import { maskUrlPassword } from "../text/url-credentials.ts";
 import { isOperationalEvent } from "./events.ts";
-import type { ChangeEvent, Webhook } from "./model.ts";
+import type { ChangeEvent, ChangePlan, Webhook } from "./model.ts";
 import type { FinishItem, OperationalEventRecord, Store, StoredOperationalEvent } from "./ports.ts";
 
 /**
@@ -79,19 +79,30 @@ export function operationalChange(stored: StoredOperationalEvent, requestId: str
 
 /**
  * Fans out the recorded operational events, `batchSize` per transaction (taken and enqueued
- * together, so an event is fanned out exactly once, whichever worker takes it). Returns how
- * many were fanned out.
+ * together, so an event is fanned out exactly once, whichever worker takes it). Their templates
+ * render first, from the events as read, with no transaction open (queue.plan); an event taken
+ * by another worker meanwhile costs a wasted plan, and one not planned is rendered at insert.
+ * Returns how many were fanned out.
  */
 export async function relayOperationalEvents(
-  store: Pick<Store, "transaction" | "events">,
+  store: Pick<Store, "transaction" | "events" | "queue">,
   options: { batchSize?: number; randomUUID?: () => string } = {},
 ): Promise<number> {
   const { batchSize = 100, randomUUID = () => crypto.randomUUID() } = options;
   let total = 0;
   while (await store.events.hasPending()) {
+    const planned = new Map<number, { change: ChangeEvent; plan: ChangePlan }>();
+    for (const event of await store.events.peek(batchSize)) {
+      const change = operationalChange(event, randomUUID());
+      planned.set(event.id, { change, plan: await store.queue.plan(change) });
+    }
     const taken = await store.transaction(async (tx) => {
       const events = await tx.events.take(batchSize);
-      for (const event of events) await tx.queue.enqueue(operationalChange(event, randomUUID()));
+      for (const event of events) {
+        const ahead = planned.get(event.id);
+        const change = ahead?.change ?? operationalChange(event, randomUUID());
+        await tx.queue.enqueue(change, { plan: ahead?.plan });
+      }
       return events.length;
     });
     total += taken;

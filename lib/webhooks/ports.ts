@@ -196,6 +196,8 @@ export interface StoredOperationalEvent extends OperationalEventRecord {
 export interface OperationalEventRepo {
   /** Whether any waits (a read: cheap, no write lock). */
   hasPending(): Promise<boolean>;
+  /** Returns up to `limit`, oldest first, leaving them (to plan their fan-out before taking). */
+  peek(limit: number): Promise<StoredOperationalEvent[]>;
   /** Removes and returns up to `limit`, oldest first; in a transaction with their enqueue. */
   take(limit: number): Promise<StoredOperationalEvent[]>;
 }

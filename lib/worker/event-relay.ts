@@ -25,7 +25,7 @@ export interface EventRelay {
  * of failures and tried again at the next kick or interval, never thrown.
  */
 export function createEventRelay(options: {
-  store: Pick<Store, "transaction" | "events">;
+  store: Pick<Store, "transaction" | "events" | "queue">;
   now?: () => number;
   logger?: Pick<Logger, "warn" | "info">;
   intervalMs?: number;

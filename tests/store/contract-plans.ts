@@ -5,6 +5,7 @@ import {
   deleteItem,
   updateItem,
 } from "../../lib/inventory/changes.ts";
+import { relayOperationalEvents } from "../../lib/webhooks/operational-events.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { type RenderTemplates, sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
 import { change } from "../fakes/change.ts";
@@ -222,6 +223,38 @@ export function describePlannedChanges({ makeStore, clock }: PlanContext): void 
           [created.id, "created A-1"],
         ].sort(),
       );
+    });
+
+    test("relayOperationalEvents(): events are peeked and their templates render before the transaction that takes them", async () => {
+      await open();
+      const ops = await store.webhooks.create({
+        name: "ops",
+        url: "https://e.example/ops",
+        events: ["webhook.disabled"],
+        bodyTemplate: "{{ data.name }} off",
+      });
+      const crm = await store.webhooks.create({ name: "crm", url: "https://e.example/crm" });
+      const announce = {
+        event: "webhook.disabled" as const,
+        notFor: crm.id,
+        data: '{"name":"crm"}',
+      };
+      await store.health.disable(crm.id, { reason: "x", now: clock.now(), announce });
+      const [pending] = await store.events.peek(10);
+      expect(pending).toMatchObject({ event: "webhook.disabled", notFor: crm.id });
+      expect(await store.events.peek(10)).toHaveLength(1);
+      const calls = renderer.calls;
+      const rendering = renderer.hold();
+      const relaying = relayOperationalEvents(store);
+      await rendering;
+      // With the render inside the relay's transaction, this waited for it (SQLite).
+      const other = await createItem(store, widget, ctx(1));
+      expect(other.deliveryIds).toEqual([]);
+      renderer.release();
+      expect(await relaying).toBe(1);
+      expect(await store.events.hasPending()).toBe(false);
+      expect(await bodies(ops.id)).toEqual(["crm off"]);
+      expect(renderer.calls - calls).toBe(1);
     });
 
     test("enqueue() ignores a plan made for another change and renders this one", async () => {

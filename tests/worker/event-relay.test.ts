@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { createMemoryLogger } from "../../lib/log.ts";
-import type { Repos } from "../../lib/webhooks/ports.ts";
+import type { DeliveryQueue, Repos } from "../../lib/webhooks/ports.ts";
 import { createEventRelay } from "../../lib/worker/event-relay.ts";
 
 /** A store whose pending check fails while `down` is set, counting the checks. */
@@ -14,10 +14,15 @@ function flakyStore() {
         if (state.down) throw new Error("database is locked");
         return false;
       },
+      async peek() {
+        return [];
+      },
       async take() {
         return [];
       },
     },
+    // Never reached: nothing is ever pending.
+    queue: {} as DeliveryQueue,
     transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
       return fn({} as Repos);
     },

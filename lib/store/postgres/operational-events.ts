@@ -25,6 +25,12 @@ export function createPostgresEventRepo(db: Db): OperationalEventRepo {
       const rows = await db.sql`SELECT 1 FROM operational_events LIMIT 1`;
       return rows.length > 0;
     },
+    async peek(limit) {
+      const rows = await db.sql<EventRow[]>`
+        SELECT id, event, not_for, data, created_at FROM operational_events
+        ORDER BY id LIMIT ${limit}`;
+      return rows.map(toEvent);
+    },
     async take(limit) {
       // SKIP LOCKED: workers relaying at once take different events.
       const rows = await db.sql<EventRow[]>`
@@ -32,17 +38,17 @@ export function createPostgresEventRepo(db: Db): OperationalEventRepo {
         WHERE id IN (SELECT id FROM operational_events ORDER BY id LIMIT ${limit}
                      FOR UPDATE SKIP LOCKED)
         RETURNING id, event, not_for, data, created_at`;
-      return rows
-        .map(
-          (row): StoredOperationalEvent => ({
-            id: toNumber(row.id),
-            event: row.event as OperationalEvent,
-            notFor: toNumber(row.not_for),
-            data: row.data,
-            createdAt: toNumber(row.created_at),
-          }),
-        )
-        .sort((a, b) => a.id - b.id);
+      return rows.map(toEvent).sort((a, b) => a.id - b.id);
     },
+  };
+}
+
+function toEvent(row: EventRow): StoredOperationalEvent {
+  return {
+    id: toNumber(row.id),
+    event: row.event as OperationalEvent,
+    notFor: toNumber(row.not_for),
+    data: row.data,
+    createdAt: toNumber(row.created_at),
   };
 }

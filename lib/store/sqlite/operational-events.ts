@@ -38,6 +38,9 @@ export function createSqliteEventRepo(db: Database): OperationalEventRepo {
   const anyStmt = db.prepare<{ found: number }, []>(
     "SELECT 1 AS found FROM operational_events LIMIT 1",
   );
+  const peekStmt = db.prepare<EventRow, [number]>(
+    "SELECT id, event, not_for, data, created_at FROM operational_events ORDER BY id LIMIT ?",
+  );
   const takeStmt = db.prepare<EventRow, [number]>(
     `DELETE FROM operational_events
      WHERE id IN (SELECT id FROM operational_events ORDER BY id LIMIT ?)
@@ -47,19 +50,24 @@ export function createSqliteEventRepo(db: Database): OperationalEventRepo {
     async hasPending() {
       return anyStmt.get() !== null;
     },
+    async peek(limit) {
+      return peekStmt.all(limit).map(toEvent);
+    },
     async take(limit) {
       return takeStmt
         .all(limit)
-        .map(
-          (row): StoredOperationalEvent => ({
-            id: row.id,
-            event: row.event as OperationalEvent,
-            notFor: row.not_for,
-            data: row.data,
-            createdAt: row.created_at,
-          }),
-        )
+        .map(toEvent)
         .sort((a, b) => a.id - b.id);
     },
+  };
+}
+
+function toEvent(row: EventRow): StoredOperationalEvent {
+  return {
+    id: row.id,
+    event: row.event as OperationalEvent,
+    notFor: row.not_for,
+    data: row.data,
+    createdAt: row.created_at,
   };
 }
