@@ -41,6 +41,8 @@ export async function sustainedSection(options: {
   concurrency: number;
   rounds: number;
   latencySeconds: number;
+  /** Changes per second fed for the latency; absent: half the worker's median rate. */
+  latencyRate?: number;
   report: Report;
   print: (line: string) => void;
 }): Promise<void> {
@@ -87,17 +89,26 @@ export async function sustainedSection(options: {
     ratio("worker / flat loop", WORKER, FLAT, "what the worker's layers cost");
     ratio("worker / BullMQ", WORKER, BULL, "target ≥ 2.2");
     const sustained = median(perRound.map((f) => f.get(WORKER) ?? 0));
+    const rate = options.latencyRate ?? sustained / 2;
     const latency = await latencyAtRate({
       sink: await startSink({ report: true }),
       path: join(scratch, "latency.db"),
-      ratePerSecond: sustained / 2,
+      ratePerSecond: rate,
       seconds: options.latencySeconds,
       concurrency,
     });
-    const note = `${latency.count.toLocaleString("en")} deliveries at ${perSecond(sustained / 2)} (half the worker's median) for ${options.latencySeconds} s`;
+    const share = options.latencyRate ? "BENCH_SUSTAINED_LATENCY_RATE" : "half the worker's median";
+    const note = `${latency.count.toLocaleString("en")} deliveries at ${perSecond(rate)} (${share}) for ${options.latencySeconds} s`;
     report("enqueue → arrival, p50", `${latency.p50.toFixed(1)} ms`, note);
     report("enqueue → arrival, p99", `${latency.p99.toFixed(1)} ms`);
     report("enqueue → arrival, max", `${latency.max.toFixed(1)} ms`);
+    report(
+      "  … delivered meanwhile",
+      perSecond(latency.deliveredPerSecond),
+      latency.deliveredPerSecond < rate * 0.95
+        ? "first enqueue to last arrival: below the rate fed, the worker fell behind"
+        : "first enqueue to last arrival: the worker kept up",
+    );
   } finally {
     await sink.stop();
     redis?.process.kill("SIGTERM");
@@ -122,7 +133,7 @@ async function latencyAtRate(options: {
   ratePerSecond: number;
   seconds: number;
   concurrency: number;
-}): Promise<{ count: number; p50: number; p99: number; max: number }> {
+}): Promise<{ count: number; p50: number; p99: number; max: number; deliveredPerSecond: number }> {
   const { sink, path } = options;
   const store = openSqliteStore(path);
   await store.webhooks.create({ name: "sink", url: `${sink.url}/hook` });
@@ -175,6 +186,7 @@ async function latencyAtRate(options: {
       throw new Error(`only ${arrivals.size - 1} of ${total} deliveries arrived`);
     }
     const latencies: number[] = [];
+    let lastArrival = 0;
     const db = new Database(path, { readonly: true });
     try {
       const rows = db.query<{ id: number; message_id: string }, []>(
@@ -183,8 +195,10 @@ async function latencyAtRate(options: {
       for (const row of rows.iterate()) {
         const at = enqueuedAt.get(row.id);
         const arrived = arrivals.get(row.message_id);
-        if (row.id !== warm && at !== undefined && arrived !== undefined)
+        if (row.id !== warm && at !== undefined && arrived !== undefined) {
           latencies.push(arrived - at);
+          lastArrival = Math.max(lastArrival, arrived);
+        }
       }
     } finally {
       db.close();
@@ -192,7 +206,8 @@ async function latencyAtRate(options: {
     latencies.sort((a, b) => a - b);
     const q = (p: number) =>
       latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
-    return { count: latencies.length, p50: q(0.5), p99: q(0.99), max: q(1) };
+    const deliveredPerSecond = (latencies.length / (lastArrival - started)) * 1000;
+    return { count: latencies.length, p50: q(0.5), p99: q(0.99), max: q(1), deliveredPerSecond };
   } finally {
     worker.kill("SIGTERM");
     await worker.exited;

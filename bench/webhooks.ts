@@ -54,6 +54,8 @@ const settingsSchema = z.object({
   BENCH_SUSTAINED_COUNT: intInRange(1000, 10_000_000).default(200_000),
   /** How long the sustained section feeds the worker at half its rate for the latency. */
   BENCH_SUSTAINED_LATENCY_SECONDS: intInRange(1, 3600).default(20),
+  /** A fixed rate for that latency (to compare trees); unset: half the worker's sustained rate. */
+  BENCH_SUSTAINED_LATENCY_RATE: intInRange(1, 1_000_000).optional(),
   /** e.g. BENCH_SECTIONS=throughput,idle runs only those. */
   BENCH_SECTIONS: z.string().optional(),
 });
@@ -67,6 +69,7 @@ let OPS_ROUNDS = 5;
 let PATCH_REQUESTS = 2000;
 let SUSTAINED_COUNT = 200_000;
 let SUSTAINED_LATENCY_SECONDS = 20;
+let SUSTAINED_LATENCY_RATE: number | undefined;
 
 /**
  * The worker as deployed: its defaults, the SSRF check on, and the allow-list the docs'
@@ -144,6 +147,7 @@ const SECTIONS: Array<[string, string, Section]> = [
         concurrency: PEER_CONCURRENCY,
         rounds: PEER_ROUNDS,
         latencySeconds: SUSTAINED_LATENCY_SECONDS,
+        latencyRate: SUSTAINED_LATENCY_RATE,
         report: context.report,
         print: (line) => console.log(line),
       }),
@@ -206,6 +210,7 @@ async function main(env: Record<string, string | undefined>): Promise<void> {
   PATCH_REQUESTS = settings.BENCH_PATCH_REQUESTS;
   SUSTAINED_COUNT = settings.BENCH_SUSTAINED_COUNT;
   SUSTAINED_LATENCY_SECONDS = settings.BENCH_SUSTAINED_LATENCY_SECONDS;
+  SUSTAINED_LATENCY_RATE = settings.BENCH_SUSTAINED_LATENCY_RATE;
   const only = settings.BENCH_SECTIONS?.split(",").map((key) => key.trim());
   const dir = mkdtempSync(join(tmpdir(), "bench-webhooks-"));
   let databases = 0;
@@ -517,7 +522,7 @@ await runScript(
     meta: {
       name: "bench:webhooks",
       description:
-        "Benchmark webhook delivery. Env: BENCH_DELIVERIES (20000), BENCH_CONCURRENCY (16), BENCH_PEER_CONCURRENCY (64), BENCH_PEER_ROUNDS (3), BENCH_LATENCY_SAMPLES (200), BENCH_IDLE_SECONDS (10), BENCH_SUSTAINED_COUNT (200000), BENCH_SUSTAINED_LATENCY_SECONDS (20), BENCH_SECTIONS (all).",
+        "Benchmark webhook delivery. Env: BENCH_DELIVERIES (20000), BENCH_CONCURRENCY (16), BENCH_PEER_CONCURRENCY (64), BENCH_PEER_ROUNDS (3), BENCH_LATENCY_SAMPLES (200), BENCH_IDLE_SECONDS (10), BENCH_SUSTAINED_COUNT (200000), BENCH_SUSTAINED_LATENCY_SECONDS (20), BENCH_SUSTAINED_LATENCY_RATE (half the sustained rate), BENCH_SECTIONS (all).",
     },
     run: () => main(process.env),
   }),
