@@ -17,11 +17,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/webhooks/ports.ts";
+import { APP_SCRIPT, listening } from "./app-process.ts";
 
 export const CHANGE_LIMITS_TITLE =
   "Limits per change: other clients while costly templates, Previews or regexes run (app process, SQLite)";
 
-const APP_SCRIPT = join(import.meta.dir, "..", "scripts", "app.ts");
 const CAP_MS = 60_000;
 /** About 60 ms of CPU for quantity 2000, well under 1 ms for the save-time sample's 3. */
 const SLOW_FOR_DATA =
@@ -173,24 +173,6 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await fn();
   return performance.now() - started;
-}
-
-async function listening(stderr: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stderr.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`The app exited before it was ready:\n${text}`);
-    text += decoder.decode(value, { stream: true });
-    const match = text.match(/on (http:\/\/127\.0\.0\.1:\d+);/);
-    if (match?.[1]) {
-      void (async () => {
-        while (!(await reader.read()).done) {}
-      })();
-      return match[1];
-    }
-  }
 }
 
 function median(values: number[]): number {

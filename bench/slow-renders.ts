@@ -10,11 +10,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
+import { APP_SCRIPT, listening } from "./app-process.ts";
 
 export const SLOW_RENDERS_TITLE =
   "Other clients while changes render 10 slow templates (app process, SQLite)";
 
-const APP_SCRIPT = join(import.meta.dir, "..", "scripts", "app.ts");
 export const SLOW_TEMPLATE =
   '{% set s = "x" * 100000 %}{% for i in range(data.quantity) %}{% set t = s * 10 %}{% endfor %}ok';
 const CAP_MS = 60_000;
@@ -115,25 +115,6 @@ async function request(url: string, patch?: object): Promise<number> {
   await response.arrayBuffer();
   if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
   return performance.now() - started;
-}
-
-async function listening(stderr: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stderr.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`The app exited before it was ready:\n${text}`);
-    text += decoder.decode(value, { stream: true });
-    const match = text.match(/on (http:\/\/127\.0\.0\.1:\d+);/);
-    if (match?.[1]) {
-      // Keep draining its log so a full pipe never blocks it.
-      void (async () => {
-        while (!(await reader.read()).done) {}
-      })();
-      return match[1];
-    }
-  }
 }
 
 function at(samples: number[], q: number): number {

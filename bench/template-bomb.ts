@@ -10,11 +10,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
+import { APP_SCRIPT, listening } from "./app-process.ts";
 
 export const TEMPLATE_BOMB_TITLE =
   "Bomb templates: other requests while a change renders one (app process, SQLite)";
 
-const APP_SCRIPT = join(import.meta.dir, "..", "scripts", "app.ts");
 const CAP_MS = 120_000;
 
 export const BOMBS: Array<[string, string]> = [
@@ -106,24 +106,6 @@ async function oneRound(template: string, round: number) {
     app.kill("SIGKILL");
     await app.exited;
     rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-async function listening(stderr: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stderr.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`The app exited before it was ready:\n${text}`);
-    text += decoder.decode(value, { stream: true });
-    const match = text.match(/on (http:\/\/127\.0\.0\.1:\d+);/);
-    if (match?.[1]) {
-      void (async () => {
-        while (!(await reader.read()).done) {}
-      })();
-      return match[1];
-    }
   }
 }
 
