@@ -31,9 +31,8 @@ import type { Claim } from "./model.ts";
 export type ClaimBufferMode = "STOPPED" | "ACCEPTING" | "RECHECKING" | "GATED" | "DRAINING";
 
 export interface ClaimBufferOptions {
+  /** Slots: a renewal's claims that can start at once start without another check. */
   concurrency: number;
-  /** Claims held beyond the requests in flight; topped up when half of them are gone. */
-  prefetch: number;
   /** Requests in flight now (claims handed out whose request has not ended). */
   inFlight(): number;
   claim(limit: number): Promise<Claim[]>;
@@ -58,11 +57,6 @@ const NONE: readonly Claim[] = Object.freeze([]);
 export class ClaimBuffer {
   #mode: ClaimBufferMode = "STOPPED";
   readonly #options: ClaimBufferOptions;
-  readonly #capacity: number;
-  /** Topped up once half empty: claims then come in chunks of at least half the buffer. */
-  readonly #lowWater: number;
-  /** The least room wantsClaims() asks for. */
-  readonly #minClaim: number;
   /** Claimed and not started, oldest first. */
   readonly #ready: Claim[] = [];
   /** Set aside for the next renewal. */
@@ -78,10 +72,6 @@ export class ClaimBuffer {
 
   constructor(options: ClaimBufferOptions) {
     this.#options = options;
-    this.#capacity = options.concurrency + options.prefetch;
-    this.#lowWater = Math.floor(options.prefetch / 2);
-    // With a prefetch, the low-water mark already makes chunks of at least half of it.
-    this.#minClaim = options.prefetch > 0 ? 1 : Math.max(1, Math.floor(options.concurrency / 4));
   }
 
   get mode(): ClaimBufferMode {
@@ -116,37 +106,14 @@ export class ClaimBuffer {
   }
 
   /**
-   * Whether the buffer should be topped up now: it is half empty, and (without a prefetch) at
-   * least a quarter of the slots are free, so claims come in chunks rather than one per request
-   * that ends (a claim is a write transaction of its own).
+   * Claims up to `limit` more (the claim feed decides how many, claim-room.ts); returns how many
+   * came. Claimed while draining or stopped, they are given back at once.
    */
-  wantsClaims(): boolean {
-    return this.#room() >= this.#minClaim;
-  }
-
-  /**
-   * Whether a claim smaller than wantsClaims() asks for would find room: the loop makes one when
-   * slots have stood free a short while (slow requests holding the others).
-   */
-  hasRoom(): boolean {
-    return this.#room() > 0;
-  }
-
-  /** Whether some room can go unclaimed until enough gathers (wantsClaims() vs hasRoom()). */
-  get claimsInChunks(): boolean {
-    return this.#minClaim > 1;
-  }
-
-  /**
-   * Tops the buffer up (with `short`, any room; else as wantsClaims() asks); returns whether the
-   * queue had as many due as there was room for.
-   */
-  async topUp(short = false): Promise<boolean> {
-    if (!(short ? this.hasRoom() : this.wantsClaims())) return true;
+  async topUp(limit: number): Promise<number> {
+    if (limit <= 0) return 0;
     const { freshness } = this.#options;
-    const room = this.#room();
     const t = freshness?.now() ?? 0;
-    const claims = await this.#options.claim(room);
+    const claims = await this.#options.claim(limit);
     if (claims.length > 0) {
       // All checked before any moves: a claim on a delivery already held (a takeover of its own
       // lease) is refused whole, leaving the ledger as it was.
@@ -162,7 +129,7 @@ export class ClaimBuffer {
       else this.#ready.push(...claims);
       this.#assertHeld();
     }
-    return claims.length === room;
+    return claims.length;
   }
 
   /** Up to `count` claims that may start now, in order. */
@@ -206,16 +173,6 @@ export class ClaimBuffer {
     await this.#giveBack([...this.#ready.splice(0), ...this.#stale.splice(0)]);
     while (this.#renewing !== null) await this.#renewing.settled;
     this.#setModeStopped();
-  }
-
-  /** Claims that would fit now: 0 when stopped, draining, or a result waits to be written. */
-  #room(): number {
-    if (this.#mode === "STOPPED" || this.#mode === "DRAINING") return 0;
-    // Results held through an outage are written before anything new is claimed.
-    if (this.#options.gate.resultsWaiting() > 0) return 0;
-    const waiting = this.held;
-    if (waiting > this.#lowWater) return 0;
-    return Math.max(0, this.#capacity - this.#options.inFlight() - waiting);
   }
 
   #assertMode(from: ClaimBufferMode[], to: ClaimBufferMode): void {

@@ -1,5 +1,6 @@
 import { untilAborted } from "../async/race-abort.ts";
 import { ClaimBuffer } from "./claim-buffer.ts";
+import { type ClaimRoomRule, claimRoom, claimRoomRule } from "./claim-room.ts";
 import type { Freshness } from "./lease-rules.ts";
 import type { Availability, OutageGate } from "./loop-outage.ts";
 import { createWakeups, pauseAfterFailure } from "./loop-waits.ts";
@@ -7,7 +8,7 @@ import type { Claim } from "./model.ts";
 
 /**
  * How long free slots wait for more to join them before a claim is made for fewer than a chunk
- * (ClaimBuffer.wantsClaims; without a prefetch only): the claims' own group-commit window.
+ * (ClaimRoomRule.minClaim; without a prefetch only): the claims' own group-commit window.
  */
 export const CLAIM_WINDOW_MS = 5;
 
@@ -48,6 +49,7 @@ export interface ClaimFeedOptions {
 export class ClaimFeed {
   readonly #options: ClaimFeedOptions;
   readonly #buffer: ClaimBuffer;
+  readonly #rule: ClaimRoomRule;
   readonly #wakeups: ReturnType<typeof createWakeups>;
   /** Slots waiting for a claim, first come first served. */
   #waiting: Array<(claim: Claim | null) => void> = [];
@@ -62,9 +64,9 @@ export class ClaimFeed {
 
   constructor(options: ClaimFeedOptions) {
     this.#options = options;
+    this.#rule = claimRoomRule(options.concurrency, options.prefetch);
     this.#buffer = new ClaimBuffer({
       concurrency: options.concurrency,
-      prefetch: options.prefetch,
       inFlight: () => this.#inFlight,
       claim: (limit) => options.claim(limit, this.#buffer.holding()),
       renew: (claims) => options.renew(claims),
@@ -79,7 +81,7 @@ export class ClaimFeed {
       onWithdrawn: (count) => options.onWithdrawn(count),
       onRenewError: (error, claims) => options.onStoreError(error, "recheck", claims[0]),
     });
-    this.#wakeups = createWakeups(() => this.#buffer.wantsClaims());
+    this.#wakeups = createWakeups(() => this.#wantsClaims());
   }
 
   /** Requests in flight. */
@@ -207,11 +209,19 @@ export class ClaimFeed {
     await drained;
   }
 
-  /** Tops the buffer up and hands out what it can; a claim's failure is thrown. */
+  /**
+   * Tops the buffer up (after the claim window, any room; else as #wantsClaims() asks) and hands
+   * out what it can; returns whether the queue had as many due as there was room for. A claim's
+   * failure is thrown.
+   */
   async #topUp(): Promise<boolean> {
     const short = this.#shortClaim;
     this.#shortClaim = false;
-    const more = await this.#buffer.topUp(short);
+    const room = this.#room();
+    let more = true;
+    if (short ? room > 0 : room >= this.#rule.minClaim) {
+      more = (await this.#buffer.topUp(room)) === room;
+    }
     this.#options.onClaimAnswered();
     this.#serve();
     return more;
@@ -233,12 +243,12 @@ export class ClaimFeed {
    * other slots must not keep new work waiting for them.
    */
   async #untilRoom(signal: AbortSignal): Promise<void> {
-    if (this.#buffer.wantsClaims()) return;
-    if (!this.#buffer.claimsInChunks) {
+    if (this.#wantsClaims()) return;
+    if (this.#rule.minClaim === 1) {
       await untilAborted(this.#wakeups.room(), signal);
       return;
     }
-    if (!this.#buffer.hasRoom()) {
+    if (this.#room() === 0) {
       // Every slot busy: nothing to time yet; look again when a request ends.
       await untilAborted(this.#wakeups.progress(), signal);
       return;
@@ -255,7 +265,20 @@ export class ClaimFeed {
     await untilAborted(Promise.race([room.promise, window]), signal);
     clearTimeout(timer);
     room.drop();
-    this.#shortClaim = windowEnded && !this.#buffer.wantsClaims();
+    this.#shortClaim = windowEnded && !this.#wantsClaims();
+  }
+
+  /** Claims that would fit now (claim-room.ts); none once the feed stops. */
+  #room(): number {
+    if (!this.#open) return 0;
+    const { inFlight } = this;
+    const resultsWaiting = this.#options.gate.resultsWaiting();
+    return claimRoom(this.#rule, { inFlight, held: this.#buffer.held, resultsWaiting });
+  }
+
+  /** Whether a claim is worth making now: room for at least a chunk. */
+  #wantsClaims(): boolean {
+    return this.#room() >= this.#rule.minClaim;
   }
 
   /** Resolves once every claim handed out is handled. */

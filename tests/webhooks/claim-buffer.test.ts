@@ -22,7 +22,7 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
  * A buffer over an in-memory queue of `due` claims. Renewals wait until the test opens them;
  * `stale` claims may not start as held; the database answers while `reachable`.
  */
-function setup(options: { due?: number; concurrency?: number; prefetch?: number } = {}) {
+function setup(options: { due?: number; concurrency?: number } = {}) {
   const pending = Array.from({ length: options.due ?? 10 }, (_, i) => claim(i + 1));
   const state = { reachable: true, inFlight: 0, ready: 0 };
   const stale = new Set<number>();
@@ -47,7 +47,6 @@ function setup(options: { due?: number; concurrency?: number; prefetch?: number 
   });
   const bufferOptions: ClaimBufferOptions = {
     concurrency: options.concurrency ?? 2,
-    prefetch: options.prefetch ?? 4,
     inFlight: () => state.inFlight,
     claim: async (limit) => pending.splice(0, limit),
     renew: (claims) =>
@@ -87,14 +86,13 @@ function setup(options: { due?: number; concurrency?: number; prefetch?: number 
 }
 
 describe("ClaimBuffer modes", () => {
-  test("STOPPED → ACCEPTING: start() opens it; a stopped buffer hands out nothing and wants nothing", async () => {
+  test("STOPPED → ACCEPTING: start() opens it; a stopped buffer hands out nothing", async () => {
     const { buffer, ids } = setup();
     expect(buffer.mode).toBe("STOPPED");
-    expect(buffer.wantsClaims()).toBe(false);
     expect(buffer.take(2)).toEqual([]);
     buffer.start();
     expect(buffer.mode).toBe("ACCEPTING");
-    expect(await buffer.topUp()).toBe(true); // 6 due, room for 6
+    expect(await buffer.topUp(6)).toBe(6); // 10 due, 6 asked for
     expect(buffer.held).toBe(6);
     expect(ids(buffer.take(2))).toEqual([1, 2]);
   });
@@ -105,44 +103,10 @@ describe("ClaimBuffer modes", () => {
     expect(() => buffer.start()).toThrow("Claim buffer: cannot enter ACCEPTING from ACCEPTING");
   });
 
-  test("ACCEPTING tops up only once half the prefetch is gone, counting requests in flight", async () => {
-    const { buffer, state } = setup({ due: 20, concurrency: 2, prefetch: 4 });
-    buffer.start();
-    await buffer.topUp();
-    expect(buffer.wantsClaims()).toBe(false); // 6 held
-    buffer.take(2);
-    state.inFlight = 2;
-    expect(buffer.wantsClaims()).toBe(false); // 4 held > half of 4
-    buffer.take(2); // say two more requests were started elsewhere: 2 held
-    expect(buffer.wantsClaims()).toBe(true); // 2 held ≤ 2, and 2 + 2 < 6
-    expect(await buffer.topUp()).toBe(true); // room for 6 - 2 in flight - 2 held
-    expect(buffer.held).toBe(4);
-  });
-
-  test("without a prefetch, claims wait for a quarter of the slots; a short claim takes any room", async () => {
-    const { buffer, state, ids } = setup({ due: 20, concurrency: 8, prefetch: 0 });
-    buffer.start();
-    expect(buffer.claimsInChunks).toBe(true);
-    expect(await buffer.topUp()).toBe(true); // room for all 8
-    state.inFlight = 8;
-    buffer.take(8);
-    state.inFlight = 7; // one request ended: one slot free
-    expect(buffer.wantsClaims()).toBe(false);
-    expect(buffer.hasRoom()).toBe(true);
-    expect(await buffer.topUp()).toBe(true); // not a chunk: nothing claimed
-    expect(buffer.held).toBe(0);
-    state.inFlight = 6; // two free: a quarter of 8
-    expect(buffer.wantsClaims()).toBe(true);
-    state.inFlight = 7;
-    expect(await buffer.topUp(true)).toBe(true); // the short claim: the one free slot
-    expect(ids(buffer.take(1))).toEqual([9]);
-    expect(setup({ concurrency: 8, prefetch: 4 }).buffer.claimsInChunks).toBe(false);
-  });
-
   test("ACCEPTING → RECHECKING: a stale head sets aside every stale claim in one renewal; fresh ones still go out", async () => {
     const { buffer, stale, renewals, ids } = setup();
     buffer.start();
-    await buffer.topUp();
+    await buffer.topUp(6);
     stale.add(1);
     stale.add(3);
     expect(ids(buffer.take(2))).toEqual([2, 4]);
@@ -158,7 +122,7 @@ describe("ClaimBuffer modes", () => {
   test("RECHECKING → ACCEPTING: renewed claims come first and start without another check; dropped ones are counted", async () => {
     const { buffer, stale, renewals, withdrawn, state, ids } = setup();
     buffer.start();
-    await buffer.topUp();
+    await buffer.topUp(6);
     stale.add(1);
     stale.add(2);
     stale.add(3);
@@ -177,7 +141,7 @@ describe("ClaimBuffer modes", () => {
   test("RECHECKING → RECHECKING: claims set aside during a renewal are renewed as soon as it settles, none ready", async () => {
     const { buffer, stale, renewals, ids } = setup({ concurrency: 4 });
     buffer.start();
-    await buffer.topUp(); // 1..8 ready
+    await buffer.topUp(8); // 1..8 ready
     stale.add(1);
     expect(ids(buffer.take(1))).toEqual([2]);
     // Every other claim is found stale while 1 is being renewed: none is left ready.
@@ -194,7 +158,7 @@ describe("ClaimBuffer modes", () => {
   test("holding() names every claim held (ready, set aside, being renewed) and handed out until handled", async () => {
     const { buffer, stale, ids } = setup({ concurrency: 4 });
     buffer.start();
-    await buffer.topUp(); // 1..8 ready
+    await buffer.topUp(8); // 1..8 ready
     stale.add(1);
     expect(ids(buffer.take(1))).toEqual([2]); // 1 being renewed
     stale.add(3);
@@ -209,7 +173,7 @@ describe("ClaimBuffer modes", () => {
   test("RECHECKING → ACCEPTING after a failed renewal: its claims are given back", async () => {
     const { buffer, stale, renewals, released } = setup();
     buffer.start();
-    await buffer.topUp();
+    await buffer.topUp(6);
     stale.add(1);
     buffer.take(1);
     renewals[0]?.answer(new Error("deadlock detected"));
@@ -221,7 +185,7 @@ describe("ClaimBuffer modes", () => {
   test("ACCEPTING → GATED while the database is unreachable: nothing goes out; → ACCEPTING when it answers", async () => {
     const { buffer, state, databaseBack, ids } = setup();
     buffer.start();
-    await buffer.topUp();
+    await buffer.topUp(6);
     state.reachable = false;
     expect(buffer.take(2)).toEqual([]);
     expect(buffer.mode).toBe("GATED");
@@ -236,11 +200,9 @@ describe("ClaimBuffer modes", () => {
   test("GATED while a result waits to be written, even with the database answering; claims wait too", async () => {
     const { buffer, gate, state } = setup({ due: 20 });
     buffer.start();
-    await buffer.topUp();
+    await buffer.topUp(6);
     buffer.take(6);
     const written = gate.holdResult();
-    expect(buffer.wantsClaims()).toBe(false);
-    expect(await buffer.topUp()).toBe(true); // nothing claimed
     expect(buffer.held).toBe(0);
     expect(buffer.take(1)).toEqual([]);
     expect(buffer.mode).toBe("GATED");
@@ -248,13 +210,12 @@ describe("ClaimBuffer modes", () => {
     await settle();
     expect(buffer.mode).toBe("ACCEPTING");
     expect(state.ready).toBe(1);
-    expect(buffer.wantsClaims()).toBe(true);
   });
 
   test("RECHECKING is not left for GATED: the renewal settles first, then the gate is entered", async () => {
     const { buffer, stale, state, renewals } = setup();
     buffer.start();
-    await buffer.topUp();
+    await buffer.topUp(6);
     stale.add(1);
     buffer.take(1);
     state.reachable = false;
@@ -270,7 +231,7 @@ describe("ClaimBuffer modes", () => {
   test("GATED forgets which claims were just renewed: after the gate opens they are checked again", async () => {
     const { buffer, stale, state, renewals, databaseBack, ids } = setup();
     buffer.start();
-    await buffer.topUp();
+    await buffer.topUp(6);
     stale.add(1);
     buffer.take(1);
     renewals[0]?.answer([claim(1)]);
@@ -292,7 +253,7 @@ describe("ClaimBuffer modes", () => {
   test("→ DRAINING → STOPPED: drain() gives back what is held at once, and a renewal's claims when it settles", async () => {
     const { buffer, stale, renewals, released } = setup();
     buffer.start();
-    await buffer.topUp();
+    await buffer.topUp(6);
     stale.add(1);
     buffer.take(1); // 2 goes out, 1 is being renewed
     const drained = buffer.drain();
@@ -309,7 +270,7 @@ describe("ClaimBuffer modes", () => {
   test("→ DRAINING from GATED ends the wait for the database; the buffer can start again", async () => {
     const { buffer, state, released } = setup();
     buffer.start();
-    await buffer.topUp();
+    await buffer.topUp(6);
     state.reachable = false;
     buffer.take(1);
     await buffer.drain();
