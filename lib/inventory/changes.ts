@@ -23,6 +23,14 @@ export interface ItemChange {
  * as before plans, bounded by the change's render budget.
  */
 const PLAN_TRIES = 3;
+
+/**
+ * Whether this try plans ahead: not the last, and some webhook renders off the thread (with
+ * none, rendering is instant and planning ahead would only add reads).
+ */
+async function plansAhead(store: ChangingStore, attempt: number): Promise<boolean> {
+  return attempt < PLAN_TRIES && (await store.queue.worthPlanning());
+}
 const STALE = Symbol("a concurrent write made the plan stale");
 
 /**
@@ -39,7 +47,7 @@ export async function createItem(
   context: ChangeContext,
 ): Promise<ItemChange> {
   for (let attempt = 1; ; attempt++) {
-    const id = attempt < PLAN_TRIES ? await store.items.nextId() : null;
+    const id = (await plansAhead(store, attempt)) ? await store.items.nextId() : null;
     const plan =
       id === null
         ? undefined
@@ -68,7 +76,7 @@ export async function updateItem(
   context: ChangeContext,
 ): Promise<(ItemChange & { changed: boolean }) | null> {
   for (let attempt = 1; ; attempt++) {
-    const seen = attempt < PLAN_TRIES ? await store.items.get(id) : null;
+    const seen = (await plansAhead(store, attempt)) ? await store.items.get(id) : null;
     const plan =
       seen === null || changedFields(seen, patch).length === 0
         ? undefined
@@ -100,7 +108,7 @@ export async function deleteItem(
   context: ChangeContext,
 ): Promise<ItemChange | null> {
   for (let attempt = 1; ; attempt++) {
-    const seen = attempt < PLAN_TRIES ? await store.items.get(id) : null;
+    const seen = (await plansAhead(store, attempt)) ? await store.items.get(id) : null;
     const plan = seen === null ? undefined : await store.queue.plan(deleted(context, seen));
     const result = await store.transaction(async (tx) => {
       if (plan !== undefined) {

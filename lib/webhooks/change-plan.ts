@@ -1,6 +1,8 @@
+import { hasRegex } from "./conditions.ts";
 import { type FanOutCandidate, planChange } from "./fan-out.ts";
 import type { ChangeEvent, ChangePlan, PlannedDelivery } from "./model.ts";
 import { buildPayload } from "./payload.ts";
+import { usesTemplates } from "./render.ts";
 import type { RenderTemplates } from "./render-process.ts";
 
 export type { ChangePlan } from "./model.ts";
@@ -58,4 +60,28 @@ function fingerprint(candidate: FanOutCandidate): string {
     candidate.bodyTemplate,
     candidate.conditions,
   ]);
+}
+
+/**
+ * Whether changes are worth planning before their transaction: some enabled webhook, as the
+ * store last read them all, renders off the thread (a template or a regex condition). Without
+ * one, planning ahead would only add reads. A hint, never a guarantee: the insert checks the
+ * webhooks itself, so a stale hint costs one change rendered inside its transaction, as before
+ * plans, and that change's read of the webhooks sets it right.
+ */
+export interface PlanHint {
+  offThread: boolean;
+}
+
+/** A hint that says yes until the webhooks were first read. */
+export function createPlanHint(): PlanHint {
+  return { offThread: true };
+}
+
+/** Whether any of the enabled webhooks renders off the thread (what PlanHint records). */
+export function rendersOffThread(candidates: readonly FanOutCandidate[]): boolean {
+  return candidates.some(
+    (candidate) =>
+      usesTemplates(candidate) || (candidate.conditions !== null && hasRegex(candidate.conditions)),
+  );
 }

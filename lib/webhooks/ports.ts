@@ -57,6 +57,11 @@ export interface DeliveryQueue {
    * hold no lock nor connection meanwhile.
    */
   plan(change: ChangeEvent, options?: { webhookId?: number }): Promise<ChangePlan>;
+  /**
+   * Whether `plan` is worth calling for a change: some enabled webhook, as last read, has a
+   * template or a regex condition (a hint, read from memory: see PlanHint).
+   */
+  worthPlanning(): Promise<boolean>;
   /** Many changes at once (bulk emits): as many enqueues, in as few statements as it can. */
   enqueueMany(changes: readonly ChangeEvent[], options?: { webhookId?: number }): Promise<number[]>;
   /**

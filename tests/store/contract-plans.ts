@@ -257,6 +257,33 @@ export function describePlannedChanges({ makeStore, clock }: PlanContext): void 
       expect(renderer.calls - calls).toBe(1);
     });
 
+    test("worthPlanning(): yes until the webhooks are read, then whether one has a template or a regex condition; a stale no renders one change inside, then plans again", async () => {
+      await open();
+      expect(await store.queue.worthPlanning()).toBe(true);
+      await store.webhooks.create({ name: "plain", url: "https://e.example/p" });
+      const { item } = await createItem(store, widget, ctx(1));
+      expect(await store.queue.worthPlanning()).toBe(false);
+      const regex = await store.webhooks.create({
+        name: "regex",
+        url: "https://e.example/r",
+        conditions: { and: [{ attr: "sku", op: "regex", value: "^W-" }] },
+      });
+      // Not read yet: this change renders inside its transaction, as before plans.
+      expect(await store.queue.worthPlanning()).toBe(false);
+      await updateItem(store, item.id, { quantity: 4 }, ctx(2));
+      expect(await store.queue.worthPlanning()).toBe(true);
+      expect(await store.queue.list({ webhookId: regex.id })).toHaveLength(1);
+      const rendering = renderer.hold();
+      const patching = updateItem(store, item.id, { quantity: 5 }, ctx(3));
+      await rendering;
+      await createItem(store, { ...widget, sku: "W-2" }, ctx(4));
+      renderer.release();
+      expect((await patching)?.deliveryIds).toHaveLength(2);
+      await store.webhooks.remove(regex.id);
+      await createItem(store, { ...widget, sku: "W-3" }, ctx(5));
+      expect(await store.queue.worthPlanning()).toBe(false);
+    });
+
     test("enqueue() ignores a plan made for another change and renders this one", async () => {
       await open();
       const hook = await store.webhooks.create({

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL, type TransactionSQL } from "bun";
 import type { Logger } from "../../log.ts";
+import { createPlanHint } from "../../webhooks/change-plan.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
 import type { RenderTemplates } from "../../webhooks/render-process.ts";
 import { postgresAddress } from "../database-url.ts";
@@ -117,6 +118,7 @@ export function createPostgresStore(
     );
   }
 
+  const hint = createPlanHint();
   function reposFor(db: Db): Repos {
     return {
       webhooks: createPostgresWebhookRepo(db, { now: options.now }),
@@ -127,6 +129,7 @@ export function createPostgresStore(
         outages,
         closing: closing.signal,
         render: options.renderTemplates,
+        hint,
       }),
       items: createPostgresItemRepo(db),
       workers: createPostgresWorkerRegistry(db, clock),
@@ -166,7 +169,8 @@ export function createPostgresStore(
     sessions: createPostgresSessionRevocations(sql, options.now),
     tokens: createPostgresApiTokenRepo(sql, options.now),
     webhooks: joining("webhooks"),
-    queue: joining("queue"),
+    // A hint read from memory: not a database call, so not one that says it answered.
+    queue: { ...joining("queue"), worthPlanning: pool.queue.worthPlanning },
     items: joining("items"),
     workers: joining("workers"),
     health: joining("health"),

@@ -171,7 +171,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     sessions: guarded(createSqliteSessionRevocations(db, options.now)),
     tokens: guarded(createSqliteApiTokenRepo(db, options.now)),
     webhooks: guarded(repos.webhooks),
-    queue: guarded(repos.queue, ["plan"]),
+    queue: guarded(repos.queue, ["plan", "worthPlanning"]),
     items: guarded(repos.items),
     workers: guarded(repos.workers),
     health: guarded(repos.health),

@@ -1,4 +1,10 @@
-import { type ChangePlan, makeChangePlan, replan } from "../../../webhooks/change-plan.ts";
+import {
+  type ChangePlan,
+  makeChangePlan,
+  type PlanHint,
+  rendersOffThread,
+  replan,
+} from "../../../webhooks/change-plan.ts";
 import type { FanOutCandidate, PlannedDelivery } from "../../../webhooks/fan-out.ts";
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
@@ -43,7 +49,12 @@ interface Rows {
  * drops a webhook disabled since it was read. pg_notify is sent once per transaction however
  * many rows call it, and delivered at commit (the caller's, if any).
  */
-export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplates) {
+export function createEnqueue(
+  db: Db,
+  clock: StoreClock,
+  options: { render?: RenderTemplates; hint: PlanHint },
+) {
+  const { render, hint } = options;
   async function candidatesOf(webhookId: number | undefined): Promise<FanOutCandidate[]> {
     const rows =
       webhookId === undefined
@@ -53,7 +64,7 @@ export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplate
         : await db.sql<CandidateRow[]>`
             SELECT id, events, url, headers, body_template, conditions
             FROM webhooks WHERE id = ${webhookId} AND enabled`;
-    return rows.map((row) => ({
+    const candidates = rows.map((row) => ({
       id: toNumber(row.id),
       events: row.events,
       url: row.url,
@@ -61,6 +72,8 @@ export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplate
       bodyTemplate: row.body_template,
       conditions: row.conditions,
     }));
+    if (webhookId === undefined) hint.offThread = rendersOffThread(candidates);
+    return candidates;
   }
 
   async function enqueueMany(
@@ -152,6 +165,7 @@ export function createEnqueue(db: Db, clock: StoreClock, render?: RenderTemplate
     enqueue: (change: ChangeEvent, options: { webhookId?: number; plan?: ChangePlan } = {}) =>
       enqueueMany([change], options),
     plan,
+    worthPlanning: async () => hint.offThread,
   };
 }
 

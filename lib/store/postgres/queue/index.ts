@@ -1,3 +1,4 @@
+import { createPlanHint, type PlanHint } from "../../../webhooks/change-plan.ts";
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import { type RenderTemplates, sharedTemplateRenderer } from "../../../webhooks/render-process.ts";
 import { storeClock } from "../clock.ts";
@@ -27,6 +28,8 @@ export interface PostgresQueueOptions {
   closing?: AbortSignal;
   /** Renders a change's templates at enqueue (default: this process's renderer). */
   render?: RenderTemplates;
+  /** Shared by the store's pool and transactions: whether changes are worth planning. */
+  hint?: PlanHint;
 }
 
 /**
@@ -49,12 +52,16 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   const searching = createSearch(db);
   const maintenance = createMaintenance(db, clock);
   const due = createDue(db, clock);
-  const { enqueue, enqueueMany, plan } = createEnqueue(db, clock, options.render);
+  const { enqueue, enqueueMany, plan, worthPlanning } = createEnqueue(db, clock, {
+    render: options.render,
+    hint: options.hint ?? createPlanHint(),
+  });
   const rerender = createRerender(db, clock, options.render ?? sharedTemplateRenderer().render);
   return {
     enqueue,
     enqueueMany,
     plan,
+    worthPlanning,
     claim: createClaim(db, { markSeen, clock, persistence, release, outages }),
     renew: createRenew(db, clock),
     finish,

@@ -1,5 +1,11 @@
 import type { Database, SQLQueryBindings } from "bun:sqlite";
-import { type ChangePlan, makeChangePlan, replan } from "../../../webhooks/change-plan.ts";
+import {
+  type ChangePlan,
+  makeChangePlan,
+  type PlanHint,
+  rendersOffThread,
+  replan,
+} from "../../../webhooks/change-plan.ts";
 import { type FanOutCandidate, isPlain, type PlannedDelivery } from "../../../webhooks/fan-out.ts";
 import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
@@ -33,7 +39,12 @@ function orderedOf(webhookId: string, objectId: string): string {
  * rows (payload and time bound once); templated ones a row each with what was rendered; a
  * template that failed as a failed delivery with its error as attempt 1.
  */
-export function createEnqueue(db: Database, now: () => number, render?: RenderTemplates) {
+export function createEnqueue(
+  db: Database,
+  now: () => number,
+  options: { render?: RenderTemplates; hint: PlanHint },
+) {
+  const { render, hint } = options;
   const enabledTargetsStmt = db.prepare<CandidateRow, []>(
     `SELECT ${CANDIDATE_COLUMNS} FROM webhooks WHERE enabled = 1 ORDER BY id`,
   );
@@ -115,7 +126,7 @@ export function createEnqueue(db: Database, now: () => number, render?: RenderTe
       webhookId === undefined
         ? enabledTargetsStmt.all()
         : [enabledTargetStmt.get(webhookId)].filter((row) => row !== null);
-    return rows.map((row) => ({
+    const targets = rows.map((row) => ({
       id: row.id,
       events: parsedJson<string[]>(row.events),
       url: row.url,
@@ -123,6 +134,8 @@ export function createEnqueue(db: Database, now: () => number, render?: RenderTe
       bodyTemplate: row.body_template,
       conditions: row.conditions === null ? null : parsedJson<ConditionSet>(row.conditions),
     }));
+    if (webhookId === undefined) hint.offThread = rendersOffThread(targets);
+    return targets;
   }
 
   function insertPlanned(change: ChangeEvent, planned: PlannedDelivery[], t: number): number[] {

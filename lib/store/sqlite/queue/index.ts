@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { createPlanHint } from "../../../webhooks/change-plan.ts";
 import type { DeliveryFilter } from "../../../webhooks/model.ts";
 import type { DeliveryQueue, FinishItem } from "../../../webhooks/ports.ts";
 import { purgeInBatches } from "../../../webhooks/purge.ts";
@@ -44,7 +45,8 @@ export function createSqliteQueue(
 ): DeliveryQueue {
   const now = options.now ?? Date.now;
   const changes = options.changes ?? { markSeen() {}, notifyLocal() {} };
-  const { enqueue, plan } = createEnqueue(db, now, options.render);
+  const hint = createPlanHint();
+  const { enqueue, plan } = createEnqueue(db, now, { render: options.render, hint });
   const read = options.read ?? (async <T>(fn: () => T) => fn());
   const { claimRows, claimable } = createClaim(db, changes);
   const { finishRows, releaseRows } = createFinish(db);
@@ -104,6 +106,10 @@ export function createSqliteQueue(
 
     async plan(change, planOptions = {}) {
       return plan(change, planOptions.webhookId, read);
+    },
+
+    async worthPlanning() {
+      return hint.offThread;
     },
 
     async enqueueMany(batch, enqueueOptions = {}) {
