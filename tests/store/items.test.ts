@@ -45,6 +45,14 @@ describe("createSqliteItemRepo", () => {
     expect(taken).toBeInstanceOf(DuplicateSkuError);
   });
 
+  test("nextId() gives two creates planned at once two ids, as a sequence does", async () => {
+    const [a, b] = [await items.nextId(), await items.nextId()];
+    expect(b).toBe(a + 1);
+    expect(await items.createWithId({ ...widget, sku: "W-B" }, T1, b)).not.toBeNull();
+    expect(await items.createWithId({ ...widget, sku: "W-A" }, T1, a)).not.toBeNull();
+    expect(await items.nextId()).toBe(b + 1);
+  });
+
   test("get() returns null for an unknown id", async () => {
     expect(await items.get(999)).toBeNull();
   });

@@ -32,6 +32,8 @@ export function createSqliteItemRepo(db: Database): ItemRepo {
     `INSERT INTO items (sku, name, quantity, location, updated_at)
      VALUES ($sku, $name, $quantity, $location, $updated_at) RETURNING ${COLUMNS}`,
   );
+  /** The highest id nextId() handed out: ids planned and not (yet) inserted are not given twice. */
+  let reserved = 0;
   const nextIdStmt = db.query<{ id: number }, []>(
     "SELECT coalesce(max(id), 0) + 1 AS id FROM items",
   );
@@ -82,7 +84,11 @@ export function createSqliteItemRepo(db: Database): ItemRepo {
       return toItem(row);
     },
     async nextId() {
-      return nextIdStmt.get()?.id ?? 1;
+      // Reserved in this process, as PostgreSQL's sequence reserves: two creates planned at once
+      // (the app's clients) get two ids, instead of one planning again after the other took it.
+      const id = Math.max(nextIdStmt.get()?.id ?? 1, reserved + 1);
+      reserved = id;
+      return id;
     },
     async createWithId(input: NewItem, now: Date, id: number) {
       const row = withDuplicateSku(input.sku, () =>
