@@ -23,11 +23,22 @@ export type Rerendered = { id: number; rendered: RenderedDelivery } | { id: numb
 export async function rerenderFailures(
   failures: readonly TemplateFailure[],
   render: RenderTemplates,
+  options: { withinMs?: number; now?: () => number } = {},
 ): Promise<Rerendered[]> {
+  const now = options.now ?? (() => performance.now());
+  const until = now() + (options.withinMs ?? RERENDER_WITHIN_MS);
   const results: Rerendered[] = [];
-  for (const failure of failures) results.push(await rerender(failure, render));
+  for (const failure of failures) {
+    // A retry of thousands whose template still overruns must not hold its caller for minutes:
+    // the rest stay failed as they were, for the next retry.
+    if (now() >= until) break;
+    results.push(await rerender(failure, render));
+  }
   return results;
 }
+
+/** How long one retry renders template failures again, at most, before leaving the rest. */
+export const RERENDER_WITHIN_MS = 5_000;
 
 async function rerender(failure: TemplateFailure, render: RenderTemplates): Promise<Rerendered> {
   const { id, context, webhook } = failure;
