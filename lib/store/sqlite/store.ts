@@ -12,6 +12,7 @@ import { createSqliteHealthRepo } from "./health.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
 import { createSqliteEventRepo } from "./operational-events.ts";
+import { createAvailabilityWatch } from "./queue/availability.ts";
 import { createSqliteQueue } from "./queue/index.ts";
 import { createSqliteSessionRevocations } from "./sessions.ts";
 import { createSqliteWebhookRepo } from "./webhooks.ts";
@@ -99,17 +100,21 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
   db.run("PRAGMA wal_autocheckpoint = 10000");
   const changes = createChangeListener(db, { pollMs, busy: () => mutex.locked });
 
+  // One view of the database's availability for the process's writes: the claims that note an
+  // outage's end and the heartbeats that may be the only write an idle worker made through it.
+  const availability = createAvailabilityWatch();
   const repos = {
     webhooks: createSqliteWebhookRepo(db, { now: options.now, changes }),
     queue: createSqliteQueue(db, {
       now: options.now,
       changes,
+      availability,
       render: options.renderTemplates,
       read: <T>(fn: () => T) =>
         inTransaction.getStore() ? Promise.resolve(fn()) : exclusive(async () => fn()),
     }),
     items: createSqliteItemRepo(db),
-    workers: createSqliteWorkerRegistry(db),
+    workers: createSqliteWorkerRegistry(db, { availability }),
     health: createSqliteHealthRepo(db),
     events: createSqliteEventRepo(db),
   };

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { WorkerInfo } from "../../webhooks/model.ts";
 import type { WorkerRegistry } from "../../webhooks/ports.ts";
+import type { AvailabilityWatch } from "./queue/availability.ts";
 
 interface WorkerRow {
   id: string;
@@ -14,8 +15,17 @@ interface WorkerRow {
   heartbeat_ms: number | null;
 }
 
-/** Worker heartbeats in the `workers` table (one row per running worker, upserted). */
-export function createSqliteWorkerRegistry(db: Database): WorkerRegistry {
+/**
+ * Worker heartbeats in the `workers` table (one row per running worker, upserted). A beat is
+ * written through `availability` (the queue's): one that waited long for the lock or could not
+ * be written means an outage, which this process's next claim notes before any takeover, even
+ * when the worker was idle through it and made no other write.
+ */
+export function createSqliteWorkerRegistry(
+  db: Database,
+  options: { availability?: Pick<AvailabilityWatch, "write"> } = {},
+): WorkerRegistry {
+  const write = options.availability?.write ?? (<T>(fn: (started: number) => T) => fn(0));
   const upsertStmt = db.prepare<unknown, Record<string, string | number | null>>(
     `INSERT INTO workers (id, host, pid, version, started_at, last_seen_at, in_flight, concurrency,
        heartbeat_ms)
@@ -45,7 +55,7 @@ export function createSqliteWorkerRegistry(db: Database): WorkerRegistry {
 
   return {
     async heartbeat(info) {
-      upsertTx.immediate(info);
+      write(() => upsertTx.immediate(info));
     },
     async remove(id) {
       removeTx.immediate(id);

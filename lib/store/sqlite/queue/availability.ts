@@ -11,6 +11,8 @@ export const STALL_MS = 1000;
  * means an outage ended when the next claim runs, which notes it first so the leases of live
  * owners get their grace.
  */
+export type AvailabilityWatch = ReturnType<typeof createAvailabilityWatch>;
+
 export function createAvailabilityWatch(clock: () => number = () => performance.now()) {
   let unavailableSeen = false;
   return {

@@ -5,7 +5,7 @@ import type { DeliveryQueue, FinishItem } from "../../../webhooks/ports.ts";
 import { purgeInBatches } from "../../../webhooks/purge.ts";
 import { type RenderTemplates, sharedTemplateRenderer } from "../../../webhooks/render-process.ts";
 import type { ChangeListener } from "../changes.ts";
-import { createAvailabilityWatch, isUnavailable } from "./availability.ts";
+import { type AvailabilityWatch, createAvailabilityWatch, isUnavailable } from "./availability.ts";
 import { createClaim } from "./claim.ts";
 import { dueSummary, nextDueAt } from "./due.ts";
 import { createEnqueue } from "./enqueue.ts";
@@ -41,6 +41,11 @@ export function createSqliteQueue(
      * the connection): planning reads the webhooks through it, then renders outside it.
      */
     read?: <T>(fn: () => T) => Promise<T>;
+    /**
+     * What this process saw of the database's availability, shared with its other writes (the
+     * worker's heartbeat): an idle worker's stalled heartbeat is an outage its claims must note.
+     */
+    availability?: AvailabilityWatch;
   } = {},
 ): DeliveryQueue {
   const now = options.now ?? Date.now;
@@ -55,7 +60,7 @@ export function createSqliteQueue(
   const maintenance = createMaintenance(db);
   const rerender = createRerender(db, options.render ?? sharedTemplateRenderer().render);
   const searching = createSearch(db);
-  const availability = createAvailabilityWatch();
+  const availability = options.availability ?? createAvailabilityWatch();
 
   const claimTx = db.transaction((options: ClaimOptions, started: number) => {
     const returned = availability.returned(started);
