@@ -1,45 +1,16 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCommand } from "citty";
 import { exitCodeFor } from "../../lib/cli/run.ts";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
-import type { Store } from "../../lib/webhooks/ports.ts";
-import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { MAX_OPTION_FILE_BYTES } from "../../lib/webhooks-cli/option-file.ts";
 import { LOOP_BOMB, STOPPED, STRING_BOMB } from "../fakes/template-bombs.ts";
+import { useWebhooksCliFile } from "../fakes/webhooks-cli-file.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 const CA_FILE = join(import.meta.dir, "..", "fakes", "tls", "hook-test.crt");
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-let dir: string;
-let path: string;
-let store: Store;
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "webhooks-options-"));
-  path = join(dir, "app.db");
-  store = openSqliteStore(path, { now: () => T0 });
-});
-
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function cli(...rawArgs: string[]): Promise<string> {
-  const lines: string[] = [];
-  const command = createWebhooksCommand({
-    env: { DATABASE_URL: path },
-    out: (text) => lines.push(text),
-    err: (text) => lines.push(text),
-    now: () => T0,
-  });
-  await runCommand(command, { rawArgs });
-  return lines.join("\n");
-}
+const { files, cli } = useWebhooksCliFile("webhooks-options-", { now: () => T0 });
 
 async function refused(...rawArgs: string[]): Promise<string> {
   let error: unknown;
@@ -70,7 +41,7 @@ describe("webhooks add/update with NetBox's options", () => {
       "--timeout-ms",
       "2500",
     );
-    const [hook] = await store.webhooks.list();
+    const [hook] = await files.store.webhooks.list();
     expect(hook).toMatchObject({
       bodyTemplate: '{"text": {{ data.name | tojson }}}',
       conditions: { and: [{ attr: "quantity", op: "lt", value: 5 }] },
@@ -84,12 +55,12 @@ describe("webhooks add/update with NetBox's options", () => {
   });
 
   test("@FILE reads the template and the condition from files", async () => {
-    const template = join(dir, "slack.j2");
-    const condition = join(dir, "low.json");
+    const template = join(files.dir, "slack.j2");
+    const condition = join(files.dir, "low.json");
     writeFileSync(template, '{\n  "text": {{ (data.name ~ " is low") | tojson }}\n}\n');
     writeFileSync(condition, '{"or": [{"attr": "quantity", "op": "lte", "value": 2}]}');
     await cli(...add, "--body-template", `@${template}`, `--condition=@${condition}`);
-    const [hook] = await store.webhooks.list();
+    const [hook] = await files.store.webhooks.list();
     expect(hook?.bodyTemplate).toBe('{\n  "text": {{ (data.name ~ " is low") | tojson }}\n}\n');
     expect(hook?.conditions).toEqual({ or: [{ attr: "quantity", op: "lte", value: 2 }] });
   });
@@ -99,7 +70,7 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(message).toBe(
       "Invalid --body-template: template error at line 2, column 16: syntax error: unexpected end of input, expected end of block",
     );
-    expect(await store.webhooks.list()).toEqual([]);
+    expect(await files.store.webhooks.list()).toEqual([]);
   });
 
   test("a bad condition is refused with the path of the bad node", async () => {
@@ -117,7 +88,7 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(await refused(...add, "--condition", big)).toBe(
       "Invalid --condition: at $.or[0].value: the regex compiles to 7,320 instructions: at most 5,000 (nested counted repetitions such as (a{1,30}){1,30} multiply)",
     );
-    expect(await store.webhooks.list()).toEqual([]);
+    expect(await files.store.webhooks.list()).toEqual([]);
   });
 
   test("a templated URL and header values are checked when saved", async () => {
@@ -130,7 +101,7 @@ describe("webhooks add/update with NetBox's options", () => {
       "--header",
       "X-Sku: {{ data.sku }}",
     );
-    expect((await store.webhooks.list())[0]?.url).toBe(
+    expect((await files.store.webhooks.list())[0]?.url).toBe(
       "https://hooks.example/{{ model }}/{{ data.id }}",
     );
     expect(await refused("add", "--name", "u", "--url", "{{ data.url }}")).toContain(
@@ -143,7 +114,7 @@ describe("webhooks add/update with NetBox's options", () => {
 
   test("--retry-schedule takes day, short, none or delays; update changes it; list shows it", async () => {
     await cli(...add);
-    expect((await store.webhooks.getByName("chat"))?.retrySchedule).toBe("day");
+    expect((await files.store.webhooks.getByName("chat"))?.retrySchedule).toBe("day");
     for (const [given, stored] of [
       ["none", "none"],
       ["short", "short"],
@@ -151,7 +122,7 @@ describe("webhooks add/update with NetBox's options", () => {
       ["day", "day"],
     ] as const) {
       await cli("update", "chat", "--retry-schedule", given);
-      expect((await store.webhooks.getByName("chat"))?.retrySchedule).toEqual(stored);
+      expect((await files.store.webhooks.getByName("chat"))?.retrySchedule).toEqual(stored);
     }
     await cli("update", "chat", "--retry-schedule", "1m,1h");
     expect(await cli("list")).toContain("retries 1m,1h");
@@ -174,13 +145,13 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(await refused(...add, "--ca-file", "relative.pem")).toStartWith(
       'Invalid --ca-file "relative.pem"',
     );
-    expect(await refused(...add, "--body-template", `@${join(dir, "none.j2")}`)).toContain(
+    expect(await refused(...add, "--body-template", `@${join(files.dir, "none.j2")}`)).toContain(
       "ENOENT",
     );
   });
 
   test("an @FILE that is a FIFO, a device or too large is refused at once, exit 2", async () => {
-    const fifo = join(dir, "pipe.j2");
+    const fifo = join(files.dir, "pipe.j2");
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
     // Read as a file, the FIFO would wait for a writer forever and /dev/zero fill the memory.
     expect(await refused(...add, "--body-template", `@${fifo}`)).toBe(
@@ -189,12 +160,12 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(await refused(...add, "--condition", "@/dev/zero")).toContain(
       '"/dev/zero": not a regular file',
     );
-    const large = join(dir, "large.j2");
+    const large = join(files.dir, "large.j2");
     writeFileSync(large, "x".repeat(MAX_OPTION_FILE_BYTES + 1));
     expect(await refused(...add, "--body-template", `@${large}`)).toContain(
       `larger than ${MAX_OPTION_FILE_BYTES} bytes`,
     );
-    expect(await store.webhooks.list()).toHaveLength(0);
+    expect(await files.store.webhooks.list()).toHaveLength(0);
   });
 
   test("a template that overruns its render deadline with a sample item is refused when saved", async () => {
@@ -212,30 +183,30 @@ describe("webhooks add/update with NetBox's options", () => {
     expect(await refused("update", "chat", "--body-template", LOOP_BOMB)).toStartWith(
       "Invalid --body-template: with a sample item, rendering took longer than",
     );
-    expect((await store.webhooks.list())[0]?.bodyTemplate).toBeNull();
+    expect((await files.store.webhooks.list())[0]?.bodyTemplate).toBeNull();
   });
 
   test("a CA file that is not a regular file of PEM certificates is refused when saved", async () => {
-    const fifo = join(dir, "ca.fifo");
+    const fifo = join(files.dir, "ca.fifo");
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
     expect(await refused(...add, "--ca-file", fifo)).toBe(
       `Invalid --ca-file "${fifo}": cannot use "${fifo}": not a regular file (a FIFO)`,
     );
-    writeFileSync(join(dir, "ca.pem"), "not a certificate");
-    expect(await refused(...add, "--ca-file", join(dir, "ca.pem"))).toEndWith(
+    writeFileSync(join(files.dir, "ca.pem"), "not a certificate");
+    expect(await refused(...add, "--ca-file", join(files.dir, "ca.pem"))).toEndWith(
       "no PEM certificate in it",
     );
-    expect(await store.webhooks.list()).toEqual([]);
+    expect(await files.store.webhooks.list()).toEqual([]);
   });
 
   test("--ordered turns ordering per object on, --no-ordered off; list shows it", async () => {
     expect(await cli(...add, "--ordered")).toContain("ordered per object");
-    expect((await store.webhooks.list())[0]?.ordered).toBe(true);
+    expect((await files.store.webhooks.list())[0]?.ordered).toBe(true);
     expect(await cli("list")).toContain("    ordered per object");
     await cli("update", "chat", "--timeout-ms", "3000");
-    expect((await store.webhooks.list())[0]?.ordered).toBe(true);
+    expect((await files.store.webhooks.list())[0]?.ordered).toBe(true);
     await cli("update", "chat", "--no-ordered");
-    expect((await store.webhooks.list())[0]?.ordered).toBe(false);
+    expect((await files.store.webhooks.list())[0]?.ordered).toBe(false);
     expect(await cli("list")).not.toContain("ordered");
     expect(JSON.parse(await cli("list", "--json"))[0].ordered).toBe(false);
   });
@@ -243,7 +214,7 @@ describe("webhooks add/update with NetBox's options", () => {
   test("update sets, keeps and clears the options", async () => {
     await cli(...add, "--body-template", "{{ event }}", "--condition", '{"and": []}');
     await cli("update", "chat", "--no-ssl-verify", "--timeout-ms", "3000");
-    expect((await store.webhooks.list())[0]).toMatchObject({
+    expect((await files.store.webhooks.list())[0]).toMatchObject({
       bodyTemplate: "{{ event }}",
       conditions: { and: [] },
       sslVerification: false,
@@ -258,7 +229,7 @@ describe("webhooks add/update with NetBox's options", () => {
       "--timeout-ms",
       "0",
     );
-    expect((await store.webhooks.list())[0]).toMatchObject({
+    expect((await files.store.webhooks.list())[0]).toMatchObject({
       bodyTemplate: null,
       conditions: null,
       sslVerification: true,

@@ -1,44 +1,17 @@
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { runCommand } from "citty";
+import { beforeEach, expect, test } from "bun:test";
 import { exitCodeFor } from "../../lib/cli/run.ts";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
-import type { Store } from "../../lib/webhooks/ports.ts";
-import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { itemChange } from "../fakes/change.ts";
+import { useWebhooksCliFile } from "../fakes/webhooks-cli-file.ts";
 import { record } from "../store/contract.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 const HOUR = 3_600_000;
 const clock = { t: T0 };
 
-let dir: string;
-let path: string;
-let store: Store;
-
+const { files, cli } = useWebhooksCliFile("webhooks-replay-", { now: () => clock.t });
 beforeEach(() => {
   clock.t = T0;
-  dir = mkdtempSync(join(tmpdir(), "webhooks-replay-"));
-  path = join(dir, "app.db");
-  store = openSqliteStore(path, { now: () => clock.t });
 });
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function cli(...rawArgs: string[]): Promise<string> {
-  const lines: string[] = [];
-  const command = createWebhooksCommand({
-    env: { DATABASE_URL: path },
-    out: (text) => lines.push(text),
-    now: () => clock.t,
-  });
-  await runCommand(command, { rawArgs });
-  return lines.join("\n");
-}
 
 async function refused(...rawArgs: string[]): Promise<string> {
   const error = await cli(...rawArgs).then(
@@ -53,27 +26,30 @@ async function refused(...rawArgs: string[]): Promise<string> {
 
 /** Webhook "erp": a successful delivery queued at each of hours 0..3; "other": one at hour 0. */
 async function ended() {
-  const erp = await store.webhooks.create({ name: "erp", url: "https://erp.example/h" });
-  const other = await store.webhooks.create({ name: "other", url: "https://other.example/h" });
-  await store.queue.enqueue(itemChange(100), { webhookId: other.id });
+  const erp = await files.store.webhooks.create({ name: "erp", url: "https://erp.example/h" });
+  const other = await files.store.webhooks.create({
+    name: "other",
+    url: "https://other.example/h",
+  });
+  await files.store.queue.enqueue(itemChange(100), { webhookId: other.id });
   for (let hour = 0; hour < 4; hour++) {
     clock.t = T0 + hour * HOUR;
-    await store.queue.enqueue(itemChange(hour + 1), { webhookId: erp.id });
+    await files.store.queue.enqueue(itemChange(hour + 1), { webhookId: erp.id });
   }
-  for (const claim of await store.queue.claim({
+  for (const claim of await files.store.queue.claim({
     workerId: "w",
     limit: 10,
     leaseMs: 1000,
     now: clock.t,
   })) {
-    await store.queue.finish(claim, record(), { state: "successful" });
+    await files.store.queue.finish(claim, record(), { state: "successful" });
   }
   clock.t = T0 + 10 * HOUR;
   return { erp, other };
 }
 
 async function states() {
-  const page = await store.queue.search({}, { limit: 100, offset: 0 });
+  const page = await files.store.queue.search({}, { limit: 100, offset: 0 });
   return page.deliveries.map((d) => `${d.webhookName}:${d.objectId}:${d.state}`).reverse();
 }
 
@@ -117,7 +93,7 @@ test("--states failed leaves successful deliveries alone", async () => {
   expect(await cli("replay", "--webhook", "erp", "--states", "failed")).toBe(
     "Replayed 0 of 0 matching deliveries",
   );
-  expect((await store.queue.stats()).queued).toBe(0);
+  expect((await files.store.queue.stats()).queued).toBe(0);
 });
 
 test("bad flags are one line naming the flag, exit 2, nothing replayed", async () => {
@@ -139,5 +115,5 @@ test("bad flags are one line naming the flag, exit 2, nothing replayed", async (
   expect(await refused("replay")).toStartWith("Nothing to replay");
   expect(await refused("replay", "--states", "failed")).toStartWith("Nothing to replay");
   expect(await refused("replay", "--webhook", "erp", "--colour", "red")).toContain("--colour");
-  expect((await store.queue.stats()).queued).toBe(0);
+  expect((await files.store.queue.stats()).queued).toBe(0);
 });

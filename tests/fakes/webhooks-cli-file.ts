@@ -1,0 +1,44 @@
+import { afterEach, beforeEach } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCommand } from "citty";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
+import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
+
+/**
+ * `bun run webhooks` in-process on a SQLite file of each test's own (a fresh folder before each
+ * test, removed after it): `files` holds the folder, the file and a store open on it for the test
+ * to look at; `cli(...args)` runs one command and gives what it wrote, stdout and stderr joined.
+ */
+export function useWebhooksCliFile(
+  prefix: string,
+  options: { now: () => number; generateSecret?: () => string },
+) {
+  const files = { dir: "", path: "", store: undefined as unknown as Store };
+  beforeEach(() => {
+    files.dir = mkdtempSync(join(tmpdir(), prefix));
+    files.path = join(files.dir, "app.db");
+    files.store = openSqliteStore(files.path, { now: options.now });
+  });
+  afterEach(async () => {
+    await files.store.close();
+    rmSync(files.dir, { recursive: true, force: true });
+  });
+
+  async function cli(...rawArgs: string[]): Promise<string> {
+    const lines: string[] = [];
+    const command = createWebhooksCommand({
+      env: { DATABASE_URL: files.path },
+      out: (text) => lines.push(text),
+      err: (text) => lines.push(text),
+      now: options.now,
+      ...(options.generateSecret ? { generateSecret: options.generateSecret } : {}),
+    });
+    await runCommand(command, { rawArgs });
+    return lines.join("\n");
+  }
+
+  return { files, cli };
+}
