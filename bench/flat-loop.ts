@@ -11,7 +11,7 @@ import { batch } from "../lib/async/batch.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { AttemptRecord, Claim } from "../lib/webhooks/model.ts";
 import type { FinishItem, Store } from "../lib/webhooks/ports.ts";
-import { buildRequest } from "../lib/webhooks/request.ts";
+import { buildRequest } from "../lib/webhooks/sending/request.ts";
 import { RESULT_WINDOW_MS, RESULTS_PER_COMMIT } from "../lib/worker/bind.ts";
 
 const LEASE_MS = 60_000;

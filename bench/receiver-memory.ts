@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateSecret, standardWebhookHeaders } from "../lib/webhooks/signing.ts";
+import { generateSecret, standardWebhookHeaders } from "../lib/webhooks/sending/signing.ts";
 
 const bodies = Number(process.env.BENCH_BODIES ?? 4);
 const bodyMb = Number(process.env.BENCH_BODY_MB ?? 50);

@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
-import { compileRegex, MAX_REGEX_CONDITIONS } from "../lib/webhooks/condition-regex.ts";
-import { conditionsMatch } from "../lib/webhooks/conditions.ts";
 import type { ConditionSet, NewWebhook } from "../lib/webhooks/model.ts";
-import { renderTemplate } from "../lib/webhooks/template.ts";
+import { compileRegex, MAX_REGEX_CONDITIONS } from "../lib/webhooks/rendering/condition-regex.ts";
+import { conditionsMatch } from "../lib/webhooks/rendering/conditions.ts";
+import { renderTemplate } from "../lib/webhooks/rendering/template.ts";
 import { benchChange } from "./shared.ts";
 
 export const TEMPLATES_SECTION_TITLE =
@@ -75,7 +75,7 @@ export async function templatesSection(options: {
 }
 
 /**
- * Regex conditions at their bounds (lib/webhooks/condition-regex.ts), on a 1,000-character
+ * Regex conditions at their bounds (lib/webhooks/rendering/condition-regex.ts), on a 1,000-character
  * value: the slowest patterns found near the 5,000-instruction cap, a set of 16 of them, and a
  * pattern of the kind the cap refuses (compiled, run without the check), for comparison.
  */

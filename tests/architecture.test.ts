@@ -133,7 +133,7 @@ describe("architecture", () => {
 
 /**
  * Every repository path ARCHITECTURE.md names under lib/, scripts/, bench/ or tests/ (files and
- * folders), as written: `lib/webhooks/loop.ts`, `lib/store/`. A placeholder such as
+ * folders), as written: `lib/webhooks/delivery/loop.ts`, `lib/store/`. A placeholder such as
  * `lib/store/<backend>/items.ts` names only the folder before it.
  */
 function architecturePaths(file = "ARCHITECTURE.md"): Set<string> {

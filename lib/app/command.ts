@@ -10,12 +10,12 @@ import { createFormattedLogger } from "../log-format.ts";
 import { openStore } from "../store/open.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
-import { sharedTemplateRenderer } from "../webhooks/render-process.ts";
-import { prepareTemplateEngine } from "../webhooks/template.ts";
+import { sharedTemplateRenderer } from "../webhooks/rendering/render-process.ts";
+import { prepareTemplateEngine } from "../webhooks/rendering/template.ts";
+import { createTokensCommand } from "./auth/tokens-command.ts";
 import { createBackupCommand } from "./backup-command.ts";
 import { APP_FIELDS, loadAppConfig } from "./config.ts";
 import { serveApp } from "./serve.ts";
-import { createTokensCommand } from "./tokens-command.ts";
 
 const appArgs: ArgsDef = fieldArgs(APP_FIELDS);
 

@@ -9,7 +9,7 @@ export const DNS_MAX_HOSTS = 256;
 /**
  * A resolver that remembers each host's addresses for `ttlMs`. The worker checks a webhook's
  * destination (the SSRF check, then a connection to the checked address) once per URL and 30 s
- * (lib/webhooks/check-memory.ts); a templated URL makes a new URL per delivery, and without this
+ * (lib/webhooks/sending/check-memory.ts); a templated URL makes a new URL per delivery, and without this
  * each would cost a lookup: a round trip to the DNS server, or about 85 µs from /etc/hosts here.
  * The request still goes to the address that was checked, which keeps DNS rebinding out. Failures
  * and empty answers are not remembered: the next attempt asks again. Lookups under way are not

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import ipaddr from "ipaddr.js";
 import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
-import { beginStandardWebhookCheck } from "../webhooks/signing.ts";
+import { beginStandardWebhookCheck } from "../webhooks/sending/signing.ts";
 import { readBody } from "./body.ts";
 import { formatRequest, type ReceivedRequest } from "./format.ts";
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { allValues } from "../cli/args.ts";
 import { type Env, intInRange } from "../config/env.ts";
 import { type Field, type Flags, fieldArgs, loadFields } from "../config/fields.ts";
-import { isValidSecret } from "../webhooks/signing.ts";
+import { isValidSecret } from "../webhooks/sending/signing.ts";
 
 type ReceiverKey = "port" | "host" | "secret";
 

@@ -1,5 +1,5 @@
 import { escapeControl } from "../text/control.ts";
-import type { VerifyResult } from "../webhooks/signing.ts";
+import type { VerifyResult } from "../webhooks/sending/signing.ts";
 import { HEX_PREVIEW_BYTES, hexPreview } from "./hexdump.ts";
 import { prettyJson } from "./pretty-json.ts";
 

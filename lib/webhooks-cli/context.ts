@@ -2,7 +2,7 @@ import type { Env } from "../config/env.ts";
 import type { DatabaseTarget } from "../store/database-url.ts";
 import { explainWriteFailure, type OpenStoreOptions, openStore } from "../store/open.ts";
 import type { Store } from "../webhooks/ports.ts";
-import { generateSecret } from "../webhooks/signing.ts";
+import { generateSecret } from "../webhooks/sending/signing.ts";
 import { databaseSource, loadDatabaseTarget } from "../worker/config.ts";
 
 /** What the admin CLI needs from outside, injected so tests run commands in-process. */

@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
+import { orderedFailureNote } from "../webhooks/delivery/ordered-note.ts";
 import type {
   Attempt,
   ChangeEvent,
@@ -11,7 +12,6 @@ import type {
   EventName,
 } from "../webhooks/model.ts";
 import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
-import { orderedFailureNote } from "../webhooks/ordered-note.ts";
 import { awaitsRetry } from "../webhooks/policy/retry.ts";
 import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";

@@ -7,11 +7,11 @@ import {
   checkHeadersTotal,
   checkSecret,
   shown,
-} from "../webhooks/validate.ts";
+} from "../webhooks/definition/validate.ts";
 import { allValues, stringFlag } from "./args.ts";
 
 /**
- * The webhook field rules (lib/webhooks/validate.ts) as flags: a flag's value by its field's
+ * The webhook field rules (lib/webhooks/definition/validate.ts) as flags: a flag's value by its field's
  * check, or a one-line UsageError (exit 2) naming the flag: `Invalid --timeout-ms "50": must be …`.
  * Long texts (templates, condition sets) and secrets are not echoed.
  */

@@ -2,10 +2,10 @@ import { defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { helpMeta } from "../cli/help.ts";
 import { UsageError } from "../config/errors.ts";
-import { readDeliveryFilter } from "../webhooks/delivery-filter.ts";
+import { shown } from "../webhooks/definition/validate.ts";
+import { readDeliveryFilter } from "../webhooks/delivery/delivery-filter.ts";
+import { MAX_REPLAY, replayDeliveries, requeuedSentence } from "../webhooks/delivery/replay.ts";
 import type { DeliverySearch } from "../webhooks/model.ts";
-import { MAX_REPLAY, replayDeliveries, requeuedSentence } from "../webhooks/replay.ts";
-import { shown } from "../webhooks/validate.ts";
 import { commonArgs, parseDuration, stringFlag } from "./args.ts";
 import type { CliDeps } from "./context.ts";
 import { withStore } from "./context.ts";
@@ -51,7 +51,7 @@ function timeFlag(value: string | undefined, now: number): string | undefined {
 
 /**
  * `webhooks replay`: the same filter as POST /api/deliveries/replay, read by the same rules
- * (lib/webhooks/delivery-filter.ts); a webhook may be named. At most 100,000, said when cut.
+ * (lib/webhooks/delivery/delivery-filter.ts); a webhook may be named. At most 100,000, said when cut.
  */
 export function replayCommand(deps: CliDeps) {
   return defineCommand({

@@ -6,17 +6,17 @@ import { UsageError } from "../config/errors.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { escapeControl } from "../text/control.ts";
 import { keepStoredPassword, maskUrlPassword } from "../text/url-credentials.ts";
-import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
-import type { Store } from "../webhooks/ports.ts";
-import { rotationPatch } from "../webhooks/rotation.ts";
-import { urlRefusalWarning } from "../webhooks/url-refusal.ts";
+import { rotationPatch } from "../webhooks/definition/rotation.ts";
 import {
   checkContentType,
   checkMaxPerSecond,
   checkMethod,
   checkName,
   checkUrl,
-} from "../webhooks/validate.ts";
+} from "../webhooks/definition/validate.ts";
+import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
+import type { Store } from "../webhooks/ports.ts";
+import { urlRefusalWarning } from "../webhooks/sending/url-refusal.ts";
 import { commonArgs, stringFlag } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import { eventsFlag, field, graceSecondsFlag, headerFlags, secretFlag } from "./field-flags.ts";

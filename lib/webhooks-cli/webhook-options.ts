@@ -1,17 +1,17 @@
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
-import { checkCaFileContent } from "../webhooks/ca-file.ts";
-import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
-import { DEFAULT_RETRY_SCHEDULE, formatRetrySchedule } from "../webhooks/policy/retry-schedule.ts";
-import { type TemplateField, unboundedTemplate } from "../webhooks/template-trial.ts";
 import {
   checkBodyTemplate,
   checkCaFile,
   checkConditions,
   checkRetrySchedule,
   checkTimeoutMs,
-} from "../webhooks/validate.ts";
+} from "../webhooks/definition/validate.ts";
+import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
+import { DEFAULT_RETRY_SCHEDULE, formatRetrySchedule } from "../webhooks/policy/retry-schedule.ts";
+import { type TemplateField, unboundedTemplate } from "../webhooks/rendering/template-trial.ts";
+import { checkCaFileContent } from "../webhooks/sending/ca-file.ts";
 import { field, flagValue } from "./field-flags.ts";
 import { oneLine } from "./format.ts";
 import { readOptionFile } from "./option-file.ts";

@@ -182,7 +182,7 @@ export interface WebhookHealthRepo {
 
 /**
  * An operational event as recorded with the state change that caused it: fanned out later, by
- * a worker, through the usual enqueue (lib/webhooks/operational-events.ts).
+ * a worker, through the usual enqueue (lib/webhooks/events/operational-events.ts).
  */
 export interface OperationalEventRecord {
   event: OperationalEvent;
@@ -248,7 +248,7 @@ export class DuplicateTokenNameError extends Error {
 
 /**
  * API tokens for programs that need less than ADMIN_TOKEN (a monitoring job that reads). Only
- * a hash of each token is stored (lib/app/api-tokens.ts makes and hashes them).
+ * a hash of each token is stored (lib/app/auth/api-tokens.ts makes and hashes them).
  */
 export interface ApiTokenRepo {
   /** Throws DuplicateTokenNameError when the name is taken. */

@@ -4,9 +4,10 @@ import { abortableSleep, type Sleep } from "../async/sleep.ts";
 import { createCachedResolver } from "../http/dns-cache.ts";
 import { type Resolver, resolveAll } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
-import { createFreshness } from "../webhooks/lease-rules.ts";
-import { createWorker, type Worker, type WorkerHooks } from "../webhooks/loop.ts";
-import type { DisabledKind } from "../webhooks/operational-events.ts";
+import { createFreshness } from "../webhooks/delivery/lease-rules.ts";
+import { createWorker, type Worker, type WorkerHooks } from "../webhooks/delivery/loop.ts";
+import { createClaimSender } from "../webhooks/delivery/send-claim.ts";
+import type { DisabledKind } from "../webhooks/events/operational-events.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../webhooks/policy/retry.ts";
 import {
   type AutoDisableSettings,
@@ -14,9 +15,8 @@ import {
   DEFAULT_AUTO_DISABLE,
 } from "../webhooks/policy/webhook-health.ts";
 import type { FinishItem, Store } from "../webhooks/ports.ts";
-import { createSender } from "../webhooks/send.ts";
-import { createClaimSender } from "../webhooks/send-claim.ts";
-import { createCaFiles } from "../webhooks/tls-options.ts";
+import { createSender } from "../webhooks/sending/send.ts";
+import { createCaFiles } from "../webhooks/sending/tls-options.ts";
 import { createAfterAttempt, hasAfterEffects } from "./after-attempt.ts";
 import type { WorkerConfig } from "./config.ts";
 import { createEventRelay, type EventRelay } from "./event-relay.ts";

@@ -6,7 +6,7 @@ import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { type AllowedHosts, parseAllowedHosts } from "../http/host-check.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
-import { LEASE_MARGIN_MS } from "../webhooks/lease-rules.ts";
+import { LEASE_MARGIN_MS } from "../webhooks/delivery/lease-rules.ts";
 import { assertMetricsBinding } from "./metrics-binding.ts";
 
 export interface WorkerConfig {

@@ -1,7 +1,7 @@
 import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
-import { relayOperationalEvents } from "../webhooks/operational-events.ts";
+import { relayOperationalEvents } from "../webhooks/events/operational-events.ts";
 import type { Store } from "../webhooks/ports.ts";
 
 /**
@@ -21,7 +21,7 @@ export interface EventRelay {
 
 /**
  * Fans out the operational events recorded with the state changes that caused them
- * (lib/webhooks/operational-events.ts), off the delivery path: a failure is logged once per run
+ * (lib/webhooks/events/operational-events.ts), off the delivery path: a failure is logged once per run
  * of failures and tried again at the next kick or interval, never thrown.
  */
 export function createEventRelay(options: {

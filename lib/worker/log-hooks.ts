@@ -2,7 +2,11 @@ import type { Logger } from "../log.ts";
 import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { maskUrlPasswords } from "../text/url-credentials.ts";
-import { type StoreCalls, storeCallsOf, type WorkerHooks } from "../webhooks/loop-contract.ts";
+import {
+  type StoreCalls,
+  storeCallsOf,
+  type WorkerHooks,
+} from "../webhooks/delivery/loop-contract.ts";
 import { attemptLogEntry, logAttempt } from "./attempt-log.ts";
 import type { WorkerConfig } from "./config.ts";
 

@@ -4,7 +4,7 @@ import type { Metrics } from "../webhooks/observe/metrics.ts";
 /**
  * Worker observers that count every attempt this process made in `metrics` (a discarded late
  * result was still a request to the receiver) and every failed store call. Shaped as the loop's
- * WorkerHooks (lib/webhooks/loop.ts).
+ * WorkerHooks (lib/webhooks/delivery/loop.ts).
  */
 export function metricsHooks(metrics: Pick<Metrics, "observeAttempt" | "observeStoreError">): {
   onFinished(claim: Claim, delivered: Delivered, applied: boolean): void;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { runCommand } from "citty";
 import { exitCodeFor } from "../../lib/cli/run.ts";
 import { invisibleCharacter } from "../../lib/text/control.ts";
-import { headerValueProblem } from "../../lib/webhooks/validate.ts";
+import { headerValueProblem } from "../../lib/webhooks/definition/validate.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { testApp, webhookForm } from "./harness.ts";
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { SESSION_COOKIE } from "../../lib/app/auth/session.ts";
 import { createApp } from "../../lib/app/create-app.ts";
-import { SESSION_COOKIE } from "../../lib/app/session.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createClient, testApp } from "./harness.ts";

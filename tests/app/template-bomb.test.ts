@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
+import { sharedTemplateRenderer } from "../../lib/webhooks/rendering/render-process.ts";
 import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
 import { testApp } from "./harness.ts";
 

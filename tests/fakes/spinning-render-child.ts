@@ -1,4 +1,4 @@
-import { dieWithParent } from "../../lib/webhooks/render-parent.ts";
+import { dieWithParent } from "../../lib/webhooks/rendering/render-parent.ts";
 
 /**
  * A renderer child that starts as the real one does (dieWithParent first), says its pid on

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { clientAddress, createReceiver, type ReceiverOptions } from "../../lib/receiver/app.ts";
-import { generateSecret, standardWebhookHeaders } from "../../lib/webhooks/signing.ts";
+import { generateSecret, standardWebhookHeaders } from "../../lib/webhooks/sending/signing.ts";
 import { bodyOf, rawHttp, statusOf } from "../fakes/raw-http.ts";
 
 const NOW = new Date("2020-04-07T17:44:02Z");

@@ -3,7 +3,7 @@ import { EventEmitter } from "node:events";
 import { runCommand } from "citty";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { createReceiverCommand } from "../../lib/receiver/command.ts";
-import { generateSecret, standardWebhookHeaders } from "../../lib/webhooks/signing.ts";
+import { generateSecret, standardWebhookHeaders } from "../../lib/webhooks/sending/signing.ts";
 
 /** Stands in for stdout: keeps what is written, and can fail like a closed pipe. */
 function fakeStdout() {

@@ -3,7 +3,7 @@ import { parseArgs } from "citty";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { listenUrl } from "../../lib/http/listen.ts";
 import { parseReceiverFlags, receiverArgs } from "../../lib/receiver/flags.ts";
-import { generateSecret } from "../../lib/webhooks/signing.ts";
+import { generateSecret } from "../../lib/webhooks/sending/signing.ts";
 
 /** Parses a command line the way the script does: citty first, then our checks. */
 function flags(...rawArgs: string[]) {

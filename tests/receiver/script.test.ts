@@ -1,7 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { standardWebhookHeaders } from "../../lib/webhooks/signing.ts";
+import { standardWebhookHeaders } from "../../lib/webhooks/sending/signing.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
 setDefaultTimeout(30_000);

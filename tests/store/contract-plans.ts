@@ -5,9 +5,12 @@ import {
   deleteItem,
   updateItem,
 } from "../../lib/inventory/changes.ts";
-import { relayOperationalEvents } from "../../lib/webhooks/operational-events.ts";
+import { relayOperationalEvents } from "../../lib/webhooks/events/operational-events.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
-import { type RenderTemplates, sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
+import {
+  type RenderTemplates,
+  sharedTemplateRenderer,
+} from "../../lib/webhooks/rendering/render-process.ts";
 import { change } from "../fakes/change.ts";
 import type { MakeStore } from "./contract.ts";
 

@@ -2,7 +2,10 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../lib/webhooks/errors.ts";
 import type { AttemptRecord, Claim, Outcome } from "../../lib/webhooks/model.ts";
 import { DuplicateTokenNameError, type Store } from "../../lib/webhooks/ports.ts";
-import { type RenderTemplates, sharedTemplateRenderer } from "../../lib/webhooks/render-process.ts";
+import {
+  type RenderTemplates,
+  sharedTemplateRenderer,
+} from "../../lib/webhooks/rendering/render-process.ts";
 import { change } from "../fakes/change.ts";
 import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
 import { describePlannedChanges } from "./contract-plans.ts";

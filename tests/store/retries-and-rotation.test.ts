@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { rotateSecret } from "../../lib/webhooks/definition/rotation.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
-import { rotateSecret } from "../../lib/webhooks/rotation.ts";
 import { change } from "../fakes/change.ts";
 import {
   describePostgres,

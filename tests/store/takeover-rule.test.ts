@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
-import { mayTakeOver, type TakeoverFacts } from "../../lib/webhooks/lease.ts";
+import { mayTakeOver, type TakeoverFacts } from "../../lib/webhooks/delivery/lease.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { change } from "../fakes/change.ts";
 import {

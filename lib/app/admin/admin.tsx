@@ -2,12 +2,12 @@
 import { type Context, Hono } from "hono";
 import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
-import { backgroundTaskRoutes } from "./background-tasks.tsx";
-import { BACKGROUND_TASKS } from "./background-tasks-views.tsx";
-import { itemRoutes } from "./items.tsx";
+import { backgroundTaskRoutes } from "./background-tasks/background-tasks.tsx";
+import { BACKGROUND_TASKS } from "./background-tasks/background-tasks-views.tsx";
+import { itemRoutes } from "./items/items.tsx";
 import { NotFoundPage } from "./not-found.tsx";
 import { pageContext, renderPage } from "./page.tsx";
-import { webhookRoutes } from "./webhooks.tsx";
+import { webhookRoutes } from "./webhooks/webhooks.tsx";
 
 export interface AdminOptions {
   store: Store;

@@ -1,5 +1,5 @@
+import { MAX_REPLAY } from "../../webhooks/delivery/replay.ts";
 import type { DeliveryState } from "../../webhooks/model.ts";
-import { MAX_REPLAY } from "../../webhooks/replay.ts";
 
 /**
  * Messages shown after a redirect (`?notice=retried&n=7`). Only these keys render, and the one

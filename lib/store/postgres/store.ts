@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL, type TransactionSQL } from "bun";
 import type { Logger } from "../../log.ts";
-import { createPlanHint } from "../../webhooks/change-plan.ts";
 import type { Repos, Store } from "../../webhooks/ports.ts";
-import type { RenderTemplates } from "../../webhooks/render-process.ts";
+import { createPlanHint } from "../../webhooks/rendering/change-plan.ts";
+import type { RenderTemplates } from "../../webhooks/rendering/render-process.ts";
 import { postgresAddress } from "../database-url.ts";
 import { createPostgresApiTokenRepo } from "./api-tokens.ts";
 import { planConnections, retryStartup, type StartupRetryOptions } from "./budget.ts";

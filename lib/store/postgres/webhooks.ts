@@ -1,6 +1,6 @@
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
+import { disabledEvent } from "../../webhooks/events/operational-events.ts";
 import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
-import { disabledEvent } from "../../webhooks/operational-events.ts";
 import { storedRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import type { WebhookRepo } from "../../webhooks/ports.ts";
 import { previousSecretColumns, retryColumns } from "../webhook-columns.ts";

@@ -184,7 +184,7 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN ordered INTEGER NOT NULL DEFAULT 0;
   `,
-  // 11: API tokens (lib/app/api-tokens.ts): only the SHA-256 of each token, never the token.
+  // 11: API tokens (lib/app/auth/api-tokens.ts): only the SHA-256 of each token, never the token.
   `
   CREATE TABLE api_tokens (
     id INTEGER PRIMARY KEY,

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Repos, Store } from "../../webhooks/ports.ts";
-import type { RenderTemplates } from "../../webhooks/render-process.ts";
+import type { RenderTemplates } from "../../webhooks/rendering/render-process.ts";
 import type { SqliteSynchronous } from "../database-url.ts";
 import { createSqliteApiTokenRepo } from "./api-tokens.ts";
 import { createChangeListener } from "./changes.ts";

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
+import { disabledEvent } from "../../webhooks/events/operational-events.ts";
 import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
-import { disabledEvent } from "../../webhooks/operational-events.ts";
 import { storedRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
 import type { WebhookRepo } from "../../webhooks/ports.ts";
 import { previousSecretColumns, retryColumns } from "../webhook-columns.ts";
@@ -101,7 +101,7 @@ function definedOf<T extends object>(patch: T): Partial<T> {
   ) as Partial<T>;
 }
 
-/** The webhooks table. Input is validated by the caller (lib/webhooks/validate.ts). */
+/** The webhooks table. Input is validated by the caller (lib/webhooks/definition/validate.ts). */
 export function createSqliteWebhookRepo(
   db: Database,
   options: { now?: () => number; changes?: Pick<ChangeListener, "notifyLocal"> } = {},

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { DisabledKind } from "../events/operational-events.ts";
 import {
   type AttemptRecord,
   type AttemptSample,
@@ -8,7 +9,6 @@ import {
   type Webhook,
   type WorkerInfo,
 } from "../model.ts";
-import type { DisabledKind } from "../operational-events.ts";
 import { disabledReasonKind } from "../policy/webhook-health.ts";
 import { classifyWorkers, DEFAULT_HEARTBEAT_MS } from "./staleness.ts";
 

@@ -1,7 +1,7 @@
 import type { Logger } from "../../log.ts";
 import { escapeControl } from "../../text/control.ts";
+import { type DisabledKind, disabledEvent } from "../events/operational-events.ts";
 import type { Delivered, Streak, Webhook } from "../model.ts";
-import { type DisabledKind, disabledEvent } from "../operational-events.ts";
 import type { WebhookHealthRepo } from "../ports.ts";
 
 /** When a failing endpoint is disabled automatically. */

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { isRetrying, retryingText } from "../../../lib/app/admin/retrying.ts";
+import { isRetrying, retryingText } from "../../../lib/app/admin/background-tasks/retrying.ts";
 import { parseAllowList } from "../../../lib/http/ssrf.ts";
 import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
 import { change } from "../../fakes/change.ts";

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { EVENT_CATALOGUE } from "../../../lib/webhooks/catalogue.ts";
+import { EVENT_CATALOGUE } from "../../../lib/webhooks/events/catalogue.ts";
 import { ITEM_EVENTS } from "../../../lib/webhooks/model.ts";
 import { testApp } from "../harness.ts";
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { generateApiToken, hashApiToken } from "../../../lib/app/api-tokens.ts";
+import { generateApiToken, hashApiToken } from "../../../lib/app/auth/api-tokens.ts";
 import { createClient, testApp } from "../harness.ts";
 
 const ADMIN = "read-token-test-admin-0123456";

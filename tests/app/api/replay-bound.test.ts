@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../../lib/app/create-app.ts";
 import { openSqliteStore } from "../../../lib/store/sqlite/store.ts";
+import { MAX_REPLAY } from "../../../lib/webhooks/delivery/replay.ts";
 import type { Store } from "../../../lib/webhooks/ports.ts";
-import { MAX_REPLAY } from "../../../lib/webhooks/replay.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 const COUNT = MAX_REPLAY + 5;

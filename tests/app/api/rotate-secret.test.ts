@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, setSystemTime, test } from "bun:test";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { parseAllowList } from "../../../lib/http/ssrf.ts";
-import { netboxSignature } from "../../../lib/webhooks/signing.ts";
+import { netboxSignature } from "../../../lib/webhooks/sending/signing.ts";
 import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
 import { change } from "../../fakes/change.ts";
 import {

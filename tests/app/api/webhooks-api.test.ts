@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { WEBHOOK_FIELDS } from "../../../lib/webhooks/field-table.ts";
+import { WEBHOOK_FIELDS } from "../../../lib/webhooks/definition/field-table.ts";
 import { createClient, testApp } from "../harness.ts";
 
 const TOKEN = "webhooks-api-test-token-0123";

@@ -2,7 +2,7 @@ import {
   DEFAULT_HEARTBEAT_MS,
   LEASE_EXPIRED_TEXT,
   STALE_AFTER_BEATS,
-} from "../../../webhooks/lease.ts";
+} from "../../../webhooks/delivery/lease.ts";
 import type { Claim, Webhook } from "../../../webhooks/model.ts";
 import {
   admitByGates,

@@ -1,4 +1,4 @@
-import { leaseDueAt } from "../../../webhooks/lease.ts";
+import { leaseDueAt } from "../../../webhooks/delivery/lease.ts";
 import type { DueSummary } from "../../../webhooks/model.ts";
 import { RATE_HORIZON_MS } from "../../../webhooks/policy/rate-limit.ts";
 import { DATABASE_NOW_MS, type StoreClock } from "../clock.ts";

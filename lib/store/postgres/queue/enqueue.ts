@@ -1,14 +1,14 @@
+import type { FanOutCandidate, PlannedDelivery } from "../../../webhooks/events/fan-out.ts";
+import { changedObject, newMessageId } from "../../../webhooks/events/payload.ts";
+import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
 import {
   type ChangePlan,
   makeChangePlan,
   type PlanHint,
   rendersOffThread,
   replan,
-} from "../../../webhooks/change-plan.ts";
-import type { FanOutCandidate, PlannedDelivery } from "../../../webhooks/fan-out.ts";
-import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
-import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
-import type { RenderTemplates } from "../../../webhooks/render-process.ts";
+} from "../../../webhooks/rendering/change-plan.ts";
+import type { RenderTemplates } from "../../../webhooks/rendering/render-process.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
@@ -42,7 +42,7 @@ interface Rows {
 }
 
 /**
- * Fans changes out to the webhooks that get them (lib/webhooks/fan-out.ts decides which, by
+ * Fans changes out to the webhooks that get them (lib/webhooks/events/fan-out.ts decides which, by
  * event and conditions, and renders templates): the webhooks are read once, then one INSERT
  * per 5,000 deliveries (a single change is one statement, so it is atomic without a transaction
  * of its own). A template that failed is a failed delivery with its error as attempt 1. The join

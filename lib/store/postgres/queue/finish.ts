@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
+import { exhaustedEvent } from "../../../webhooks/events/operational-events.ts";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
-import { exhaustedEvent } from "../../../webhooks/operational-events.ts";
 import type { FinishItem } from "../../../webhooks/ports.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";

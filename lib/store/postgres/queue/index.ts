@@ -1,6 +1,9 @@
-import { createPlanHint, type PlanHint } from "../../../webhooks/change-plan.ts";
 import type { DeliveryQueue } from "../../../webhooks/ports.ts";
-import { type RenderTemplates, sharedTemplateRenderer } from "../../../webhooks/render-process.ts";
+import { createPlanHint, type PlanHint } from "../../../webhooks/rendering/change-plan.ts";
+import {
+  type RenderTemplates,
+  sharedTemplateRenderer,
+} from "../../../webhooks/rendering/render-process.ts";
 import { storeClock } from "../clock.ts";
 import type { Db } from "../db.ts";
 import { createClaim } from "./claim.ts";

@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import { purgeInBatches } from "../../../webhooks/purge.ts";
+import { purgeInBatches } from "../../../webhooks/delivery/purge.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";
 import type { Db } from "../db.ts";

@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { ConditionSet } from "../../../webhooks/model.ts";
-import type { RenderTemplates } from "../../../webhooks/render-process.ts";
-import { rerenderFailures, type TemplateFailure } from "../../../webhooks/rerender.ts";
+import type { RenderTemplates } from "../../../webhooks/rendering/render-process.ts";
+import { rerenderFailures, type TemplateFailure } from "../../../webhooks/rendering/rerender.ts";
 import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";
 import type { Db } from "../db.ts";

@@ -3,7 +3,7 @@ import {
   DEFAULT_HEARTBEAT_MS,
   leaseExpiredMessage,
   STALE_AFTER_BEATS,
-} from "../../../webhooks/lease.ts";
+} from "../../../webhooks/delivery/lease.ts";
 import type { Claim, Webhook } from "../../../webhooks/model.ts";
 import {
   type Admission,

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { leaseDueAt } from "../../../webhooks/lease.ts";
+import { leaseDueAt } from "../../../webhooks/delivery/lease.ts";
 import type { DueSummary } from "../../../webhooks/model.ts";
 import { RATE_HORIZON_MS } from "../../../webhooks/policy/rate-limit.ts";
 import { CLAIM_SQL } from "./claim.ts";

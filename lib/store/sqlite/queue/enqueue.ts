@@ -1,15 +1,19 @@
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import {
+  type FanOutCandidate,
+  isPlain,
+  type PlannedDelivery,
+} from "../../../webhooks/events/fan-out.ts";
+import { changedObject, newMessageId } from "../../../webhooks/events/payload.ts";
+import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
+import {
   type ChangePlan,
   makeChangePlan,
   type PlanHint,
   rendersOffThread,
   replan,
-} from "../../../webhooks/change-plan.ts";
-import { type FanOutCandidate, isPlain, type PlannedDelivery } from "../../../webhooks/fan-out.ts";
-import type { ChangeEvent, ConditionSet } from "../../../webhooks/model.ts";
-import { changedObject, newMessageId } from "../../../webhooks/payload.ts";
-import type { RenderTemplates } from "../../../webhooks/render-process.ts";
+} from "../../../webhooks/rendering/change-plan.ts";
+import type { RenderTemplates } from "../../../webhooks/rendering/render-process.ts";
 import { perRowCount } from "./rows.ts";
 
 const MAX_ROWS_PER_INSERT = 32;
@@ -34,7 +38,7 @@ function orderedOf(webhookId: string, objectId: string): string {
 }
 
 /**
- * Fans a change out to the webhooks that get it (lib/webhooks/fan-out.ts decides which, and
+ * Fans a change out to the webhooks that get it (lib/webhooks/events/fan-out.ts decides which, and
  * renders templates): the plain deliveries, which share NetBox's default body, one INSERT per 32
  * rows (payload and time bound once); templated ones a row each with what was rendered; a
  * template that failed as a failed delivery with its error as attempt 1.

@@ -1,6 +1,6 @@
 import type { Database, SQLQueryBindings } from "bun:sqlite";
+import { exhaustedEvent } from "../../../webhooks/events/operational-events.ts";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
-import { exhaustedEvent } from "../../../webhooks/operational-events.ts";
 import type { FinishItem } from "../../../webhooks/ports.ts";
 import { createSqliteEventRecorder } from "../operational-events.ts";
 import { perRowCount } from "./rows.ts";

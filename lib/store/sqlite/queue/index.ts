@@ -1,9 +1,12 @@
 import type { Database } from "bun:sqlite";
-import { createPlanHint } from "../../../webhooks/change-plan.ts";
+import { purgeInBatches } from "../../../webhooks/delivery/purge.ts";
 import type { DeliveryFilter } from "../../../webhooks/model.ts";
 import type { DeliveryQueue, FinishItem } from "../../../webhooks/ports.ts";
-import { purgeInBatches } from "../../../webhooks/purge.ts";
-import { type RenderTemplates, sharedTemplateRenderer } from "../../../webhooks/render-process.ts";
+import { createPlanHint } from "../../../webhooks/rendering/change-plan.ts";
+import {
+  type RenderTemplates,
+  sharedTemplateRenderer,
+} from "../../../webhooks/rendering/render-process.ts";
 import type { ChangeListener } from "../changes.ts";
 import { type AvailabilityWatch, createAvailabilityWatch, isUnavailable } from "./availability.ts";
 import { createClaim } from "./claim.ts";

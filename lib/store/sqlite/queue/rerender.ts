@@ -1,11 +1,11 @@
 import type { Database } from "bun:sqlite";
 import type { ConditionSet } from "../../../webhooks/model.ts";
-import type { RenderTemplates } from "../../../webhooks/render-process.ts";
+import type { RenderTemplates } from "../../../webhooks/rendering/render-process.ts";
 import {
   type Rerendered,
   rerenderFailures,
   type TemplateFailure,
-} from "../../../webhooks/rerender.ts";
+} from "../../../webhooks/rendering/rerender.ts";
 import type { Params } from "./rows.ts";
 
 /** How many template failures one `retryAllFailed` renders again at most. */
@@ -27,7 +27,7 @@ const FAILURE_SELECT = `
 
 /**
  * The retry of deliveries their template failed: rendered again outside any transaction
- * (lib/webhooks/rerender.ts), then, in one, queued with what rendered (or left failed with the
+ * (lib/webhooks/rendering/rerender.ts), then, in one, queued with what rendered (or left failed with the
  * new reason), each only if still failed by its template.
  */
 export function createRerender(db: Database, render: RenderTemplates) {

@@ -1,0 +1,107 @@
+import type { Env, Hono } from "hono";
+import { generateSpecs } from "hono-openapi";
+import { VERSION } from "../../version.ts";
+import { EVENT_CATALOGUE, eventJsonSchema } from "../../webhooks/events/catalogue.ts";
+
+/**
+ * /api/openapi.json: the routes each API file describes (items-openapi.ts, webhooks-openapi.ts,
+ * deliveries-openapi.ts), and the event catalogue (lib/webhooks/events/catalogue.ts) as OpenAPI 3.1's
+ * top-level `webhooks`: what a receiver is sent, per event.
+ */
+
+export const OPENAPI_PATH = "/api/openapi.json";
+
+/** The headers every delivery carries (lib/webhooks/sending/request.ts), documented per event. */
+const DELIVERY_HEADERS = [
+  [
+    "webhook-id",
+    "the message id (msg_…): the same on every attempt and replay; de-duplicate on it",
+  ],
+  ["webhook-timestamp", "when this attempt was signed, in seconds since 1970"],
+  [
+    "webhook-signature",
+    "Standard Webhooks signature(s) `v1,<base64>` when the webhook has a secret",
+  ],
+  ["X-Hook-Signature", "NetBox's signature: hex HMAC-SHA512 of the body, when there is a secret"],
+] as const;
+
+type Documentation = NonNullable<NonNullable<Parameters<typeof generateSpecs>[1]>["documentation"]>;
+
+/** The catalogue as OpenAPI 3.1 `webhooks`: one POST per event, its body and headers. */
+export function catalogueWebhooks(): NonNullable<Documentation["webhooks"]> {
+  const parameters = DELIVERY_HEADERS.map(([name, description]) => ({
+    name,
+    in: "header" as const,
+    required: name === "webhook-id" || name === "webhook-timestamp",
+    description,
+    schema: { type: "string" },
+  }));
+  // zod's JSON Schema is plain JSON, which the OpenAPI types do not narrow to their own.
+  return Object.fromEntries(
+    Object.entries(EVENT_CATALOGUE).map(([name, event]) => [
+      name,
+      {
+        post: {
+          operationId: `event:${name}`,
+          summary: name,
+          description: `${event.description} The body shown is NetBox's JSON body, sent when the webhook has no body template; the method is the webhook's (POST by default).`,
+          parameters,
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: eventJsonSchema(event) } },
+          },
+          responses: {
+            "2XX": { description: "Received: any 2XX ends the delivery as successful" },
+            "410": { description: "Gone: the delivery fails at once, without retries" },
+          },
+        },
+      },
+    ]),
+  ) as unknown as NonNullable<Documentation["webhooks"]>;
+}
+
+/**
+ * The OpenAPI document of `app`'s described routes, generated once (the routes do not change
+ * while it runs). The bearer token is the app's ADMIN_TOKEN or an API token; without ADMIN_TOKEN
+ * the API is open.
+ */
+export function openApiDocument<E extends Env>(
+  app: Hono<E>,
+  generate: typeof generateSpecs = generateSpecs,
+): () => Promise<unknown> {
+  let document: Promise<unknown> | undefined;
+  // generateSpecs reads only the routes and their middleware, whatever the app's context type.
+  const routes = app as unknown as Parameters<typeof generateSpecs>[0];
+  return () => {
+    document ??= generate(routes, {
+      documentation: {
+        info: {
+          title: "Inventory API",
+          version: VERSION,
+          description:
+            "Items of the inventory app, and the webhooks and deliveries they cause. Every item change queues its deliveries in the same transaction. `webhooks` lists the events a receiver is sent and their bodies. See docs/app.md and docs/webhooks.md.",
+        },
+        webhooks: catalogueWebhooks(),
+        components: {
+          securitySchemes: {
+            adminToken: {
+              type: "http",
+              scheme: "bearer",
+              description:
+                "ADMIN_TOKEN, or an API token from `bun run app tokens add` (a read token gets 403 on anything but GET and HEAD), when the app has ADMIN_TOKEN",
+            },
+          },
+        },
+        security: [{ adminToken: [] }, {}],
+      },
+      exclude: [OPENAPI_PATH],
+      // The API answers 400 itself (fieldErrors), described per route above.
+      defaultValidationErrorResponse: false,
+    }).catch((error: unknown) => {
+      // Kept only once made: a failed generation is tried again by the next request.
+      document = undefined;
+      throw error;
+    });
+    return document;
+  };
+}

@@ -1,0 +1,170 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import { clientKey, type LoginThrottle } from "../../http/token-throttle.ts";
+import type { Logger } from "../../log.ts";
+import { safeEqual } from "../../secrets.ts";
+import type { ApiToken, ApiTokenRepo, SessionRevocations } from "../../webhooks/ports.ts";
+import type { AppEnv } from "../context.ts";
+import { tokenAllows, verifyApiToken } from "./api-tokens.ts";
+import { SESSION_COOKIE, type SessionSigner } from "./session.ts";
+
+export const LOGIN_PATH = "/admin/login";
+export const ANONYMOUS = "anonymous";
+export const ADMIN_USER = "admin";
+
+/** Everything that decides who is logged in, shared by the middleware and the login form. */
+export interface AdminAuth {
+  adminToken: string | null;
+  sessions: SessionSigner | null;
+  /** Sessions ended by logout (in the database, so every app process sees them). */
+  revocations: SessionRevocations;
+  throttle: LoginThrottle;
+  /** API tokens (`bun run app tokens`), accepted as bearer tokens beside ADMIN_TOKEN. */
+  tokens?: ApiTokenRepo;
+  now: () => Date;
+  logger: Pick<Logger, "warn">;
+}
+
+/**
+ * With no ADMIN_TOKEN (loopback only, see assertSafeBind) everyone is "anonymous". With one,
+ * every request needs it: `Authorization: Bearer <token>`, or the cookie the login form sets
+ * (not logged out), or an API token (a read token: GET and HEAD only, else 403). The API
+ * answers 401; admin pages send the browser to the login form. A wrong, expired or revoked
+ * bearer token counts against the client like a wrong login (LoginThrottle).
+ */
+export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
+  const { adminToken, sessions, revocations, now } = auth;
+  return async function authenticate(c, next) {
+    c.set("authenticated", false);
+    c.set("username", ANONYMOUS);
+    if (adminToken === null) return next();
+    if (c.req.path === LOGIN_PATH) return next();
+    const bearer = bearerToken(c);
+    if (bearer !== null) {
+      const verdict = await checkBearer(c, auth, bearer);
+      if (verdict.kind === "locked") return tooManyJson(c, auth);
+      if (verdict.kind === "refused") return unauthorized(c, verdict.reason);
+      if (verdict.kind === "admin") return admitted(c, next);
+      const { token } = verdict;
+      if (!tokenAllows(token, c.req.method)) {
+        return c.json(
+          { error: `The API token ${JSON.stringify(token.name)} may only read (GET, HEAD)` },
+          403,
+        );
+      }
+      return admitted(c, next, `token:${token.name}`);
+    }
+    const session = sessions?.verify(getCookie(c, SESSION_COOKIE), now());
+    if (session && !(await revocations.isRevoked(session.id))) return admitted(c, next);
+    if (!c.req.path.startsWith("/admin")) {
+      return unauthorized(c, "Authentication required: send Authorization: Bearer <ADMIN_TOKEN>");
+    }
+    if (c.req.method === "GET" || c.req.method === "HEAD") {
+      const next = `${c.req.path}${new URL(c.req.url).search}`;
+      return c.redirect(`${LOGIN_PATH}?${new URLSearchParams({ next })}`, 302);
+    }
+    return c.text("Log in first: your session has expired.", 401);
+  };
+}
+
+/**
+ * Checks a token a client sent (login form or bearer header) under the throttle: "locked" while
+ * the client must wait (the token is not even looked at), "wrong" (counted and logged), or "ok".
+ */
+export function checkToken(
+  c: Context<AppEnv>,
+  auth: AdminAuth,
+  token: string,
+  via: string,
+): "ok" | "wrong" | "locked" {
+  const client = clientOf(c);
+  const nowMs = auth.now().getTime();
+  if (auth.throttle.waitMs(client, nowMs) > 0) return "locked";
+  if (auth.adminToken !== null && safeEqual(token, auth.adminToken)) {
+    auth.throttle.succeeded(client);
+    return "ok";
+  }
+  recordWrong(c, auth, `admin ${via}`);
+  return "wrong";
+}
+
+/**
+ * A bearer token under the throttle: ADMIN_TOKEN, the API token it is, locked while the client
+ * must wait, or refused with the reason (counted and logged as wrong).
+ */
+async function checkBearer(
+  c: Context<AppEnv>,
+  auth: AdminAuth,
+  bearer: string,
+): Promise<
+  | { kind: "admin" }
+  | { kind: "token"; token: ApiToken }
+  | { kind: "locked" }
+  | { kind: "refused"; reason: string }
+> {
+  const client = clientOf(c);
+  const nowMs = auth.now().getTime();
+  if (auth.throttle.waitMs(client, nowMs) > 0) return { kind: "locked" };
+  if (auth.adminToken !== null && safeEqual(bearer, auth.adminToken)) {
+    auth.throttle.succeeded(client);
+    return { kind: "admin" };
+  }
+  const verdict = auth.tokens
+    ? await verifyApiToken(auth.tokens, bearer, nowMs)
+    : { kind: "unknown" as const };
+  if (verdict.kind === "valid") {
+    auth.throttle.succeeded(client);
+    return { kind: "token", token: verdict.token };
+  }
+  if (verdict.kind === "expired") {
+    const { name, expiresAt } = verdict.token;
+    recordWrong(c, auth, `expired API token "${name}"`);
+    const at = new Date(expiresAt ?? 0).toISOString();
+    return { kind: "refused", reason: `The API token "${name}" expired at ${at}` };
+  }
+  recordWrong(c, auth, "admin bearer token");
+  return { kind: "refused", reason: "The bearer token is neither ADMIN_TOKEN nor an API token" };
+}
+
+function recordWrong(c: Context<AppEnv>, auth: AdminAuth, what: string): void {
+  const client = clientOf(c);
+  const { failures, lockedMs } = auth.throttle.failed(client, auth.now().getTime());
+  const lock = lockedMs > 0 ? `; further tries refused for ${Math.ceil(lockedMs / 1000)} s` : "";
+  auth.logger.warn(`Wrong ${what} from ${client} (${failures} in a row${lock})`);
+}
+
+/** Seconds the client must still wait, for Retry-After and the message. */
+export function retryAfterSeconds(c: Context<AppEnv>, auth: AdminAuth): number {
+  return Math.max(1, Math.ceil(auth.throttle.waitMs(clientOf(c), auth.now().getTime()) / 1000));
+}
+
+function clientOf(c: Context<AppEnv>): string {
+  return clientKey(c.env?.requestIP?.(c.req.raw)?.address);
+}
+
+function admitted(c: Context<AppEnv>, next: () => Promise<void>, username = ADMIN_USER) {
+  c.set("authenticated", true);
+  c.set("username", username);
+  return next();
+}
+
+function unauthorized(c: Context<AppEnv>, error: string) {
+  c.header("WWW-Authenticate", 'Bearer realm="inventory"');
+  return c.json({ error }, 401);
+}
+
+function tooManyJson(c: Context<AppEnv>, auth: AdminAuth) {
+  const seconds = retryAfterSeconds(c, auth);
+  c.header("Retry-After", String(seconds));
+  return c.json(
+    { error: `Too many wrong tokens from this address: try again in ${seconds} s` },
+    429,
+  );
+}
+
+function bearerToken(c: Context<AppEnv>): string | null {
+  // Another scheme (Basic from a proxy in front) is not a try at ADMIN_TOKEN.
+  const header = c.req.header("authorization");
+  if (header === undefined || !/^Bearer(\s|$)/i.test(header)) return null;
+  return header.match(/^Bearer\s+(\S+)\s*$/i)?.[1] ?? "";
+}

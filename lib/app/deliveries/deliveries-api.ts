@@ -1,0 +1,202 @@
+import { type Context, Hono } from "hono";
+import { maskUrlPassword, maskUrlPasswords } from "../../text/url-credentials.ts";
+import {
+  type FilterField,
+  readDeliveryFilter,
+  readId,
+} from "../../webhooks/delivery/delivery-filter.ts";
+import {
+  MAX_REPLAY,
+  type Requeued,
+  replayDeliveries,
+  requeuedSentence,
+  retryMatching,
+} from "../../webhooks/delivery/replay.ts";
+import type { Attempt, Delivery } from "../../webhooks/model.ts";
+import type { Store } from "../../webhooks/ports.ts";
+import { fieldProblems, jsonBodyLimit, readJsonObject } from "../api/json-body.ts";
+import type { AppEnv } from "../context.ts";
+import { idParam, wholeNumber } from "../items/items-api.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/items-openapi.ts";
+import { isoOrNull } from "../webhooks/webhooks-api.ts";
+import { deliveryRouteDocs } from "./deliveries-openapi.ts";
+
+export interface DeliveriesApiOptions {
+  store: Store;
+  now: () => Date;
+  bodyLimitBytes: number;
+}
+
+/** The filter a retry takes: the listing's, but only failed deliveries are retried. */
+const RETRY_FILTER: readonly FilterField[] = [
+  "webhook",
+  "event",
+  "object_model",
+  "object_id",
+  "since",
+  "until",
+];
+/** The filter a replay takes; `states` among successful and failed (both by default). */
+const REPLAY_FILTER: readonly FilterField[] = [...RETRY_FILTER, "states"];
+
+/**
+ * /api/deliveries: the queue for programs. A filtered, paged listing; one delivery with its
+ * attempts; retry of failed deliveries by id or filter; replay of ended ones (successful
+ * included) by filter. A retry or replay takes at most MAX_REPLAY deliveries and says so when
+ * it was cut.
+ */
+export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv> {
+  const { store, now } = options;
+  const api = new Hono<AppEnv>();
+  api.use(jsonBodyLimit(options.bodyLimitBytes));
+
+  api.get("/", deliveryRouteDocs.list, async (c) => {
+    // An empty parameter (`?webhook=&state=failed`) is no filter, as limit and offset read it.
+    const query = Object.fromEntries(Object.entries(c.req.query()).filter(([, v]) => v !== ""));
+    const limit = wholeNumber(query.limit, {
+      fallback: DEFAULT_PAGE_SIZE,
+      min: 1,
+      max: MAX_PAGE_SIZE,
+    });
+    const offset = wholeNumber(query.offset, { fallback: 0, min: 0, max: 1e12 });
+    const read = readDeliveryFilter(query, { ignore: ["limit", "offset"] });
+    const problems = read.ok ? {} : { ...read.problems };
+    if (limit === null) problems.limit = `must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
+    if (offset === null) problems.offset = "must be a whole number, 0 or more";
+    if (!read.ok || limit === null || offset === null) {
+      return fieldProblems(c, "Invalid filter", problems);
+    }
+    const page = await store.queue.search(read.filter, { limit, offset });
+    return c.json({
+      deliveries: page.deliveries.map(deliveryJson),
+      total: page.total,
+      limit,
+      offset,
+    });
+  });
+
+  api.post("/retry", deliveryRouteDocs.retry, async (c) => {
+    const body = await readJsonObject(c);
+    if (body instanceof Response) return body;
+    if (body.ids !== undefined) {
+      if (Object.keys(body).length > 1) {
+        return fieldProblems(c, "Invalid retry", { ids: "give either ids or a filter, not both" });
+      }
+      const ids = readIds(body.ids);
+      if (typeof ids === "string") return fieldProblems(c, "Invalid retry", { ids });
+      const count = await store.queue.retry(ids, now().getTime());
+      const done = { count, matched: ids.length, cut: false, nextSince: null };
+      return c.json(requeuedJson(done, "Retried"));
+    }
+    const read = readDeliveryFilter(body, { allowed: RETRY_FILTER });
+    if (!read.ok) return fieldProblems(c, "Invalid retry", read.problems);
+    if (Object.keys(read.filter).length === 0)
+      return needsFilter(c, "retry", ["ids", ...RETRY_FILTER]);
+    const done = await retryMatching(store.queue, read.filter, now().getTime());
+    return c.json(requeuedJson(done, "Retried"));
+  });
+
+  api.post("/replay", deliveryRouteDocs.replay, async (c) => {
+    const body = await readJsonObject(c);
+    if (body instanceof Response) return body;
+    const read = readDeliveryFilter(body, { allowed: REPLAY_FILTER });
+    if (!read.ok) return fieldProblems(c, "Invalid replay", read.problems);
+    const wrong = read.filter.states?.find((s) => s !== "successful" && s !== "failed");
+    if (wrong !== undefined) {
+      return fieldProblems(c, "Invalid replay", {
+        states: `replay takes successful and failed deliveries; ${wrong} ones are on their way already`,
+      });
+    }
+    const { states: _, ...narrowing } = read.filter;
+    if (Object.keys(narrowing).length === 0) return needsFilter(c, "replay", RETRY_FILTER);
+    const done = await replayDeliveries(store.queue, read.filter, now().getTime());
+    return c.json(requeuedJson(done, "Replayed"));
+  });
+
+  api.get("/:id", deliveryRouteDocs.get, async (c) => {
+    const id = idParam(c.req.param("id"));
+    const found = id === null ? null : await store.queue.get(id);
+    if (!found) return c.json({ error: "Delivery not found" }, 404);
+    return c.json({ ...deliveryJson(found.delivery), attempts: found.attempts.map(attemptJson) });
+  });
+
+  return api;
+}
+
+/** A delivery as the API answers with it; the body parsed back into JSON when it is JSON. */
+export function deliveryJson(delivery: Delivery) {
+  return {
+    id: delivery.id,
+    webhook_id: delivery.webhookId,
+    webhook_name: delivery.webhookName,
+    message_id: delivery.messageId,
+    event: delivery.event,
+    state: delivery.state,
+    attempt_count: delivery.attempts,
+    object_model: delivery.objectModel,
+    object_id: delivery.objectId,
+    url: delivery.url === null ? null : maskUrlPassword(delivery.url),
+    template_failed: delivery.templateFailed,
+    next_attempt_at: delivery.state === "queued" ? isoOrNull(delivery.nextAttemptAt) : null,
+    last_status: delivery.lastStatus,
+    last_error: delivery.lastError === null ? null : maskUrlPasswords(delivery.lastError),
+    payload: parsedOrText(delivery.payload),
+    created_at: new Date(delivery.createdAt).toISOString(),
+    updated_at: new Date(delivery.updatedAt).toISOString(),
+    completed_at: isoOrNull(delivery.completedAt),
+  };
+}
+
+function attemptJson(attempt: Attempt) {
+  return {
+    number: attempt.attempt,
+    time: new Date(attempt.startedAt).toISOString(),
+    url: attempt.url == null ? null : maskUrlPassword(attempt.url),
+    status: attempt.statusCode,
+    duration_ms: attempt.durationMs,
+    outcome: attempt.outcome,
+    error: attempt.error === null ? null : maskUrlPasswords(attempt.error),
+    worker_id: attempt.workerId,
+    response_headers: attempt.responseHeaders,
+    response_body: attempt.responseBody,
+  };
+}
+
+function parsedOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `ids`: a list of positive whole numbers, at most MAX_REPLAY; or the problem. */
+function readIds(value: unknown): number[] | string {
+  if (!Array.isArray(value) || value.length === 0)
+    return "must be a non-empty list of delivery ids";
+  if (value.length > MAX_REPLAY) return `must list at most ${MAX_REPLAY} ids`;
+  const ids: number[] = [];
+  for (const item of value) {
+    const id = readId(item);
+    if (typeof id !== "number")
+      return `each must be a positive whole number (${JSON.stringify(item)} given)`;
+    ids.push(id);
+  }
+  return ids;
+}
+
+function requeuedJson(done: Requeued, verb: "Retried" | "Replayed") {
+  return {
+    [verb === "Retried" ? "retried" : "replayed"]: done.count,
+    matched: done.matched,
+    cut: done.cut,
+    limit: MAX_REPLAY,
+    next_since: isoOrNull(done.nextSince),
+    message: requeuedSentence(done, verb),
+  };
+}
+
+/** An empty filter would take every delivery: one of the fields must narrow it. */
+function needsFilter(c: Context<AppEnv>, what: string, fields: readonly string[]): Response {
+  return c.json({ error: `Nothing to ${what}: give at least one of ${fields.join(", ")}` }, 400);
+}

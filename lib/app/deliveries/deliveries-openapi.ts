@@ -1,0 +1,181 @@
+import { describeRoute } from "hono-openapi";
+import { z } from "zod";
+import { MAX_REPLAY } from "../../webhooks/delivery/replay.ts";
+import { DELIVERY_STATES } from "../../webhooks/model.ts";
+import {
+  apiErrorSchema,
+  body,
+  fieldErrorsSchema,
+  idParameter,
+  json,
+  notJson,
+  queryParameters,
+  throttled,
+  tooLarge,
+  unauthorized,
+} from "../api/openapi-parts.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/items-openapi.ts";
+
+/** The deliveries API (deliveries-api.ts) described as OpenAPI 3.1. */
+
+const state = z.enum(DELIVERY_STATES);
+const time = z.iso.datetime({ offset: true });
+
+/** The filter's fields as JSON (retry and replay bodies). */
+const filterFields = {
+  webhook: z.int().min(1).describe("a webhook's id"),
+  event: z.string().describe("an event name, e.g. item.updated"),
+  object_model: z.string().describe("the changed object's type, e.g. item"),
+  object_id: z.int().min(1).describe("the changed object's id"),
+  since: time.describe("queued at or after (ISO 8601)"),
+  until: time.describe("queued before (ISO 8601)"),
+};
+
+const listQuery = {
+  webhook: z.int().min(1).describe("a webhook's id"),
+  state: state.describe("one state"),
+  states: z.string().describe("states, comma-separated"),
+  event: filterFields.event,
+  object_model: filterFields.object_model,
+  object_id: filterFields.object_id,
+  since: z.string().describe("queued at or after, ISO 8601 with its zone"),
+  until: z.string().describe("queued before, ISO 8601 with its zone"),
+  limit: z.int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  offset: z.int().min(0).default(0),
+};
+
+export const deliverySchema = z
+  .object({
+    id: z.int().min(1),
+    webhook_id: z.int().min(1),
+    webhook_name: z.string(),
+    message_id: z.string().describe("the webhook-id header: the same on every attempt and replay"),
+    event: z.string(),
+    state,
+    attempt_count: z.int().min(0).describe("attempts started so far"),
+    object_model: z.string().nullable(),
+    object_id: z.int().nullable(),
+    url: z.string().nullable().describe("the URL rendered at enqueue, when templated"),
+    template_failed: z.boolean(),
+    next_attempt_at: time.nullable().describe("when queued: when it is due"),
+    last_status: z.int().nullable(),
+    last_error: z.string().nullable(),
+    payload: z.unknown().describe("the body sent: JSON parsed, other text as a string"),
+    created_at: time,
+    updated_at: time,
+    completed_at: time.nullable(),
+  })
+  .meta({ id: "Delivery" });
+
+const attemptSchema = z
+  .object({
+    number: z.int().min(1),
+    time: time.describe("when it started"),
+    url: z.string().nullable(),
+    status: z.int().nullable(),
+    duration_ms: z.number(),
+    outcome: z.string(),
+    error: z.string().nullable(),
+    worker_id: z.string().nullable(),
+    response_headers: z.string().nullable().describe("cut to 4 KiB"),
+    response_body: z.string().nullable().describe("cut to 4 KiB"),
+  })
+  .meta({ id: "Attempt" });
+
+const deliveryPageSchema = z
+  .object({
+    deliveries: z.array(deliverySchema),
+    total: z.int().min(0),
+    limit: z.int().min(1).max(MAX_PAGE_SIZE),
+    offset: z.int().min(0),
+  })
+  .meta({ id: "DeliveryPage" });
+
+const requeuedFields = {
+  matched: z.int().min(0).describe(`deliveries taken, at most ${MAX_REPLAY}`),
+  cut: z.boolean().describe(`more matched than ${MAX_REPLAY}: the oldest were taken`),
+  limit: z.literal(MAX_REPLAY),
+  next_since: time.nullable().describe("when cut: the since of the next call, for the rest"),
+  message: z.string(),
+};
+
+const retrySchema = z
+  .union([
+    z.strictObject({ ids: z.array(z.int().min(1)).min(1).max(MAX_REPLAY) }),
+    z.strictObject(filterFields).partial(),
+  ])
+  .meta({ id: "RetryRequest" });
+const replaySchema = z
+  .strictObject({
+    ...filterFields,
+    states: z
+      .array(z.enum(["successful", "failed"]))
+      .min(1)
+      .describe("default: both"),
+  })
+  .partial()
+  .meta({ id: "ReplayRequest" });
+
+const invalid = json("A field is refused: fieldErrors names it and says why", fieldErrorsSchema);
+
+export const deliveryRouteDocs = {
+  list: describeRoute({
+    summary: "List deliveries by filter, newest first",
+    tags: ["deliveries"],
+    parameters: queryParameters(listQuery),
+    responses: {
+      200: json("A page of deliveries and how many match", deliveryPageSchema),
+      400: invalid,
+      401: unauthorized,
+      429: throttled,
+    },
+  }),
+  get: describeRoute({
+    summary: "One delivery with its attempts",
+    tags: ["deliveries"],
+    parameters: [idParameter("delivery")],
+    responses: {
+      200: json(
+        "The delivery and its attempts, oldest first",
+        deliverySchema.extend({ attempts: z.array(attemptSchema) }).meta({ id: "DeliveryDetail" }),
+      ),
+      401: unauthorized,
+      404: json("No delivery with this id", apiErrorSchema),
+      429: throttled,
+    },
+  }),
+  retry: describeRoute({
+    summary:
+      "Retry failed deliveries, by ids or by filter: each is queued for one more attempt now",
+    tags: ["deliveries"],
+    requestBody: body(retrySchema, "ids, or filter fields (at least one)"),
+    responses: {
+      200: json(
+        "How many were queued again",
+        z.object({ retried: z.int().min(0), ...requeuedFields }).meta({ id: "Retried" }),
+      ),
+      400: invalid,
+      401: unauthorized,
+      413: tooLarge,
+      415: notJson,
+      429: throttled,
+    },
+  }),
+  replay: describeRoute({
+    summary:
+      "Replay ended deliveries (successful included) by filter: the same message sent again as a new attempt",
+    tags: ["deliveries"],
+    requestBody: body(replaySchema, "filter fields, at least one besides states"),
+    responses: {
+      200: json(
+        "How many were queued again",
+        z.object({ replayed: z.int().min(0), ...requeuedFields }).meta({ id: "Replayed" }),
+      ),
+      400: invalid,
+      401: unauthorized,
+      413: tooLarge,
+      415: notJson,
+      429: throttled,
+    },
+  }),
+};

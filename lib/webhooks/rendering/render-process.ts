@@ -1,0 +1,222 @@
+import { fileURLToPath } from "node:url";
+import type { ConditionSet } from "../model.ts";
+import type { ConditionSubject, EvaluatedCondition } from "./conditions.ts";
+import { type RenderedDelivery, renderDelivery, type Templates, usesTemplates } from "./render.ts";
+import { createRenderSlot, type RenderSlot, type SlotJob, WALL_CEILING_MS } from "./render-slot.ts";
+
+/**
+ * The template renderers: a pool for changes (sharedTemplateRenderer) and one for what a person
+ * types (previewTemplateRenderer). How one process runs one job within its deadline is in
+ * render-slot.ts, the process's own side in render-child.ts, and a change's budget across its
+ * webhooks in fan-out.ts. The engine's memory is capped inside the child (template.ts).
+ */
+
+/** How long one webhook's templates may take for one change (a normal one takes well under 1 ms). */
+export const RENDER_DEADLINE_MS = 100;
+/**
+ * One change's renders, all its webhooks together, may take this much CPU: a change reaching
+ * many templated webhooks costs at most this, not 100 ms each (lib/webhooks/events/fan-out.ts).
+ */
+export const CHANGE_RENDER_BUDGET_MS = 200;
+/**
+ * However starved of CPU the machine, one change's renders together stop after this long of
+ * wall-clock time: on a busy machine CPU time undercounts what the change's caller waits.
+ */
+export const CHANGE_WALL_CEILING_MS = 2 * CHANGE_RENDER_BUDGET_MS;
+/** Renderer processes working at once, each on one job: renders of different changes in parallel. */
+export const RENDER_POOL_SIZE = 2;
+export { WALL_CEILING_MS };
+
+/** Whether a template error says a render hit a bound (time, memory, fuel, size), not the data. */
+export function hitRenderLimit(templateError: string): boolean {
+  return /rendering took longer than|out of memory|ran out of fuel|the result is \d+ bytes|bytes in all/.test(
+    templateError,
+  );
+}
+
+// fileURLToPath, not URL.pathname: a folder with a space or a non-ASCII name stays its name.
+const CHILD = fileURLToPath(new URL("./render-child.ts", import.meta.url));
+
+export interface RenderOptions {
+  /** This render's deadline (ms of CPU), when less than RENDER_DEADLINE_MS is left of a budget. */
+  deadlineMs?: number;
+  /** Its wall-clock ceiling, when less than WALL_CEILING_MS is left of a change's. */
+  wallMs?: number;
+  /**
+   * The webhook's condition set, evaluated in the renderer (a regex never runs on the caller's
+   * thread) against `subject`; no match renders nothing (`matched: false`).
+   */
+  conditions?: ConditionSet;
+  subject?: ConditionSubject;
+  /** Each condition's value and result as well (Preview): rendered whether they match or not. */
+  explain?: boolean;
+}
+
+/** A render and what it cost: `matched` is false when conditions ruled the webhook out. */
+export type RenderResult = RenderedDelivery & {
+  matched: boolean;
+  spentMs: number;
+  evaluation?: EvaluatedCondition[];
+};
+
+export type RenderTemplates = (
+  webhook: Templates,
+  defaultBody: string,
+  options?: RenderOptions,
+) => Promise<RenderResult>;
+
+export interface TemplateRenderer {
+  render: RenderTemplates;
+  /**
+   * Starts the pool's processes now rather than for the first templated change; settles when
+   * they are ready (or could not start).
+   */
+  prepare(): Promise<void>;
+  close(): void;
+}
+
+type Job = Omit<SlotJob, "settle"> & { settle(result: RenderResult): void };
+
+/**
+ * Templates (and regex conditions) rendered off the caller's thread, each within a deadline, by a
+ * small pool of child processes (render-slot.ts): a job waits for a free one. A render that fails
+ * or overruns ends as a template error with the reason (the delivery is then recorded failed,
+ * nothing lost). A plain webhook never leaves this process. Processes start when first needed
+ * and do not keep this one alive when idle.
+ */
+export function createTemplateRenderer(
+  options: {
+    deadlineMs?: number;
+    /** Processes at most (default RENDER_POOL_SIZE). */
+    size?: number;
+    /** The child's script (tests name a broken one). */
+    child?: string;
+  } = {},
+): TemplateRenderer {
+  const deadlineMs = options.deadlineMs ?? RENDER_DEADLINE_MS;
+  const size = Math.max(1, options.size ?? RENDER_POOL_SIZE);
+  const script = options.child ?? CHILD;
+  const slots: RenderSlot[] = [];
+  const waiting: Job[] = [];
+  let closed = false;
+
+  function newSlot(): RenderSlot {
+    const slot = createRenderSlot({ script, onFree: dispatch });
+    slots.push(slot);
+    return slot;
+  }
+
+  function dispatch(): void {
+    for (const slot of slots.filter((s) => s.broken !== null)) {
+      // A process that cannot start fails what waits rather than being replaced forever.
+      slots.splice(slots.indexOf(slot), 1);
+      for (const job of waiting.splice(0)) job.settle(failure(slot.broken ?? "", job.body));
+    }
+    for (const slot of slots) {
+      if (waiting.length === 0) break;
+      if (!slot.idle) continue;
+      const job = waiting.shift();
+      if (job) slot.run(toSlotJob(job));
+    }
+    if (waiting.length > 0 && slots.length < size && !closed) newSlot();
+    const busy = waiting.length > 0 || slots.some((slot) => !slot.idle);
+    for (const slot of slots) slot.hold(busy);
+  }
+
+  function render(
+    webhook: Templates,
+    body: string,
+    renderOptions: RenderOptions = {},
+  ): Promise<RenderResult> {
+    if (!usesTemplates(webhook) && renderOptions.conditions === undefined) {
+      return Promise.resolve({ ...renderDelivery(webhook, body), matched: true, spentMs: 0 });
+    }
+    if (closed) return Promise.resolve(failure("the template renderer is closed", body));
+    return new Promise<RenderResult>((resolve) => {
+      const { url, headers, bodyTemplate } = webhook;
+      waiting.push({
+        webhook: { url, headers, bodyTemplate },
+        body,
+        conditions: renderOptions.conditions,
+        subject: renderOptions.subject,
+        explain: renderOptions.explain,
+        deadlineMs: Math.min(deadlineMs, renderOptions.deadlineMs ?? deadlineMs),
+        wallMs: Math.min(WALL_CEILING_MS, renderOptions.wallMs ?? WALL_CEILING_MS),
+        settle: resolve,
+      });
+      dispatch();
+    });
+  }
+
+  return {
+    render,
+    prepare() {
+      while (slots.length < size && !closed) newSlot().hold(false);
+      return Promise.all(slots.map((slot) => slot.started)).then(() => {});
+    },
+    close() {
+      closed = true;
+      for (const job of waiting.splice(0)) {
+        job.settle(failure("the template renderer is closed", job.body));
+      }
+      for (const slot of slots.splice(0)) slot.close("the template renderer is closed");
+    },
+  };
+}
+
+function toSlotJob(job: Job): SlotJob {
+  return {
+    ...job,
+    settle(result) {
+      if ("failed" in result) {
+        job.settle({ ...failure(result.failed, job.body), spentMs: result.spentMs });
+      } else if (result.rendered === null) {
+        job.settle({ ...NOT_MATCHED, spentMs: result.spentMs, evaluation: result.evaluation });
+      } else {
+        const { spentMs, evaluation, matched = true } = result;
+        job.settle({ ...result.rendered, matched, spentMs, evaluation });
+      }
+    },
+  };
+}
+
+const NOT_MATCHED: Omit<RenderResult, "spentMs"> = {
+  payload: "",
+  url: null,
+  headers: null,
+  context: null,
+  templateError: null,
+  matched: false,
+};
+
+/** A render that did not happen, recorded as a template error with the change's context. */
+export function failure(reason: string, body: string): RenderResult {
+  return {
+    payload: "",
+    url: null,
+    headers: null,
+    context: body,
+    templateError: `Template error: ${reason}`,
+    matched: true,
+    spentMs: 0,
+  };
+}
+
+let shared: TemplateRenderer | null = null;
+
+/** This process's renderer for changes: one pool beside it, however many stores and apps use it. */
+export function sharedTemplateRenderer(): TemplateRenderer {
+  shared ??= createTemplateRenderer();
+  return shared;
+}
+
+let forPeople: TemplateRenderer | null = null;
+
+/**
+ * The renderer of what a person types (Preview, the checks at save): a process of its own, so a
+ * slow Preview never delays a change's renders.
+ */
+export function previewTemplateRenderer(): TemplateRenderer {
+  forPeople ??= createTemplateRenderer({ size: 1 });
+  return forPeople;
+}
