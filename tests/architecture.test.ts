@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import {
   findCycles,
+  folderGraph,
   importsOf,
   layerOf,
   readsEnvironment,
@@ -42,6 +43,10 @@ const graph = new Map(
 describe("architecture", () => {
   test("lib has no import cycles, type-only imports included", () => {
     expect(findCycles(graph)).toEqual([]);
+  });
+
+  test("no circle between lib's top-level folders: one folder's files never import back", () => {
+    expect(findCycles(folderGraph(graph))).toEqual([]);
   });
 
   test("every lib file belongs to a layer", () => {

@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { findCycles, importsOf, layerOf, readsEnvironment, sqlStatementsIn } from "./rules.ts";
+import {
+  findCycles,
+  folderGraph,
+  importsOf,
+  layerOf,
+  readsEnvironment,
+  sqlStatementsIn,
+} from "./rules.ts";
 
 describe("findCycles()", () => {
   test("finds a three-file cycle and a self-import, not a diamond", () => {
@@ -14,6 +21,24 @@ describe("findCycles()", () => {
       ["bottom", []],
     ]);
     expect(findCycles(graph)).toEqual([["a", "b", "c"], ["d"]]);
+  });
+});
+
+describe("folderGraph()", () => {
+  test("joins files into their top-level lib folders, so a circle between folders is a cycle", () => {
+    const graph = new Map([
+      ["lib/inventory/changes.ts", ["lib/webhooks/ports.ts", "lib/inventory/model.ts"]],
+      ["lib/inventory/model.ts", []],
+      ["lib/webhooks/ports.ts", ["lib/webhooks/model.ts"]],
+      ["lib/webhooks/model.ts", []],
+      ["lib/webhooks/events/catalogue.ts", ["lib/inventory/model.ts", "lib/log.ts"]],
+      ["lib/log.ts", []],
+    ]);
+    const folders = folderGraph(graph);
+    expect(folders.get("lib/webhooks")).toEqual(["lib/inventory", "lib/log.ts"]);
+    expect(folders.get("lib/inventory")).toEqual(["lib/webhooks"]);
+    expect(findCycles(folders)).toEqual([["lib/inventory", "lib/webhooks"]]);
+    expect(findCycles(graph)).toEqual([]);
   });
 });
 

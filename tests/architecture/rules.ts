@@ -89,6 +89,24 @@ export function findCycles(graph: ReadonlyMap<string, readonly string[]>): strin
   return cycles;
 }
 
+/** A lib path's top-level folder (`lib/webhooks/x/y.ts` → `lib/webhooks`), or the file itself at lib's top. */
+export function folderOf(path: string): string {
+  const parts = path.split("/");
+  return parts.length > 2 ? parts.slice(0, 2).join("/") : path;
+}
+
+/** The file graph seen from above: folder → the other folders its files import. */
+export function folderGraph(graph: ReadonlyMap<string, readonly string[]>): Map<string, string[]> {
+  const folders = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    const from = folderOf(file);
+    const out = folders.get(from) ?? new Set<string>();
+    folders.set(from, out);
+    for (const target of targets) if (folderOf(target) !== from) out.add(folderOf(target));
+  }
+  return new Map([...folders].map(([folder, targets]) => [folder, [...targets].sort()]));
+}
+
 const SQL_STATEMENT =
   /\b(SELECT\s+(?:[\w*"(]|DISTINCT)|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX)|ALTER\s+TABLE|PRAGMA\s+\w+|BEGIN\s+IMMEDIATE|LISTEN\s+\w+|NOTIFY\s+\w+)/g;
 

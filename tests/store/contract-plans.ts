@@ -4,7 +4,7 @@ import {
   createItem,
   deleteItem,
   updateItem,
-} from "../../lib/inventory/changes.ts";
+} from "../../lib/webhooks/events/item-changes.ts";
 import { relayOperationalEvents } from "../../lib/webhooks/events/operational-events.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import {

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { createItem, updateItem } from "../../lib/inventory/changes.ts";
 import type { Logger } from "../../lib/log.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openStore } from "../../lib/store/open.ts";
+import { createItem, updateItem } from "../../lib/webhooks/events/item-changes.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import {
   describePostgres,

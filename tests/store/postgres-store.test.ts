@@ -1,10 +1,10 @@
 import { expect, test } from "bun:test";
 import { SQL } from "bun";
-import { createItem, updateItem } from "../../lib/inventory/changes.ts";
 import { DuplicateSkuError } from "../../lib/inventory/model.ts";
 import { CHANGE_CHANNEL } from "../../lib/store/postgres/changes.ts";
 import { MIGRATIONS, migrate } from "../../lib/store/postgres/migrations.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
+import { createItem, updateItem } from "../../lib/webhooks/events/item-changes.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { change, record } from "./contract.ts";

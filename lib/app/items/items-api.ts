@@ -1,8 +1,13 @@
 import { type Context, Hono } from "hono";
 import type { z } from "zod";
-import { type ChangeContext, createItem, deleteItem, updateItem } from "../../inventory/changes.ts";
 import { DuplicateSkuError } from "../../inventory/model.ts";
 import { fieldErrorsOf, itemPatchSchema, newItemSchema } from "../../inventory/schemas.ts";
+import {
+  type ChangeContext,
+  createItem,
+  deleteItem,
+  updateItem,
+} from "../../webhooks/events/item-changes.ts";
 import type { Store } from "../../webhooks/ports.ts";
 import { DEFAULT_BODY_LIMIT_BYTES, jsonBodyLimit, readJsonBody } from "../api/json-body.ts";
 import type { AppEnv } from "../context.ts";

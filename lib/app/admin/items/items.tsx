@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { type Context, Hono } from "hono";
-import { createItem, deleteItem, updateItem } from "../../../inventory/changes.ts";
 import { DuplicateSkuError, type Item } from "../../../inventory/model.ts";
+import { createItem, deleteItem, updateItem } from "../../../webhooks/events/item-changes.ts";
 import type { Store } from "../../../webhooks/ports.ts";
 import type { AppEnv } from "../../context.ts";
 import { changeContext } from "../../items/items-api.ts";

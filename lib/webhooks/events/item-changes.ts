@@ -1,6 +1,6 @@
-import type { ChangeEvent, ItemEvent } from "../webhooks/model.ts";
-import type { Store } from "../webhooks/ports.ts";
-import type { Item, ItemPatch, NewItem } from "./model.ts";
+import type { Item, ItemPatch, NewItem } from "../../inventory/model.ts";
+import type { ChangeEvent, ItemEvent } from "../model.ts";
+import type { Store } from "../ports.ts";
 
 /** Who made a change and when: goes into the webhook payload (NetBox's username, request_id). */
 export interface ChangeContext {

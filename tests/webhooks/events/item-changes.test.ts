@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { DuplicateSkuError } from "../../../lib/inventory/model.ts";
+import { openSqliteStore } from "../../../lib/store/sqlite/store.ts";
 import {
   type ChangeContext,
   changedFields,
   createItem,
   deleteItem,
   updateItem,
-} from "../../lib/inventory/changes.ts";
-import { DuplicateSkuError } from "../../lib/inventory/model.ts";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
-import type { Store } from "../../lib/webhooks/ports.ts";
+} from "../../../lib/webhooks/events/item-changes.ts";
+import type { Store } from "../../../lib/webhooks/ports.ts";
 
 const T0 = new Date("2025-03-04T05:06:07.000Z");
 const T1 = new Date("2025-03-04T05:07:00.000Z");
