@@ -9,6 +9,7 @@ const TOOLS = {
   chromium: { package: "chromium", present: () => existsSync("/usr/bin/chromium") },
   tmux: { package: "tmux", present: () => Bun.which("tmux") !== null },
   faketime: { package: "libfaketime", present: () => findLibfaketime() !== null },
+  python3: { package: "python3", present: () => Bun.which("python3") !== null },
   "systemd-analyze": { package: "systemd", present: () => Bun.which("systemd-analyze") !== null },
 } as const;
 
