@@ -69,8 +69,7 @@ export function createRenderSlot(options: {
   let nextId = 1;
   let closed = false;
   let keepAlive = false;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let started = { wall: 0, cpu: null as number | null };
+  const clock = createJobClock();
   let firstStart: () => void = () => {};
   const startedOnce = new Promise<void>((resolve) => {
     firstStart = resolve;
@@ -95,7 +94,7 @@ export function createRenderSlot(options: {
       fail(`the template renderer could not start: ${errorMessage(error)}`);
       return;
     }
-    after(START_DEADLINE_MS, () =>
+    clock.after(START_DEADLINE_MS, () =>
       stopChild(`the template renderer did not start within ${START_DEADLINE_MS} ms`, false),
     );
   }
@@ -104,7 +103,7 @@ export function createRenderSlot(options: {
     if (from !== child) return; // a late word from a process already given up
     if ("ready" in message) {
       ready = true;
-      clearTimer();
+      clock.clear();
       firstStart();
       options.onFree();
       return;
@@ -112,9 +111,9 @@ export function createRenderSlot(options: {
     const done = job;
     if (done === null || done.id !== message.id) return;
     job = null;
-    clearTimer();
+    clock.clear();
     const { rendered, evaluation, matched } = message;
-    done.settle({ rendered, evaluation, matched, spentMs: spentSince(from.pid) });
+    done.settle({ rendered, evaluation, matched, spentMs: clock.spent(from.pid) });
     options.onFree();
   }
 
@@ -129,14 +128,14 @@ export function createRenderSlot(options: {
 
   /** Gives up on the process: its job fails with `reason`; a fresh one starts if it had run. */
   function stopChild(reason: string, restart: boolean): void {
-    clearTimer();
+    clock.clear();
     const stopped = child;
     child = null;
     ready = false;
     stopped?.kill("SIGKILL");
     const current = job;
     job = null;
-    current?.settle({ failed: reason, spentMs: stopped ? spentSince(stopped.pid) : 0 });
+    current?.settle({ failed: reason, spentMs: stopped ? clock.spent(stopped.pid) : 0 });
     if (!restart) {
       fail(reason);
       return;
@@ -148,37 +147,6 @@ export function createRenderSlot(options: {
     broken = reason;
     firstStart();
     options.onFree();
-  }
-
-  function check(deadlineMs: number, ceilingMs: number, pid: number): void {
-    const wallMs = performance.now() - started.wall;
-    const usedMs = spentSince(pid);
-    if (usedMs >= deadlineMs) {
-      stopChild(`${OVERRAN} ${deadlineMs} ms and was stopped`, true);
-    } else if (wallMs >= ceilingMs) {
-      stopChild(`${OVERRAN} ${ceilingMs} ms (the machine was busy) and was stopped`, true);
-    } else {
-      const left = Math.min(deadlineMs - usedMs, ceilingMs - wallMs);
-      after(Math.max(5, left), () => check(deadlineMs, ceilingMs, pid));
-    }
-  }
-
-  function spentSince(pid: number): number {
-    const cpuNow = cpuMsOf(pid);
-    return started.cpu === null || cpuNow === null
-      ? performance.now() - started.wall
-      : cpuNow - started.cpu;
-  }
-
-  function after(ms: number, fn: () => void): void {
-    clearTimer();
-    timer = setTimeout(fn, ms);
-    timer.unref();
-  }
-
-  function clearTimer(): void {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
   }
 
   start();
@@ -193,12 +161,12 @@ export function createRenderSlot(options: {
     run(next) {
       if (child === null || !ready || job !== null) throw new Error("The render slot is not idle");
       job = { ...next, id: nextId++ };
-      started = { wall: performance.now(), cpu: cpuMsOf(child.pid) };
+      clock.begin(child.pid);
       const { id, webhook, body, conditions, subject, explain } = job;
       child.send({ id, webhook, body, conditions, subject, explain } satisfies RenderJob);
       const pid = child.pid;
       const ceilingMs = Math.min(WALL_CEILING_MS, Math.max(1, next.wallMs));
-      after(Math.min(next.deadlineMs, ceilingMs), () => check(next.deadlineMs, ceilingMs, pid));
+      watchDeadline(clock, { pid, deadlineMs: next.deadlineMs, ceilingMs, stop: stopChild });
     },
     hold(alive) {
       keepAlive = alive;
@@ -207,7 +175,7 @@ export function createRenderSlot(options: {
     },
     close(reason) {
       closed = true;
-      clearTimer();
+      clock.clear();
       const current = job;
       job = null;
       current?.settle({ failed: reason, spentMs: 0 });
@@ -215,6 +183,73 @@ export function createRenderSlot(options: {
       child = null;
     },
   };
+}
+
+/** A slot's one timer, and the time its job has taken since it was sent. */
+interface JobClock {
+  /** Runs `fn` after `ms`, in place of whatever was due before. */
+  after(ms: number, fn: () => void): void;
+  clear(): void;
+  /** The job was sent to process `pid` now. */
+  begin(pid: number): void;
+  /** CPU time `pid` spent since the job was sent (wall time where /proc does not say), in ms. */
+  spent(pid: number): number;
+  /** Wall-clock time since the job was sent, in ms. */
+  wallMs(): number;
+}
+
+function createJobClock(): JobClock {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let started = { wall: 0, cpu: null as number | null };
+  const clock: JobClock = {
+    after(ms, fn) {
+      clock.clear();
+      timer = setTimeout(fn, ms);
+      timer.unref();
+    },
+    clear() {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+    },
+    begin(pid) {
+      started = { wall: performance.now(), cpu: cpuMsOf(pid) };
+    },
+    spent(pid) {
+      const cpuNow = cpuMsOf(pid);
+      return started.cpu === null || cpuNow === null ? clock.wallMs() : cpuNow - started.cpu;
+    },
+    wallMs: () => performance.now() - started.wall,
+  };
+  return clock;
+}
+
+/**
+ * Checks the job at its deadline: past its CPU deadline or the wall-clock ceiling the process is
+ * stopped (and replaced), otherwise it is checked again when the nearer of the two could be due.
+ */
+function watchDeadline(
+  clock: JobClock,
+  job: {
+    pid: number;
+    deadlineMs: number;
+    ceilingMs: number;
+    stop(reason: string, restart: boolean): void;
+  },
+): void {
+  const { pid, deadlineMs, ceilingMs, stop } = job;
+  const check = (): void => {
+    const wallMs = clock.wallMs();
+    const usedMs = clock.spent(pid);
+    if (usedMs >= deadlineMs) {
+      stop(`${OVERRAN} ${deadlineMs} ms and was stopped`, true);
+    } else if (wallMs >= ceilingMs) {
+      stop(`${OVERRAN} ${ceilingMs} ms (the machine was busy) and was stopped`, true);
+    } else {
+      const left = Math.min(deadlineMs - usedMs, ceilingMs - wallMs);
+      clock.after(Math.max(5, left), check);
+    }
+  };
+  clock.after(Math.min(deadlineMs, ceilingMs), check);
 }
 
 /** A process's CPU time (user + system) in ms, or null where /proc does not say. */
