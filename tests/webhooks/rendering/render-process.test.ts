@@ -137,7 +137,7 @@ describe("a checkout in a folder whose name has a space", () => {
     cpSync(join(repo, "lib"), join(root, "lib"), { recursive: true });
     symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
     const script = `
-      import { createTemplateRenderer } from "../lib/webhooks/rendering/render-process.ts";
+      import { createTemplateRenderer } from "./lib/webhooks/rendering/render-process.ts";
       const renderer = createTemplateRenderer();
       const rendered = await renderer.render(
         { url: "https://hooks.example/{{ data.id }}", headers: [], bodyTemplate: null },
