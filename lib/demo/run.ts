@@ -11,10 +11,11 @@ import type { WorkerHooks } from "../webhooks/delivery/loop.ts";
 import { RETRY_SLOWLY_STATUSES, retrySchedule, shortAttempts } from "../webhooks/policy/retry.ts";
 import { generateSecret } from "../webhooks/sending/signing.ts";
 import { attemptLogEntry, describeAttempt } from "../worker/attempt-log.ts";
-import { createDeliveryWorker, retryPolicyOf } from "../worker/bind.ts";
+import { createDeliveryWorker } from "../worker/bind.ts";
 import { loadWorkerConfig, type WorkerConfig } from "../worker/config.ts";
 import { startHeartbeat, workerSnapshot } from "../worker/heartbeat.ts";
 import { loggingHooks } from "../worker/log-hooks.ts";
+import { retryPolicyOf } from "../worker/worker-send.ts";
 
 const HOST = "127.0.0.1";
 

@@ -1,26 +1,22 @@
 import { hostname } from "node:os";
 import { batch } from "../async/batch.ts";
-import { abortableSleep, type Sleep } from "../async/sleep.ts";
-import { createCachedResolver } from "../http/dns-cache.ts";
-import { type Resolver, resolveAll } from "../http/ssrf.ts";
+import type { Sleep } from "../async/sleep.ts";
+import type { Resolver } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
 import { createFreshness } from "../webhooks/delivery/lease-rules.ts";
 import { createWorker, type Worker, type WorkerHooks } from "../webhooks/delivery/loop.ts";
-import { createClaimSender } from "../webhooks/delivery/send-claim.ts";
 import type { DisabledKind } from "../webhooks/events/operational-events.ts";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../webhooks/policy/retry.ts";
 import {
   type AutoDisableSettings,
   createWebhookHealth,
   DEFAULT_AUTO_DISABLE,
 } from "../webhooks/policy/webhook-health.ts";
 import type { FinishItem, Store } from "../webhooks/ports.ts";
-import { createSender } from "../webhooks/sending/send.ts";
-import { createCaFiles } from "../webhooks/sending/tls-options.ts";
 import { createAfterAttempt, hasAfterEffects } from "./after-attempt.ts";
 import type { WorkerConfig } from "./config.ts";
 import { createEventRelay, type EventRelay } from "./event-relay.ts";
 import { combineHooks, loggingHooks } from "./log-hooks.ts";
+import { createWorkerSend } from "./worker-send.ts";
 
 /** The longest an idle worker sleeps without looking (a safety net; changes wake it sooner). */
 const MAX_IDLE_MS = 60_000;
@@ -75,15 +71,6 @@ export function newWorkerId(): string {
   return `${hostname()}:${process.pid}:${Buffer.from(suffix).toString("hex")}`;
 }
 
-export function retryPolicyOf(config: DeliveryWorkerOptions["config"]): RetryPolicy {
-  return {
-    ...DEFAULT_RETRY_POLICY,
-    maxAttempts: config.maxAttempts,
-    baseMs: config.retryBaseMs,
-    maxMs: config.retryMaxMs,
-  };
-}
-
 /** A worker wired to a store and the HTTP sender: wiring only, the rules live in lib/webhooks. */
 export function createDeliveryWorker(
   options: DeliveryWorkerOptions,
@@ -105,22 +92,14 @@ export function createDeliveryWorker(
   });
   // Fans out webhook.disabled and delivery.exhausted, recorded with what caused them.
   const relay = createEventRelay({ store, now, logger });
-  const send = createClaimSender({
+  const send = createWorkerSend({
+    config,
     limits,
-    policies: { retry: retryPolicyOf(config) },
-    sleep: options.sleep ?? abortableSleep,
     now,
     random: options.random,
-    attempt: createSender({
-      timeoutMs: config.timeoutMs,
-      caFiles: createCaFiles(),
-      allow: config.allowList,
-      fetch: options.fetch,
-      // One lookup per host and 30 s, not one per attempt (dns-cache.ts).
-      resolve: createCachedResolver(options.resolve ?? resolveAll, { now }),
-      now,
-      checks: new Map(),
-    }),
+    sleep: options.sleep,
+    fetch: options.fetch,
+    resolve: options.resolve,
   });
 
   // Group commit, one mechanism for both stores (graphile-worker's batch() around completeJob).

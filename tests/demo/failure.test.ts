@@ -5,8 +5,8 @@ import { DEMO_ALLOWED_HOSTS, DEMO_RETRIES, retriesText } from "../../lib/demo/ru
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { retrySchedule } from "../../lib/webhooks/policy/retry.ts";
-import { retryPolicyOf } from "../../lib/worker/bind.ts";
 import { loadWorkerConfig } from "../../lib/worker/config.ts";
+import { retryPolicyOf } from "../../lib/worker/worker-send.ts";
 
 // The demo's servers and worker plus one failing delivery's real retries: seconds, more under load.
 setDefaultTimeout(60_000);
