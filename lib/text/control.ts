@@ -47,6 +47,14 @@ export function escapeControl(text: string): string {
 const INVISIBLE = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
 /** The first invisible or control character in `text` as `U+202E`, or null when there is none. */
+/** The first control or invisible character of `text` as U+XXXX and its 1-based position. */
+export function invisibleCharacterAt(text: string): { code: string; position: number } | null {
+  const found = INVISIBLE.exec(text);
+  if (found === null) return null;
+  const code = `U+${(found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+  return { code, position: found.index + 1 };
+}
+
 export function invisibleCharacter(text: string): string | null {
   const found = INVISIBLE.exec(text)?.[0];
   if (found === undefined) return null;

@@ -42,6 +42,11 @@ export function maskUrlPasswords(text: string): string {
   return text.replace(TEXT_USERINFO, (_, scheme, user, password) => masked(scheme, user, password));
 }
 
+/** Whether a URL value's password is the mask itself (`user:***@`). */
+export function hasMaskedPassword(url: string): boolean {
+  return URL_USERINFO.exec(url)?.[3] === MASKED_PASSWORD;
+}
+
 /**
  * The URL to save when `submitted` came from a masked answer: its password `***` stands for the
  * stored URL's password, kept only when scheme, user and host are the stored URL's (so a

@@ -12,6 +12,7 @@ import {
   checkMaxPerSecond,
   checkMethod,
   checkName,
+  checkNewUrl,
   checkUrl,
 } from "../webhooks/definition/validate.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
@@ -118,7 +119,8 @@ export function addCommand(deps: CliDeps) {
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
       const name = field("name", flags.name, checkName);
-      const url = field("url", stringFlag(flags.url, "url") ?? missing("--url"), checkUrl);
+      const typed = field("url", stringFlag(flags.url, "url") ?? missing("--url"), checkUrl);
+      const url = field("url", typed, checkNewUrl);
       const method = field("method", stringFlag(flags.method, "method") ?? "POST", checkMethod);
       const contentType = field(
         "content-type",

@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import { keepStoredPassword } from "../../text/url-credentials.ts";
 import { readWebhookFields, webhookFieldsJson } from "../../webhooks/definition/field-table.ts";
 import { rotateSecret } from "../../webhooks/definition/rotation.ts";
-import { checkGraceSeconds } from "../../webhooks/definition/validate.ts";
+import { checkGraceSeconds, checkNewUrl } from "../../webhooks/definition/validate.ts";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
@@ -52,6 +52,8 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
     const read = readWebhookFields(body, { required: ["name", "url"], answerOnly: ANSWER_ONLY });
     if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
     const input = read.patch as NewWebhook;
+    const newUrl = checkNewUrl(input.url);
+    if (!newUrl.ok) return fieldProblems(c, "Invalid webhook", { url: newUrl.problem });
     const refused = await refusedOnSave(input, {
       url: input.url,
       headers: input.headers ?? [],

@@ -1,4 +1,5 @@
-import { escapeControl, invisibleCharacter } from "../../text/control.ts";
+import { escapeControl, invisibleCharacter, invisibleCharacterAt } from "../../text/control.ts";
+import { hasMaskedPassword, MASKED_PASSWORD } from "../../text/url-credentials.ts";
 import { isSubscribableEvent, SUBSCRIBABLE_EVENTS } from "../events/events.ts";
 import { ALL_EVENTS, type ConditionSet } from "../model.ts";
 import { parseRetrySchedule, type RetrySchedule } from "../policy/retry-schedule.ts";
@@ -94,6 +95,14 @@ export function checkUrl(text: string): Checked<string> {
   const url = text.trim();
   if (url === "") return refused("required");
   if (url.length > MAX_URL_LENGTH) return refused(`must be at most ${MAX_URL_LENGTH} characters`);
+  // WHATWG URL parsing drops tabs and line breaks silently, so they would pass below unseen.
+  const invisible = invisibleCharacterAt(url);
+  if (invisible !== null) {
+    const position = text.indexOf(url) + invisible.position;
+    return refused(
+      `must not contain control or invisible characters (${invisible.code} at character ${position})`,
+    );
+  }
   if (isTemplated(url)) {
     if (!/^https?:\/\/[^/{]/i.test(url)) {
       return refused(
@@ -106,6 +115,18 @@ export function checkUrl(text: string): Checked<string> {
   return isWebhookUrl(url)
     ? ok(url)
     : refused("must be an http:// or https:// URL, e.g. http://127.0.0.1:9000/");
+}
+
+/**
+ * A new webhook's URL (checkUrl's, then this): its password may not be the mask, which answers
+ * show for a stored password; saved as given, `***` would be sent as the password itself.
+ */
+export function checkNewUrl(url: string): Checked<string> {
+  return hasMaskedPassword(url)
+    ? refused(
+        `must not have ${MASKED_PASSWORD} as its password: that is how a stored password is shown; type the password itself`,
+      )
+    : ok(url);
 }
 
 export function checkMethod(text: string): Checked<string> {

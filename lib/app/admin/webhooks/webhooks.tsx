@@ -4,7 +4,7 @@ import { type Context, Hono } from "hono";
 import type { FieldErrors } from "../../../inventory/schemas.ts";
 import { keepStoredPassword } from "../../../text/url-credentials.ts";
 import { rotateSecret } from "../../../webhooks/definition/rotation.ts";
-import { checkGraceSeconds } from "../../../webhooks/definition/validate.ts";
+import { checkGraceSeconds, checkNewUrl } from "../../../webhooks/definition/validate.ts";
 import { replayDeliveries } from "../../../webhooks/delivery/replay.ts";
 import { DuplicateWebhookNameError } from "../../../webhooks/errors.ts";
 import type { ChangeEvent, Webhook, WebhookPatch } from "../../../webhooks/model.ts";
@@ -76,6 +76,11 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const values = readWebhookForm(await c.req.parseBody({ all: true }));
     const parsed = await parseWebhookForm(values);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400);
+    const newUrl = checkNewUrl(parsed.webhook.url);
+    if (!newUrl.ok) {
+      const problem = `${newUrl.problem.charAt(0).toUpperCase()}${newUrl.problem.slice(1)}`;
+      return formWithErrors(c, values, { formErrors: [], fieldErrors: { url: [problem] } }, 400);
+    }
     const generatedSecret = parsed.secret === "" ? deps.generateSecret() : null;
     try {
       const webhook = await store.webhooks.create({
