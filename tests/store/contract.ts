@@ -873,6 +873,24 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(taken?.delivery.id).toBe(third.delivery.id);
       });
 
+      test("claim() leaves out a due delivery its worker still holds (its failure written, the loop not yet told)", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/1" });
+        await store.queue.enqueue(change());
+        await store.queue.enqueue(change());
+        const [first] = await claim({ limit: 1 });
+        if (!first) throw new Error("expected a claim");
+        const failed = record({ outcome: "http_error", statusCode: 500, error: "HTTP 500" });
+        const retry = { state: "queued" as const, nextAttemptAt: T0 + 1000 };
+        expect(await store.queue.finish(first, failed, retry)).toBe(true);
+        clock.t = T0 + 1000;
+        const held = new Set([first.delivery.id]);
+        const own = await claim({ holding: held });
+        expect(own.map((c) => c.delivery.id)).toEqual([first.delivery.id + 1]);
+        // Once handled, the retry is claimed as any due delivery.
+        const [again] = await claim();
+        expect(again).toMatchObject({ delivery: { id: first.delivery.id }, attempt: 2 });
+      });
+
       test("claim() puts an expired lease of a disabled webhook back in the queue", async () => {
         const a = await store.webhooks.create({ name: "a", url: "https://e.example/1" });
         const [id] = await store.queue.enqueue(change());

@@ -1,5 +1,5 @@
 import type { Claim } from "../model.ts";
-import { ClaimLedger } from "./claim-ledger.ts";
+import { ClaimLedger, type ClaimPlace } from "./claim-ledger.ts";
 import type { Freshness } from "./lease-rules.ts";
 import type { OutageGate } from "./loop-outage.ts";
 
@@ -26,7 +26,8 @@ import type { OutageGate } from "./loop-outage.ts";
  * Modes change only in the `setMode…` functions, each of which asserts where it comes from. What
  * it holds is asserted too, on every move (ClaimLedger): a delivery is in one place at a time
  * (ready, set aside, being renewed, or handed out until the loop says it is handled), a claim
- * arrives only for a delivery not already held, and only claims held are given back.
+ * is taken in only for a delivery not already held (another is given back alone), and only
+ * claims held are given back.
  */
 export type ClaimBufferMode = "STOPPED" | "ACCEPTING" | "RECHECKING" | "GATED" | "DRAINING";
 
@@ -49,6 +50,8 @@ export interface ClaimBufferOptions {
   /** Claims dropped by a renewal (no longer ours, webhook disabled or gone). */
   onWithdrawn(count: number): void;
   onRenewError(error: unknown, claims: Claim[]): void;
+  /** A claim came for a delivery already held (`at`); it was given back, the others kept. */
+  onConflict(claim: Claim, at: ClaimPlace): void;
 }
 
 /** What take() hands out when it hands out nothing (most calls: no new allocation). */
@@ -113,15 +116,22 @@ export class ClaimBuffer {
     if (limit <= 0) return 0;
     const { freshness } = this.#options;
     const t = freshness?.now() ?? 0;
-    const claims = await this.#options.claim(limit);
-    if (claims.length > 0) {
-      // All checked before any moves: a claim on a delivery already held (a takeover of its own
-      // lease) is refused whole, leaving the ledger as it was.
-      for (const each of claims) {
-        const at = this.#ledger.placeOf(each.delivery.id);
-        if (at !== null)
-          throw new Error(`Claim buffer: claimed delivery ${each.delivery.id}, already ${at}`);
+    const answered = await this.#options.claim(limit);
+    // A claim on a delivery already held (the store leased one the claim was told about) is
+    // given back alone: the batch is committed, and refusing it whole would leave its leases to
+    // run out on a worker that forgot them.
+    const claims: Claim[] = [];
+    const conflicting: Claim[] = [];
+    for (const each of answered) {
+      const at = this.#ledger.placeOf(each.delivery.id);
+      if (at === null) claims.push(each);
+      else {
+        conflicting.push(each);
+        this.#options.onConflict(each, at);
       }
+    }
+    if (conflicting.length > 0) await this.#options.release(conflicting);
+    if (claims.length > 0) {
       for (const each of claims) this.#ledger.move(each.delivery.id, null, "ready");
       freshness?.remember(claims, t);
       this.#options.onClaimed(claims);

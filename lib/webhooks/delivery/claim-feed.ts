@@ -80,6 +80,10 @@ export class ClaimFeed {
       onClaimed: (claims) => options.onClaimed(claims),
       onWithdrawn: (count) => options.onWithdrawn(count),
       onRenewError: (error, claims) => options.onStoreError(error, "recheck", claims[0]),
+      onConflict: (claim, at) => {
+        const message = `Claim buffer: claimed delivery ${claim.delivery.id}, already ${at}; that claim was given back`;
+        options.onStoreError(new Error(message), "claim", claim);
+      },
     });
     this.#wakeups = createWakeups(() => this.#wantsClaims());
   }

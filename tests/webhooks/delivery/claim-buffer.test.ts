@@ -68,6 +68,7 @@ function setup(options: { due?: number; concurrency?: number } = {}) {
     onClaimed() {},
     onWithdrawn: (count) => withdrawn.push(count),
     onRenewError() {},
+    onConflict() {},
   };
   const buffer = new ClaimBuffer(bufferOptions);
   const ids = (claims: readonly Claim[]) => claims.map((c) => c.delivery.id);

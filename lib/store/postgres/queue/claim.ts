@@ -192,6 +192,8 @@ export function createClaim(
             SELECT d.id, d.next_attempt_at FROM deliveries d
             WHERE d.webhook_id = w.id AND d.state = 'queued'
               AND d.next_attempt_at <= (SELECT t FROM clock)
+              -- Not what the claimer still holds (its result written, its loop not yet told).
+              AND NOT (d.id = ANY(${holding}::bigint[]))
               -- Ordered delivery: due.ts ORDERED_READY_PG, the same text.
               AND (NOT d.ordered OR NOT EXISTS (
                 SELECT 1 FROM deliveries e

@@ -272,7 +272,11 @@ export function createClaim(
    * their oldest due delivery, each read through its own index range, stopping once the next
    * webhook's oldest is newer than everything already taken.
    */
-  function dueRows(limit: number, at: number): DeliveryRow[] {
+  function dueRows(limit: number, at: number, holding?: ReadonlySet<number>): DeliveryRow[] {
+    // What the worker still holds is left out (its result written, the loop not yet told): as
+    // many more are read, so leaving them out does not shorten the claim.
+    const held = holding?.size ?? 0;
+    const isFree = (row: DeliveryRow) => held === 0 || !holding?.has(row.id);
     const webhooks = sendableDueStmt
       .all({ now: at, horizon: RATE_HORIZON_MS })
       .filter((row): row is { webhook_id: number; t: number } => row.t !== null && row.t <= at)
@@ -281,7 +285,9 @@ export function createClaim(
     for (const webhook of webhooks) {
       const newest = rows.length >= limit ? (rows[limit - 1]?.next_attempt_at ?? 0) : Infinity;
       if (webhook.t > newest) break;
-      const taken = dueOfWebhookStmt.all({ webhook: webhook.webhook_id, now: at, limit });
+      const taken = dueOfWebhookStmt
+        .all({ webhook: webhook.webhook_id, now: at, limit: limit + held })
+        .filter(isFree);
       rows = rows
         .concat(taken)
         .sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
@@ -319,7 +325,7 @@ export function createClaim(
     };
     const notBefore = new Map<number, number>();
     if (claimed.length < limit) {
-      const due = dueRows(limit - claimed.length, at);
+      const due = dueRows(limit - claimed.length, at, options.holding);
       // Without a rate limit a delivery only waits for the end of a 429/503 pause (within the
       // horizon, or the claim would not have taken it). Rate-limited webhooks reserve send
       // slots shared by every worker in their row (this transaction holds the write lock);
