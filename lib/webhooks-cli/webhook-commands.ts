@@ -119,8 +119,7 @@ export function addCommand(deps: CliDeps) {
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
       const name = field("name", flags.name, checkName);
-      const typed = field("url", stringFlag(flags.url, "url") ?? missing("--url"), checkUrl);
-      const url = field("url", typed, checkNewUrl);
+      const url = field("url", stringFlag(flags.url, "url") ?? missing("--url"), checkNewUrl);
       const method = field("method", stringFlag(flags.method, "method") ?? "POST", checkMethod);
       const contentType = field(
         "content-type",

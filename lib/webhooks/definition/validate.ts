@@ -118,15 +118,17 @@ export function checkUrl(text: string): Checked<string> {
 }
 
 /**
- * A new webhook's URL (checkUrl's, then this): its password may not be the mask, which answers
+ * A new webhook's URL: checkUrl's rule, and its password may not be the mask, which answers
  * show for a stored password; saved as given, `***` would be sent as the password itself.
  */
-export function checkNewUrl(url: string): Checked<string> {
-  return hasMaskedPassword(url)
+export function checkNewUrl(text: string): Checked<string> {
+  const url = checkUrl(text);
+  if (!url.ok) return url;
+  return hasMaskedPassword(url.value)
     ? refused(
         `must not have ${MASKED_PASSWORD} as its password: that is how a stored password is shown; type the password itself`,
       )
-    : ok(url);
+    : url;
 }
 
 export function checkMethod(text: string): Checked<string> {
