@@ -1,8 +1,10 @@
 import { defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { UsageError } from "../config/errors.ts";
+import { loadFields } from "../config/fields.ts";
 import { escapeControl } from "../text/control.ts";
 import { orderedFailureNote } from "../webhooks/delivery/ordered-note.ts";
+import { attemptLimits, retryingText } from "../webhooks/delivery/retrying.ts";
 import type {
   Attempt,
   ChangeEvent,
@@ -13,6 +15,7 @@ import type {
 } from "../webhooks/model.ts";
 import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
 import { awaitsRetry } from "../webhooks/policy/retry.ts";
+import { WORKER_FIELDS } from "../worker/config.ts";
 import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import {
@@ -161,9 +164,13 @@ export function deliveriesCommand(deps: CliDeps) {
       const limitText = stringFlag(flags.limit, "limit");
       const limit = limitText === undefined ? 20 : wholeNumber(limitText, "--limit", 1, 1000);
       const webhookRef = stringFlag(flags.webhook, "webhook");
-      await withStore(deps, flags, async ({ store, out }) => {
-        const filter: DeliveryFilter = { state, limit };
+      await withStore(deps, flags, async ({ store, out, now }) => {
+        // Failed, as in the admin: also those waiting for an automatic retry, with when.
+        const filter: DeliveryFilter =
+          state === "failed" ? { failing: true, limit } : { state, limit };
         if (webhookRef !== undefined) filter.webhookId = (await findWebhook(store, webhookRef)).id;
+        const limits = attemptLimits(await store.webhooks.list(), maxAttemptsOf(deps));
+        const nowMs = now();
         const deliveries = await store.queue.list(filter);
         const shown: Array<{ delivery: Delivery; attempts: Attempt[] }> = [];
         for (const delivery of deliveries) {
@@ -183,11 +190,13 @@ export function deliveriesCommand(deps: CliDeps) {
           oneLine(d.webhookName),
           d.event,
           String(d.attempts),
-          d.state === "queued"
-            ? `next ${time(d.nextAttemptAt)}`
-            : d.state === "delivering"
-              ? `lease until ${time(d.leaseExpiresAt)}`
-              : `done ${time(d.completedAt)}`,
+          awaitsRetry(d)
+            ? retryingText(d, limits.get(d.webhookId), nowMs)
+            : d.state === "queued"
+              ? `next ${time(d.nextAttemptAt)}`
+              : d.state === "delivering"
+                ? `lease until ${time(d.leaseExpiresAt)}`
+                : `done ${time(d.completedAt)}`,
         ]);
         const [header = "", ...lines] = table(
           ["ID", "STATE", "WEBHOOK", "EVENT", "ATTEMPTS", "WHEN"],
@@ -383,4 +392,14 @@ export function purgeCommand(deps: CliDeps) {
       });
     },
   });
+}
+
+/**
+ * WEBHOOK_MAX_ATTEMPTS as the workers read it, for "attempt 3 of 8"; null when unset (each
+ * webhook's schedule says). A bad value is the workers' own one-line error, exit 2.
+ */
+function maxAttemptsOf(deps: CliDeps): number | null {
+  const fields = WORKER_FIELDS.filter((field) => field.key === "maxAttempts");
+  const loaded = loadFields(fields, deps.env);
+  return loaded.given.has("maxAttempts") ? (loaded.values.maxAttempts as number) : null;
 }

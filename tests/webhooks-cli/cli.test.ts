@@ -489,6 +489,45 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     expect(JSON.parse(await cli("deliveries", "--limit", "1", "--json"))).toHaveLength(1);
   });
 
+  test("deliveries --state failed lists one waiting for an automatic retry too, saying when", async () => {
+    const failed = await failedDelivery();
+    const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
+    if (!claim) throw new Error("nothing to claim");
+    // The first attempt failed; the day schedule's next one is 5 minutes away (as the admin shows it).
+    await store.queue.finish(claim, record({ statusCode: 503, outcome: "http_error" }), {
+      state: "queued",
+      nextAttemptAt: T0 + 300_000,
+    });
+    const output = await cli("deliveries", "--state", "failed");
+    expect(output).toContain(`${failed}   failed  hook`);
+    expect(output).toMatch(
+      new RegExp(
+        `${claim.delivery.id} +queued +\\S+ +item.created +1 +retrying automatically at 00:05 UTC \\(attempt 2 of 8\\)`,
+      ),
+    );
+    const listed = JSON.parse(await cli("deliveries", "--state", "failed", "--json"));
+    expect(listed.map((d: { id: number }) => d.id).sort()).toEqual(
+      [claim.delivery.id, failed].sort(),
+    );
+  });
+
+  test("deliveries says attempt N of WEBHOOK_MAX_ATTEMPTS when the workers' cap is lower", async () => {
+    const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
+    if (!claim) throw new Error("nothing to claim");
+    await store.queue.finish(claim, record({ statusCode: 500, outcome: "http_error" }), {
+      state: "queued",
+      nextAttemptAt: T0 + 300_000,
+    });
+    lines = [];
+    const command = createWebhooksCommand({
+      env: { DATABASE_URL: path, WEBHOOK_MAX_ATTEMPTS: "3" },
+      out: (text) => lines.push(text),
+      now: () => T0,
+    });
+    await runCommand(command, { rawArgs: ["deliveries", "--state", "failed"] });
+    expect(lines.join("\n")).toContain("(attempt 2 of 3)");
+  });
+
   test.each([
     [["--state", "lost"], 'Unknown state "lost"'],
     [["--limit", "0"], 'Invalid --limit "0"'],

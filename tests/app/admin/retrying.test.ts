@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { isRetrying, retryingText } from "../../../lib/app/admin/background-tasks/retrying.ts";
 import { parseAllowList } from "../../../lib/http/ssrf.ts";
+import { isRetrying, retryingText } from "../../../lib/webhooks/delivery/retrying.ts";
 import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
 import { change } from "../../fakes/change.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../../fakes/webhook-endpoint.ts";

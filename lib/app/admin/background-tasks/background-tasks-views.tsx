@@ -2,10 +2,10 @@
 
 import type { Child } from "hono/jsx";
 import { maskUrlPassword, maskUrlPasswords } from "../../../text/url-credentials.ts";
+import { isRetrying, retryingText } from "../../../webhooks/delivery/retrying.ts";
 import type { Attempt, Delivery, DeliveryState } from "../../../webhooks/model.ts";
 import { formatDuration, formatTime, prettyJson, relativeTime, truncate } from "../format.ts";
 import { Layout, type PageContext, PostButton } from "../layout.tsx";
-import { isRetrying, retryingText } from "./retrying.ts";
 
 export const BACKGROUND_TASKS = "/admin/background-tasks";
 export const DELIVERIES = `${BACKGROUND_TASKS}/deliveries`;

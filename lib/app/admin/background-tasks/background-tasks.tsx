@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { orderedFailureNote } from "../../../webhooks/delivery/ordered-note.ts";
+import { attemptLimits } from "../../../webhooks/delivery/retrying.ts";
 import {
   DELIVERY_STATES,
   type DeliveryFilter,
@@ -28,7 +29,6 @@ import {
   type OverviewData,
   OverviewPage,
 } from "./background-tasks-views.tsx";
-import { attemptLimits } from "./retrying.ts";
 import { WorkersPanel, type WorkersPanelData } from "./workers-views.tsx";
 
 const OVERVIEW_ROWS = 10;

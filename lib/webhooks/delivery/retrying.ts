@@ -1,8 +1,11 @@
-import type { Delivery, Webhook } from "../../../webhooks/model.ts";
-import { awaitsRetry } from "../../../webhooks/policy/retry.ts";
-import { attemptLimit } from "../../../webhooks/policy/retry-schedule.ts";
+import type { Delivery, Webhook } from "../model.ts";
+import { awaitsRetry } from "../policy/retry.ts";
+import { attemptLimit } from "../policy/retry-schedule.ts";
 
-/** A delivery waiting for an automatic retry (policy/retry.ts): listed under Failed. */
+/**
+ * A delivery waiting for an automatic retry (policy/retry.ts): listed under Failed by the admin
+ * and by `bun run webhooks deliveries --state failed`, with when it is tried next.
+ */
 export const isRetrying = awaitsRetry;
 
 /** Attempts each webhook's deliveries get: its schedule's, cut by WEBHOOK_MAX_ATTEMPTS. */
