@@ -19,6 +19,7 @@ import { openSummaryCache, type RunRecord, type SummaryCache } from "./summarise
 import { createModelHealth, goneMessage } from "./summarise/model-health.ts";
 import type { ModelClient } from "./summarise/models/model-client.ts";
 import { cachedModelName, openModelClient } from "./summarise/models/open-model.ts";
+import { planDiscussion } from "./summarise/reuse.ts";
 import type { DigestMeta, ItemId, Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
@@ -120,7 +121,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       machine,
       numCtx,
       stories: front.stories,
-      cached: (story) => isCached(cache, cacheModel, story.id),
+      cached: (story) => isCached(cache, cacheModel, story, now()),
       logger: baseLogger,
       calibration,
       loaded: !start.deferred && machine !== null,
@@ -241,13 +242,20 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   }
 }
 
-/** Both of a story's summaries are in the cache: a re-run may need no model call for it. */
-function isCached(cache: SummaryCache | undefined, model: string, storyId: ItemId): boolean {
+/** Both of a story's summaries are in the cache and still good: a re-run needs no model call for it. */
+function isCached(
+  cache: SummaryCache | undefined,
+  model: string,
+  story: Story,
+  now: number,
+): boolean {
   try {
-    return (
-      cache?.lookup(model, storyId, "article") !== undefined &&
-      cache.lookup(model, storyId, "discussion") !== undefined
-    );
+    const discussion = cache?.lookup(model, story.id, "discussion");
+    if (cache?.lookup(model, story.id, "article") === undefined || !discussion) return false;
+    // A discussion grown or aged past reuse goes to the model (reuse.ts): planned as needing it,
+    // so a next day's run is not planned as a re-run. The hash is unknown until the comments are.
+    const plan = planDiscussion(discussion, { sourceHash: "", comments: story.numComments }, now);
+    return plan.use === "cached" || plan.use === "as-of";
   } catch {
     // A broken cache is a miss (the pipeline says so when it reads it).
     return false;

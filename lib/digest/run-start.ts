@@ -11,7 +11,7 @@ import { type FrontPage, fetchFrontPage } from "./fetch/hn-client.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { storyFilter } from "./reader-config.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
-import { planBudget } from "./summarise/budget-plan.ts";
+import { planBudget, replanAnswer } from "./summarise/budget-plan.ts";
 import type { Calibration } from "./summarise/calibration.ts";
 import { MODEL_APIS } from "./summarise/models/apis.ts";
 import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/models/model-client.ts";
@@ -149,6 +149,7 @@ export function startBudget(
     loaded: run.loaded ?? run.machine !== null,
     expectedRatio,
     answerTokens: plan.answerTokens,
+    replanAnswer: (left) => replanAnswer({ ...left, answerReserve: answerReserve(run.numCtx) }),
   });
   return { budget, keep };
 }

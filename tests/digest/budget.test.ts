@@ -3,12 +3,14 @@ import llama3Tokenizer from "llama3-tokenizer-js";
 import { UsageError } from "../../lib/config/errors.ts";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
 import { runDigest } from "../../lib/digest/digest.ts";
+import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";
 import type { ModelClient } from "../../lib/digest/summarise/models/model-client.ts";
 import { openModelClient } from "../../lib/digest/summarise/models/open-model.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
-import { frontPageToday } from "../fakes/front-page-today.ts";
+import { type FrontPage, frontPageHourLater, frontPageToday } from "../fakes/front-page-today.ts";
 import { type ModelledMachine, promptKind } from "../fakes/ollama.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
 
 // Ten stories with hundreds of comments each, over real sockets, on a busy machine.
 setDefaultTimeout(60_000);
@@ -125,6 +127,75 @@ describe("the time budget, on today's front page", () => {
       env: { OLLAMA_TIMEOUT_MS: "120000" },
     });
     expect(Math.max(...capped.timeouts)).toBe(120_000);
+  });
+});
+
+const tempDir = tempDirs("digest-budget-");
+
+/**
+ * One default digest at CPU rates with the cache and the archive in `home`, on a clock that
+ * starts at `startAt`: its modelled minutes, its prompts, when it ended.
+ */
+async function digestDay(home: string, page: FrontPage, startAt: number) {
+  using world = startDigestWorld({ ...page, ollama: { placement: "cpu", machine: CPU } });
+  const start = world.ollama.now();
+  const now = () => startAt + (world.ollama.now() - start);
+  const config = loadDigestConfig(
+    { ...world.env, XDG_CACHE_HOME: home },
+    { limit: String(page.stories.length), archive: `${home}/archive` },
+  );
+  await runDigest(config, {
+    stdout: { write() {} },
+    stderr: { write() {} },
+    logger: createMemoryLogger(),
+    now,
+    openCache: (path) => openSummaryCache(path, { now }),
+    timeZone: "UTC",
+  });
+  const prompts = world.ollama.generateCalls.map((call) => call.prompt);
+  const topDiscussion = world.ollama.modelled.find((_, i) => {
+    const prompt = prompts[i] ?? "";
+    return promptKind(prompt) === "discussion" && /^Story: Front-page story 1$/m.test(prompt);
+  });
+  return {
+    minutes: world.ollama.modelledMs / 60_000,
+    topDiscussionTokens: topDiscussion?.promptTokens ?? 0,
+    endedAt: now(),
+  };
+}
+
+describe("the whole budget, used well", () => {
+  const MORNING = Date.parse("2025-08-03T07:00:00Z");
+  const HOUR = 3_600_000;
+
+  test("the next day (--archive, the threads grown, yesterday's articles cached): at least 85 % of 20 minutes, the top story not starved", async () => {
+    const home = tempDir();
+    const today = frontPageToday();
+    const first = await digestDay(home, today, MORNING);
+    const next = await digestDay(home, frontPageHourLater(today), first.endedAt + 24 * HOUR);
+    expect(next.minutes).toBeGreaterThanOrEqual(17);
+    expect(next.minutes).toBeLessThanOrEqual(20);
+    // Planned before yesterday's articles are found in the cache: about its share of a full run.
+    expect(next.topDiscussionTokens).toBeGreaterThanOrEqual(0.75 * first.topDiscussionTokens);
+  });
+
+  test("an hour later, with the same cache, still redoes at most 30 % of the first run", async () => {
+    const home = tempDir();
+    const today = frontPageToday();
+    const first = await digestDay(home, today, MORNING);
+    const later = await digestDay(home, frontPageHourLater(today), first.endedAt + HOUR);
+    expect(later.minutes).toBeLessThanOrEqual(0.3 * first.minutes);
+  });
+
+  test("a --time-budget a GPU run never approaches changes nothing in what is sent", async () => {
+    const budgeted = await digestToday(GPU, "gpu", { flags: { "time-budget": "5m" } });
+    const free = await digestToday(GPU, "gpu");
+    const tokens = (run: typeof free) => run.calls.reduce((sum, c) => sum + c.promptTokens, 0);
+    expect(budgeted.calls).toHaveLength(free.calls.length);
+    expect(tokens(budgeted)).toBeGreaterThan(0.99 * tokens(free));
+    // Whole answers, asked for in sentences, as without a budget.
+    expect(budgeted.calls.every((call) => call.answerTokens === GPU.answerTokens)).toBe(true);
+    expect(budgeted.prompts.every((prompt) => prompt.includes("in 3 to 6 sentences"))).toBe(true);
   });
 });
 

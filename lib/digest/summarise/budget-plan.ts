@@ -50,8 +50,10 @@ export function planBudget(input: PlanInput): BudgetPlan {
   const seconds = (budgetMs * (1 - SAFETY) - input.spentMs) / 1000;
   const call = (promptTokens: number, answerTokens: number) =>
     callSeconds(rates, promptTokens * ratio, answerTokens) + CALL_OVERHEAD_SECONDS;
-  // A budget that buys every call its whole window and a full answer does not bind.
-  if (seconds >= 2 * stories * call(input.promptLimit, input.answerReserve)) return whole;
+  // A budget that buys every call its whole window and an answer of the length models give
+  // (the prior's, not the reserve: answers seldom fill it) does not bind.
+  const given = Math.min(input.answerReserve, rates.answerTokens);
+  if (seconds >= 2 * stories * call(input.promptLimit, given)) return whole;
   const answer = Math.min(BUDGET_ANSWER_TOKENS, input.answerReserve);
   if (seconds >= 2 * stories * call(MIN_PROMPT_TOKENS, answer)) {
     return { stories, answerTokens: answer, cut: null };
@@ -81,6 +83,40 @@ export function planBudget(input: PlanInput): BudgetPlan {
     answerTokens: MIN_ANSWER_TOKENS,
     cut: `${said} keeps ${fit} of ${stories} stories with prompts at their smallest and answers of ${MIN_ANSWER_TOKENS} tokens; the last ${left === 1 ? "story is" : `${left} are`} left out`,
   };
+}
+
+/** The calls still to come, as the time budget sees them once answers have measured the machine. */
+export interface AnswerReplan {
+  /** Model time left for them (s). */
+  seconds: number;
+  /** Each call's whole prompt, in tokens as the server counts them. */
+  prompts: readonly number[];
+  /** The rates as measured. */
+  rates: MachineRates;
+  /** The window's room for the answer: the length when the budget does not bind. */
+  answerReserve: number;
+}
+
+/**
+ * The answer length (num_predict) for the calls still to come, re-made from the measured rates
+ * by planBudget's rules (whole answers when every call's whole window and its answer fit, then
+ * BUDGET_ANSWER_TOKENS, then shorter, never below MIN_ANSWER_TOKENS), in steps of 10 tokens so
+ * the instruction, which says the length, stays the same from call to call (Ollama's prefix
+ * cache). A GPU whose first answer shows the budget far off gets whole answers from then on.
+ */
+export function replanAnswer(input: AnswerReplan): number {
+  const { seconds, prompts, rates } = input;
+  const calls = prompts.length;
+  const given = Math.min(input.answerReserve, rates.answerTokens);
+  const whole = prompts.reduce(
+    (sum, tokens) => sum + callSeconds(rates, tokens, given) + CALL_OVERHEAD_SECONDS,
+    0,
+  );
+  if (calls === 0 || seconds >= whole) return input.answerReserve;
+  const floorCall = callSeconds(rates, MIN_PROMPT_TOKENS, 0) + CALL_OVERHEAD_SECONDS;
+  const answer = Math.min(BUDGET_ANSWER_TOKENS, input.answerReserve);
+  const shorter = Math.floor((seconds / calls - floorCall) * rates.decodePerSecond);
+  return Math.max(MIN_ANSWER_TOKENS, Math.min(answer, 10 * Math.floor(shorter / 10)));
 }
 
 function minutes(ms: number): string {

@@ -1,5 +1,5 @@
 import type { MachineInfo, ModelAnswer } from "./models/model-client.ts";
-import { callSeconds, type RateMeter } from "./rates.ts";
+import { callSeconds, type MachineRates, type RateMeter } from "./rates.ts";
 
 /** The default budget on a machine without a GPU for the whole model; a GPU needs none. */
 export const CPU_DEFAULT_BUDGET_MS = 20 * 60_000;
@@ -64,19 +64,33 @@ export interface TimeBudgetOptions {
   expectedRatio?: { article: number; discussion: number };
   /** Tokens each answer may take (num_predict), from the plan (budget-plan.ts); default 512. */
   answerTokens?: number;
+  /**
+   * Re-makes the answers' length once answers have measured the machine (budget-plan.ts's
+   * replanAnswer); absent: the planned length throughout.
+   */
+  replanAnswer?: (left: {
+    seconds: number;
+    prompts: readonly number[];
+    rates: MachineRates;
+  }) => number;
 }
 
 export interface TimeBudget {
   readonly budgetMs: number | null;
   /** The call in `slot` would take `tokens` with its whole window (what it wants). */
   want(slot: number, tokens: number): void;
-  /** Tokens each answer may take (num_predict), as planned for the budget. */
+  /**
+   * Tokens the next answer may take (num_predict): as planned for the budget before the first
+   * answer, then re-planned at the measured rates for the calls still to come.
+   */
   answerTokens(): number;
   /** The slot will make no (further) call: answered, failed, cached or nothing to summarise. */
   finish(slot: number): void;
   /**
-   * The slot's summary was reused from an earlier run: its share of the budget is not handed to
-   * the other calls, so a re-run that reuses most of the work costs that much less.
+   * The slot's summary was reused from an earlier run. Once both halves of a story are reused
+   * (or the other has nothing to summarise), the story's share of the budget is not handed to
+   * the other calls, so a re-run that reuses most of the work costs that much less; a story
+   * with a half still for the model keeps its whole share for that half.
    */
   reused(slot: number): void;
   /** Tokens the prompt in `slot` may take now, planned over every call still to come. */
@@ -113,8 +127,15 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
     (sum, weight) => sum + weight,
     0,
   );
-  // Model time set aside for slots whose summaries were reused (ms).
+  // Model time set aside for stories the cache answered wholly (ms).
   let reusedMs = 0;
+  const reusedSlots = new Set<number>();
+  // Slots whose call's turn came: a story with one of them is not wholly answered by the cache.
+  const called = new Set<number>();
+  const shareMs = (slot: number) =>
+    budgetMs === null ? 0 : (budgetMs * weightOf(slot)) / totalWeight;
+  const sibling = (slot: number) => slot ^ 1;
+  const noCall = (slot: number) => finished.has(slot) && !called.has(slot);
   let spentMs = options.spentMs ?? 0;
   // Server-counted prompt tokens per estimated one, for articles (even slots) and discussions
   // (odd), the expected ratio until an answer says. Recent answers weigh most: the estimate itself
@@ -132,14 +153,11 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
     return known.reduce((sum, [, tokens]) => sum + tokens, 0) / known.length;
   };
   const wantOf = (slot: number) => Math.min(wants.get(slot) ?? typicalWant(slot), promptLimit);
-  // Answers are as long as the plan allows (num_predict), shorter when the model says less;
-  // with no plan, as long as the answers measured (the prior's until then).
-  const answerCap = options.answerTokens;
-  const answerLength = () => {
-    const measured = meter.rates().answerTokens;
-    if (answerCap === undefined) return measured;
-    return meter.answers === 0 ? answerCap : Math.min(answerCap, measured);
-  };
+  // Answers are as long as the model makes them, as measured (the prior's realistic length until
+  // the first answer), never longer than the plan allows (num_predict): reserving the cap for
+  // every call before the first answer left most of a budget unused.
+  let answerCap = options.answerTokens ?? DEFAULT_ANSWER_TOKENS;
+  const answerLength = () => Math.min(answerCap, meter.rates().answerTokens);
   const fixedSeconds = () => answerLength() / meter.rates().decodePerSecond + CALL_OVERHEAD_SECONDS;
   /**
    * The tokens (as estimated) each of `open` gets now: the time left shared among them in
@@ -181,19 +199,37 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
       wants.set(slot, tokens);
     },
     finish(slot) {
+      if (finished.has(slot)) return;
       finished.add(slot);
+      // Nothing to summarise beside a reused half: the story needed no model call at all.
+      if (!called.has(slot) && reusedSlots.has(sibling(slot))) reusedMs += shareMs(sibling(slot));
     },
     reused(slot) {
       if (finished.has(slot)) return;
       finished.add(slot);
-      if (budgetMs !== null) reusedMs += (budgetMs * weightOf(slot)) / totalWeight;
+      reusedSlots.add(slot);
+      // Only a story the cache answers wholly gives its share back; a story whose other half
+      // goes to the model (yesterday's article, a discussion grown since) lends it this one's.
+      const other = sibling(slot);
+      if (reusedSlots.has(other)) reusedMs += shareMs(slot) + shareMs(other);
+      else if (noCall(other)) reusedMs += shareMs(slot);
     },
     tokensFor(slot) {
+      called.add(slot);
       const open = pending();
       if (!open.includes(slot)) open.push(slot);
       return planned(open).get(slot) ?? wantOf(slot);
     },
-    answerTokens: () => answerCap ?? DEFAULT_ANSWER_TOKENS,
+    answerTokens() {
+      if (budgetMs === null || meter.answers === 0 || !options.replanAnswer) return answerCap;
+      const open = pending();
+      answerCap = options.replanAnswer({
+        seconds: ((budgetMs - reusedMs) * (1 - SAFETY) - spentMs) / 1000,
+        prompts: open.map((slot) => wantOf(slot) * ratioOf(slot)),
+        rates: meter.rates(),
+      });
+      return answerCap;
+    },
     timeoutMs(promptTokens, numPredict) {
       // A ratio only expected, not yet measured, is not trusted to shorten a timeout.
       const ratio = (kind: number) =>

@@ -21,13 +21,14 @@ export const CPU_PRIOR: MachineRates = {
 };
 
 /**
- * The prior when the model sits wholly in a GPU's memory: far below what a GPU is published to
- * reach with a 3B model (an RTX 4090: about 20,000 / 200), yet fast enough that a first call to a
- * hung server is given up on within minutes, not the quarter of an hour the CPU prior allows.
+ * The prior when the model sits wholly in a GPU's memory: a tenth of what a GPU is published to
+ * reach with a 3B model (an RTX 4090: about 20,000 / 200) and below what a modest one does, so a
+ * first call to a hung server is given up on within two minutes, and a time budget such a run
+ * never approaches does not shrink its first prompts (it did at 300 / 20).
  */
 export const GPU_PRIOR: MachineRates = {
-  prefillPerSecond: 300,
-  decodePerSecond: 20,
+  prefillPerSecond: 2000,
+  decodePerSecond: 50,
   answerTokens: 200,
 };
 

@@ -70,13 +70,15 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
   const { config, stats, budget } = context;
   const { index, kind } = request;
   const slot = budgetSlot(index, kind);
-  // The answer as long as the budget's plan allows, and the instruction saying so.
-  const numPredict = budget.answerTokens();
-  const window: PromptBudget = {
+  // The answer as long as the budget's plan allows, and the instruction saying so; planned again
+  // when the call's turn comes, as answers measure the machine.
+  const windowFor = (answerTokens: number): PromptBudget => ({
     numCtx: config.numCtx,
     scale: context.calibration.scale(kind),
-    instruction: { answerTokens: numPredict, language: config.language },
-  };
+    instruction: { answerTokens, language: config.language },
+  });
+  let numPredict = budget.answerTokens();
+  const window = windowFor(numPredict);
   // Tokens as the prompt builders count them (with the model's calibration).
   const tokensOf = (prompt: string) => estimateTokens(prompt, window.scale ?? 1);
   const full = request.build(window);
@@ -87,8 +89,12 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
   let built = full;
   try {
     return await context.llmLimit(async () => {
+      const planned = numPredict;
+      numPredict = budget.answerTokens();
       const tokens = budget.tokensFor(slot);
-      if (tokens < want) built = request.build({ ...window, promptTokens: tokens });
+      const atTurn = numPredict === planned ? window : windowFor(numPredict);
+      if (tokens < want) built = request.build({ ...atTurn, promptTokens: tokens });
+      else if (atTurn !== window) built = request.build(atTurn);
       // Ctrl-C, or the model gone, while this call waited its turn: no call.
       if (context.signal?.aborted) throw new ModelError("Stopped before the call", "interrupted");
       context.progress.update(index, `summarising the ${kind}`);

@@ -5,6 +5,7 @@ import {
   MIN_ANSWER_TOKENS,
   type PlanInput,
   planBudget,
+  replanAnswer,
 } from "../../../lib/digest/summarise/budget-plan.ts";
 import { CPU_PRIOR, GPU_PRIOR } from "../../../lib/digest/summarise/rates.ts";
 
@@ -72,5 +73,25 @@ describe("planBudget(): fewer comments, then shorter answers, then fewer stories
   test("a re-run whose stories the cache answers plans only those needing the model", () => {
     expect(plan(5 * MINUTE, { stories: 2 }).cut).toBeNull();
     expect(plan(5 * MINUTE, { stories: 0 })).toEqual({ stories: 0, answerTokens: 512, cut: null });
+  });
+});
+
+describe("replanAnswer(): the answers' length at the measured rates", () => {
+  const prompts = Array.from({ length: 16 }, () => 6000);
+  test("whole answers when every call's whole prompt and answer fit", () => {
+    const gpu = { prefillPerSecond: 20_000, decodePerSecond: 200, answerTokens: 150 };
+    expect(replanAnswer({ seconds: 60, prompts, rates: gpu, answerReserve: 512 })).toBe(512);
+  });
+
+  test("under a budget that binds: about 100 tokens, then shorter in steps of 10, never below 60", () => {
+    const cpu = { ...CPU_PRIOR, answerTokens: 100 };
+    const at = (seconds: number) =>
+      replanAnswer({ seconds, prompts, rates: cpu, answerReserve: 512 });
+    expect(at(900)).toBe(BUDGET_ANSWER_TOKENS);
+    const tight = at(16 * 25);
+    expect(tight % 10).toBe(0);
+    expect(tight).toBeGreaterThan(MIN_ANSWER_TOKENS);
+    expect(tight).toBeLessThan(BUDGET_ANSWER_TOKENS);
+    expect(at(60)).toBe(MIN_ANSWER_TOKENS);
   });
 });

@@ -8,6 +8,7 @@ import {
   type TimeBudget,
   waterFill,
 } from "../../../lib/digest/summarise/budget.ts";
+import { replanAnswer } from "../../../lib/digest/summarise/budget-plan.ts";
 import type { ModelAnswer } from "../../../lib/digest/summarise/models/model-client.ts";
 import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "../../../lib/digest/summarise/rates.ts";
 
@@ -134,6 +135,73 @@ describe("createTimeBudget()", () => {
     expect(plan((run, slot) => run.finish(slot))).toBeGreaterThan(share * 3);
   });
 
+  test("a story with one half reused lends that half's share to the other, still to come", () => {
+    const plan = (end: (run: TimeBudget, slot: number) => void) => {
+      const run = budget(20 * 60_000);
+      for (let slot = 0; slot < 20; slot++) run.want(slot, 7000);
+      // Yesterday's articles reused; their discussions grew and go to the model.
+      for (let slot = 0; slot < 16; slot += 2) end(run, slot);
+      return run.tokensFor(1);
+    };
+    expect(plan((run, slot) => run.reused(slot))).toBe(plan((run, slot) => run.finish(slot)));
+    // A story with no comments and its article reused needed no call at all: its article's share
+    // is kept out (a finished half's goes to the others, as ever).
+    const quiet = budget(20 * 60_000);
+    const busy = budget(20 * 60_000);
+    for (let slot = 0; slot < 20; slot++) {
+      quiet.want(slot, 7000);
+      busy.want(slot, 7000);
+    }
+    for (let slot = 0; slot < 16; slot++) {
+      quiet[slot % 2 === 0 ? "reused" : "finish"](slot);
+      busy.finish(slot);
+    }
+    expect(quiet.tokensFor(17)).toBeLessThan(0.9 * busy.tokensFor(17));
+  });
+
+  test("reserves answers at the length models give (the prior's, then measured), not the cap", () => {
+    const capped = (answerTokens: number) => {
+      const run = createTimeBudget({
+        budgetMs: 20 * 60_000,
+        slots: 20,
+        meter: createRateMeter(),
+        promptLimit: 7600,
+        answerTokens,
+      });
+      for (let slot = 0; slot < 20; slot++) run.want(slot, 7000);
+      return run;
+    };
+    const reserve = capped(512);
+    expect(reserve.tokensFor(1)).toBe(capped(CPU_PRIOR.answerTokens).tokensFor(1));
+    // Answers measured shorter than the prior's leave the prompts more.
+    const before = reserve.tokensFor(3);
+    reserve.answered(1, answerAt(CPU, 1000, 120), 1000);
+    reserve.finish(1);
+    expect(reserve.tokensFor(3)).toBeGreaterThan(before);
+  });
+
+  test("re-plans the answers' length from the measured rates when a plan is given", () => {
+    const run = (rates: { prefill: number; decode: number }) => {
+      const plan = createTimeBudget({
+        budgetMs: 5 * 60_000,
+        slots: 20,
+        meter: createRateMeter(CPU_PRIOR),
+        promptLimit: 7600,
+        answerTokens: 100,
+        replanAnswer: (left) => replanAnswer({ ...left, answerReserve: 512 }),
+      });
+      for (let slot = 0; slot < 20; slot++) plan.want(slot, 4000);
+      expect(plan.answerTokens()).toBe(100);
+      plan.answered(0, answerAt(rates, 4000), 4000);
+      plan.finish(0);
+      return plan.answerTokens();
+    };
+    // A GPU far from its budget: whole answers from the second call on.
+    expect(run(GPU)).toBe(512);
+    // A CPU: the budget binds, the answers stay as planned.
+    expect(run(CPU)).toBeLessThanOrEqual(100);
+  });
+
   test("re-plans as answers come in: larger prompts on a fast machine, smaller on a slow one", () => {
     const fast = budget(20 * 60_000);
     const slow = budget(20 * 60_000);
@@ -237,7 +305,11 @@ describe("createTimeBudget()", () => {
       loaded: true,
     });
     // A model already loaded, on a GPU: no minute for loading, and the GPU prior's rates.
-    expect(loaded.timeoutMs(4800, 512)).toBe(Math.ceil((2 * (4800 / 300 + 512 / 20) + 30) * 1000));
+    expect(loaded.timeoutMs(4800, 512)).toBe(
+      Math.ceil(
+        (2 * (4800 / GPU_PRIOR.prefillPerSecond + 512 / GPU_PRIOR.decodePerSecond) + 30) * 1000,
+      ),
+    );
     plan.answered(1, answerAt(GPU, 4000), 4000);
     expect(plan.timeoutMs(4800, 512)).toBeLessThan(60_000);
     expect(plan.timeoutMs(4800, 512)).toBeGreaterThanOrEqual(30_000);
