@@ -31,8 +31,9 @@ export interface ItemRepo {
   create(input: NewItem, now: Date): Promise<Item>;
   /**
    * An id for the next item, so its change can be planned before the item is written.
-   * PostgreSQL takes it from the items sequence (no other insert gets it); SQLite reads the one
-   * after the highest, which another insert may take first.
+   * Both stores hand it out once, whatever becomes of it: PostgreSQL from the items sequence,
+   * SQLite by moving the items' AUTOINCREMENT counter past it. No other insert gets it, and no
+   * id is ever given to a second item.
    */
   nextId(): Promise<number>;
   /** `create` with an id from `nextId`; null when that id was taken meanwhile. */

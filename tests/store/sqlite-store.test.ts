@@ -248,6 +248,70 @@ describe("migration 8: claims and objects on a database with deliveries", () => 
   });
 });
 
+describe("migration 15: item and webhook ids never reused", () => {
+  test("every row and id is kept, deliveries still cascade with their webhook, and a deleted newest id is not given again", async () => {
+    const path = join(tempDir(), "v14.db");
+    const old = new Database(path, { create: true, strict: true });
+    old.run("PRAGMA foreign_keys = ON");
+    for (const migration of MIGRATIONS.slice(0, 14)) old.run(migration);
+    old.run("PRAGMA user_version = 14");
+    for (const name of ["a", "b", "c"]) {
+      old.run(
+        "INSERT INTO webhooks (name, url, created_at, updated_at, ordered) VALUES (?, 'https://e.example/', 0, 0, 1)",
+        [name],
+      );
+    }
+    for (const sku of ["A", "B"]) {
+      old.run(
+        "INSERT INTO items (sku, name, quantity, updated_at) VALUES (?, 'x', 1, '2025-01-01T00:00:00.000Z')",
+        [sku],
+      );
+    }
+    // Item 3 was created and deleted before the upgrade: only its deliveries remember it.
+    for (const [webhook, objectId] of [
+      [2, 3],
+      [3, 1],
+    ]) {
+      old.run(
+        `INSERT INTO deliveries (webhook_id, message_id, event, state, next_attempt_at, created_at,
+           updated_at, object_model, object_id)
+         VALUES (?, ?, 'item.deleted', 'failed', 0, 0, 0, 'item', ?)`,
+        [webhook ?? 0, `msg_${webhook}`, objectId ?? 0],
+      );
+      old.run(
+        "INSERT INTO delivery_payloads (delivery_id, payload) SELECT max(id), '{}' FROM deliveries",
+      );
+    }
+    old.close();
+
+    const store = openSqliteStore(path);
+    expect((await store.webhooks.list()).map((w) => [w.id, w.name, w.ordered])).toEqual([
+      [1, "a", true],
+      [2, "b", true],
+      [3, "c", true],
+    ]);
+    expect((await store.items.list()).map((item) => [item.id, item.sku])).toEqual([
+      [2, "B"],
+      [1, "A"],
+    ]);
+    expect((await store.queue.list()).map((d) => [d.id, d.webhookId])).toEqual([
+      [2, 3],
+      [1, 2],
+    ]);
+    await store.webhooks.remove(3);
+    expect((await store.queue.list()).map((d) => d.id)).toEqual([1]);
+    expect((await store.webhooks.create({ name: "d", url: "https://e.example/" })).id).toBe(4);
+    await store.items.remove(2);
+    const next = await store.items.create(
+      { sku: "C", name: "x", quantity: 1, location: "" },
+      new Date(0),
+    );
+    expect(next.id).toBe(4);
+    expect(await store.items.nextId()).toBe(5);
+    await store.close();
+  });
+});
+
 describe("SQLite store transactions", () => {
   test("a store call made inside transaction(fn) joins it instead of waiting for it", async () => {
     const store = createSqliteStore(openSqlite(":memory:"));

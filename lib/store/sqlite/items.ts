@@ -32,11 +32,18 @@ export function createSqliteItemRepo(db: Database): ItemRepo {
     `INSERT INTO items (sku, name, quantity, location, updated_at)
      VALUES ($sku, $name, $quantity, $location, $updated_at) RETURNING ${COLUMNS}`,
   );
-  /** The highest id nextId() handed out: ids planned and not (yet) inserted are not given twice. */
-  let reserved = 0;
-  const nextIdStmt = db.query<{ id: number }, []>(
-    "SELECT coalesce(max(id), 0) + 1 AS id FROM items",
+  // nextId() reserves as PostgreSQL's sequence does: the items' AUTOINCREMENT counter is moved
+  // past the id it hands out, so neither another create (any process) nor a later one gets it,
+  // even if it is never used; and an id once used is above the counter for good (never reused).
+  const reserveIdStmt = db.query<{ seq: number }, []>(
+    `UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT max(id) FROM items), 0)) + 1
+     WHERE name = 'items' RETURNING seq`,
   );
+  const firstIdStmt = db.query<{ seq: number }, []>(
+    `INSERT INTO sqlite_sequence (name, seq)
+     SELECT 'items', coalesce(max(id), 0) + 1 FROM items RETURNING seq`,
+  );
+  const reserveId = db.transaction(() => (reserveIdStmt.get() ?? firstIdStmt.get())?.seq);
   // An id taken meanwhile is no row (the caller plans again); a taken sku still fails.
   const insertWithIdStmt = db.query<ItemRow, ItemRow>(
     `INSERT INTO items (id, sku, name, quantity, location, updated_at)
@@ -84,10 +91,8 @@ export function createSqliteItemRepo(db: Database): ItemRepo {
       return toItem(row);
     },
     async nextId() {
-      // Reserved in this process, as PostgreSQL's sequence reserves: two creates planned at once
-      // (the app's clients) get two ids, instead of one planning again after the other took it.
-      const id = Math.max(nextIdStmt.get()?.id ?? 1, reserved + 1);
-      reserved = id;
+      const id = reserveId.immediate();
+      if (id === undefined) throw new Error("Reserving an item id returned no row");
       return id;
     },
     async createWithId(input: NewItem, now: Date, id: number) {

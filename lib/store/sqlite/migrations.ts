@@ -301,10 +301,100 @@ export const MIGRATIONS: readonly string[] = [
     created_at INTEGER NOT NULL
   );
   `,
+  // 15: item and webhook ids never reused (issue 33), as migration 12 did for deliveries: with
+  // max(id) + 1, deleting the newest item gave its id to the next one, and a receiver holding a
+  // retried item.deleted of the old item took it for the new one. Both rebuilt with
+  // AUTOINCREMENT, every row and id kept. migrate() turns foreign keys off around a migration
+  // (SQLite's own procedure for rebuilding a table), so dropping the old webhooks table does not
+  // cascade to their deliveries; the renamed table is then what deliveries refer to. An item id
+  // used once is remembered past the rebuild where a delivery still names it, so a deleted
+  // newest item's id is not handed out again either.
+  `
+  CREATE TABLE webhooks_v15 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE,
+    url TEXT NOT NULL,
+    method TEXT NOT NULL DEFAULT 'POST',
+    content_type TEXT NOT NULL DEFAULT 'application/json',
+    headers TEXT NOT NULL DEFAULT '[]',
+    secret TEXT,
+    events TEXT NOT NULL DEFAULT '["*"]',
+    enabled INTEGER NOT NULL DEFAULT 1,
+    disabled_reason TEXT,
+    disabled_at INTEGER,
+    max_per_second REAL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    failing_since INTEGER,
+    failed_deliveries INTEGER NOT NULL DEFAULT 0,
+    paused_until INTEGER NOT NULL DEFAULT 0,
+    next_send_at REAL NOT NULL DEFAULT 0,
+    body_template TEXT,
+    conditions TEXT,
+    ssl_verification INTEGER NOT NULL DEFAULT 1,
+    ca_file TEXT,
+    timeout_ms INTEGER,
+    ordered INTEGER NOT NULL DEFAULT 0,
+    retry_schedule TEXT NOT NULL DEFAULT 'day',
+    retry_attempts INTEGER DEFAULT 8,
+    previous_secret TEXT,
+    previous_secret_until INTEGER
+  );
+  INSERT INTO webhooks_v15 (id, name, url, method, content_type, headers, secret, events,
+    enabled, disabled_reason, disabled_at, max_per_second, created_at, updated_at,
+    failing_since, failed_deliveries, paused_until, next_send_at, body_template, conditions,
+    ssl_verification, ca_file, timeout_ms, ordered, retry_schedule, retry_attempts,
+    previous_secret, previous_secret_until)
+  SELECT id, name, url, method, content_type, headers, secret, events, enabled,
+    disabled_reason, disabled_at, max_per_second, created_at, updated_at, failing_since,
+    failed_deliveries, paused_until, next_send_at, body_template, conditions, ssl_verification,
+    ca_file, timeout_ms, ordered, retry_schedule, retry_attempts, previous_secret,
+    previous_secret_until
+  FROM webhooks;
+  DROP TABLE webhooks;
+  ALTER TABLE webhooks_v15 RENAME TO webhooks;
+  CREATE TABLE items_v15 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    sku TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    quantity INTEGER NOT NULL CHECK (quantity >= 0),
+    location TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL
+  );
+  INSERT INTO items_v15 (id, sku, name, quantity, location, updated_at)
+  SELECT id, sku, name, quantity, location, updated_at FROM items;
+  DROP TABLE items;
+  ALTER TABLE items_v15 RENAME TO items;
+  INSERT INTO sqlite_sequence (name, seq)
+  SELECT 'items', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'items');
+  UPDATE sqlite_sequence SET seq = max(seq, coalesce(
+    (SELECT max(object_id) FROM deliveries WHERE object_model = 'item'), 0))
+  WHERE name = 'items';
+  `,
 ];
 
-/** Applies pending migrations, each in its own immediate transaction (safe with several processes). */
+/**
+ * Applies pending migrations, each in its own immediate transaction (safe with several
+ * processes). Foreign keys are off meanwhile (the pragma is ignored inside a transaction), so a
+ * migration may rebuild a parent table without its DROP cascading to the children; each
+ * migration's result is checked with foreign_key_check before it commits.
+ */
 export function migrate(db: Database): number {
+  const { user_version: at } = db.query("PRAGMA user_version").get() as { user_version: number };
+  if (at >= MIGRATIONS.length) return MIGRATIONS.length;
+  const { foreign_keys: enforced } = db.query("PRAGMA foreign_keys").get() as {
+    foreign_keys: number;
+  };
+  db.run("PRAGMA foreign_keys = OFF");
+  try {
+    applyPending(db);
+  } finally {
+    if (enforced) db.run("PRAGMA foreign_keys = ON");
+  }
+  return MIGRATIONS.length;
+}
+
+function applyPending(db: Database): void {
   for (;;) {
     const applied = db.transaction(() => {
       const { user_version: version } = db.query("PRAGMA user_version").get() as {
@@ -313,10 +403,12 @@ export function migrate(db: Database): number {
       const next = MIGRATIONS[version];
       if (next === undefined) return false;
       db.run(next);
+      const broken = db.query("PRAGMA foreign_key_check").get();
+      if (broken)
+        throw new Error(`Migration ${version + 1} broke a reference: ${JSON.stringify(broken)}`);
       db.run(`PRAGMA user_version = ${version + 1}`);
       return true;
     });
     if (!applied.immediate()) break;
   }
-  return MIGRATIONS.length;
 }
