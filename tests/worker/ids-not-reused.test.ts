@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllowList } from "../../lib/http/ssrf.ts";
-import { createItem, deleteItem } from "../../lib/inventory/changes.ts";
+import { createItem, deleteItem } from "../../lib/webhooks/events/item-changes.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
