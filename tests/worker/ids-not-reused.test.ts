@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllowList } from "../../lib/http/ssrf.ts";
-import { createItem, deleteItem } from "../../lib/webhooks/events/item-changes.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { createItem, deleteItem } from "../../lib/webhooks/events/item-changes.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
