@@ -143,6 +143,17 @@ describe("bun run digest with filters", () => {
     );
   });
 
+  test("--only llm keeps the stories about LLMs, not a word that merely contains it", async () => {
+    using fakes = world([linked(31, "LLMs at work"), linked(32, "The fullm framework")]);
+    const run = await digest(fakes, ["--only", "llm"]);
+    expect(run.error).toBeUndefined();
+    expect(requestsFor(fakes, 32, "The fullm framework")).toEqual([]);
+    expect(requestsFor(fakes, 31, "LLMs at work")).not.toEqual([]);
+    expect(run.logger.lines).toContain(
+      "info Left out 1 of 2 front-page stories: 1 matching no --only entry; 1 of the 10 asked for remain",
+    );
+  });
+
   test("a bad value is one line naming it, before any request", async () => {
     using fakes = world([linked(31, "Alpha")]);
     const { error } = await digest(fakes, ["--skip", "rust,bad host.com"]);

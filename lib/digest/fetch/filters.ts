@@ -4,7 +4,10 @@
  */
 import type { Story } from "../types.ts";
 
-/** One --skip / --only entry: a word or phrase of the title, or (with a dot) a site. */
+/**
+ * One --skip / --only entry: a word or phrase of the title (its plural too), or (with a dot) a
+ * site.
+ */
 export type FilterEntry =
   | { kind: "word"; text: string; pattern: RegExp }
   | { kind: "host"; text: string };
@@ -53,10 +56,17 @@ export function parseFilterList(text: string): FilterEntry[] {
   return entries;
 }
 
-/** The entry as a whole word (or phrase) of a title, any case: "go" is not in "Google". */
+/**
+ * The entry as a whole word (or phrase) of a title, any case, its last word also in the plural
+ * or possessive: "llm" is in "LLMs" and "an LLM's", "policy" in "policies", "open source" in
+ * "Open-source"; "go" is not in "Google" nor "llm" in "fullm".
+ */
 function wholeWord(text: string): RegExp {
-  const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ /g, "\\s+");
-  return new RegExp(`(?<![\\p{L}\\p{N}_])${escaped}(?![\\p{L}\\p{N}_])`, "iu");
+  const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ /g, "[\\s-]+");
+  const forms = [`${escaped}(?:e?s|['’]s|s['’])?`];
+  // "policy" → "policies"; "day" → "days" is the rule above.
+  if (/[^aeiou]y$/.test(text)) forms.push(`${escaped.slice(0, -1)}ies`);
+  return new RegExp(`(?<![\\p{L}\\p{N}_])(?:${forms.join("|")})(?![\\p{L}\\p{N}_])`, "iu");
 }
 
 export function hasFilters(filter: StoryFilter): boolean {

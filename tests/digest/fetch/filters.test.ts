@@ -62,6 +62,24 @@ describe("leftOutBecause()", () => {
     expect(leftOutBecause(story({ title: "Maintainers burn out" }), filter({ skip }))).toBeNull();
   });
 
+  test("a word matches its plural and possessive in any case, never inside another word", () => {
+    const only = parseFilterList("llm,policy,open source");
+    const at = (title: string) => leftOutBecause(story({ title }), filter({ only }));
+    for (const title of [
+      "LLMs are not databases",
+      "What an LLM's context window holds",
+      "Running llm locally",
+      "New policies for maintainers",
+      "Open-source tools",
+      "Two open sources",
+    ]) {
+      expect(at(title)).toBeNull();
+    }
+    for (const title of ["A fullm stack", "LLMish tools", "Policymakers meet", "Sourcehut"]) {
+      expect(at(title)).toBe("matching no --only entry");
+    }
+  });
+
   test("a host matches the link's host and its subdomains, not a look-alike", () => {
     const skip = parseFilterList("example.com");
     const at = (url: string | null) => leftOutBecause(story({ url }), filter({ skip }));
