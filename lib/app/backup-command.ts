@@ -29,7 +29,7 @@ export function createBackupCommand(options: BackupCommandOptions): CommandDef {
         "Copy the SQLite database to FILE while the app and workers run (owner-only, integrity-checked)",
       notes: [
         "PostgreSQL: use pg_dump and pg_restore (docs/operations.md, Backup and restore).",
-        "Exit codes: 0 copied, 1 failed, 2 bad argument, no database or FILE exists.",
+        "Exit codes: 0 copied, 1 failed, 2 bad argument, no database, or FILE exists or is refused (a symlink, standard output, a path in /dev or /proc).",
       ],
     }),
     args: backupArgs,

@@ -164,7 +164,7 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     hint: "file",
     schema: outPath,
     description:
-      "write the digest to this regular file instead of stdout (- for stdout); a device, FIFO or folder is refused",
+      "write the digest to this regular file instead of stdout (- or /dev/stdout for stdout, /dev/stderr for stderr); a symlink is followed to a regular file; a device, FIFO, folder or anything else in /dev or /proc is refused",
   },
   {
     key: "language",

@@ -81,7 +81,9 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
   if (config.out !== undefined) await refuseNonRegularTarget(config.out);
   // The archive first: it leaves nothing behind when it cannot be opened, --out's file would.
   const archive = config.archive === undefined ? undefined : await openArchive(config.archive);
-  const output = await openOutput(config.out, deps.stdout);
+  const output = await openOutput(config.out, deps.stdout, { stderr: deps.stderr });
+  // The file --out names, left as it was by a run that stops short (none for /dev/stdout).
+  const outFile = output.stream === undefined ? config.out : undefined;
   let cache: SummaryCache | undefined;
   let progress: Progress | undefined;
   // Set once the digest's opening is written: a run stopped after that ends the text it began.
@@ -129,7 +131,8 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     // A budget too small for every story leaves out the last ones (said by startBudget).
     const stories = front.stories.slice(0, keep);
     done.total = stories.length;
-    progress = createProgress(deps.stderr, {
+    // A digest written to stderr is not drawn over by the progress lines.
+    progress = createProgress(output.stream === "stderr" ? { write: () => {} } : deps.stderr, {
       total: stories.length,
       titles: stories.map((story) => story.title),
       now,
@@ -152,11 +155,11 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     };
     // Why the run stops short, if it must: Ctrl-C, the model's first-call check, or the model gone.
     const stopNow = () => {
-      if (deps.signal?.aborted) return interrupted(config, done);
+      if (deps.signal?.aborted) return interrupted(outFile, done);
       if (start.failed.aborted) return asError(start.failed.reason);
       if (health.gone === null) return null;
       return new ModelGoneError(
-        goneMessage(health.gone, { describe: model.describe, out: config.out }),
+        goneMessage(health.gone, { describe: model.describe, out: outFile }),
       );
     };
     await output.write(renderer.begin(meta));
@@ -198,7 +201,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     );
     // A digest of failure notes only replaces neither --out, nor the archive, nor the last run.
     if (stats.failed > 0 && stats.generated + stats.cached === 0) {
-      const left = config.out === undefined ? "" : `; ${config.out} was left as it was`;
+      const left = outFile === undefined ? "" : `; ${outFile} was left as it was`;
       throw new DigestFailedError(
         `Every summary failed (see the notes); check that ${model.describe} still runs and has ${facts.model}${left}`,
       );
@@ -230,7 +233,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     }
     await output.abort();
     if (deps.signal?.aborted) {
-      const stopped = error instanceof DigestInterruptedError ? error : interrupted(config, done);
+      const stopped = error instanceof DigestInterruptedError ? error : interrupted(outFile, done);
       progress?.stop();
       baseLogger.warn(stopped.message);
       throw stopped;
@@ -317,7 +320,7 @@ export function summaryCounts(stats: PipelineStats, model: string): string {
 }
 
 function interrupted(
-  config: DigestConfig,
+  outFile: string | undefined,
   done: { written: number; total: number },
 ): DigestInterruptedError {
   const after =
@@ -325,7 +328,7 @@ function interrupted(
       ? "Interrupted before the front page was read"
       : `Interrupted after ${done.written} of ${done.total} ${done.total === 1 ? "story" : "stories"}`;
   return new DigestInterruptedError(
-    config.out === undefined ? after : `${after}; ${config.out} was left as it was`,
+    outFile === undefined ? after : `${after}; ${outFile} was left as it was`,
   );
 }
 

@@ -13,6 +13,7 @@ const LAYERS: ReadonlyArray<[prefix: string, layer: Layer]> = [
   ["lib/cli/", { name: "shared", rank: 0 }],
   ["lib/async/", { name: "shared", rank: 0 }],
   ["lib/text/", { name: "shared", rank: 0 }],
+  ["lib/files/", { name: "shared", rank: 0 }],
   ["lib/log.ts", { name: "shared", rank: 0 }],
   ["lib/log-format.ts", { name: "shared", rank: 0 }],
   ["lib/secrets.ts", { name: "shared", rank: 0 }],

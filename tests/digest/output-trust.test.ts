@@ -1,6 +1,15 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { runCommand } from "citty";
 import { UsageError } from "../../lib/config/errors.ts";
@@ -124,6 +133,62 @@ describe("--out", () => {
         if (statSync(path).isDirectory()) expect(readdirSync(path)).toEqual(["inside.txt"]);
       },
     );
+  }
+});
+
+describe("--out through a symlink", () => {
+  test("a symlink to a regular file: the file gets the digest, the link stays a link", async () => {
+    using world = startDigestWorld({ stories: textPosts(1) });
+    const dir = tempDir();
+    const real = join(dir, "published.md");
+    writeFileSync(real, "yesterday");
+    const link = join(dir, "digest.md");
+    symlinkSync(real, link);
+    const { error, stdout } = await digest(world, ["--out", link]);
+    expect(error).toBeUndefined();
+    expect(stdout).toBe("");
+    expect(readFileSync(real, "utf8")).toContain("Summary of the article of Post 1.");
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(link)).toBe(real);
+    expect(readdirSync(dir).sort()).toEqual(["digest.md", "published.md"]);
+  });
+
+  const links: Array<[string, (dir: string) => string, (target: string) => string, boolean]> = [
+    [
+      "a dangling symlink",
+      (dir) => join(dir, "missing.md"),
+      () => "is a symlink to nothing (a dangling link)",
+      true,
+    ],
+    [
+      "a symlink to a character device",
+      (dir) => {
+        const device = join(dir, "null");
+        Bun.spawnSync(["mknod", device, "c", "1", "3"]);
+        return device;
+      },
+      (target) => `is a symlink to ${target}, a character device, not a regular file`,
+      process.getuid?.() === 0,
+    ],
+  ];
+  for (const [name, make, why, runs] of links) {
+    test.skipIf(!runs)(`${name} is refused before any request, and left as it was`, async () => {
+      using world = startDigestWorld({ stories: textPosts(1) });
+      const dir = tempDir();
+      const target = make(dir);
+      const link = join(dir, "digest.md");
+      symlinkSync(target, link);
+      const before = readdirSync(dir).sort();
+      const { error, stdout } = await digest(world, ["--out", link]);
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toBe(
+        `--out ${link} ${why(target)}: expected a file path (or - for stdout)`,
+      );
+      expect(readlinkSync(link)).toBe(target);
+      expect(readdirSync(dir).sort()).toEqual(before);
+      expect(stdout).toBe("");
+      expect(world.search.requests).toEqual([]);
+    });
   }
 });
 

@@ -1,10 +1,20 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { articleHtml } from "../fakes/article-site.ts";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { storyHit } from "../fakes/hn-search.ts";
+import { canUsePrivateDev, makeDev, withPrivateDev } from "../fakes/private-dev.ts";
 import { outputOf } from "../fakes/process-output.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
@@ -14,6 +24,13 @@ setDefaultTimeout(30_000);
 // stdout and stderr. Everything else is tested in-process through the command.
 
 const ROOT = join(import.meta.dir, "..", "..");
+const DEV_NAMES = ["fd", "null", "random", "stderr", "stdout", "urandom", "zero"];
+const privateDev = canUsePrivateDev();
+if (!privateDev) {
+  console.warn(
+    "[skip] digest --out /dev/stdout: needs root and unshare (apt-get install util-linux)",
+  );
+}
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -136,3 +153,73 @@ describe("scripts/digest.ts and Ctrl-C", () => {
     }
   }, 20_000);
 });
+
+describe.if(privateDev)(
+  "scripts/digest.ts --out /dev/stdout and /dev/stderr (root, a /dev of its own)",
+  () => {
+    /** Runs the script with `dev` as its /dev and stdout redirected to a file, as a shell's `>` does. */
+    async function runWithDev(args: string[]) {
+      using world = startDigestWorld({
+        stories: [
+          storyHit({ title: "Only story", url: undefined, story_text: "Text", num_comments: 0 }),
+        ],
+      });
+      const dir = mkdtempSync(join(tmpdir(), "digest-dev-"));
+      dirs.push(dir);
+      const dev = join(dir, "dev");
+      makeDev(dev);
+      const redirected = join(dir, "stdout.txt");
+      writeFileSync(redirected, "");
+      const inode = statSync(redirected).ino;
+      const child = Bun.spawn(
+        withPrivateDev(dev, [process.execPath, "scripts/digest.ts", ...args]),
+        {
+          cwd: ROOT,
+          env: {
+            ...world.env,
+            PATH: process.env.PATH ?? "",
+            HOME: dir,
+            XDG_CACHE_HOME: dir,
+            NO_COLOR: "1",
+          },
+          stdout: Bun.file(redirected),
+          stderr: "pipe",
+        },
+      );
+      const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+      // The same file the shell opened: written through the descriptor, not replaced by a rename.
+      expect(statSync(redirected).ino).toBe(inode);
+      return { code, stderr, stdout: readFileSync(redirected, "utf8"), dev };
+    }
+
+    test("--out /dev/stdout writes to the redirected file and leaves /dev/stdout a link", async () => {
+      const { code, stdout, stderr, dev } = await runWithDev(["--out", "/dev/stdout"]);
+      expect(stderr).toContain("Digest of 1 story in");
+      expect(code).toBe(0);
+      expect(stdout).toStartWith("# Hacker News digest\n");
+      expect(stdout).toContain("Summary of the article of Only story.");
+      expect(readlinkSync(join(dev, "stdout"))).toBe("/proc/self/fd/1");
+      expect(readdirSync(dev).sort()).toEqual(DEV_NAMES);
+    });
+
+    test("--out /dev/stderr writes the digest to standard error, nothing to stdout", async () => {
+      const { code, stdout, stderr, dev } = await runWithDev(["--out", "/dev/stderr"]);
+      expect(code).toBe(0);
+      expect(stdout).toBe("");
+      expect(stderr).toContain("# Hacker News digest\n");
+      expect(readlinkSync(join(dev, "stderr"))).toBe("/proc/self/fd/2");
+      expect(readdirSync(dev).sort()).toEqual(DEV_NAMES);
+    });
+
+    test("--out /dev/null is refused with exit 2 and left as it was", async () => {
+      const { code, stdout, stderr, dev } = await runWithDev(["--out", "/dev/null"]);
+      expect(code).toBe(2);
+      expect(stdout).toBe("");
+      expect(stderr).toContain(
+        "--out /dev/null is in /dev, where only /dev/stdout and /dev/stderr",
+      );
+      expect(lstatSync(join(dev, "null")).isCharacterDevice()).toBe(true);
+      expect(readdirSync(dev).sort()).toEqual(DEV_NAMES);
+    });
+  },
+);

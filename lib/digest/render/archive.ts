@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { access, constants, mkdir, readdir, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { UsageError } from "../../config/errors.ts";
+import { UnsafeTarget, writeFolder } from "../../files/write-target.ts";
 import type { Logger } from "../../log.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { DigestMeta, StoryDigest } from "../types.ts";
@@ -37,17 +38,21 @@ export interface Archive {
 
 /**
  * Opens the archive folder, creating it when missing, before any network call, so a path that
- * cannot be written fails at once (UsageError, exit 2) rather than after the summaries.
+ * cannot be written fails at once (UsageError, exit 2) rather than after the summaries. A folder
+ * in /dev, /proc or /sys is refused; a file in it that is a symlink is followed to a regular
+ * file or refused, never replaced (writeFileAtomic).
  */
 export async function openArchive(dir: string): Promise<Archive> {
   try {
+    // Not in /dev, /proc or /sys (not even made there); each file is checked as it is written.
+    writeFolder(dir);
     await mkdir(dir, { recursive: true });
     await access(dir, constants.W_OK);
     if (!(await stat(dir)).isDirectory()) throw new Error("not a folder");
   } catch (error) {
-    throw new UsageError(
-      `Archive folder ${dir} (--archive / DIGEST_ARCHIVE) cannot be written: ${errorMessage(error)}`,
-    );
+    const why =
+      error instanceof UnsafeTarget ? error.message : `cannot be written: ${errorMessage(error)}`;
+    throw new UsageError(`Archive folder ${dir} (--archive / DIGEST_ARCHIVE) ${why}`);
   }
   // A run killed while it replaced a file left its hidden temporary file behind.
   await removeStaleTemporaries(dir);

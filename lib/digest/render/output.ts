@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import type { Stats } from "node:fs";
 import { type FileHandle, lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "../../config/errors.ts";
+import { UnsafeTarget, type WriteTarget, writeTarget } from "../../files/write-target.ts";
 import { errorMessage } from "../../text/error-message.ts";
 
 /** Where text goes: process.stdout in the script, an array in tests. */
@@ -11,6 +11,8 @@ export interface TextSink {
 }
 
 export interface Output {
+  /** The standard stream written, or undefined for a file. */
+  stream?: "stdout" | "stderr";
   write(text: string): Promise<void>;
   /** Everything was written: make it visible (a file is renamed into place). */
   commit(): Promise<void>;
@@ -33,29 +35,28 @@ export function streamSink(stream: NodeJS.WritableStream): TextSink {
  * beside FILE (so the final rename stays on one file system) that replaces FILE only when the
  * digest is complete, and is removed if it is not (an error, Ctrl-C). The temporary file is
  * created exclusively under an unpredictable name: a file or symlink already there (planted
- * to redirect the write) makes the open fail instead of being followed. Opening happens before
- * any network call so a bad path fails at once (UsageError).
+ * to redirect the write) makes the open fail instead of being followed. `--out /dev/stdout` and
+ * `/dev/stderr` are the streams themselves, and a symlink is followed to the regular file it
+ * names, which is replaced while the link stays (outputTarget). Opening happens before any
+ * network call so a bad path fails at once (UsageError).
  */
 export async function openOutput(
   path: string | undefined,
   stdout: TextSink,
-  options: { temporaryPath?: (path: string) => string } = {},
+  options: { stderr?: TextSink; temporaryPath?: (path: string) => string } = {},
 ): Promise<Output> {
-  if (path === undefined) {
-    return {
-      write: async (text) => {
-        if (text !== "") await stdout.write(text);
-      },
-      commit: async () => {},
-      abort: async () => {},
-    };
+  const target = path === undefined ? ({ kind: "stdout" } as const) : outputTarget(path);
+  if (target.kind === "stdout") return streamOutput(stdout, "stdout");
+  if (target.kind === "stderr") {
+    if (options.stderr === undefined) throw new Error("openOutput(): no stderr sink was given");
+    return streamOutput(options.stderr, "stderr");
   }
-  await refuseNonRegularTarget(path);
-  await removeStaleTemporaries(dirname(path), { of: basename(path) });
+  const file = target.path;
+  await removeStaleTemporaries(dirname(file), { of: basename(file) });
   let temporary = "";
   let handle: FileHandle | undefined;
   for (let attempt = 0; handle === undefined; attempt++) {
-    temporary = (options.temporaryPath ?? temporaryPath)(path);
+    temporary = (options.temporaryPath ?? temporaryPath)(file);
     try {
       // "wx": O_CREAT | O_EXCL, which never follows a symlink at the path.
       handle = await open(temporary, "wx", 0o644);
@@ -64,71 +65,92 @@ export async function openOutput(
       throw new UsageError(`--out ${path} cannot be written: ${errorMessage(error)}`);
     }
   }
-  const file = handle;
+  const opened = handle;
   return {
     write: async (text) => {
-      if (text !== "") await file.write(text);
+      if (text !== "") await opened.write(text);
     },
     commit: async () => {
-      await file.close();
-      await rename(temporary, path);
+      await opened.close();
+      await rename(temporary, file);
     },
     abort: async () => {
-      await file.close().catch(() => {});
+      await opened.close().catch(() => {});
       await unlink(temporary).catch(() => {});
     },
   };
 }
 
-/**
- * `--out` replaces a regular file (or a symlink, which is replaced, not followed) or makes a new
- * one; anything else at the path (a device such as /dev/null, a FIFO, a directory, a socket) is
- * refused with a UsageError before anything is written, and left exactly as it was: renaming
- * over it would turn /dev/null into a file for every other program on the machine.
- */
-export async function refuseNonRegularTarget(path: string): Promise<void> {
-  let info: Stats;
-  try {
-    info = await lstat(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw new UsageError(`--out ${path} cannot be written: ${errorMessage(error)}`);
-  }
-  if (info.isFile() || info.isSymbolicLink()) return;
-  throw new UsageError(
-    `--out ${path} is ${kindOf(info)}, not a regular file: expected a file path (or - for stdout)`,
-  );
+function streamOutput(sink: TextSink, stream: "stdout" | "stderr"): Output {
+  return {
+    stream,
+    write: async (text) => {
+      if (text !== "") await sink.write(text);
+    },
+    commit: async () => {},
+    abort: async () => {},
+  };
 }
 
-function kindOf(info: Stats): string {
-  if (info.isDirectory()) return "a directory";
-  if (info.isCharacterDevice()) return "a character device";
-  if (info.isBlockDevice()) return "a block device";
-  if (info.isFIFO()) return "a FIFO";
-  if (info.isSocket()) return "a socket";
-  return "not a file";
+/**
+ * Where `--out PATH` writes (writeTarget), or a UsageError before anything is written that
+ * leaves the path exactly as it was: a device such as /dev/null, a FIFO, a directory, a
+ * socket, anything else in /dev, /proc or /sys, a dangling symlink or one to anything but a
+ * regular file. Renaming over /dev/stdout would turn it into a file for every program on the
+ * machine.
+ */
+export function outputTarget(path: string): WriteTarget {
+  try {
+    return writeTarget(path);
+  } catch (error) {
+    if (error instanceof UnsafeTarget) {
+      throw new UsageError(
+        `--out ${path} ${error.message}: expected a file path (or - for stdout)`,
+      );
+    }
+    throw new UsageError(`--out ${path} cannot be written: ${errorMessage(error)}`);
+  }
+}
+
+/** outputTarget's check alone, for a caller that opens the output later. */
+export async function refuseNonRegularTarget(path: string): Promise<void> {
+  outputTarget(path);
 }
 
 /**
  * Writes a whole file atomically: into a temporary file beside it, created exclusively (never
  * through a planted file or symlink), flushed to disk, then renamed over `path`. A reader sees
  * the old file or the new one, never half of one; on an error the temporary file is removed.
+ * A symlink at `path` is followed to the regular file it names, which is replaced while the
+ * link stays; anything else there but a regular file (writeTarget) is refused, left as it was.
  */
 export async function writeFileAtomic(
   path: string,
   text: string,
   options: { temporaryPath?: (path: string) => string } = {},
 ): Promise<void> {
-  const temporary = (options.temporaryPath ?? temporaryPath)(path);
+  const target = fileTarget(path);
+  const temporary = (options.temporaryPath ?? temporaryPath)(target.path);
   const file = await open(temporary, "wx", 0o644);
   try {
     await file.writeFile(text);
     await file.sync();
     await file.close();
-    await rename(temporary, path);
+    await rename(temporary, target.path);
   } catch (error) {
     await file.close().catch(() => {});
     await unlink(temporary).catch(() => {});
+    throw error;
+  }
+}
+
+function fileTarget(path: string): { path: string } {
+  try {
+    const target = writeTarget(path);
+    if (target.kind === "file") return target;
+    throw new UnsafeTarget("is a standard stream, not a file");
+  } catch (error) {
+    if (error instanceof UnsafeTarget) throw new Error(`${path} ${error.message}`);
     throw error;
   }
 }

@@ -1,6 +1,12 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, linkSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, lstatSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import {
+  standardStream,
+  UnsafeTarget,
+  type WriteTarget,
+  writeTarget,
+} from "../../files/write-target.ts";
 
 export interface BackupSummary {
   bytes: number;
@@ -20,16 +26,12 @@ export class BackupRefused extends Error {
  * copy is one consistent moment even while the app and workers write (copying the file and its
  * WAL by hand is not). The copy is written in a private folder beside the target, checked with
  * `PRAGMA integrity_check`, made owner-only (it holds every webhook secret) and only then linked
- * at `target`: a reader never sees half a backup, and an existing file is never replaced.
+ * at `target`: a reader never sees half a backup, and nothing already at the path (a file, a
+ * symlink, a device) is ever replaced or written through.
  */
 export function backupSqlite(source: string, target: string): BackupSummary {
   if (!existsSync(source)) throw new BackupRefused(`there is no database at ${source}`);
-  if (existsSync(target)) {
-    throw new BackupRefused(`${target} exists: give a new file name (a backup never replaces one)`);
-  }
-  if (!existsSync(dirname(target))) {
-    throw new BackupRefused(`the folder ${dirname(target)} does not exist`);
-  }
+  refuseTarget(target);
   const scratch = mkdtempSync(join(dirname(target), `.${basename(target)}.`));
   const copy = join(scratch, "backup.db");
   try {
@@ -47,6 +49,32 @@ export function backupSqlite(source: string, target: string): BackupSummary {
     return summary;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A backup is a new regular file: not standard output (binary in a terminal or a pipe, beside
+ * the report), nothing in /dev, /proc or /sys, and nothing already at the path, a symlink
+ * included, dangling or not (link() would refuse it later, with a less useful message).
+ */
+function refuseTarget(target: string): void {
+  if (standardStream(target) !== undefined) {
+    throw new BackupRefused(
+      `${target} is a standard stream: a backup is written to a new file of its own`,
+    );
+  }
+  let found: WriteTarget;
+  try {
+    found = writeTarget(target);
+  } catch (error) {
+    if (error instanceof UnsafeTarget) throw new BackupRefused(`${target} ${error.message}`);
+    throw error;
+  }
+  if (lstatSync(target, { throwIfNoEntry: false }) !== undefined || found.kind !== "file") {
+    throw new BackupRefused(`${target} exists: give a new file name (a backup never replaces one)`);
+  }
+  if (!existsSync(dirname(target))) {
+    throw new BackupRefused(`the folder ${dirname(target)} does not exist`);
   }
 }
 

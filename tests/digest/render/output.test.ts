@@ -1,13 +1,16 @@
 import { describe, expect, test } from "bun:test";
 import {
   lstatSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { UsageError } from "../../../lib/config/errors.ts";
 import {
   openOutput,
   removeStaleTemporaries,
@@ -45,18 +48,50 @@ describe("openOutput()", () => {
     expect(readFileSync(target, "utf8")).toBe("yesterday");
   });
 
-  test("replaces a symlink at the target instead of writing through it", async () => {
+  test("follows a symlink to a regular file: the file is replaced, the link stays a link", async () => {
     const dir = tempDir();
-    const victim = join(dir, "victim.txt");
-    writeFileSync(victim, "precious");
+    mkdirSync(join(dir, "www"));
+    const real = join(dir, "www", "digest.md");
+    writeFileSync(real, "yesterday");
     const target = join(dir, "digest.md");
-    symlinkSync(victim, target);
+    symlinkSync(real, target);
     const output = await openOutput(target, noStdout);
-    await output.write("digest");
+    await output.write("today");
+    // The temporary file is beside the real file, so the rename stays on its file system.
+    expect(readdirSync(join(dir, "www"))).toHaveLength(2);
     await output.commit();
-    expect(readFileSync(victim, "utf8")).toBe("precious");
-    expect(lstatSync(target).isSymbolicLink()).toBe(false);
-    expect(readFileSync(target, "utf8")).toBe("digest");
+    expect(readFileSync(real, "utf8")).toBe("today");
+    expect(lstatSync(target).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(target)).toBe(real);
+    expect(readdirSync(join(dir, "www"))).toEqual(["digest.md"]);
+  });
+
+  test("refuses a dangling symlink and a symlink to a device or folder, and leaves them", async () => {
+    const dir = tempDir();
+    const links: Array<[string, string, string]> = [
+      ["dangling", join(dir, "missing.md"), "is a symlink to nothing (a dangling link)"],
+      ["to-folder", dir, `is a symlink to ${dir}, a directory, not a regular file`],
+    ];
+    for (const [name, to, why] of links) {
+      const link = join(dir, name);
+      symlinkSync(to, link);
+      const error = await openOutput(link, noStdout).catch((caught: Error) => caught);
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toBe(
+        `--out ${link} ${why}: expected a file path (or - for stdout)`,
+      );
+      expect(readlinkSync(link)).toBe(to);
+    }
+    expect(readdirSync(dir).sort()).toEqual(["dangling", "to-folder"]);
+  });
+
+  test("without a path, the text goes to the stdout sink", async () => {
+    const written: string[] = [];
+    const output = await openOutput(undefined, { write: (text) => written.push(text) });
+    expect(output.stream).toBe("stdout");
+    await output.write("# Digest\n");
+    await output.commit();
+    expect(written).toEqual(["# Digest\n"]);
   });
 
   test("never writes through a file or symlink already at the temporary name", async () => {
@@ -92,16 +127,26 @@ describe("writeFileAtomic()", () => {
     expect(readFileSync(target, "utf8")).toBe("new feed");
   });
 
-  test("replaces a symlink at the target instead of writing through it", async () => {
+  test("follows a symlink to a regular file: the file is replaced, the link stays a link", async () => {
     const dir = tempDir();
-    const victim = join(dir, "victim.txt");
-    writeFileSync(victim, "precious");
+    const real = join(dir, "published.html");
+    writeFileSync(real, "old index");
     const target = join(dir, "index.html");
-    symlinkSync(victim, target);
+    symlinkSync(real, target);
     await writeFileAtomic(target, "index");
-    expect(readFileSync(victim, "utf8")).toBe("precious");
-    expect(lstatSync(target).isSymbolicLink()).toBe(false);
-    expect(readFileSync(target, "utf8")).toBe("index");
+    expect(readFileSync(real, "utf8")).toBe("index");
+    expect(readlinkSync(target)).toBe(real);
+    expect(readdirSync(dir).sort()).toEqual(["index.html", "published.html"]);
+  });
+
+  test("refuses a dangling symlink, naming the file, and leaves it", async () => {
+    const dir = tempDir();
+    const target = join(dir, "feed.xml");
+    symlinkSync(join(dir, "elsewhere.xml"), target);
+    const error = await writeFileAtomic(target, "feed").catch((caught: Error) => caught);
+    expect((error as Error).message).toBe(`${target} is a symlink to nothing (a dangling link)`);
+    expect(readdirSync(dir)).toEqual(["feed.xml"]);
+    expect(readlinkSync(target)).toBe(join(dir, "elsewhere.xml"));
   });
 
   test("refuses a file or symlink planted at its temporary name, and changes nothing", async () => {
