@@ -25,8 +25,8 @@ import type { OutageGate } from "./loop-outage.ts";
  *
  * Modes change only in the `setMode…` functions, each of which asserts where it comes from. What
  * it holds is asserted too, on every move (ClaimLedger): a delivery is in one place at a time
- * (ready, set aside, being renewed, or handed out until the loop says it is handled), a claim
- * is taken in only for a delivery not already held (another is given back alone), and only
+ * (ready, set aside, being renewed, or handed out: sending, then recording until it is handled), a
+ * claim is taken in only for a delivery not already held (another is given back alone), and only
  * claims held are given back.
  */
 export type ClaimBufferMode = "STOPPED" | "ACCEPTING" | "RECHECKING" | "GATED" | "DRAINING";
@@ -34,8 +34,6 @@ export type ClaimBufferMode = "STOPPED" | "ACCEPTING" | "RECHECKING" | "GATED" |
 export interface ClaimBufferOptions {
   /** Slots: a renewal's claims that can start at once start without another check. */
   concurrency: number;
-  /** Requests in flight now (claims handed out whose request has not ended). */
-  inFlight(): number;
   claim(limit: number): Promise<Claim[]>;
   /** Renews held claims: those that may be sent, with new leases and current webhooks. */
   renew?(claims: Claim[]): Promise<Claim[]>;
@@ -86,9 +84,14 @@ export class ClaimBuffer {
     return this.#ready.length + this.#stale.length + (this.#renewing?.size ?? 0);
   }
 
-  /** Claims handed out by take() and not yet handled(). */
+  /** Claims handed out by take() and not yet handled(): sending, or recording. */
   get handedOut(): number {
-    return this.#ledger.count.out;
+    return this.#ledger.count.sending + this.#ledger.count.recording;
+  }
+
+  /** Requests in flight: claims handed out whose request has not ended (the one such count). */
+  get inFlight(): number {
+    return this.#ledger.count.sending;
   }
 
   /**
@@ -99,9 +102,14 @@ export class ClaimBuffer {
     return this.#ledger.ids();
   }
 
-  /** A claim take() handed out is over: its result is written, or it was given back. */
+  /** The request of a claim take() handed out is over: its result is on its way. */
+  requestEnded(id: number): void {
+    this.#ledger.move(id, "sending", "recording");
+  }
+
+  /** A claim whose request ended is over: its result is written, or it was given back. */
   handled(id: number): void {
-    this.#ledger.move(id, "out", null);
+    this.#ledger.move(id, "recording", null);
   }
 
   start(): void {
@@ -159,7 +167,7 @@ export class ClaimBuffer {
       const renewed = this.#renewed.size > 0 && this.#renewed.delete(claim);
       const prepared = renewed || !freshness ? claim : freshness.prepare(claim, t);
       if (prepared !== null) {
-        this.#ledger.move(claim.delivery.id, "ready", "out");
+        this.#ledger.move(claim.delivery.id, "ready", "sending");
         taken.push(prepared);
         continue;
       }
@@ -302,7 +310,7 @@ export class ClaimBuffer {
     }
     // Those that can start at once do so as renewed; the others are judged again when their turn
     // comes (renewed again if need be), so a wait in the buffer never outlives a lease.
-    const free = Math.max(0, this.#options.concurrency - this.#options.inFlight());
+    const free = Math.max(0, this.#options.concurrency - this.inFlight);
     for (const claim of keep.slice(0, free)) this.#renewed.add(claim);
     this.#ready.unshift(...keep);
   }

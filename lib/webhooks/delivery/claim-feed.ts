@@ -38,13 +38,23 @@ export interface ClaimFeedOptions {
 }
 
 /**
+ * A claim handed out, with the ends its slot must call, once each and in this order (the claim
+ * ledger asserts both): `requestEnded()` when its request is over (the slot is free while the
+ * result is written), then `handled()` when the claim is over (its result written, or it given
+ * back): until then its delivery is never claimed again by this worker.
+ */
+export interface ClaimHandle {
+  readonly claim: Claim;
+  requestEnded(): void;
+  handled(): void;
+}
+
+/**
  * The one owner of claiming (after graphile-worker's LocalQueue): slots ask it for their next
  * claim with `next(signal)`, and it decides everything else: when and how much to claim (the
  * buffer's low-water mark, the claim window), the waits when nothing is due and the pauses after
  * a failed store call, renewals of claims held too long (ClaimBuffer), and giving back what it
- * holds when it stops. The loop tells it when a request ends (`requestEnded`) and when a claim
- * it handed out is over (`handled`): until then its delivery is never claimed again by this
- * worker.
+ * holds when it stops. What it hands out is a ClaimHandle, whose two ends the slot calls.
  */
 export class ClaimFeed {
   readonly #options: ClaimFeedOptions;
@@ -52,10 +62,8 @@ export class ClaimFeed {
   readonly #rule: ClaimRoomRule;
   readonly #wakeups: ReturnType<typeof createWakeups>;
   /** Slots waiting for a claim, first come first served. */
-  #waiting: Array<(claim: Claim | null) => void> = [];
+  #waiting: Array<(handle: ClaimHandle | null) => void> = [];
   #open = false;
-  /** Requests in flight: claims handed out whose request has not ended. */
-  #inFlight = 0;
   /** The claim window ended with room below a chunk: the next claim takes what room there is. */
   #shortClaim = false;
   /** Resolved when every claim handed out is handled. */
@@ -67,7 +75,6 @@ export class ClaimFeed {
     this.#rule = claimRoomRule(options.concurrency, options.prefetch);
     this.#buffer = new ClaimBuffer({
       concurrency: options.concurrency,
-      inFlight: () => this.#inFlight,
       claim: (limit) => options.claim(limit, this.#buffer.holding()),
       renew: (claims) => options.renew(claims),
       release: (claims) => options.release(claims),
@@ -88,20 +95,17 @@ export class ClaimFeed {
     this.#wakeups = createWakeups(() => this.#wantsClaims());
   }
 
-  /** Requests in flight. */
+  /** Requests in flight: claims handed out whose request has not ended (the buffer's ledger). */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#buffer.inFlight;
   }
 
   /** The next claim to send, once there is one; null once the feed stops or `signal` aborts. */
-  next(signal?: AbortSignal): Promise<Claim | null> {
+  next(signal?: AbortSignal): Promise<ClaimHandle | null> {
     if (!this.#open || signal?.aborted) return Promise.resolve(null);
     if (this.#waiting.length === 0) {
       const [claim] = this.#buffer.take(1);
-      if (claim !== undefined) {
-        this.#inFlight++;
-        return Promise.resolve(claim);
-      }
+      if (claim !== undefined) return Promise.resolve(this.#handle(claim));
     }
     return new Promise((resolve) => {
       if (!signal) {
@@ -112,27 +116,36 @@ export class ClaimFeed {
         this.#waiting = this.#waiting.filter((each) => each !== settle);
         resolve(null);
       };
-      const settle = (claim: Claim | null) => {
+      const settle = (handle: ClaimHandle | null) => {
         signal.removeEventListener("abort", stop);
-        resolve(claim);
+        resolve(handle);
       };
       this.#waiting.push(settle);
       signal.addEventListener("abort", stop, { once: true });
     });
   }
 
+  /** The handle of a claim the buffer just handed out. */
+  #handle(claim: Claim): ClaimHandle {
+    const id = claim.delivery.id;
+    return {
+      claim,
+      requestEnded: () => this.#requestEnded(id),
+      handled: () => this.#handled(id),
+    };
+  }
+
   /**
    * A request handed out is over: its slot is free while its result is written. The wake-up
    * waits for the slot's next take, so room is judged as it will be, not one claim early.
    */
-  requestEnded(): void {
-    if (this.#inFlight <= 0) throw new Error("Claim feed: a request ended that was not in flight");
-    this.#inFlight--;
+  #requestEnded(id: number): void {
+    this.#buffer.requestEnded(id);
     queueMicrotask(this.#wake);
   }
 
   /** A claim handed out is over (its result written, or given up): it may be claimed again. */
-  handled(id: number): void {
+  #handled(id: number): void {
     this.#buffer.handled(id);
     if (this.#buffer.handedOut === 0) {
       const waiters = this.#idleWaiters;
@@ -193,7 +206,7 @@ export class ClaimFeed {
         await this.#untilRoom(signal);
         continue;
       }
-      if (this.#inFlight === 0 && this.#buffer.held === 0) {
+      if (this.inFlight === 0 && this.#buffer.held === 0) {
         // Nothing more was due: wait for the results being written, then look once more (a
         // result written meanwhile may not have been visible to the claim).
         if (this.#buffer.handedOut === 0) break;
@@ -236,8 +249,7 @@ export class ClaimFeed {
     if (!this.#open || this.#waiting.length === 0) return;
     const taken = this.#buffer.take(this.#waiting.length);
     for (const claim of taken) {
-      this.#inFlight++;
-      (this.#waiting.shift() as (claim: Claim | null) => void)(claim);
+      (this.#waiting.shift() as (handle: ClaimHandle | null) => void)(this.#handle(claim));
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Claim, Delivered } from "../model.ts";
-import { ClaimFeed } from "./claim-feed.ts";
+import { ClaimFeed, type ClaimHandle } from "./claim-feed.ts";
 import {
   noCounts,
   type StoreCalls,
@@ -117,32 +117,34 @@ class DeliveryLoop implements Worker {
 
   async #slot(signal: AbortSignal, abortInFlight: AbortSignal): Promise<void> {
     for (;;) {
-      const claim = await this.#feed.next(signal);
-      if (claim === null) return;
+      const handle = await this.#feed.next(signal);
+      if (handle === null) return;
+      const { claim } = handle;
       let delivered: Delivered | null;
       try {
         delivered = await this.#collaborators.send(claim, abortInFlight);
       } catch (error) {
-        this.#feed.requestEnded();
-        if (abortInFlight.aborted) void this.#giveBack(claim);
+        handle.requestEnded();
+        if (abortInFlight.aborted) void this.#giveBack(handle);
         else {
           // Not released on purpose: the lease runs out and the delivery is retried after it,
           // instead of a tight loop over a delivery that makes the sender throw.
           this.#hooks.onError?.(error, { phase: "deliver", claim });
-          this.#feed.handled(claim.delivery.id);
+          handle.handled();
         }
         continue;
       }
-      this.#feed.requestEnded();
+      handle.requestEnded();
       if (delivered === null) {
         this.counts.withdrawn++;
-        void this.#giveBack(claim);
-      } else void this.#record(claim, delivered, abortInFlight);
+        void this.#giveBack(handle);
+      } else void this.#record(handle, delivered, abortInFlight);
     }
   }
 
-  /** Writes a result (with the next group commit, usually), then tells the feed; never rejects. */
-  async #record(claim: Claim, delivered: Delivered, signal: AbortSignal): Promise<void> {
+  /** Writes a result (with the next group commit, usually), then ends the claim; never rejects. */
+  async #record(handle: ClaimHandle, delivered: Delivered, signal: AbortSignal): Promise<void> {
+    const { claim } = handle;
     let applied: boolean | null;
     try {
       try {
@@ -161,16 +163,16 @@ class DeliveryLoop implements Worker {
       else this.counts.retried++;
       this.#hooks.onFinished?.(claim, delivered, applied);
     } finally {
-      this.#feed.handled(claim.delivery.id);
+      handle.handled();
     }
   }
 
-  /** Gives a claim handed out back unsent (withdrawn, or aborted), then tells the feed. */
-  async #giveBack(claim: Claim): Promise<void> {
+  /** Gives a claim handed out back unsent (withdrawn, or aborted), then ends it. */
+  async #giveBack(handle: ClaimHandle): Promise<void> {
     try {
-      await this.#release([claim]);
+      await this.#release([handle.claim]);
     } finally {
-      this.#feed.handled(claim.delivery.id);
+      handle.handled();
     }
   }
 

@@ -6,17 +6,10 @@ import {
 import type { Freshness } from "../../../lib/webhooks/delivery/lease-rules.ts";
 import { createOutageGate } from "../../../lib/webhooks/delivery/loop-outage.ts";
 import type { Claim } from "../../../lib/webhooks/model.ts";
+import { claimFixture } from "../../fakes/claim.ts";
 import { gate as opening } from "../../fakes/webhook-endpoint.ts";
 
-function claim(id: number): Claim {
-  return {
-    attempt: 1,
-    workerId: "w",
-    generation: 1,
-    delivery: { id } as Claim["delivery"],
-    webhook: { id: 1 } as Claim["webhook"],
-  };
-}
+const claim = (id: number): Claim => claimFixture({ id });
 
 /** Lets the promise callbacks already queued run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -27,7 +20,7 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
  */
 function setup(options: { due?: number; concurrency?: number } = {}) {
   const pending = Array.from({ length: options.due ?? 10 }, (_, i) => claim(i + 1));
-  const state = { reachable: true, inFlight: 0, ready: 0 };
+  const state = { reachable: true, ready: 0 };
   const stale = new Set<number>();
   const released: number[] = [];
   const withdrawn: number[] = [];
@@ -50,7 +43,6 @@ function setup(options: { due?: number; concurrency?: number } = {}) {
   });
   const bufferOptions: ClaimBufferOptions = {
     concurrency: options.concurrency ?? 2,
-    inFlight: () => state.inFlight,
     claim: async (limit) => pending.splice(0, limit),
     renew: (claims) =>
       new Promise((resolve, reject) => {
@@ -132,6 +124,7 @@ describe("ClaimBuffer modes", () => {
     stale.add(3);
     expect(ids(buffer.take(0))).toEqual([]); // nothing asked for: nothing checked
     expect(ids(buffer.take(1))).toEqual([4]);
+    buffer.requestEnded(4); // both slots free again: two renewed claims may start at once
     const [renewal] = renewals;
     renewal?.answer([claim(1), claim(3)]); // 2 is no longer ours
     await settle();
@@ -169,6 +162,8 @@ describe("ClaimBuffer modes", () => {
     expect(ids(buffer.take(1))).toEqual([4]); // 3 set aside
     expect([...buffer.holding()].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(buffer.held).toBe(6);
+    buffer.requestEnded(2);
+    expect(buffer.inFlight).toBe(1);
     buffer.handled(2);
     expect([...buffer.holding()].sort((a, b) => a - b)).toEqual([1, 3, 4, 5, 6, 7, 8]);
     expect(buffer.handedOut).toBe(1);

@@ -1,18 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { ClaimFeed, type ClaimFeedOptions } from "../../../lib/webhooks/delivery/claim-feed.ts";
+import {
+  ClaimFeed,
+  type ClaimFeedOptions,
+  type ClaimHandle,
+} from "../../../lib/webhooks/delivery/claim-feed.ts";
 import { ClaimLedger } from "../../../lib/webhooks/delivery/claim-ledger.ts";
 import { ALWAYS_AVAILABLE, createOutageGate } from "../../../lib/webhooks/delivery/loop-outage.ts";
 import type { Claim } from "../../../lib/webhooks/model.ts";
-
-function claim(id: number): Claim {
-  return {
-    attempt: 1,
-    workerId: "w",
-    generation: 1,
-    delivery: { id } as Claim["delivery"],
-    webhook: { id: 1 } as Claim["webhook"],
-  };
-}
+import { claimFixture } from "../../fakes/claim.ts";
 
 /**
  * A feed over an in-memory queue of `due` claims: each claim call is recorded with what it was
@@ -20,7 +15,7 @@ function claim(id: number): Claim {
  * the run stops.
  */
 function setup(options: { due?: number; concurrency?: number; prefetch?: number } = {}) {
-  const pending = Array.from({ length: options.due ?? 6 }, (_, i) => claim(i + 1));
+  const pending = Array.from({ length: options.due ?? 6 }, (_, i) => claimFixture({ id: i + 1 }));
   const told: number[][] = [];
   const released: number[] = [];
   const errors: string[] = [];
@@ -71,7 +66,8 @@ function setup(options: { due?: number; concurrency?: number; prefetch?: number 
   };
 }
 
-const ids = (claims: Array<Claim | null>) => claims.map((c) => c?.delivery.id ?? null);
+const ids = (handles: Array<ClaimHandle | null>) =>
+  handles.map((h) => h?.claim.delivery.id ?? null);
 
 describe("ClaimFeed", () => {
   test("next() on a feed not running is null", async () => {
@@ -88,8 +84,8 @@ describe("ClaimFeed", () => {
     expect(feed.inFlight).toBe(2);
     stop.abort();
     for (const each of taken) {
-      feed.requestEnded();
-      feed.handled(each?.delivery.id ?? 0);
+      each?.requestEnded();
+      each?.handled();
     }
     await running;
     expect(feed.inFlight).toBe(0);
@@ -104,13 +100,14 @@ describe("ClaimFeed", () => {
     const second = feed.next();
     leaving.abort();
     expect(await first).toBeNull();
-    pending.push(claim(7));
+    pending.push(claimFixture({ id: 7 }));
     await untilLooking();
     workArrives();
-    expect((await second)?.delivery.id).toBe(7);
+    const handle = await second;
+    expect(handle?.claim.delivery.id).toBe(7);
     stop.abort();
-    feed.requestEnded();
-    feed.handled(7);
+    handle?.requestEnded();
+    handle?.handled();
     await running;
   });
 
@@ -122,18 +119,18 @@ describe("ClaimFeed", () => {
     expect(told[0]).toEqual([]);
     // 1's request ends but its result is still on its way: a claim for the freed slot is told
     // of both.
-    feed.requestEnded();
+    a?.requestEnded();
     const c = await feed.next();
     expect(told.at(-1)).toEqual([1, 2]);
-    feed.handled(a?.delivery.id ?? 0);
-    feed.requestEnded();
+    a?.handled();
+    b?.requestEnded();
     const d = await feed.next();
     expect(told.at(-1)).toEqual([2, 3]);
     stop.abort();
     // 2's request ended with 1's turn; 3 and 4 are in flight.
-    feed.requestEnded();
-    feed.requestEnded();
-    for (const each of [b, c, d]) feed.handled(each?.delivery.id ?? 0);
+    c?.requestEnded();
+    d?.requestEnded();
+    for (const each of [b, c, d]) each?.handled();
     await running;
   });
 
@@ -144,19 +141,35 @@ describe("ClaimFeed", () => {
     const [a, b] = await Promise.all([feed.next(), feed.next()]);
     // A store that leased a delivery the worker still handles (its result written, handled() not
     // yet called), beside a new one: the batch is committed, so only the conflict goes back.
-    state.answer = () => [claim(a?.delivery.id ?? 0), claim(9)];
-    feed.requestEnded();
+    state.answer = () => [claimFixture({ id: a?.claim.delivery.id }), claimFixture({ id: 9 })];
+    a?.requestEnded();
     const c = await feed.next();
-    expect(c?.delivery.id).toBe(9);
+    expect(c?.claim.delivery.id).toBe(9);
     expect(errors).toEqual([
-      "claim: Claim buffer: claimed delivery 1, already out; that claim was given back",
+      "claim: Claim buffer: claimed delivery 1, already recording; that claim was given back",
     ]);
     expect(released).toEqual([1]);
     state.answer = undefined;
     stop.abort();
-    for (const each of [a, b, c]) feed.handled(each?.delivery.id ?? 0);
-    feed.requestEnded();
-    feed.requestEnded();
+    b?.requestEnded();
+    c?.requestEnded();
+    for (const each of [a, b, c]) each?.handled();
+    await running;
+  });
+
+  test("a handle's ends are called once each, in order: handled() before requestEnded() is refused", async () => {
+    const { feed } = setup({ due: 1, concurrency: 1 });
+    const stop = new AbortController();
+    const running = feed.run({ signal: stop.signal });
+    const handle = await feed.next();
+    expect(() => handle?.handled()).toThrow("cannot move from recording to nowhere: it is sending");
+    handle?.requestEnded();
+    expect(() => handle?.requestEnded()).toThrow(
+      "cannot move from sending to recording: it is recording",
+    );
+    expect(feed.inFlight).toBe(0);
+    stop.abort();
+    handle?.handled();
     await running;
   });
 
@@ -172,12 +185,12 @@ describe("ClaimFeed", () => {
       for (;;) {
         const next = await feed.next();
         if (next === null) return seen;
-        seen.push(next.delivery.id);
-        feed.requestEnded();
+        seen.push(next.claim.delivery.id);
+        next.requestEnded();
         // The result is written a turn later, as the group commit would.
         await new Promise((resolve) => setImmediate(resolve));
         expect(ended).toBe(false);
-        feed.handled(next.delivery.id);
+        next.handled();
       }
     };
     const seen = (await Promise.all([slot(), slot()])).flat();
@@ -197,8 +210,8 @@ describe("ClaimFeed", () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(released.sort()).toEqual([2, 3]);
     expect(ended).toBe(false);
-    feed.requestEnded();
-    feed.handled(first?.delivery.id ?? 0);
+    first?.requestEnded();
+    first?.handled();
     await running;
     expect(await feed.next()).toBeNull();
   });
@@ -211,12 +224,14 @@ describe("ClaimLedger", () => {
     ledger.move(2, null, "ready");
     ledger.move(1, "ready", "stale");
     ledger.move(1, "stale", "renewing");
-    ledger.move(2, "ready", "out");
-    expect(ledger.count).toEqual({ ready: 0, stale: 0, renewing: 1, out: 1 });
+    ledger.move(2, "ready", "sending");
+    expect(ledger.count).toEqual({ ready: 0, stale: 0, renewing: 1, sending: 1, recording: 0 });
     expect([...ledger.ids()].sort()).toEqual([1, 2]);
     ledger.move(1, "held", null);
-    ledger.move(2, "out", null);
-    expect(ledger.count).toEqual({ ready: 0, stale: 0, renewing: 0, out: 0 });
+    ledger.move(2, "sending", "recording");
+    expect(ledger.count).toEqual({ ready: 0, stale: 0, renewing: 0, sending: 0, recording: 1 });
+    ledger.move(2, "recording", null);
+    expect(ledger.count).toEqual({ ready: 0, stale: 0, renewing: 0, sending: 0, recording: 0 });
   });
 
   const refused: Array<[string, (ledger: ClaimLedger) => void, string]> = [
@@ -228,7 +243,7 @@ describe("ClaimLedger", () => {
     [
       "giving back a claim handed out (released ⊆ held)",
       (l) => l.move(2, "held", null),
-      "delivery 2 cannot move from held to nowhere: it is out",
+      "delivery 2 cannot move from held to nowhere: it is sending",
     ],
     [
       "giving back a claim not held",
@@ -237,16 +252,17 @@ describe("ClaimLedger", () => {
     ],
     [
       "handing out a claim that is not ready",
-      (l) => l.move(2, "ready", "out"),
-      "delivery 2 cannot move from ready to out: it is out",
+      (l) => l.move(2, "ready", "sending"),
+      "delivery 2 cannot move from ready to sending: it is sending",
     ],
     [
       "handled() twice",
       (l) => {
-        l.move(2, "out", null);
-        l.move(2, "out", null);
+        l.move(2, "sending", "recording");
+        l.move(2, "recording", null);
+        l.move(2, "recording", null);
       },
-      "delivery 2 cannot move from out to nowhere: it is not held",
+      "delivery 2 cannot move from recording to nowhere: it is not held",
     ],
   ];
   for (const [name, act, message] of refused) {
@@ -254,7 +270,7 @@ describe("ClaimLedger", () => {
       const ledger = new ClaimLedger();
       ledger.move(1, null, "ready");
       ledger.move(2, null, "ready");
-      ledger.move(2, "ready", "out");
+      ledger.move(2, "ready", "sending");
       expect(() => act(ledger)).toThrow(message);
     });
   }

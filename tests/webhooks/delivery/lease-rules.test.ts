@@ -10,20 +10,14 @@ import {
   WEBHOOK_FRESH_MS,
 } from "../../../lib/webhooks/delivery/lease-rules.ts";
 import type { Claim, Webhook } from "../../../lib/webhooks/model.ts";
-import { webhookFixture } from "../../fakes/webhook.ts";
+import { claimFixture } from "../../fakes/claim.ts";
 
 /** A claim on delivery 1 whose lease runs out at `leaseExpiresAt`. */
 function claim(
   options: { leaseExpiresAt?: number | null; notBefore?: number; webhook?: Partial<Webhook> } = {},
 ): Claim {
-  return {
-    attempt: 1,
-    workerId: "w",
-    generation: 1,
-    delivery: { id: 1, leaseExpiresAt: options.leaseExpiresAt ?? null } as Claim["delivery"],
-    webhook: webhookFixture(options.webhook),
-    ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
-  };
+  const { leaseExpiresAt = null, notBefore, webhook } = options;
+  return claimFixture({ webhook, notBefore, delivery: { leaseExpiresAt } });
 }
 
 /** WEBHOOK_TIMEOUT_MS 10 s, WEBHOOK_LEASE_MS 60 s (the worker's defaults' shape). */

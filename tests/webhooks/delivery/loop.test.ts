@@ -10,6 +10,7 @@ import {
   recordAfterFailure,
 } from "../../../lib/webhooks/delivery/loop-outage.ts";
 import type { Claim, Delivered } from "../../../lib/webhooks/model.ts";
+import { claimFixture } from "../../fakes/claim.ts";
 import { gate } from "../../fakes/webhook-endpoint.ts";
 
 /** An in-memory queue of `count` claims whose deliveries finish when the test says so. */
@@ -156,15 +157,7 @@ const success: Delivered = {
   outcome: { state: "successful" },
 };
 
-function fakeClaim(id: number): Claim {
-  return {
-    attempt: 1,
-    workerId: "w",
-    generation: 1,
-    delivery: { id } as Claim["delivery"],
-    webhook: {} as Claim["webhook"],
-  };
-}
+const fakeClaim = (id: number): Claim => claimFixture({ id });
 
 describe("createWorker", () => {
   test("runOnce() delivers everything due with at most `concurrency` in flight", async () => {

@@ -7,41 +7,12 @@ import {
 } from "../../../lib/webhooks/events/operational-events.ts";
 import { buildPayload } from "../../../lib/webhooks/events/payload.ts";
 import type { Claim, Outcome } from "../../../lib/webhooks/model.ts";
+import { claimFixture } from "../../fakes/claim.ts";
 import { attemptRecord } from "../../fakes/delivery.ts";
-import { webhookFixture } from "../../fakes/webhook.ts";
 
 function claimOf(event: string): Claim {
-  const hook = webhookFixture({ id: 4, name: "crm" });
-  return {
-    webhook: hook,
-    attempt: 3,
-    workerId: "w",
-    generation: 1,
-    delivery: {
-      id: 17,
-      webhookId: 4,
-      webhookName: "crm",
-      messageId: "msg_1",
-      event,
-      payload: "{}",
-      url: null,
-      headers: null,
-      context: null,
-      templateFailed: false,
-      objectModel: "item",
-      objectId: 7,
-      state: "delivering",
-      attempts: 3,
-      nextAttemptAt: 0,
-      leaseOwner: "w",
-      leaseExpiresAt: 1,
-      lastStatus: null,
-      lastError: null,
-      createdAt: 0,
-      updatedAt: 0,
-      completedAt: null,
-    } as Claim["delivery"],
-  };
+  const delivery = { messageId: "msg_1", event, payload: "{}", objectId: 7, leaseExpiresAt: 1 };
+  return claimFixture({ id: 17, attempt: 3, webhook: { id: 4, name: "crm" }, delivery });
 }
 
 describe("exhaustedEvent()", () => {

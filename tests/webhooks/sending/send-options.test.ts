@@ -7,8 +7,9 @@ import type { Claim, Delivery, Webhook } from "../../../lib/webhooks/model.ts";
 import { renderDelivery } from "../../../lib/webhooks/rendering/render.ts";
 import { sendAttempt } from "../../../lib/webhooks/sending/send.ts";
 import { createCaFiles } from "../../../lib/webhooks/sending/tls-options.ts";
+import { claimFixture } from "../../fakes/claim.ts";
 import { HOOK_TEST_CERT_FILE, startTlsHookServer, TLS_DIR } from "../../fakes/tls-hook-server.ts";
-import { SPEC_SECRET, webhookFixture } from "../../fakes/webhook.ts";
+import { SPEC_SECRET } from "../../fakes/webhook.ts";
 import { type FakeEndpoint, gate, startFakeEndpoint } from "../../fakes/webhook-endpoint.ts";
 
 const LOOPBACK = parseAllowList("127.0.0.1");
@@ -28,38 +29,12 @@ function endpoint(): FakeEndpoint {
 }
 
 function claimFor(webhook: Partial<Webhook>, delivery: Partial<Delivery> = {}): Claim {
-  return {
-    webhook: webhookFixture(webhook),
-    attempt: 1,
+  return claimFixture({
+    id: 7,
     workerId: "w1",
-    generation: 1,
-    delivery: {
-      id: 7,
-      webhookId: 1,
-      webhookName: "hook",
-      messageId: "msg_0123456789abcdefghijklmn",
-      event: "item.created",
-      payload: '{"event":"created","data":{"id":1}}',
-      url: null,
-      headers: null,
-      context: null,
-      templateFailed: false,
-      ordered: false,
-      objectModel: "item",
-      objectId: 1,
-      state: "delivering",
-      attempts: 1,
-      nextAttemptAt: 0,
-      leaseOwner: "w1",
-      leaseExpiresAt: 0,
-      lastStatus: null,
-      lastError: null,
-      createdAt: 0,
-      updatedAt: 0,
-      completedAt: null,
-      ...delivery,
-    },
-  };
+    webhook,
+    delivery: { leaseExpiresAt: 0, ...delivery },
+  });
 }
 
 const toHookTest = { timeoutMs: 5000, allow: LOOPBACK, resolve: async () => ["127.0.0.1"] };

@@ -3,8 +3,8 @@ import { Webhook as StandardWebhook } from "standardwebhooks";
 import { parseAllowList } from "../../../lib/http/ssrf.ts";
 import type { Claim, Delivery, Webhook } from "../../../lib/webhooks/model.ts";
 import { createSender, sendAttempt } from "../../../lib/webhooks/sending/send.ts";
+import { claimFixture } from "../../fakes/claim.ts";
 import { startTlsHookServer } from "../../fakes/tls-hook-server.ts";
-import { webhookFixture } from "../../fakes/webhook.ts";
 import {
   type FakeEndpoint,
   gate,
@@ -33,45 +33,13 @@ function claimFor(
   overrides: Partial<Webhook> = {},
   delivery: Partial<Delivery> = {},
 ): Claim {
-  const webhook = webhookFixture({
-    url,
-    headers: [["X-Extra", "yes"]],
-    secret: SECRET,
-    ...overrides,
-  });
-
-  return {
-    webhook,
-    attempt: 1,
+  const webhook = { url, headers: [["X-Extra", "yes"]] as Array<[string, string]>, ...overrides };
+  return claimFixture({
+    id: 7,
     workerId: "w1",
-    generation: 1,
-    delivery: {
-      id: 7,
-      webhookId: 1,
-      webhookName: "hook",
-      messageId: "msg_0123456789abcdefghijklmn",
-      event: "item.created",
-      payload: '{"event":"created","data":{"id":1}}',
-      url: null,
-      headers: null,
-      context: null,
-      templateFailed: false,
-      ordered: false,
-      objectModel: "item",
-      objectId: 1,
-      state: "delivering",
-      attempts: 1,
-      nextAttemptAt: 0,
-      leaseOwner: "w1",
-      leaseExpiresAt: 0,
-      lastStatus: null,
-      lastError: null,
-      createdAt: 0,
-      updatedAt: 0,
-      completedAt: null,
-      ...delivery,
-    },
-  };
+    webhook,
+    delivery: { leaseExpiresAt: 0, ...delivery },
+  });
 }
 
 describe("sendAttempt", () => {
