@@ -11,6 +11,8 @@ export type AppEnv = {
     username: string;
     /** True when the request carried a valid ADMIN_TOKEN (bearer or login cookie). */
     authenticated: boolean;
+    /** A read-only API token: answers show credentials (header values, …) masked as ***. */
+    readOnly: boolean;
     /** The CSRF token admin forms carry in their hidden `_csrf` field. */
     csrfToken: string;
   };

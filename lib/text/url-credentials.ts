@@ -37,6 +37,28 @@ export function maskUrlPassword(url: string): string {
   return url.replace(URL_USERINFO, (_, scheme, user, password) => masked(scheme, user, password));
 }
 
+/**
+ * A webhook URL as a read-only API token reads it: the password masked as maskUrlPassword does,
+ * and every query parameter's value too (`?api_key=***&id=***`), where services put keys.
+ */
+export function maskUrlSecrets(url: string): string {
+  const masked = maskUrlPassword(url);
+  const query = masked.indexOf("?");
+  if (query < 0) return masked;
+  const fragment = masked.indexOf("#", query);
+  const end = fragment < 0 ? masked.length : fragment;
+  const params = masked
+    .slice(query + 1, end)
+    .split("&")
+    .map((param) => {
+      const equals = param.indexOf("=");
+      return equals < 0 || equals === param.length - 1
+        ? param
+        : `${param.slice(0, equals + 1)}${MASKED_PASSWORD}`;
+    });
+  return `${masked.slice(0, query + 1)}${params.join("&")}${masked.slice(end)}`;
+}
+
 /** The text with every URL's password masked as maskUrlPassword does (log lines, errors). */
 export function maskUrlPasswords(text: string): string {
   return text.replace(TEXT_USERINFO, (_, scheme, user, password) => masked(scheme, user, password));

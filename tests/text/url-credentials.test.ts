@@ -3,6 +3,7 @@ import {
   keepStoredPassword,
   maskUrlPassword,
   maskUrlPasswords,
+  maskUrlSecrets,
   withoutUrlCredentials,
 } from "../../lib/text/url-credentials.ts";
 
@@ -50,6 +51,17 @@ describe("maskUrlPassword()", () => {
     ]) {
       expect(maskUrlPassword(url)).toBe(url);
     }
+  });
+});
+
+describe("maskUrlSecrets()", () => {
+  test.each([
+    ["https://u:pw@h.example/p?key=abc&id=1#top", "https://u:***@h.example/p?key=***&id=***#top"],
+    ["https://h.example/p?flag&empty=&x=y", "https://h.example/p?flag&empty=&x=***"],
+    ["https://h.example/{{ data.id }}?t={{ data.sku }}", "https://h.example/{{ data.id }}?t=***"],
+    ["https://h.example/plain", "https://h.example/plain"],
+  ])("%s", (url, masked) => {
+    expect(maskUrlSecrets(url)).toBe(masked);
   });
 });
 

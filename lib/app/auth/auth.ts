@@ -36,6 +36,7 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
   const { adminToken, sessions, revocations, now } = auth;
   return async function authenticate(c, next) {
     c.set("authenticated", false);
+    c.set("readOnly", false);
     c.set("username", ANONYMOUS);
     if (adminToken === null) return next();
     if (c.req.path === LOGIN_PATH) return next();
@@ -52,6 +53,7 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
           403,
         );
       }
+      c.set("readOnly", !token.write);
       return admitted(c, next, `token:${token.name}`);
     }
     const session = sessions?.verify(getCookie(c, SESSION_COOKIE), now());

@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { maskUrlPassword, maskUrlPasswords } from "../../text/url-credentials.ts";
+import { maskUrlPassword, maskUrlPasswords, maskUrlSecrets } from "../../text/url-credentials.ts";
 import {
   type FilterField,
   readDeliveryFilter,
@@ -68,7 +68,7 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
     }
     const page = await store.queue.search(read.filter, { limit, offset });
     return c.json({
-      deliveries: page.deliveries.map(deliveryJson),
+      deliveries: page.deliveries.map((d) => deliveryJson(d, urlShown(c))),
       total: page.total,
       limit,
       offset,
@@ -117,14 +117,21 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
     const id = idParam(c.req.param("id"));
     const found = id === null ? null : await store.queue.get(id);
     if (!found) return c.json({ error: "Delivery not found" }, 404);
-    return c.json({ ...deliveryJson(found.delivery), attempts: found.attempts.map(attemptJson) });
+    const shownUrl = urlShown(c);
+    const attempts = found.attempts.map((a) => attemptJson(a, shownUrl));
+    return c.json({ ...deliveryJson(found.delivery, shownUrl), attempts });
   });
 
   return api;
 }
 
 /** A delivery as the API answers with it; the body parsed back into JSON when it is JSON. */
-export function deliveryJson(delivery: Delivery) {
+/** How a URL is answered: its password masked; for a read-only token its query values too. */
+function urlShown(c: Context<AppEnv>): (url: string) => string {
+  return c.get("readOnly") ? maskUrlSecrets : maskUrlPassword;
+}
+
+export function deliveryJson(delivery: Delivery, shownUrl = maskUrlPassword) {
   return {
     id: delivery.id,
     webhook_id: delivery.webhookId,
@@ -135,7 +142,7 @@ export function deliveryJson(delivery: Delivery) {
     attempt_count: delivery.attempts,
     object_model: delivery.objectModel,
     object_id: delivery.objectId,
-    url: delivery.url === null ? null : maskUrlPassword(delivery.url),
+    url: delivery.url === null ? null : shownUrl(delivery.url),
     template_failed: delivery.templateFailed,
     next_attempt_at: delivery.state === "queued" ? isoOrNull(delivery.nextAttemptAt) : null,
     last_status: delivery.lastStatus,
@@ -147,11 +154,11 @@ export function deliveryJson(delivery: Delivery) {
   };
 }
 
-function attemptJson(attempt: Attempt) {
+function attemptJson(attempt: Attempt, shownUrl = maskUrlPassword) {
   return {
     number: attempt.attempt,
     time: new Date(attempt.startedAt).toISOString(),
-    url: attempt.url == null ? null : maskUrlPassword(attempt.url),
+    url: attempt.url == null ? null : shownUrl(attempt.url),
     status: attempt.statusCode,
     duration_ms: attempt.durationMs,
     outcome: attempt.outcome,

@@ -55,7 +55,12 @@ export const deliverySchema = z
     attempt_count: z.int().min(0).describe("attempts started so far"),
     object_model: z.string().nullable(),
     object_id: z.int().nullable(),
-    url: z.string().nullable().describe("the URL rendered at enqueue, when templated"),
+    url: z
+      .string()
+      .nullable()
+      .describe(
+        "the URL rendered at enqueue, when templated; its password as ***, and for a read-only token each query parameter's value too",
+      ),
     template_failed: z.boolean(),
     next_attempt_at: time.nullable().describe("when queued: when it is due"),
     last_status: z.int().nullable(),
@@ -71,7 +76,7 @@ const attemptSchema = z
   .object({
     number: z.int().min(1),
     time: time.describe("when it started"),
-    url: z.string().nullable(),
+    url: z.string().nullable().describe("the URL tried; masked as the delivery's is"),
     status: z.int().nullable(),
     duration_ms: z.number(),
     outcome: z.string(),

@@ -43,7 +43,11 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
 
   api.get("/", webhookRouteDocs.list, async (c) => {
     const webhooks = await store.webhooks.list();
-    return c.json({ webhooks: webhooks.map(webhookJson), total: webhooks.length });
+    const masked = c.get("readOnly");
+    return c.json({
+      webhooks: webhooks.map((w) => webhookJson(w, { masked })),
+      total: webhooks.length,
+    });
   });
 
   api.post("/", webhookRouteDocs.create, async (c) => {
@@ -74,7 +78,7 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
   api.get("/:id", webhookRouteDocs.get, async (c) => {
     const id = idParam(c.req.param("id"));
     const webhook = id === null ? null : await store.webhooks.get(id);
-    return webhook ? c.json(webhookJson(webhook)) : notFound(c);
+    return webhook ? c.json(webhookJson(webhook, { masked: c.get("readOnly") })) : notFound(c);
   });
 
   api.patch("/:id", webhookRouteDocs.update, async (c) => {
@@ -162,11 +166,14 @@ const ANSWER_ONLY: ReadonlySet<string> = new Set([
   "warnings",
 ]);
 
-/** A webhook as the API answers with it: the table's fields and what the app keeps about it. */
-export function webhookJson(webhook: Webhook) {
+/**
+ * A webhook as the API answers with it: the table's fields and what the app keeps about it;
+ * `masked` for a read-only token (credentials as ***).
+ */
+export function webhookJson(webhook: Webhook, options: { masked?: boolean } = {}) {
   return {
     id: webhook.id,
-    ...webhookFieldsJson(webhook),
+    ...webhookFieldsJson(webhook, options),
     has_secret: webhook.secret !== null,
     previous_secret_valid_until: isoOrNull(
       webhook.previousSecret === null ? null : webhook.previousSecretUntil,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { maskUrlPassword } from "../../text/url-credentials.ts";
+import { MASKED_PASSWORD, maskUrlPassword, maskUrlSecrets } from "../../text/url-credentials.ts";
 import { SUBSCRIBABLE_EVENTS } from "../events/events.ts";
 import { CONDITION_OPS, type NewWebhook, type Webhook } from "../model.ts";
 import { formatRetrySchedule } from "../policy/retry-schedule.ts";
@@ -44,6 +44,11 @@ export interface WebhookField {
   read(value: unknown): Checked<Partial<NewWebhook>>;
   /** The stored value as JSON; undefined for a field never shown (the secret). */
   show(webhook: Webhook): unknown;
+  /**
+   * The value as a read-only API token sees it, for a field that can hold credentials: those
+   * masked as ***. Absent: `show`'s. Write tokens and sessions always get `show`'s.
+   */
+  masked?(webhook: Webhook): unknown;
   /** The JSON value as given and as shown, for the OpenAPI document. */
   schema: z.ZodType;
 }
@@ -61,12 +66,14 @@ function field<K extends keyof NewWebhook, V>(spec: {
   expected: string;
   rule: (value: V) => Checked<NewWebhook[K]>;
   show: (webhook: Webhook) => unknown;
+  masked?: (webhook: Webhook) => unknown;
 }): WebhookField {
   return {
     name: spec.name,
     key: spec.key,
     schema: spec.schema,
     show: spec.show,
+    ...(spec.masked ? { masked: spec.masked } : {}),
     read(value) {
       const given = spec.toRule(value);
       if (given === undefined) return refused(`must be ${spec.expected}`);
@@ -125,13 +132,14 @@ export const WEBHOOK_FIELDS: readonly WebhookField[] = [
     schema: z
       .string()
       .describe(
-        "payload URL, http or https; may be a Jinja2 template after the scheme. A password in it is answered as *** (user:***@host); sent back with the same scheme, user and host, *** keeps the stored one",
+        "payload URL, http or https; may be a Jinja2 template after the scheme. A password in it is answered as *** (user:***@host); sent back with the same scheme, user and host, *** keeps the stored one. A read-only token gets each query parameter's value as *** too",
       ),
     toRule: text,
     expected: "a string",
     rule: checkUrl,
     // Stored and sent as given; every answer masks the password (lib/text/url-credentials.ts).
     show: (w) => maskUrlPassword(w.url),
+    masked: (w) => maskUrlSecrets(w.url),
   }),
   field({
     name: "events",
@@ -163,11 +171,17 @@ export const WEBHOOK_FIELDS: readonly WebhookField[] = [
   field({
     name: "headers",
     key: "headers",
-    schema: z.array(z.string()).describe("extra headers as 'Name: Value' lines, in order"),
+    schema: z
+      .array(z.string())
+      .describe(
+        "extra headers as 'Name: Value' lines, in order. A read-only token gets every value as *** ('Authorization: ***'): header values are where credentials go",
+      ),
     toRule: strings,
     expected: "a list of 'Name: Value' strings",
     rule: checkHeaderList,
     show: (w) => w.headers.map(([name, value]) => `${name}: ${value}`),
+    masked: (w) =>
+      w.headers.map(([name, value]) => `${name}: ${value === "" ? "" : MASKED_PASSWORD}`),
   }),
   field({
     name: "secret",
@@ -319,11 +333,17 @@ export function readWebhookFields(
   return Object.keys(problems).length === 0 ? { ok: true, patch } : { ok: false, problems };
 }
 
-/** A webhook as JSON, by the table: every shown field, never the secret itself. */
-export function webhookFieldsJson(webhook: Webhook): Record<string, unknown> {
+/**
+ * A webhook as JSON, by the table: every shown field, never the secret itself; `masked`
+ * (a read-only token's answer): each field's credentials as ***.
+ */
+export function webhookFieldsJson(
+  webhook: Webhook,
+  options: { masked?: boolean } = {},
+): Record<string, unknown> {
   const shown: Record<string, unknown> = {};
   for (const spec of WEBHOOK_FIELDS) {
-    const value = spec.show(webhook);
+    const value = options.masked && spec.masked ? spec.masked(webhook) : spec.show(webhook);
     if (value !== undefined) shown[spec.name] = value;
   }
   return shown;

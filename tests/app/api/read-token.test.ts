@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { generateApiToken, hashApiToken } from "../../../lib/app/auth/api-tokens.ts";
+import { change } from "../../fakes/change.ts";
 import { createClient, testApp } from "../harness.ts";
 
 const ADMIN = "read-token-test-admin-0123456";
@@ -43,4 +44,65 @@ test("a read token lists webhooks and deliveries but may not change, retry or re
   }
   expect((await t.store.webhooks.list()).map((w) => [w.name, w.enabled])).toEqual([["erp", true]]);
   expect(await t.store.queue.stats()).toMatchObject({ queued: 1 });
+});
+
+test("a read token gets header values and URL credentials as ***; a write token and ADMIN_TOKEN as stored", async () => {
+  const tokens = { read: generateApiToken(), write: generateApiToken() };
+  for (const [name, token] of Object.entries(tokens)) {
+    await t.store.tokens.create({
+      name,
+      hash: hashApiToken(token),
+      write: name === "write",
+      expiresAt: null,
+    });
+  }
+  const webhook = await t.store.webhooks.create({
+    name: "erp",
+    url: "https://user:s3cret-pw@e.example/{{ data.id }}?api_key=k3y-123&id=7&flag",
+    headers: [
+      ["Authorization", "Bearer erp-credential"],
+      ["X-Api-Key", "key-credential"],
+      ["X-Empty", ""],
+    ],
+  });
+  await t.store.queue.enqueue(change());
+  const answers = async (token: string) => {
+    const client = createClient(t.app, { headers: { authorization: `Bearer ${token}` } });
+    const list = (await (await client.request("/api/webhooks")).json()) as {
+      webhooks: Array<{ url: string; headers: string[] }>;
+    };
+    const one = (await (await client.request(`/api/webhooks/${webhook.id}`)).json()) as {
+      url: string;
+      headers: string[];
+    };
+    const deliveries = (await (await client.request("/api/deliveries")).json()) as {
+      deliveries: Array<{ url: string | null }>;
+    };
+    return { list: list.webhooks[0], one, deliveries };
+  };
+
+  const read = await answers(tokens.read);
+  const masked = {
+    url: "https://user:***@e.example/{{ data.id }}?api_key=***&id=***&flag",
+    headers: ["Authorization: ***", "X-Api-Key: ***", "X-Empty: "],
+  };
+  expect(read.list).toMatchObject(masked);
+  expect(read.one).toMatchObject(masked);
+  expect(read.deliveries.deliveries.map((d) => d.url)).toEqual([
+    "https://user:***@e.example/1?api_key=***&id=***&flag",
+  ]);
+  expect(JSON.stringify(read)).not.toMatch(/credential|k3y-123|s3cret-pw/);
+
+  for (const token of [tokens.write, ADMIN]) {
+    const full = await answers(token);
+    const shown = {
+      url: "https://user:***@e.example/{{ data.id }}?api_key=k3y-123&id=7&flag",
+      headers: ["Authorization: Bearer erp-credential", "X-Api-Key: key-credential", "X-Empty: "],
+    };
+    expect(full.list).toMatchObject(shown);
+    expect(full.one).toMatchObject(shown);
+    expect(full.deliveries.deliveries.map((d) => d.url)).toEqual([
+      "https://user:***@e.example/1?api_key=k3y-123&id=7&flag",
+    ]);
+  }
 });
