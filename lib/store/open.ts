@@ -4,6 +4,7 @@ import type { Store } from "../webhooks/ports.ts";
 import { type DatabaseTarget, postgresAddress } from "./database-url.ts";
 import { DEFAULT_CONNECTIONS, type ProcessRole, StartupTimeoutError } from "./postgres/budget.ts";
 import { openPostgresStore } from "./postgres/store.ts";
+import { SchemaTooNewError } from "./schema-version.ts";
 import { explainSqliteFailure } from "./sqlite/failure.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
 
@@ -82,6 +83,12 @@ export function explainOpenFailure(
   source: string,
 ): ConfigError | null {
   const { name, code, message } = error as { name?: string; code?: string; message?: string };
+  if (error instanceof SchemaTooNewError) {
+    const where = target.kind === "sqlite" ? `=${JSON.stringify(target.path)}` : "";
+    const what =
+      target.kind === "sqlite" ? "SQLite database" : `PostgreSQL at ${postgresAddress(target.url)}`;
+    return new ConfigError(`${source}${where}: cannot use the ${what}: ${error.message}`);
+  }
   if (target.kind === "sqlite") {
     const reason = explainSqliteFailure(error, target.path, { atOpen: true });
     if (reason === null) return null;

@@ -4,6 +4,7 @@ import { DuplicateSkuError } from "../../lib/inventory/model.ts";
 import { CHANGE_CHANNEL } from "../../lib/store/postgres/changes.ts";
 import { MIGRATIONS, migrate } from "../../lib/store/postgres/migrations.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
+import { SchemaTooNewError } from "../../lib/store/schema-version.ts";
 import { createItem, updateItem } from "../../lib/webhooks/events/item-changes.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
@@ -41,6 +42,20 @@ describePostgres("PostgreSQL store specifics", () => {
       Array.from({ length: total }, (_, index) => index + 1),
     );
     expect((await sql`SELECT to_regclass('extra') AS t`)[0].t).toBe("extra");
+  });
+
+  test("migrate() refuses a database migrated past its last migration, and changes nothing", async () => {
+    const url = await pg.cluster.createDatabase();
+    const sql = client(url);
+    await migrate(sql);
+    const older = MIGRATIONS.slice(0, -1);
+    const refused = await migrate(sql, older).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SchemaTooNewError);
+    expect((refused as Error).message).toBe(
+      `its schema is version ${MIGRATIONS.length}, newer than this release knows (${older.length}): run the release that migrated it, or restore the backup taken before the upgrade`,
+    );
+    const [row] = await sql`SELECT max(version)::int AS version FROM schema_migrations`;
+    expect(row.version).toBe(MIGRATIONS.length);
   });
 
   test("migrate() on an up-to-date database applies only what is new", async () => {

@@ -1,4 +1,5 @@
 import type { SQL } from "bun";
+import { refuseNewerSchema } from "../schema-version.ts";
 
 /**
  * Versioned schema migrations, the PostgreSQL twin of lib/store/sqlite/migrations.ts (same
@@ -212,7 +213,8 @@ export const MIGRATION_LOCK_KEY = 7_263_945_001;
 /**
  * Applies pending migrations and returns the schema version. Each migration runs in its own
  * transaction that first takes a transaction-level advisory lock, so processes starting at once
- * queue up behind each other; whoever comes second finds the version already applied.
+ * queue up behind each other; whoever comes second finds the version already applied. A
+ * database migrated past the last of `migrations` is refused (SchemaTooNewError), never used.
  */
 export async function migrate(
   sql: SQL,
@@ -228,6 +230,7 @@ export async function migrate(
       const [row] = await tx<Array<{ version: number }>>`
         SELECT coalesce(max(version), 0)::int AS version FROM schema_migrations`;
       const version = row?.version ?? 0;
+      refuseNewerSchema(version, migrations.length);
       const next = migrations[version];
       if (next === undefined) return false;
       await tx.unsafe(next).simple();

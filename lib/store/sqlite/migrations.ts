@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { refuseNewerSchema } from "../schema-version.ts";
 
 /**
  * Versioned schema migrations, applied in order on open; the applied version lives in
@@ -377,11 +378,13 @@ export const MIGRATIONS: readonly string[] = [
  * Applies pending migrations, each in its own immediate transaction (safe with several
  * processes). Foreign keys are off meanwhile (the pragma is ignored inside a transaction), so a
  * migration may rebuild a parent table without its DROP cascading to the children; each
- * migration's result is checked with foreign_key_check before it commits.
+ * migration's result is checked with foreign_key_check before it commits. A database migrated
+ * past this release's last migration is refused (SchemaTooNewError), never used.
  */
 export function migrate(db: Database): number {
   const { user_version: at } = db.query("PRAGMA user_version").get() as { user_version: number };
-  if (at >= MIGRATIONS.length) return MIGRATIONS.length;
+  refuseNewerSchema(at, MIGRATIONS.length);
+  if (at === MIGRATIONS.length) return MIGRATIONS.length;
   const { foreign_keys: enforced } = db.query("PRAGMA foreign_keys").get() as {
     foreign_keys: number;
   };
