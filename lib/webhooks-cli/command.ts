@@ -4,14 +4,8 @@ import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
 import type { CliDeps } from "./context.ts";
-import {
-  deliveriesCommand,
-  emitCommand,
-  purgeCommand,
-  retryCommand,
-  showCommand,
-  statsCommand,
-} from "./delivery-commands.ts";
+import { deliveriesCommand, showCommand } from "./deliveries-command.ts";
+import { emitCommand, purgeCommand, retryCommand, statsCommand } from "./delivery-commands.ts";
 import { replayCommand } from "./replay-command.ts";
 import {
   addCommand,

@@ -1,35 +1,13 @@
 import { defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { UsageError } from "../config/errors.ts";
-import { loadFields } from "../config/fields.ts";
 import { escapeControl } from "../text/control.ts";
-import { orderedFailureNote } from "../webhooks/delivery/ordered-note.ts";
-import { attemptLimits, retryingText } from "../webhooks/delivery/retrying.ts";
-import type {
-  Attempt,
-  ChangeEvent,
-  Delivery,
-  DeliveryFilter,
-  DeliveryState,
-  EventName,
-} from "../webhooks/model.ts";
+import type { ChangeEvent, EventName } from "../webhooks/model.ts";
 import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
 import { awaitsRetry } from "../webhooks/policy/retry.ts";
-import { WORKER_FIELDS } from "../worker/config.ts";
 import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
-import {
-  attemptLine,
-  deliveryJson,
-  json,
-  maskedText,
-  maskedUrl,
-  oneLine,
-  plural,
-  safe,
-  table,
-  time,
-} from "./format.ts";
+import { json, plural, table, time } from "./format.ts";
 import { findWebhook } from "./webhook-commands.ts";
 
 const EMIT_EVENTS: readonly string[] = [...ITEM_EVENTS, "ping"];
@@ -138,156 +116,6 @@ export function emitCommand(deps: CliDeps) {
   });
 }
 
-function checkState(value: string | undefined): DeliveryState | undefined {
-  if (value === undefined) return undefined;
-  if (!(DELIVERY_STATES as readonly string[]).includes(value)) {
-    throw new UsageError(
-      `Unknown state ${escapeControl(JSON.stringify(value))}: expected one of ${DELIVERY_STATES.join(", ")}`,
-    );
-  }
-  return value as DeliveryState;
-}
-
-export function deliveriesCommand(deps: CliDeps) {
-  const args = {
-    state: { type: "string", description: DELIVERY_STATES.join(", "), valueHint: "state" },
-    webhook: { type: "string", description: "webhook id or name", valueHint: "id" },
-    limit: { type: "string", description: "how many, newest first (default 20)", valueHint: "n" },
-    ...commonArgs,
-  } as const;
-  return defineCommand({
-    meta: { name: "deliveries", description: "List deliveries, newest first, with their attempts" },
-    args,
-    async run({ args: flags, rawArgs }) {
-      rejectUnknown(rawArgs, args);
-      const state = checkState(stringFlag(flags.state, "state"));
-      const limitText = stringFlag(flags.limit, "limit");
-      const limit = limitText === undefined ? 20 : wholeNumber(limitText, "--limit", 1, 1000);
-      const webhookRef = stringFlag(flags.webhook, "webhook");
-      await withStore(deps, flags, async ({ store, out, now }) => {
-        // Failed, as in the admin: also those waiting for an automatic retry, with when.
-        const filter: DeliveryFilter =
-          state === "failed" ? { failing: true, limit } : { state, limit };
-        if (webhookRef !== undefined) filter.webhookId = (await findWebhook(store, webhookRef)).id;
-        const limits = attemptLimits(await store.webhooks.list(), maxAttemptsOf(deps));
-        const nowMs = now();
-        const deliveries = await store.queue.list(filter);
-        const shown: Array<{ delivery: Delivery; attempts: Attempt[] }> = [];
-        for (const delivery of deliveries) {
-          shown.push({ delivery, attempts: (await store.queue.get(delivery.id))?.attempts ?? [] });
-        }
-        if (flags.json) {
-          out(json(shown.map(({ delivery, attempts }) => deliveryJson(delivery, attempts))));
-          return;
-        }
-        if (shown.length === 0) {
-          out("No deliveries.");
-          return;
-        }
-        const rows = shown.map(({ delivery: d }) => [
-          String(d.id),
-          d.state,
-          oneLine(d.webhookName),
-          d.event,
-          String(d.attempts),
-          awaitsRetry(d)
-            ? retryingText(d, limits.get(d.webhookId), nowMs)
-            : d.state === "queued"
-              ? `next ${time(d.nextAttemptAt)}`
-              : d.state === "delivering"
-                ? `lease until ${time(d.leaseExpiresAt)}`
-                : `done ${time(d.completedAt)}`,
-        ]);
-        const [header = "", ...lines] = table(
-          ["ID", "STATE", "WEBHOOK", "EVENT", "ATTEMPTS", "WHEN"],
-          rows,
-        ).split("\n");
-        const withAttempts = lines.flatMap((line, i) => [
-          line,
-          ...(shown[i]?.attempts ?? []).map((a) => `    ${attemptLine(a)}`),
-        ]);
-        out([header, ...withAttempts].join("\n"));
-      });
-    },
-  });
-}
-
-export function showCommand(deps: CliDeps) {
-  const args = {
-    delivery: { type: "positional", description: "delivery id", required: true },
-    ...commonArgs,
-  } as const;
-  return defineCommand({
-    meta: { name: "show", description: "Show one delivery: payload and every attempt" },
-    args,
-    async run({ args: flags, rawArgs }) {
-      rejectUnknown(rawArgs, args, { maxPositionals: 1 });
-      const id = wholeNumber(flags.delivery, "delivery id", 1, Number.MAX_SAFE_INTEGER);
-      await withStore(deps, flags, async ({ store, out }) => {
-        const found = await store.queue.get(id);
-        if (!found) throw new UsageError(`No delivery with id ${id}`);
-        const { delivery: d, attempts } = found;
-        if (flags.json) {
-          out(json(deliveryJson(d, attempts)));
-          return;
-        }
-        const lines = [
-          `Delivery ${d.id}: ${d.state}, ${plural(d.attempts, "attempt")}`,
-          `  webhook     ${d.webhookId} "${oneLine(d.webhookName)}"`,
-          `  event       ${d.event}`,
-          `  webhook-id  ${d.messageId}`,
-          `  created     ${time(d.createdAt)}`,
-        ];
-        if (d.state === "queued") lines.push(`  next        ${time(d.nextAttemptAt)}`);
-        if (d.state === "delivering") {
-          lines.push(`  leased by   ${oneLine(d.leaseOwner)} until ${time(d.leaseExpiresAt)}`);
-        }
-        if (d.completedAt !== null) lines.push(`  completed   ${time(d.completedAt)}`);
-        if (d.lastError) lines.push(`  last error  ${oneLine(maskedText(d.lastError))}`);
-        // Rendered from the webhook's templates when this delivery was queued.
-        if (d.url !== null) lines.push(`  url         ${oneLine(maskedUrl(d.url))}`);
-        for (const [name, value] of d.headers ?? []) {
-          lines.push(`  header      ${oneLine(name)}: ${oneLine(value)}`);
-        }
-        if (d.templateFailed) {
-          lines.push(
-            "  (its template failed: nothing is sent; fix the template, then retry renders it again)",
-          );
-        }
-        const ordered = await orderedFailureNote(store.queue, d);
-        if (ordered !== null) lines.push(`  (${oneLine(ordered)})`);
-        if (!d.templateFailed) lines.push("", "Payload:", indent(safe(pretty(d.payload)), "  "));
-        if (d.context !== null) {
-          lines.push("", "Template context:", indent(safe(pretty(d.context)), "  "));
-        }
-        lines.push("", "Attempts:");
-        if (attempts.length === 0) lines.push("  (none yet)");
-        for (const a of attempts) {
-          lines.push(`  ${attemptLine(a)}`);
-          if (a.responseHeaders) lines.push(indent(safe(a.responseHeaders), "      "));
-          if (a.responseBody) lines.push("", indent(safe(a.responseBody), "      "));
-        }
-        out(lines.join("\n"));
-      });
-    },
-  });
-}
-
-function pretty(payload: string): string {
-  try {
-    return JSON.stringify(JSON.parse(payload), null, 2);
-  } catch {
-    return payload;
-  }
-}
-
-function indent(text: string, prefix: string): string {
-  return text
-    .split("\n")
-    .map((line) => `${prefix}${line}`)
-    .join("\n");
-}
-
 export function retryCommand(deps: CliDeps) {
   const args = {
     ids: {
@@ -392,14 +220,4 @@ export function purgeCommand(deps: CliDeps) {
       });
     },
   });
-}
-
-/**
- * WEBHOOK_MAX_ATTEMPTS as the workers read it, for "attempt 3 of 8"; null when unset (each
- * webhook's schedule says). A bad value is the workers' own one-line error, exit 2.
- */
-function maxAttemptsOf(deps: CliDeps): number | null {
-  const fields = WORKER_FIELDS.filter((field) => field.key === "maxAttempts");
-  const loaded = loadFields(fields, deps.env);
-  return loaded.given.has("maxAttempts") ? (loaded.values.maxAttempts as number) : null;
 }
