@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
+import { loopbackWorkerConfig } from "../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { testApp, webhookForm } from "./harness.ts";
 
@@ -19,15 +19,7 @@ function worker() {
   return createDeliveryWorker({
     store: t.store,
     now: () => t.clock.now.getTime(),
-    config: {
-      timeoutMs: 5000,
-      maxAttempts: 1,
-      allowList: parseAllowList("127.0.0.1"),
-      leaseMs: 30_000,
-      concurrency: 1,
-      retryBaseMs: 1000,
-      retryMaxMs: 1000,
-    },
+    config: loopbackWorkerConfig(),
   });
 }
 

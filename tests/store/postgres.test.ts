@@ -1,24 +1,13 @@
-import { afterAll, beforeAll } from "bun:test";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { describeStoreContract } from "./contract.ts";
 
 describePostgres("PostgreSQL store", () => {
-  let cluster: PostgresCluster;
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const pg = usePostgresCluster();
 
-  // Each test gets a database of its own on the one throwaway cluster.
+  // Each test gets a database of its own on the one throwaway pg.cluster.
   describeStoreContract("PostgreSQL", async ({ now, renderTemplates }) => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url, { now, renderTemplates });
     return {
       store,

@@ -1,14 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { rotateSecret } from "../../lib/webhooks/definition/rotation.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { change } from "../fakes/change.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 const OLD = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -109,14 +105,8 @@ function describeRotation(name: string, open: () => Promise<Store>): void {
 describeRotation("SQLite", async () => openSqliteStore(":memory:", { now: () => T0 }));
 
 describePostgres("PostgreSQL", () => {
-  let cluster: PostgresCluster;
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const pg = usePostgresCluster();
   describeRotation("PostgreSQL", async () =>
-    openPostgresStore(await cluster.createDatabase(), { now: () => T0 }),
+    openPostgresStore(await pg.cluster.createDatabase(), { now: () => T0 }),
   );
 });

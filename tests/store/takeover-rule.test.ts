@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { mayTakeOver, type TakeoverFacts } from "../../lib/webhooks/delivery/lease.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { change } from "../fakes/change.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { openSqliteDb } from "../fakes/sqlite-db.ts";
 
 /**
@@ -178,16 +174,10 @@ describe("the takeover rule", () => {
 });
 
 describePostgres("the takeover rule, PostgreSQL", () => {
-  let cluster: PostgresCluster;
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const pg = usePostgresCluster();
   for (const [name, facts, expected] of CASES) {
     test(`PostgreSQL claim: ${name}`, async () => {
-      const url = await cluster.createDatabase();
+      const url = await pg.cluster.createDatabase();
       const store = await openPostgresStore(url, { now: clock.now });
       const sql = new SQL(url);
       const setOutage = async (outage: TakeoverFacts["outage"]) => {

@@ -1,18 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "../../lib/worker/bind.ts";
 import { change } from "../fakes/change.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
+import { loopbackWorkerConfig } from "../fakes/test-worker.ts";
 import {
   type FakeEndpoint,
   hangFirst,
@@ -67,17 +63,13 @@ function describeGuarantees(name: string, open: OpenStores): void {
           now: clock.now,
           random: () => 0.5,
           ...overrides,
-          config: {
-            timeoutMs: 5000,
+          config: loopbackWorkerConfig({
             maxAttempts: 5,
-            allowList: parseAllowList("127.0.0.1"),
-            leaseMs: 30_000,
-            concurrency: 1,
-            prefetch: 4,
             retryBaseMs: 10_000,
             retryMaxMs: 3_600_000,
+            prefetch: 4,
             ...config,
-          },
+          }),
         });
       }
       async function enqueue(count: number): Promise<number[]> {
@@ -336,15 +328,9 @@ describeGuarantees("SQLite", async (now) => {
 });
 
 describePostgres("PostgreSQL", () => {
-  let cluster: PostgresCluster;
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const pg = usePostgresCluster();
   describeGuarantees("PostgreSQL", async (now) => {
-    const url = await cluster.createDatabase();
+    const url = await pg.cluster.createDatabase();
     return {
       store: await openPostgresStore(url, { now }),
       another: () => openPostgresStore(url, { now }),

@@ -2,10 +2,10 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { createItem, deleteItem } from "../../lib/webhooks/events/item-changes.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
+import { loopbackWorkerConfig } from "../fakes/test-worker.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -37,15 +37,7 @@ describe.each([
       store,
       now: () => clock.t,
       random: () => 0.5,
-      config: {
-        timeoutMs: 5000,
-        maxAttempts: 3,
-        allowList: parseAllowList("127.0.0.1"),
-        leaseMs: 30_000,
-        concurrency: 1,
-        retryBaseMs: 1000,
-        retryMaxMs: 1000,
-      },
+      config: loopbackWorkerConfig({ maxAttempts: 3 }),
     });
     const context = () => ({ username: "admin", requestId: "r", now: new Date(clock.t) });
     const bolt = { sku: "BOLT", name: "Bolt", quantity: 1, location: "" };

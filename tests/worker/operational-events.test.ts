@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { createApp } from "../../lib/app/create-app.ts";
-import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
@@ -13,6 +12,7 @@ import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
+import { loopbackWorkerConfig } from "../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { spawnWorker } from "../fakes/worker-process.ts";
 
@@ -54,15 +54,7 @@ function worker(
     onAutoDisabled: options.metrics
       ? (kind) => options.metrics?.observeAutoDisable(kind)
       : undefined,
-    config: {
-      timeoutMs: 5000,
-      maxAttempts: 1,
-      allowList: parseAllowList("127.0.0.1"),
-      leaseMs: 30_000,
-      concurrency: 2,
-      retryBaseMs: 1000,
-      retryMaxMs: 1000,
-    },
+    config: loopbackWorkerConfig({ concurrency: 2 }),
   });
 }
 
@@ -191,15 +183,7 @@ function describeEvents(name: string, open: () => Promise<Store>): void {
       const w = createDeliveryWorker({
         store,
         autoDisable: { ...DISABLE_AT_ONCE, enabled: false },
-        config: {
-          timeoutMs: 5000,
-          maxAttempts: 1,
-          allowList: parseAllowList("127.0.0.1"),
-          leaseMs: 30_000,
-          concurrency: 2,
-          retryBaseMs: 1000,
-          retryMaxMs: 1000,
-        },
+        config: loopbackWorkerConfig({ concurrency: 2 }),
       });
       await store.queue.enqueue({
         event: "item.created",

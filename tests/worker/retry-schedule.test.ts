@@ -1,5 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { parseAllowList } from "../../lib/http/ssrf.ts";
+import { afterEach, describe, expect, test } from "bun:test";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { RetrySchedule } from "../../lib/webhooks/policy/retry-schedule.ts";
@@ -7,11 +6,8 @@ import type { Store } from "../../lib/webhooks/ports.ts";
 import { createDeliveryWorker, type DeliveryWorkerOptions } from "../../lib/worker/bind.ts";
 import { change } from "../fakes/change.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
-import {
-  describePostgres,
-  type PostgresCluster,
-  startPostgresCluster,
-} from "../fakes/postgres-cluster.ts";
+import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
+import { loopbackWorkerConfig } from "../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -40,16 +36,12 @@ function describeSchedules(name: string, open: (now: () => number) => Promise<St
           now: clock.now,
           random: () => 0.5, // no jitter
           logAttempts: false,
-          config: {
-            timeoutMs: 5000,
+          config: loopbackWorkerConfig({
             maxAttempts: null,
-            allowList: parseAllowList("127.0.0.1"),
-            leaseMs: 30_000,
-            concurrency: 1,
             retryBaseMs: 10_000,
             retryMaxMs: HOUR,
             ...config,
-          },
+          }),
         });
       }
       /**
@@ -141,14 +133,8 @@ function describeSchedules(name: string, open: (now: () => number) => Promise<St
 describeSchedules("SQLite", async (now) => openSqliteStore(":memory:", { now }));
 
 describePostgres("PostgreSQL", () => {
-  let cluster: PostgresCluster;
-  beforeAll(async () => {
-    cluster = await startPostgresCluster();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const pg = usePostgresCluster();
   describeSchedules("PostgreSQL", async (now) =>
-    openPostgresStore(await cluster.createDatabase(), { now }),
+    openPostgresStore(await pg.cluster.createDatabase(), { now }),
   );
 });

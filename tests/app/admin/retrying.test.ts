@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { parseAllowList } from "../../../lib/http/ssrf.ts";
 import { isRetrying, retryingText } from "../../../lib/webhooks/delivery/retrying.ts";
 import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
 import { change } from "../../fakes/change.ts";
+import { loopbackWorkerConfig } from "../../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../../fakes/webhook-endpoint.ts";
 import { T0, testApp } from "../harness.ts";
 
@@ -27,15 +27,7 @@ function sendDue() {
     now: () => t.clock.now.getTime(),
     random: () => 0.5,
     logAttempts: false,
-    config: {
-      timeoutMs: 5000,
-      maxAttempts: null,
-      allowList: parseAllowList("127.0.0.1"),
-      leaseMs: 30_000,
-      concurrency: 1,
-      retryBaseMs: 10_000,
-      retryMaxMs: 3_600_000,
-    },
+    config: loopbackWorkerConfig({ maxAttempts: null, retryBaseMs: 10_000, retryMaxMs: 3_600_000 }),
   }).runOnce();
 }
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, setSystemTime, test } from "bun:test";
 import { Webhook as StandardWebhook } from "standardwebhooks";
-import { parseAllowList } from "../../../lib/http/ssrf.ts";
 import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
+import { loopbackWorkerConfig } from "../../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../../fakes/webhook-endpoint.ts";
 import { T0, testApp } from "../harness.ts";
 
@@ -25,15 +25,7 @@ function worker() {
   return createDeliveryWorker({
     store: t.store,
     now: () => t.clock.now.getTime(),
-    config: {
-      timeoutMs: 5000,
-      maxAttempts: 1,
-      allowList: parseAllowList("127.0.0.1"),
-      leaseMs: 30_000,
-      concurrency: 2,
-      retryBaseMs: 1000,
-      retryMaxMs: 1000,
-    },
+    config: loopbackWorkerConfig({ concurrency: 2 }),
   });
 }
 

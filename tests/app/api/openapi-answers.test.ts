@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { parseAllowList } from "../../../lib/http/ssrf.ts";
 import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
+import { loopbackWorkerConfig } from "../../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../../fakes/webhook-endpoint.ts";
 import { testApp } from "../harness.ts";
 
@@ -76,15 +76,7 @@ test("every webhooks and deliveries answer has the shape the document names", as
   await createDeliveryWorker({
     store: t.store,
     now: () => t.clock.now.getTime(),
-    config: {
-      timeoutMs: 5000,
-      maxAttempts: 1,
-      allowList: parseAllowList("127.0.0.1"),
-      leaseMs: 30_000,
-      concurrency: 1,
-      retryBaseMs: 1000,
-      retryMaxMs: 1000,
-    },
+    config: loopbackWorkerConfig(),
   }).runOnce();
   const list = await answered("GET", "/api/deliveries?webhook=1", "/api/deliveries");
   expect(list.json.total).toBe(1);

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, setSystemTime, test } from "bun:test";
 import { Webhook as StandardWebhook } from "standardwebhooks";
-import { parseAllowList } from "../../../lib/http/ssrf.ts";
 import { netboxSignature } from "../../../lib/webhooks/sending/signing.ts";
 import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
 import { change } from "../../fakes/change.ts";
+import { loopbackWorkerConfig } from "../../fakes/test-worker.ts";
 import {
   type FakeEndpoint,
   type ReceivedRequest,
@@ -36,15 +36,7 @@ function send() {
     store: t.store,
     now: () => t.clock.now.getTime(),
     logAttempts: false,
-    config: {
-      timeoutMs: 5000,
-      maxAttempts: 1,
-      allowList: parseAllowList("127.0.0.1"),
-      leaseMs: 30_000,
-      concurrency: 1,
-      retryBaseMs: 10_000,
-      retryMaxMs: HOUR,
-    },
+    config: loopbackWorkerConfig({ retryBaseMs: 10_000, retryMaxMs: HOUR }),
   }).runOnce();
 }
 
