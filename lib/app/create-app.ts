@@ -7,6 +7,7 @@ import type { AllowList, Resolver } from "../http/ssrf.ts";
 import { createLoginThrottle, type LoginThrottle } from "../http/token-throttle.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { hmac, randomToken } from "../secrets.ts";
+import type { BulkPace } from "../webhooks/delivery/replay.ts";
 import { createMetrics } from "../webhooks/observe/metrics.ts";
 import { metricsHandler } from "../webhooks/observe/metrics-app.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
@@ -56,6 +57,8 @@ export interface CreateAppOptions {
   generateSecret?: () => string;
   /** Request ids (X-Request-Id, the payload's request_id). */
   randomUUID?: () => string;
+  /** Chunks of a bulk retry or replay and the pause between them; tests pass small chunks. */
+  bulkPace?: BulkPace;
   /** Backoff for wrong admin tokens per client (default: 5 free, then 1 s doubling to 15 min). */
   loginThrottle?: LoginThrottle;
 }
@@ -128,7 +131,10 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
     "/api/webhooks",
     createWebhooksApi({ store, now, bodyLimitBytes: limitBytes, generateSecret, urlWarning }),
   );
-  app.route("/api/deliveries", createDeliveriesApi({ store, now, bodyLimitBytes: limitBytes }));
+  app.route(
+    "/api/deliveries",
+    createDeliveriesApi({ store, now, bodyLimitBytes: limitBytes, pace: options.bulkPace }),
+  );
   app.route("/admin", loginRoutes(auth));
   const maxAttempts = options.config?.maxAttempts ?? null;
   app.route(
@@ -141,6 +147,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
       heartbeatIntervalMs,
       maxAttempts,
       newWebhookRetrySchedule: options.config?.newWebhookRetrySchedule,
+      bulkPace: options.bulkPace,
     }),
   );
   // Every worker's attempts, read back from the attempts table (recorded since the first scrape).

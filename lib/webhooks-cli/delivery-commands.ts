@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
+import { retryAllFailed } from "../webhooks/delivery/replay.ts";
 import type { ChangeEvent, EventName } from "../webhooks/model.ts";
 import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
 import { awaitsRetry } from "../webhooks/policy/retry.ts";
@@ -141,7 +142,7 @@ export function retryCommand(deps: CliDeps) {
       await withStore(deps, flags, async ({ store, out, now }) => {
         let changed: number;
         if (all) {
-          changed = await store.queue.retryAllFailed(now());
+          changed = await retryAllFailed(store.queue, now());
         } else {
           // Check them all first: one bad id and nothing is queued.
           for (const id of ids) {

@@ -115,14 +115,16 @@ export interface DeliveryQueue {
    * enqueue stays failed: it has no body to send.
    */
   retry(ids: number[], now: number): Promise<number>;
-  retryAllFailed(now: number): Promise<number>;
   /** The deliveries `filter` matches, newest first, a page of them, and how many match. */
   search(
     filter: DeliverySearch,
     page: { limit: number; offset: number },
   ): Promise<{ deliveries: Delivery[]; total: number }>;
-  /** The ids of deliveries `filter` matches, oldest first, at most `limit`. */
-  matchingIds(filter: DeliverySearch, limit: number): Promise<number[]>;
+  /**
+   * The ids of deliveries `filter` matches, oldest first, at most `limit`; only those after
+   * the id `after` when given (the next page of a bulk retry or replay).
+   */
+  matchingIds(filter: DeliverySearch, limit: number, after?: number): Promise<number[]>;
   /**
    * successful or failed → queued now: the same message (id, body, URL) sent again as the next
    * attempt, history kept; returns how many changed. Queued and delivering ones are already on

@@ -95,6 +95,12 @@ export function describeDeliverySearch(ctx: SearchContext): void {
       ]);
     });
 
+    test("matchingIds() after an id gives the next page: the ids after it, oldest first", async () => {
+      const { store, ids } = await seeded();
+      expect(await store.queue.matchingIds({}, 2, ids[1])).toEqual(ids.slice(2, 4));
+      expect(await store.queue.matchingIds({}, 10, ids[3])).toEqual([]);
+    });
+
     test("replay() queues successful and failed deliveries again, the same message, history kept", async () => {
       const { store, ids } = await seeded();
       const [d1, d2, d3, d4] = ids;

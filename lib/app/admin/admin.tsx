@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import { type Context, Hono } from "hono";
+import type { BulkPace } from "../../webhooks/delivery/replay.ts";
 import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
 import { backgroundTaskRoutes } from "./background-tasks/background-tasks.tsx";
@@ -21,6 +22,8 @@ export interface AdminOptions {
   newWebhookRetrySchedule?: string;
   /** WEBHOOK_MAX_ATTEMPTS as the workers have it (null: each schedule's own count). */
   maxAttempts?: number | null;
+  /** Chunks of "Retry all failed" and Replay, and the pause between them (default: DEFAULT_PACE). */
+  bulkPace?: BulkPace;
 }
 
 /**

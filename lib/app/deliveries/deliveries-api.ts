@@ -6,10 +6,12 @@ import {
   readId,
 } from "../../webhooks/delivery/delivery-filter.ts";
 import {
+  type BulkPace,
   MAX_REPLAY,
   type Requeued,
   replayDeliveries,
   requeuedSentence,
+  retryIds,
   retryMatching,
 } from "../../webhooks/delivery/replay.ts";
 import type { Attempt, Delivery } from "../../webhooks/model.ts";
@@ -25,6 +27,8 @@ export interface DeliveriesApiOptions {
   store: Store;
   now: () => Date;
   bodyLimitBytes: number;
+  /** Chunks of a retry or replay and the pause between them (default: DEFAULT_PACE). */
+  pace?: BulkPace;
 }
 
 /** The filter a retry takes: the listing's, but only failed deliveries are retried. */
@@ -46,7 +50,7 @@ const REPLAY_FILTER: readonly FilterField[] = [...RETRY_FILTER, "states"];
  * it was cut.
  */
 export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv> {
-  const { store, now } = options;
+  const { store, now, pace } = options;
   const api = new Hono<AppEnv>();
   api.use(jsonBodyLimit(options.bodyLimitBytes));
 
@@ -84,7 +88,7 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
       }
       const ids = readIds(body.ids);
       if (typeof ids === "string") return fieldProblems(c, "Invalid retry", { ids });
-      const count = await store.queue.retry(ids, now().getTime());
+      const count = await retryIds(store.queue, ids, now().getTime(), pace);
       const done = { count, matched: ids.length, cut: false, nextSince: null };
       return c.json(requeuedJson(done, "Retried"));
     }
@@ -92,7 +96,7 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
     if (!read.ok) return fieldProblems(c, "Invalid retry", read.problems);
     if (Object.keys(read.filter).length === 0)
       return needsFilter(c, "retry", ["ids", ...RETRY_FILTER]);
-    const done = await retryMatching(store.queue, read.filter, now().getTime());
+    const done = await retryMatching(store.queue, read.filter, now().getTime(), pace);
     return c.json(requeuedJson(done, "Retried"));
   });
 
@@ -109,7 +113,7 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
     }
     const { states: _, ...narrowing } = read.filter;
     if (Object.keys(narrowing).length === 0) return needsFilter(c, "replay", RETRY_FILTER);
-    const done = await replayDeliveries(store.queue, read.filter, now().getTime());
+    const done = await replayDeliveries(store.queue, read.filter, now().getTime(), pace);
     return c.json(requeuedJson(done, "Replayed"));
   });
 

@@ -1,11 +1,29 @@
 import type { DeliverySearch, DeliveryState } from "../model.ts";
 import type { DeliveryQueue } from "../ports.ts";
 
-/** The most deliveries one retry or replay queues; the rest wait for another call. */
+/** The most deliveries one retry or replay by filter queues; the rest wait for another call. */
 export const MAX_REPLAY = 100_000;
 
 /** Replay's default states: every delivery that ended, successful ones included. */
 export const REPLAYABLE_STATES: readonly DeliveryState[] = ["successful", "failed"];
+
+/**
+ * How bulk work goes: `chunkSize` deliveries per write, each write its own short transaction,
+ * and `pause` between writes, so other requests are answered and workers write in between.
+ */
+export interface BulkPace {
+  chunkSize: number;
+  pause(): Promise<void>;
+}
+
+/**
+ * 1,000 rows per write: one set-based UPDATE of a chunk takes a few ms on SQLite (well under
+ * 50 ms on a loaded machine); a macrotask between chunks lets the server read waiting requests.
+ */
+export const DEFAULT_PACE: BulkPace = {
+  chunkSize: 1000,
+  pause: () => new Promise((resolve) => setImmediate(resolve)),
+};
 
 export interface Requeued {
   /** Deliveries queued again. */
@@ -26,9 +44,11 @@ export function replayDeliveries(
   queue: DeliveryQueue,
   filter: DeliverySearch,
   now: number,
+  pace: BulkPace = DEFAULT_PACE,
 ): Promise<Requeued> {
   const states = (filter.states ?? REPLAYABLE_STATES).filter((s) => REPLAYABLE_STATES.includes(s));
-  return requeue(queue, { ...filter, states }, (ids) => queue.replay(ids, now));
+  const write = (ids: number[]) => queue.replay(ids, now);
+  return requeue(queue, { ...filter, states }, write, { pace, cap: MAX_REPLAY });
 }
 
 /** Retries the failed deliveries `filter` matches, oldest first, at most MAX_REPLAY. */
@@ -36,26 +56,71 @@ export function retryMatching(
   queue: DeliveryQueue,
   filter: DeliverySearch,
   now: number,
+  pace: BulkPace = DEFAULT_PACE,
 ): Promise<Requeued> {
-  return requeue(queue, { ...filter, states: ["failed"] }, (ids) => queue.retry(ids, now));
+  const write = (ids: number[]) => queue.retry(ids, now);
+  return requeue(queue, { ...filter, states: ["failed"] }, write, { pace, cap: MAX_REPLAY });
 }
 
+/** Retries every failed delivery (the admin's "Retry all failed", the CLI's --all-failed). */
+export async function retryAllFailed(
+  queue: DeliveryQueue,
+  now: number,
+  pace: BulkPace = DEFAULT_PACE,
+): Promise<number> {
+  const write = (ids: number[]) => queue.retry(ids, now);
+  const done = await requeue(queue, { states: ["failed"] }, write, { pace, cap: Infinity });
+  return done.count;
+}
+
+/** Retries the deliveries `ids` names (queue.retry), a chunk at a time. */
+export async function retryIds(
+  queue: DeliveryQueue,
+  ids: readonly number[],
+  now: number,
+  pace: BulkPace = DEFAULT_PACE,
+): Promise<number> {
+  let count = 0;
+  for (let at = 0; at < ids.length; at += pace.chunkSize) {
+    if (at > 0) await pace.pause();
+    count += await queue.retry(ids.slice(at, at + pace.chunkSize), now);
+  }
+  return count;
+}
+
+/**
+ * The matching deliveries, oldest first, a page of ids after the last one taken at a time: each
+ * page is written in its own transaction before the next is read, so a delivery requeued and
+ * sent again meanwhile is never taken twice, and at most `cap` are taken.
+ */
 async function requeue(
   queue: DeliveryQueue,
   filter: DeliverySearch,
   write: (ids: number[]) => Promise<number>,
+  options: { pace: BulkPace; cap: number },
 ): Promise<Requeued> {
-  const ids = await queue.matchingIds(filter, MAX_REPLAY + 1);
-  const cut = ids.length > MAX_REPLAY;
-  const taken = cut ? ids.slice(0, MAX_REPLAY) : ids;
-  const count = taken.length === 0 ? 0 : await write(taken);
-  const firstLeft = cut ? await queue.get(ids[MAX_REPLAY] ?? 0) : null;
-  return {
-    count,
-    matched: taken.length,
-    cut,
-    nextSince: firstLeft?.delivery.createdAt ?? null,
-  };
+  const { pace, cap } = options;
+  let count = 0;
+  let matched = 0;
+  let after = 0;
+  for (;;) {
+    const room = cap - matched;
+    // At the cap's last page, one id more says whether more matched.
+    const asked = Math.min(pace.chunkSize, room + 1);
+    const ids = await queue.matchingIds(filter, asked, after);
+    const taken = ids.length > room ? ids.slice(0, room) : ids;
+    if (taken.length > 0) {
+      count += await write(taken);
+      matched += taken.length;
+      after = taken[taken.length - 1] ?? after;
+    }
+    if (ids.length > room) {
+      const firstLeft = await queue.get(ids[room] ?? 0);
+      return { count, matched, cut: true, nextSince: firstLeft?.delivery.createdAt ?? null };
+    }
+    if (ids.length < asked) return { count, matched, cut: false, nextSince: null };
+    await pace.pause();
+  }
 }
 
 /** One line saying what a retry or replay did, and when cut, how to go on. */

@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { orderedFailureNote } from "../../../webhooks/delivery/ordered-note.ts";
+import { type BulkPace, retryAllFailed } from "../../../webhooks/delivery/replay.ts";
 import { attemptLimits } from "../../../webhooks/delivery/retrying.ts";
 import {
   DELIVERY_STATES,
@@ -90,6 +91,8 @@ export function backgroundTaskRoutes(deps: {
   heartbeatIntervalMs?: number;
   /** WEBHOOK_MAX_ATTEMPTS as the workers have it ("attempt 3 of 8"); null: each schedule's. */
   maxAttempts?: number | null;
+  /** Chunks of "Retry all failed" and the pause between them (default: DEFAULT_PACE). */
+  bulkPace?: BulkPace;
 }): Hono<AppEnv> {
   const { store, now } = deps;
   const heartbeatIntervalMs = deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS;
@@ -182,7 +185,7 @@ export function backgroundTaskRoutes(deps: {
   routes.post("/retry-failed", async (c) => {
     const form = await c.req.parseBody();
     const back = localAdminPath(form.return_to, BACKGROUND_TASKS);
-    const changed = await store.queue.retryAllFailed(now().getTime());
+    const changed = await retryAllFailed(store.queue, now().getTime(), deps.bulkPace);
     return c.redirect(withNotice(back, "retried-all", changed), 303);
   });
 

@@ -5,7 +5,7 @@ import type { FieldErrors } from "../../../inventory/schemas.ts";
 import { keepStoredPassword } from "../../../text/url-credentials.ts";
 import { rotateSecret } from "../../../webhooks/definition/rotation.ts";
 import { checkGraceSeconds, checkNewUrl } from "../../../webhooks/definition/validate.ts";
-import { replayDeliveries } from "../../../webhooks/delivery/replay.ts";
+import { type BulkPace, replayDeliveries } from "../../../webhooks/delivery/replay.ts";
 import { DuplicateWebhookNameError } from "../../../webhooks/errors.ts";
 import type { ChangeEvent, Webhook, WebhookPatch } from "../../../webhooks/model.ts";
 import type { Store } from "../../../webhooks/ports.ts";
@@ -50,6 +50,8 @@ export interface WebhookRouteDeps {
   generateSecret: () => string;
   /** Whether workers will refuse a URL (lib/webhooks/sending/url-refusal.ts); null when they send. */
   urlWarning: (url: string) => Promise<string | null>;
+  /** Chunks of a replay and the pause between them (default: DEFAULT_PACE). */
+  bulkPace?: BulkPace;
 }
 
 /** Webhooks: list, create (secret shown once), edit, enable/disable, delete, Send test. */
@@ -181,7 +183,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const values = readReplayForm(await c.req.parseBody());
     const parsed = parseReplayForm(values, webhook.id);
     if (!parsed.ok) return webhookPage(c, webhook, { values, errors: parsed.errors }, 400);
-    const done = await replayDeliveries(store.queue, parsed.filter, now().getTime());
+    const done = await replayDeliveries(store.queue, parsed.filter, now().getTime(), deps.bulkPace);
     const back = `${WEBHOOKS}/${webhook.id}`;
     // Cut: the notice's one number is where the next replay starts from.
     if (done.cut && done.nextSince !== null) {

@@ -83,9 +83,6 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
       const others = ids.filter((id) => !rendered.has(id));
       return rendered.size + (await maintenance.retry(others, at));
     },
-    async retryAllFailed(at) {
-      return (await rerender.all(at)).length + (await maintenance.retryAllFailed(at));
-    },
     search: searching.search,
     matchingIds: searching.matchingIds,
     replay: maintenance.replay,

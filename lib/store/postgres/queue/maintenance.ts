@@ -16,8 +16,9 @@ function notify(sql: SQL) {
 }
 
 /**
- * Operators' writes (failed deliveries queued again, due at the database's now) and retention,
- * each its own statement.
+ * Operators' writes (deliveries queued again by id, due at the database's now) and retention,
+ * each its own statement. A bulk retry or replay calls them a chunk of ids at a time
+ * (lib/webhooks/delivery/replay.ts), so no statement holds its rows' locks for long.
  */
 export function createMaintenance(db: Db, clock: StoreClock) {
   async function retry(ids: number[], at: number): Promise<number> {
@@ -34,18 +35,6 @@ export function createMaintenance(db: Db, clock: StoreClock) {
             -- failed, or waiting for an automatic retry due later: due now (as SQLite's retry)
             AND (state = 'failed' OR (state = 'queued' AND attempts > 0
               AND next_attempt_at > (SELECT t FROM clock)))`;
-      if (result.count > 0) await notify(sql);
-      return result.count;
-    });
-  }
-
-  async function retryAllFailed(at: number): Promise<number> {
-    return db.atomic(async (sql) => {
-      const result = await sql`
-          UPDATE deliveries SET state = 'queued', completed_at = NULL,
-            next_attempt_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint),
-            updated_at = coalesce(${clock.param(at)}::bigint, (extract(epoch from now()) * 1000)::bigint)
-          WHERE state = 'failed' AND NOT template_failed`;
       if (result.count > 0) await notify(sql);
       return result.count;
     });
@@ -75,5 +64,5 @@ export function createMaintenance(db: Db, clock: StoreClock) {
     return purgeInBatches(purgeBatch, olderThan, options.batchSize ?? 1000);
   }
 
-  return { retry, retryAllFailed, replay, purgeBatch, purge };
+  return { retry, replay, purgeBatch, purge };
 }

@@ -6,9 +6,6 @@ import { CHANGE_CHANNEL } from "../changes.ts";
 import type { StoreClock } from "../clock.ts";
 import type { Db } from "../db.ts";
 
-/** How many template failures one `retryAllFailed` renders again at most. */
-const MAX_RERENDERED = 10_000;
-
 interface FailureRow {
   id: string | number;
   context: string;
@@ -63,14 +60,6 @@ export function createRerender(db: Db, clock: StoreClock, render: RenderTemplate
         WHERE d.state = 'failed' AND d.template_failed AND d.context IS NOT NULL
           AND d.id = ANY(${valid}::bigint[])
         ORDER BY d.id`;
-      return rerender(rows, at);
-    },
-    async all(at: number): Promise<number[]> {
-      const rows = await db.sql<FailureRow[]>`
-        SELECT d.id, d.context, w.url, w.headers, w.body_template, w.conditions
-        FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.state = 'failed' AND d.template_failed AND d.context IS NOT NULL
-        ORDER BY d.id LIMIT ${MAX_RERENDERED}`;
       return rerender(rows, at);
     },
   };

@@ -61,11 +61,13 @@ export function createSearch(db: Db) {
     };
   }
 
-  async function matchingIds(filter: DeliverySearch, limit: number): Promise<number[]> {
+  async function matchingIds(filter: DeliverySearch, limit: number, after = 0): Promise<number[]> {
     const { where, params } = searchWhere(filter);
+    const n = params.length;
     const rows = (await db.sql.unsafe(
-      `SELECT d.id FROM deliveries d WHERE ${where} ORDER BY d.id LIMIT $${params.length + 1}`,
-      [...params, limit],
+      `SELECT d.id FROM deliveries d WHERE ${where} AND d.id > $${n + 2}
+       ORDER BY d.id LIMIT $${n + 1}`,
+      [...params, limit, after],
     )) as Array<{ id: Int8 }>;
     return rows.map((row) => toNumber(row.id));
   }

@@ -180,17 +180,12 @@ export function createSqliteQueue(
       return notifyIf(rendered.size + maintenance.retry(others, at));
     },
 
-    async retryAllFailed(at) {
-      const rendered = await rerender.all(at);
-      return notifyIf(rendered.length + maintenance.retryAllFailed(at));
-    },
-
     async search(filter, page) {
       return searching.search(filter, page);
     },
 
-    async matchingIds(filter, limit) {
-      return searching.matchingIds(filter, limit);
+    async matchingIds(filter, limit, after) {
+      return searching.matchingIds(filter, limit, after);
     },
 
     async replay(ids, at) {

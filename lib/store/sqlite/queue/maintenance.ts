@@ -17,9 +17,11 @@ export function purgeBatch(db: Database, olderThan: number, batchSize: number): 
   return run.immediate();
 }
 
-const REPLAY_CHUNK = 500;
-
-/** Operators' writes: failed deliveries queued again (history kept). Each one transaction. */
+/**
+ * Operators' writes: deliveries queued again by id (history kept), each call one set-based
+ * UPDATE in one transaction. A bulk retry or replay calls them a chunk of ids at a time
+ * (lib/webhooks/delivery/replay.ts), so no call holds the write lock for long.
+ */
 export function createMaintenance(db: Database) {
   // A failed delivery is queued again; one waiting for an automatic retry (queued after an
   // attempt, due later) is made due now: the admin's Retry sends it at once either way. One due
@@ -27,43 +29,25 @@ export function createMaintenance(db: Database) {
   const retryStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
        updated_at = $now
-     WHERE id = $id AND template_failed = 0
+     WHERE id IN (SELECT value FROM json_each($ids)) AND template_failed = 0
        AND (state = 'failed' OR (state = 'queued' AND attempts > 0 AND next_attempt_at > $now))`,
   );
-  const retryAllStmt = db.prepare<unknown, Params>(
-    `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
-       updated_at = $now
-     WHERE state = 'failed' AND template_failed = 0`,
-  );
-  // Single-statement writes too run in BEGIN IMMEDIATE: a deferred write that has to upgrade
-  // its read snapshot fails at once with SQLITE_BUSY instead of waiting.
-  const retryTx = db.transaction((ids: number[], at: number): number => {
-    let changed = 0;
-    for (const id of ids) changed += retryStmt.run({ id, now: at }).changes;
-    return changed;
-  });
-  const retryAllTx = db.transaction((at: number) => retryAllStmt.run({ now: at }).changes);
   const replayStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = 'queued', next_attempt_at = $now, completed_at = NULL,
        updated_at = $now
-     WHERE id = $id AND state IN ('successful', 'failed') AND template_failed = 0`,
+     WHERE id IN (SELECT value FROM json_each($ids)) AND state IN ('successful', 'failed')
+       AND template_failed = 0`,
   );
-  const replayTx = db.transaction((ids: number[], at: number): number => {
-    let changed = 0;
-    for (const id of ids) changed += replayStmt.run({ id, now: at }).changes;
-    return changed;
-  });
-  /** A replay of up to 100,000 in transactions of 500, so workers' writes get in between. */
-  function replay(ids: number[], at: number): number {
-    let changed = 0;
-    for (let i = 0; i < ids.length; i += REPLAY_CHUNK) {
-      changed += replayTx.immediate(ids.slice(i, i + REPLAY_CHUNK), at);
-    }
-    return changed;
-  }
+  // Single-statement writes too run in BEGIN IMMEDIATE: a deferred write that has to upgrade
+  // its read snapshot fails at once with SQLITE_BUSY instead of waiting.
+  const retryTx = db.transaction(
+    (ids: number[], at: number) => retryStmt.run({ ids: JSON.stringify(ids), now: at }).changes,
+  );
+  const replayTx = db.transaction(
+    (ids: number[], at: number) => replayStmt.run({ ids: JSON.stringify(ids), now: at }).changes,
+  );
   return {
-    retry: (ids: number[], at: number) => retryTx.immediate(ids, at),
-    retryAllFailed: (at: number) => retryAllTx.immediate(at),
-    replay,
+    retry: (ids: number[], at: number) => (ids.length === 0 ? 0 : retryTx.immediate(ids, at)),
+    replay: (ids: number[], at: number) => (ids.length === 0 ? 0 : replayTx.immediate(ids, at)),
   };
 }

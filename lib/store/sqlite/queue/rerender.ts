@@ -8,9 +8,6 @@ import {
 } from "../../../webhooks/rendering/rerender.ts";
 import type { Params } from "./rows.ts";
 
-/** How many template failures one `retryAllFailed` renders again at most. */
-const MAX_RERENDERED = 10_000;
-
 interface FailureRow {
   id: number;
   context: string;
@@ -31,8 +28,9 @@ const FAILURE_SELECT = `
  * new reason), each only if still failed by its template.
  */
 export function createRerender(db: Database, render: RenderTemplates) {
-  const byIdStmt = db.prepare<FailureRow, [number]>(`${FAILURE_SELECT} AND d.id = ?1`);
-  const allStmt = db.prepare<FailureRow, [number]>(`${FAILURE_SELECT} ORDER BY d.id LIMIT ?1`);
+  const byIdsStmt = db.prepare<FailureRow, [string]>(
+    `${FAILURE_SELECT} AND d.id IN (SELECT value FROM json_each(?1)) ORDER BY d.id`,
+  );
   const requeueStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = 'queued', template_failed = 0, url = $url, headers = $headers,
        context = $context, last_error = NULL, next_attempt_at = $now, completed_at = NULL,
@@ -72,14 +70,8 @@ export function createRerender(db: Database, render: RenderTemplates) {
   return {
     /** Renders again those of `ids` failed by their template; the ids queued now. */
     byIds(ids: number[], now: number): Promise<number[]> {
-      const rows = ids.flatMap((id) => {
-        const row = Number.isSafeInteger(id) ? byIdStmt.get(id) : null;
-        return row ? [row] : [];
-      });
-      return rerender(rows, now);
-    },
-    all(now: number): Promise<number[]> {
-      return rerender(allStmt.all(MAX_RERENDERED), now);
+      const valid = ids.filter((id) => Number.isSafeInteger(id));
+      return rerender(valid.length === 0 ? [] : byIdsStmt.all(JSON.stringify(valid)), now);
     },
   };
 }

@@ -64,13 +64,13 @@ export function createSearch(db: Database) {
     })();
   }
 
-  function matchingIds(filter: DeliverySearch, limit: number): number[] {
+  function matchingIds(filter: DeliverySearch, limit: number, after = 0): number[] {
     const { where, params } = searchWhere(filter);
     return db
       .query<{ id: number }, Params>(
-        `SELECT d.id FROM deliveries d WHERE ${where} ORDER BY d.id LIMIT $limit`,
+        `SELECT d.id FROM deliveries d WHERE ${where} AND d.id > $after ORDER BY d.id LIMIT $limit`,
       )
-      .all({ ...params, limit })
+      .all({ ...params, limit, after })
       .map((row) => row.id);
   }
 

@@ -1,0 +1,127 @@
+import type { Database } from "bun:sqlite";
+import { afterEach, describe, expect, test } from "bun:test";
+import {
+  type BulkPace,
+  replayDeliveries,
+  retryAllFailed,
+  retryIds,
+  retryMatching,
+} from "../../../lib/webhooks/delivery/replay.ts";
+import type { DeliveryQueue, Store } from "../../../lib/webhooks/ports.ts";
+import { openSqliteDb } from "../../fakes/sqlite-db.ts";
+
+const T0 = Date.UTC(2030, 0, 1);
+const LATER = T0 + 3_600_000;
+
+const opened: Store[] = [];
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+
+/** A store with `count` deliveries of webhook 1 in `state`, one a millisecond from T0. */
+function seeded(count: number, state: "failed" | "successful") {
+  const { db, store } = openSqliteDb({ now: () => LATER });
+  opened.push(store);
+  db.run(
+    "INSERT INTO webhooks (id, name, url, created_at, updated_at) VALUES (1, 'erp', 'https://erp.example/h', 0, 0)",
+  );
+  const insert = db.prepare(
+    `INSERT INTO deliveries (webhook_id, message_id, event, state, attempts, next_attempt_at,
+       created_at, updated_at, completed_at)
+     VALUES (1, ?1, 'item.created', ?3, 1, ?2, ?2, ?2, ?2)`,
+  );
+  db.transaction(() => {
+    for (let i = 0; i < count; i++) insert.run(`msg_${i}`, T0 + i, state);
+  })();
+  return { db, store };
+}
+
+/** The queue, each write's ids recorded (one entry per chunk written). */
+function recorded(queue: DeliveryQueue) {
+  const chunks: number[][] = [];
+  const wrapped: DeliveryQueue = {
+    ...queue,
+    retry: (ids, now) => {
+      chunks.push([...ids]);
+      return queue.retry(ids, now);
+    },
+    replay: (ids, now) => {
+      chunks.push([...ids]);
+      return queue.replay(ids, now);
+    },
+  };
+  return { queue: wrapped, chunks };
+}
+
+function states(db: Database): Record<string, number> {
+  const rows = db
+    .query<{ state: string; n: number }, []>(
+      "SELECT state, count(*) AS n FROM deliveries GROUP BY state",
+    )
+    .all();
+  return Object.fromEntries(rows.map((row) => [row.state, row.n]));
+}
+
+/** Chunks of `size`, the pause counted. */
+function smallChunks(size: number, onPause: () => void = () => {}): BulkPace {
+  return {
+    chunkSize: size,
+    pause: async () => onPause(),
+  };
+}
+
+describe("retry and replay by filter, in chunks", () => {
+  test("retryMatching() requeues every failed delivery once, a chunk per write, a pause between writes", async () => {
+    const { db, store } = seeded(103, "failed");
+    const { queue, chunks } = recorded(store.queue);
+    let pauses = 0;
+    const done = await retryMatching(
+      queue,
+      { webhookId: 1 },
+      LATER,
+      smallChunks(10, () => pauses++),
+    );
+    expect(done).toEqual({ count: 103, matched: 103, cut: false, nextSince: null });
+    expect(chunks).toHaveLength(11);
+    expect(chunks.every((chunk) => chunk.length <= 10)).toBe(true);
+    const written = chunks.flat();
+    expect(new Set(written).size).toBe(103);
+    expect(written).toEqual([...written].sort((a, b) => a - b));
+    expect(pauses).toBe(10);
+    expect(states(db)).toEqual({ queued: 103 });
+  });
+
+  test("a delivery that fails again while the retry goes on is not retried a second time", async () => {
+    const { db, store } = seeded(50, "failed");
+    const { queue, chunks } = recorded(store.queue);
+    // Between chunks a worker sends what was requeued, and it fails again at once.
+    const failAgain = () => db.run("UPDATE deliveries SET state = 'failed' WHERE state = 'queued'");
+    const done = await retryMatching(queue, {}, LATER, smallChunks(7, failAgain));
+    const written = chunks.flat();
+    expect(written).toHaveLength(50);
+    expect(new Set(written).size).toBe(50);
+    expect(done.count).toBe(50);
+  });
+
+  test("replayDeliveries() replays each ended delivery once, in chunks, none lost", async () => {
+    const { db, store } = seeded(64, "successful");
+    const { queue, chunks } = recorded(store.queue);
+    const done = await replayDeliveries(queue, { webhookId: 1 }, LATER, smallChunks(8));
+    expect(done).toMatchObject({ count: 64, matched: 64, cut: false });
+    // 64 in 8 full chunks, then one read that finds no more.
+    expect(chunks.map((chunk) => chunk.length)).toEqual([8, 8, 8, 8, 8, 8, 8, 8]);
+    expect(new Set(chunks.flat()).size).toBe(64);
+    expect(states(db)).toEqual({ queued: 64 });
+  });
+
+  test("retryAllFailed() has no cap and retryIds() writes the ids given a chunk at a time", async () => {
+    const { db, store } = seeded(30, "failed");
+    const { queue, chunks } = recorded(store.queue);
+    expect(await retryIds(queue, [1, 2, 3, 4, 5], LATER, smallChunks(2))).toBe(5);
+    expect(chunks).toEqual([[1, 2], [3, 4], [5]]);
+    chunks.length = 0;
+    expect(await retryAllFailed(queue, LATER, smallChunks(4))).toBe(25);
+    expect(chunks.flat()).toEqual(Array.from({ length: 25 }, (_, i) => i + 6));
+    expect(states(db)).toEqual({ queued: 30 });
+  });
+});
