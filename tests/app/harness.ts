@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from "bun:test";
 import { createApp } from "../../lib/app/create-app.ts";
 import { parseAllowList, type Resolver } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
@@ -61,6 +62,32 @@ export function webhookForm(
   };
 }
 
+/**
+ * For a file or describe of API tests: a fresh app per test with ADMIN_TOKEN `token` (closed
+ * after it), and `api`, a client sending that token as bearer.
+ */
+export function useTokenApp(token: string): { readonly t: TestApp; readonly api: Client } {
+  let current: { t: TestApp; api: Client } | undefined;
+  beforeEach(() => {
+    const t = testApp({ adminToken: token });
+    current = { t, api: createClient(t.app, { headers: { authorization: `Bearer ${token}` } }) };
+  });
+  afterEach(() => current?.t.store.close());
+  const now = () => {
+    if (!current) throw new Error("useTokenApp: only inside a test");
+    return current;
+  };
+  return {
+    get t() {
+      return now().t;
+    },
+    get api() {
+      return now().api;
+    },
+  };
+}
+
+export type TestApp = ReturnType<typeof testApp>;
 export type Client = ReturnType<typeof createClient>;
 type Requester = { request(input: string, init?: RequestInit): Response | Promise<Response> };
 

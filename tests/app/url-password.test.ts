@@ -1,19 +1,13 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { change } from "../fakes/change.ts";
 import { record } from "../store/contract.ts";
-import { createClient, testApp, webhookForm } from "./harness.ts";
+import { testApp, useTokenApp, webhookForm } from "./harness.ts";
 
 const TOKEN = "url-password-test-token-0123";
 const STORED = "https://user:s3cret-pw@hook.example/in/{{ data.id }}";
 const MASKED = "https://user:***@hook.example/in/{{ data.id }}";
 
-let t: ReturnType<typeof testApp>;
-let api: ReturnType<typeof createClient>;
-beforeEach(() => {
-  t = testApp({ adminToken: TOKEN });
-  api = createClient(t.app, { headers: { authorization: `Bearer ${TOKEN}` } });
-});
-afterEach(() => t.store.close());
+const ctx = useTokenApp(TOKEN);
 
 function openAdmin() {
   const admin = testApp();
@@ -21,7 +15,7 @@ function openAdmin() {
 }
 
 /** A delivery to the stored URL, rendered, with one failed attempt that quotes it. */
-async function deliveredOnce(app = t): Promise<number> {
+async function deliveredOnce(app = ctx.t): Promise<number> {
   await app.store.queue.enqueue(change());
   const now = app.clock.now.getTime();
   const [claim] = await app.store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now });
@@ -41,44 +35,44 @@ async function deliveredOnce(app = t): Promise<number> {
 
 describe("a webhook URL's password is masked, stored and sent unchanged", () => {
   test("the management API: POST, GET one, GET the list and PATCH answer ***", async () => {
-    const created = await api.json("POST", "/api/webhooks", { name: "erp", url: STORED });
+    const created = await ctx.api.json("POST", "/api/webhooks", { name: "erp", url: STORED });
     expect(created.status).toBe(201);
     const { id, url } = (await created.json()) as { id: number; url: string };
     expect(url).toBe(MASKED);
     for (const path of [`/api/webhooks/${id}`, "/api/webhooks"]) {
-      const text = await (await api.request(path)).text();
+      const text = await (await ctx.api.request(path)).text();
       expect(text).toContain(JSON.stringify(MASKED));
       expect(text).not.toContain("s3cret-pw");
     }
-    const patched = await api.json("PATCH", `/api/webhooks/${id}`, { method: "PUT" });
+    const patched = await ctx.api.json("PATCH", `/api/webhooks/${id}`, { method: "PUT" });
     expect(((await patched.json()) as { url: string }).url).toBe(MASKED);
-    expect((await t.store.webhooks.get(id))?.url).toBe(STORED);
+    expect((await ctx.t.store.webhooks.get(id))?.url).toBe(STORED);
   });
 
   test("a PATCH sending back the masked URL keeps the password; another host does not get it", async () => {
-    const webhook = await t.store.webhooks.create({ name: "erp", url: STORED });
-    const got = (await (await api.request(`/api/webhooks/${webhook.id}`)).json()) as {
+    const webhook = await ctx.t.store.webhooks.create({ name: "erp", url: STORED });
+    const got = (await (await ctx.api.request(`/api/webhooks/${webhook.id}`)).json()) as {
       url: string;
     };
     const moved = got.url.replace("/in/", "/v2/");
-    const same = await api.json("PATCH", `/api/webhooks/${webhook.id}`, { url: moved });
+    const same = await ctx.api.json("PATCH", `/api/webhooks/${webhook.id}`, { url: moved });
     expect(same.status).toBe(200);
-    expect((await t.store.webhooks.get(webhook.id))?.url).toBe(
+    expect((await ctx.t.store.webhooks.get(webhook.id))?.url).toBe(
       "https://user:s3cret-pw@hook.example/v2/{{ data.id }}",
     );
     const elsewhere = "https://user:***@collector.example/";
-    await api.json("PATCH", `/api/webhooks/${webhook.id}`, { url: elsewhere });
-    expect((await t.store.webhooks.get(webhook.id))?.url).toBe(elsewhere);
+    await ctx.api.json("PATCH", `/api/webhooks/${webhook.id}`, { url: elsewhere });
+    expect((await ctx.t.store.webhooks.get(webhook.id))?.url).toBe(elsewhere);
   });
 
   test("the deliveries API masks the delivery's URL, its attempts' URLs and errors", async () => {
-    await t.store.webhooks.create({ name: "erp", url: STORED });
+    await ctx.t.store.webhooks.create({ name: "erp", url: STORED });
     const id = await deliveredOnce();
-    const text = await (await api.request(`/api/deliveries/${id}`)).text();
+    const text = await (await ctx.api.request(`/api/deliveries/${id}`)).text();
     expect(text).toContain('"url":"https://user:***@hook.example/in/1"');
     expect(text).toContain("fetch https://user:***@hook.example/in/1 failed");
     expect(text).not.toContain("s3cret-pw");
-    const list = await (await api.request("/api/deliveries")).text();
+    const list = await (await ctx.api.request("/api/deliveries")).text();
     expect(list).toContain('"url":"https://user:***@hook.example/in/1"');
     expect(list).not.toContain("s3cret-pw");
   });

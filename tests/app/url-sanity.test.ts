@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { checkNewUrl, checkUrl } from "../../lib/webhooks/definition/validate.ts";
 import { useWebhooksCliFile } from "../fakes/webhooks-cli-file.ts";
-import { createClient, testApp, webhookForm } from "./harness.ts";
+import { testApp, useTokenApp, webhookForm } from "./harness.ts";
 
 const TOKEN = "url-sanity-test-token-0123456";
 const T0 = Date.UTC(2030, 0, 1);
@@ -41,16 +41,10 @@ describe("checkUrl() refuses control and invisible characters, naming the first 
 });
 
 describe("the API, the admin form and the CLI refuse them alike", () => {
-  let t: ReturnType<typeof testApp>;
-  let api: ReturnType<typeof createClient>;
-  beforeEach(() => {
-    t = testApp({ adminToken: TOKEN });
-    api = createClient(t.app, { headers: { authorization: `Bearer ${TOKEN}` } });
-  });
-  afterEach(() => t.store.close());
+  const ctx = useTokenApp(TOKEN);
 
   test("the API: CR/LF in a URL on POST and PATCH, *** on POST: 400 naming the field", async () => {
-    const created = await api.json("POST", "/api/webhooks", {
+    const created = await ctx.api.json("POST", "/api/webhooks", {
       name: "erp",
       url: "https://e.example/in\r\nX-Evil: 1",
     });
@@ -58,19 +52,19 @@ describe("the API, the admin form and the CLI refuse them alike", () => {
     expect(((await created.json()) as { fieldErrors: unknown }).fieldErrors).toEqual({
       url: ["Must not contain control or invisible characters (U+000D at character 21)"],
     });
-    const masked = await api.json("POST", "/api/webhooks", {
+    const masked = await ctx.api.json("POST", "/api/webhooks", {
       name: "erp",
       url: "https://user:***@e.example/in",
     });
     expect(masked.status).toBe(400);
     expect(JSON.stringify(await masked.json())).toContain("Must not have *** as its password");
 
-    const webhook = await t.store.webhooks.create({ name: "erp", url: "https://e.example/in" });
-    const patched = await api.json("PATCH", `/api/webhooks/${webhook.id}`, {
+    const webhook = await ctx.t.store.webhooks.create({ name: "erp", url: "https://e.example/in" });
+    const patched = await ctx.api.json("PATCH", `/api/webhooks/${webhook.id}`, {
       url: "https://e.example/\nin",
     });
     expect(patched.status).toBe(400);
-    expect((await t.store.webhooks.list()).map((w) => w.url)).toEqual(["https://e.example/in"]);
+    expect((await ctx.t.store.webhooks.list()).map((w) => w.url)).toEqual(["https://e.example/in"]);
   });
 
   test("the admin form: a URL with a line feed or *** as its password is shown again with the problem", async () => {

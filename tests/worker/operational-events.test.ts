@@ -12,6 +12,7 @@ import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
+import { change } from "../fakes/change.ts";
 import { loopbackWorkerConfig } from "../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { spawnWorker } from "../fakes/worker-process.ts";
@@ -70,6 +71,15 @@ async function drain(w: ReturnType<typeof worker>): Promise<void> {
 }
 
 const item = { sku: "A-1", name: "Bolt", quantity: 3 };
+/** Item 1 created by admin, now: the change every test here enqueues. */
+const created = () =>
+  change({
+    username: "admin",
+    requestId: "r-1",
+    timestamp: new Date(),
+    data: { id: 1, ...item },
+    postchange: { id: 1, ...item },
+  });
 const bodies = (e: FakeEndpoint) => e.requests.map((r) => JSON.parse(r.body));
 
 /** The events over real HTTP through a real worker, on a store `open` makes fresh. */
@@ -97,16 +107,7 @@ function describeEvents(name: string, open: () => Promise<Store>): void {
       await store.webhooks.create({ name: "all", url: `${everything.url}/all`, events: ["*"] });
       const logger = createMemoryLogger();
       const w = worker({ logger });
-      await store.queue.enqueue({
-        event: "item.created",
-        model: "item",
-        username: "admin",
-        requestId: "r-1",
-        timestamp: new Date(),
-        data: { id: 1, ...item },
-        prechange: null,
-        postchange: { id: 1, ...item },
-      });
+      await store.queue.enqueue(created());
       await drain(w);
 
       expect(gone.requests).toHaveLength(1);
@@ -185,16 +186,7 @@ function describeEvents(name: string, open: () => Promise<Store>): void {
         autoDisable: { ...DISABLE_AT_ONCE, enabled: false },
         config: loopbackWorkerConfig({ concurrency: 2 }),
       });
-      await store.queue.enqueue({
-        event: "item.created",
-        model: "item",
-        username: "admin",
-        requestId: "r-1",
-        timestamp: new Date(),
-        data: { id: 1, ...item },
-        prechange: null,
-        postchange: { id: 1, ...item },
-      });
+      await store.queue.enqueue(created());
       await drain(w);
 
       // crm's delivery exhausted → ops and broken-ops; broken-ops' item delivery exhausted → ops only
@@ -249,16 +241,7 @@ describe("metrics", () => {
       },
     });
     const w = worker({ metrics });
-    await store.queue.enqueue({
-      event: "item.created",
-      model: "item",
-      username: "admin",
-      requestId: "r-1",
-      timestamp: new Date(),
-      data: { id: 1, ...item },
-      prechange: null,
-      postchange: { id: 1, ...item },
-    });
+    await store.queue.enqueue(created());
     await drain(w);
 
     const expected = {
@@ -322,16 +305,7 @@ describe("worker process", () => {
       url: `${ops.url}/ops`,
       events: ["webhook.disabled"],
     });
-    await store.queue.enqueue({
-      event: "item.created",
-      model: "item",
-      username: "admin",
-      requestId: "r-1",
-      timestamp: new Date(),
-      data: { id: 1, ...item },
-      prechange: null,
-      postchange: { id: 1, ...item },
-    });
+    await store.queue.enqueue(created());
     const child = spawnWorker(path, {
       env: { LOG_FORMAT: "json" },
       args: ["--metrics-port", "0"],

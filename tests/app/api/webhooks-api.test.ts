@@ -1,28 +1,21 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { WEBHOOK_FIELDS } from "../../../lib/webhooks/definition/field-table.ts";
-import { createClient, testApp } from "../harness.ts";
+import { createClient, useTokenApp } from "../harness.ts";
 
 const TOKEN = "webhooks-api-test-token-0123";
 const HOOK = { name: "erp", url: "https://erp.example.com/hooks/inventory" };
 
-let t: ReturnType<typeof testApp>;
-let api: ReturnType<typeof createClient>;
-
-beforeEach(() => {
-  t = testApp({ adminToken: TOKEN });
-  api = createClient(t.app, { headers: { authorization: `Bearer ${TOKEN}` } });
-});
-afterEach(() => t.store.close());
+const ctx = useTokenApp(TOKEN);
 
 async function created(fields: Record<string, unknown> = {}) {
-  const response = await api.json("POST", "/api/webhooks", { ...HOOK, ...fields });
+  const response = await ctx.api.json("POST", "/api/webhooks", { ...HOOK, ...fields });
   expect(response.status).toBe(201);
   return (await response.json()) as Record<string, unknown> & { id: number };
 }
 
 describe("/api/webhooks round trip", () => {
   test("POST creates with the defaults of webhooks add, answers 201 with the generated secret once", async () => {
-    const response = await api.json("POST", "/api/webhooks", HOOK);
+    const response = await ctx.api.json("POST", "/api/webhooks", HOOK);
     expect(response.status).toBe(201);
     const body = (await response.json()) as Record<string, unknown>;
     expect(response.headers.get("location")).toBe(`/api/webhooks/${body.id}`);
@@ -45,13 +38,13 @@ describe("/api/webhooks round trip", () => {
       created_at: "2025-03-04T05:06:07.000Z",
     });
     expect(body.secret).toMatch(/^whsec_/);
-    const stored = await t.store.webhooks.get(Number(body.id));
+    const stored = await ctx.t.store.webhooks.get(Number(body.id));
     expect(stored?.secret).toBe(body.secret as string);
     // Never shown again: not by GET, not in the list, not after a PATCH.
     for (const answer of [
-      await api.request(`/api/webhooks/${body.id}`),
-      await api.request("/api/webhooks"),
-      await api.json("PATCH", `/api/webhooks/${body.id}`, { method: "PUT" }),
+      await ctx.api.request(`/api/webhooks/${body.id}`),
+      await ctx.api.request("/api/webhooks"),
+      await ctx.api.json("PATCH", `/api/webhooks/${body.id}`, { method: "PUT" }),
     ]) {
       expect(answer.status).toBe(200);
       const text = await answer.text();
@@ -64,10 +57,10 @@ describe("/api/webhooks round trip", () => {
     const secret = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
     const hook = await created({ secret });
     expect(hook.secret).toBeUndefined();
-    expect((await t.store.webhooks.get(hook.id))?.secret).toBe(secret);
-    const unsigned = await api.json("PATCH", `/api/webhooks/${hook.id}`, { secret: null });
+    expect((await ctx.t.store.webhooks.get(hook.id))?.secret).toBe(secret);
+    const unsigned = await ctx.api.json("PATCH", `/api/webhooks/${hook.id}`, { secret: null });
     expect(((await unsigned.json()) as { has_secret: boolean }).has_secret).toBe(false);
-    expect((await t.store.webhooks.get(hook.id))?.secret).toBeNull();
+    expect((await ctx.t.store.webhooks.get(hook.id))?.secret).toBeNull();
   });
 
   test("every field of webhooks add/update is set by POST, read by GET and changed by PATCH", async () => {
@@ -95,7 +88,7 @@ describe("/api/webhooks round trip", () => {
         .sort(),
     );
     const hook = await created(fields);
-    const read = (await (await api.request(`/api/webhooks/${hook.id}`)).json()) as object;
+    const read = (await (await ctx.api.request(`/api/webhooks/${hook.id}`)).json()) as object;
     expect(read).toMatchObject({
       ...fields,
       method: "PUT",
@@ -117,14 +110,14 @@ describe("/api/webhooks round trip", () => {
       retry_schedule: "none",
       enabled: true,
     };
-    const changed = await api.json("PATCH", `/api/webhooks/${hook.id}`, patch);
+    const changed = await ctx.api.json("PATCH", `/api/webhooks/${hook.id}`, patch);
     expect(changed.status).toBe(200);
     expect(await changed.json()).toMatchObject({
       ...patch,
       disabled_reason: null,
       disabled_at: null,
     });
-    const stored = await t.store.webhooks.get(hook.id);
+    const stored = await ctx.t.store.webhooks.get(hook.id);
     expect(stored).toMatchObject({
       name: "chat-2",
       bodyTemplate: null,
@@ -135,7 +128,7 @@ describe("/api/webhooks round trip", () => {
 
   test("PATCH changes only the fields given", async () => {
     const hook = await created({ events: ["item.updated"], max_per_second: 3 });
-    const response = await api.json("PATCH", `/api/webhooks/${hook.id}`, { name: "renamed" });
+    const response = await ctx.api.json("PATCH", `/api/webhooks/${hook.id}`, { name: "renamed" });
     expect(await response.json()).toMatchObject({
       name: "renamed",
       url: HOOK.url,
@@ -147,24 +140,30 @@ describe("/api/webhooks round trip", () => {
   test("GET lists every webhook; DELETE removes one (204), then 404", async () => {
     const first = await created();
     const second = await created({ name: "second" });
-    const list = (await (await api.request("/api/webhooks")).json()) as {
+    const list = (await (await ctx.api.request("/api/webhooks")).json()) as {
       webhooks: Array<{ id: number }>;
       total: number;
     };
     expect(list.total).toBe(2);
     expect(list.webhooks.map((w) => w.id).sort()).toEqual([first.id, second.id].sort());
-    expect((await api.request(`/api/webhooks/${first.id}`, { method: "DELETE" })).status).toBe(204);
-    expect((await api.request(`/api/webhooks/${first.id}`)).status).toBe(404);
-    expect((await api.request(`/api/webhooks/${first.id}`, { method: "DELETE" })).status).toBe(404);
-    expect((await api.json("PATCH", `/api/webhooks/${first.id}`, { name: "x" })).status).toBe(404);
-    expect(await t.store.webhooks.list()).toHaveLength(1);
+    expect((await ctx.api.request(`/api/webhooks/${first.id}`, { method: "DELETE" })).status).toBe(
+      204,
+    );
+    expect((await ctx.api.request(`/api/webhooks/${first.id}`)).status).toBe(404);
+    expect((await ctx.api.request(`/api/webhooks/${first.id}`, { method: "DELETE" })).status).toBe(
+      404,
+    );
+    expect((await ctx.api.json("PATCH", `/api/webhooks/${first.id}`, { name: "x" })).status).toBe(
+      404,
+    );
+    expect(await ctx.t.store.webhooks.list()).toHaveLength(1);
   });
 
   test("the API needs the token as /api/items does", async () => {
-    const anonymous = createClient(t.app);
+    const anonymous = createClient(ctx.t.app);
     expect((await anonymous.request("/api/webhooks")).status).toBe(401);
     expect((await anonymous.json("POST", "/api/webhooks", HOOK)).status).toBe(401);
-    expect(await t.store.webhooks.list()).toHaveLength(0);
+    expect(await ctx.t.store.webhooks.list()).toHaveLength(0);
   });
 });
 
@@ -172,16 +171,18 @@ describe("/api/webhooks retry_schedule", () => {
   test("takes none, short, day or delays; answers it in the CLI's form", async () => {
     const hook = await created({ retry_schedule: "5s, 5m,2h" });
     expect(hook.retry_schedule).toBe("5s,5m,2h");
-    expect((await t.store.webhooks.get(hook.id))?.retrySchedule).toEqual([
+    expect((await ctx.t.store.webhooks.get(hook.id))?.retrySchedule).toEqual([
       5_000, 300_000, 7_200_000,
     ]);
     for (const schedule of ["none", "short", "day"]) {
-      const patched = await api.json("PATCH", `/api/webhooks/${hook.id}`, {
+      const patched = await ctx.api.json("PATCH", `/api/webhooks/${hook.id}`, {
         retry_schedule: schedule,
       });
       expect(((await patched.json()) as { retry_schedule: string }).retry_schedule).toBe(schedule);
     }
-    const bad = await api.json("PATCH", `/api/webhooks/${hook.id}`, { retry_schedule: "often" });
+    const bad = await ctx.api.json("PATCH", `/api/webhooks/${hook.id}`, {
+      retry_schedule: "often",
+    });
     expect(((await bad.json()) as { fieldErrors: Record<string, string[]> }).fieldErrors).toEqual({
       retry_schedule: [
         '"often" is not a delay: expected none, short, day or a comma list of delays such as 5s,5m,30m,2h (each 1s to 7d, at most 99)',
@@ -218,12 +219,12 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
     test(`${name}: each bad value is refused on POST and PATCH, nothing saved`, async () => {
       const hook = await created();
       for (const value of values) {
-        const post = await api.json("POST", "/api/webhooks", {
+        const post = await ctx.api.json("POST", "/api/webhooks", {
           ...HOOK,
           name: "new",
           [name]: value,
         });
-        const patch = await api.json("PATCH", `/api/webhooks/${hook.id}`, { [name]: value });
+        const patch = await ctx.api.json("PATCH", `/api/webhooks/${hook.id}`, { [name]: value });
         for (const response of [post, patch]) {
           expect(response.status).toBe(400);
           const body = (await response.json()) as { fieldErrors: Record<string, string[]> };
@@ -231,17 +232,17 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
           expect(body.fieldErrors[name]?.[0]).toBeString();
         }
       }
-      expect((await t.store.webhooks.list()).map((w) => w.name)).toEqual(["erp"]);
-      expect(await t.store.webhooks.get(hook.id)).toMatchObject({ name: "erp", url: HOOK.url });
+      expect((await ctx.t.store.webhooks.list()).map((w) => w.name)).toEqual(["erp"]);
+      expect(await ctx.t.store.webhooks.get(hook.id)).toMatchObject({ name: "erp", url: HOOK.url });
     });
   }
 
   test("unknown fields, missing name and url, an empty PATCH and a body not an object", async () => {
-    const unknown = await api.json("POST", "/api/webhooks", { ...HOOK, retries: 3 });
+    const unknown = await ctx.api.json("POST", "/api/webhooks", { ...HOOK, retries: 3 });
     expect(((await unknown.json()) as { fieldErrors: object }).fieldErrors).toEqual({
       retries: ["Unknown field"],
     });
-    const answerOnly = await api.json("POST", "/api/webhooks", {
+    const answerOnly = await ctx.api.json("POST", "/api/webhooks", {
       ...HOOK,
       id: 7,
       has_secret: false,
@@ -250,19 +251,19 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
       id: ["Set by the app, not by a request"],
       has_secret: ["Set by the app, not by a request"],
     });
-    const missing = await api.json("POST", "/api/webhooks", {});
+    const missing = await ctx.api.json("POST", "/api/webhooks", {});
     expect(((await missing.json()) as { fieldErrors: object }).fieldErrors).toEqual({
       name: ["Required"],
       url: ["Required"],
     });
     const hook = await created();
-    const empty = await api.json("PATCH", `/api/webhooks/${hook.id}`, {});
+    const empty = await ctx.api.json("PATCH", `/api/webhooks/${hook.id}`, {});
     expect(empty.status).toBe(400);
-    const list = await api.json("POST", "/api/webhooks", [HOOK]);
+    const list = await ctx.api.json("POST", "/api/webhooks", [HOOK]);
     expect(list.status).toBe(400);
-    const notJson = await api.request("/api/webhooks", { method: "POST", body: "name=x" });
+    const notJson = await ctx.api.request("/api/webhooks", { method: "POST", body: "name=x" });
     expect(notJson.status).toBe(415);
-    const broken = await api.request("/api/webhooks", {
+    const broken = await ctx.api.request("/api/webhooks", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{",
@@ -272,7 +273,7 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
 
   test("a taken name is 409 naming the field", async () => {
     await created();
-    const again = await api.json("POST", "/api/webhooks", HOOK);
+    const again = await ctx.api.json("POST", "/api/webhooks", HOOK);
     expect(again.status).toBe(409);
     expect(((await again.json()) as { fieldErrors: object }).fieldErrors).toEqual({
       name: ["Already taken"],
@@ -282,7 +283,7 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
   test("a template past the render limits with a sample item is refused at save", async () => {
     const bomb =
       "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}";
-    const response = await api.json("POST", "/api/webhooks", { ...HOOK, body_template: bomb });
+    const response = await ctx.api.json("POST", "/api/webhooks", { ...HOOK, body_template: bomb });
     expect(response.status).toBe(400);
     const body = (await response.json()) as { fieldErrors: object };
     expect(Object.keys(body.fieldErrors)).toEqual(["body_template"]);
