@@ -36,8 +36,16 @@ export function parseEnv<S extends z.ZodType>(
   const given = cleaned[key];
   const secret = options.secrets?.has(key) || SECRET_NAME.test(key);
   const shown =
-    given === undefined || secret ? "" : `=${JSON.stringify(withoutUrlCredentials(given))}`;
+    given === undefined || secret
+      ? ""
+      : `=${JSON.stringify(shortened(withoutUrlCredentials(given)))}`;
   throw new ConfigError(`${key}${shown} is invalid: ${issue?.message ?? "unexpected value"}`);
+}
+
+/** A value shown in a message: a long one (a thousand addresses) by its start and its length. */
+function shortened(value: string): string {
+  const MAX = 120;
+  return value.length <= MAX ? value : `${value.slice(0, MAX)}… (${value.length} characters)`;
 }
 
 /** A whole number in [min, max], given as a string; the message names the expected form. */

@@ -10,7 +10,7 @@ import { digestStories, type PipelineStats, readCalibration } from "./pipeline.t
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
 import { emailSettings } from "./reader-config.ts";
 import { openArchive } from "./render/archive.ts";
-import { digestEmail, sendDigestEmail, smtpName } from "./render/email.ts";
+import { digestEmail, listText, sendDigestEmail, smtpName } from "./render/email.ts";
 import { type Output, openOutput, refuseNonRegularTarget, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
 import type { Renderer } from "./render/types.ts";
@@ -20,7 +20,7 @@ import { createModelHealth, goneMessage } from "./summarise/model-health.ts";
 import type { ModelClient } from "./summarise/models/model-client.ts";
 import { cachedModelName, openModelClient } from "./summarise/models/open-model.ts";
 import { planDiscussion } from "./summarise/reuse.ts";
-import type { DigestMeta, ItemId, Story, StoryDigest } from "./types.ts";
+import type { DigestMeta, Story, StoryDigest } from "./types.ts";
 
 export interface DigestDeps {
   /** Where the digest goes when there is no --out. */
@@ -222,7 +222,10 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
         { timeZone: deps.timeZone, locale: config.language },
       );
       await sendDigestEmail(message, email, { tls: deps.smtpTls });
-      baseLogger.info(`Emailed to ${email.to.join(", ")} through ${smtpName(email.smtp)}`);
+      const each = email.to.length === 1 ? "" : ", a message each,";
+      baseLogger.info(
+        `Emailed to ${listText(email.to)}${each} from ${email.from} through ${smtpName(email.smtp)}`,
+      );
     }
     return { stories: results, stats };
   } catch (error) {

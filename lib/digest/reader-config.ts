@@ -21,6 +21,8 @@ export interface ReaderConfig {
   /** SMTP_URL, credentials included: never shown. */
   smtp: SmtpServer | undefined;
   emailFrom: string | undefined;
+  /** The sender when no other is known: the user at this host ("ada@laptop"); none when unusable. */
+  localSender?: string;
 }
 
 // An address as a mail client takes it without a display name: one @, no spaces, no
@@ -29,6 +31,12 @@ const ADDRESS = /^[^\s\p{Cc}@<>()[\]\\,;:"]{1,64}@(?=.{1,253}$)[a-z0-9-]+(\.[a-z
 const ADDRESS_FORM = "expected an email address such as reader@example.com";
 
 const address = z.string().trim().regex(ADDRESS, ADDRESS_FORM);
+
+/**
+ * Recipients of one digest: each gets a message of their own (no one sees the others), so a
+ * long list is a mailing list's job, not a relay's.
+ */
+export const MAX_RECIPIENTS = 50;
 
 const addressList = z.string().transform((value, context) => {
   const entries = value
@@ -41,7 +49,22 @@ const addressList = z.string().transform((value, context) => {
     context.addIssue({ code: "custom", message: `${which}${ADDRESS_FORM}, comma-separated` });
     return z.NEVER;
   }
-  return entries;
+  // The same address twice (in any case) gets one message.
+  const seen = new Set<string>();
+  const unique = entries.filter((entry) => {
+    const key = entry.toLowerCase();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  if (unique.length > MAX_RECIPIENTS) {
+    context.addIssue({
+      code: "custom",
+      message: `${unique.length} addresses: at most ${MAX_RECIPIENTS} (each gets a message of its own; use a mailing list for more)`,
+    });
+    return z.NEVER;
+  }
+  return unique;
 });
 
 const smtpUrl = z.string().transform((value, context) => {
@@ -126,14 +149,15 @@ export const READER_FIELDS: readonly Field<keyof ReaderConfig>[] = [
     key: "emailFrom",
     env: "DIGEST_EMAIL_FROM",
     schema: address,
-    defaultText: "SMTP_URL's user name when it is an address",
+    defaultText: "SMTP_URL's user name when it is an address, else you@this-host",
     description: "the digest email's sender",
   },
 ];
 
 /**
  * The email's settings when --email-to is given, checked together: SMTP_URL is needed, and a
- * sender (DIGEST_EMAIL_FROM, or SMTP_URL's user name when it is an address). ConfigError else.
+ * sender: DIGEST_EMAIL_FROM, or SMTP_URL's user name when it is an address, or the user at this
+ * host (a relay that needs no login). ConfigError else.
  */
 export function emailSettings(config: ReaderConfig): EmailSettings | undefined {
   if (config.emailTo === undefined) return undefined;
@@ -142,13 +166,28 @@ export function emailSettings(config: ReaderConfig): EmailSettings | undefined {
       "SMTP_URL is needed with --email-to / DIGEST_EMAIL_TO: expected smtp://user:password@host:587 or smtps://user:password@host:465",
     );
   }
-  const from = config.emailFrom ?? (ADDRESS.test(config.smtp.user) ? config.smtp.user : undefined);
+  const from =
+    config.emailFrom ??
+    (ADDRESS.test(config.smtp.user) ? config.smtp.user : undefined) ??
+    config.localSender;
   if (from === undefined) {
     throw new ConfigError(
-      `DIGEST_EMAIL_FROM is needed with --email-to when SMTP_URL's user name is no address: ${ADDRESS_FORM}`,
+      `DIGEST_EMAIL_FROM is needed with --email-to when SMTP_URL's user name is no address and this user and host make none: ${ADDRESS_FORM}`,
     );
   }
   return { to: config.emailTo, from, smtp: config.smtp };
+}
+
+/**
+ * "ada@laptop": the user (USER, LOGNAME, else the account's name) at this host, as mail tools
+ * sign a message by default; undefined when either part is not fit for an address.
+ */
+export function localSender(user: string | undefined, host: string): string | undefined {
+  const local = /^[a-z0-9._+-]{1,64}$/i.test(user ?? "") ? user : undefined;
+  const domain = host.toLowerCase().replace(/\.$/, "");
+  if (local === undefined || !/^[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})*$/.test(domain))
+    return undefined;
+  return `${local}@${domain}`;
 }
 
 /** The filters the config holds, as the fetch stage takes them. */

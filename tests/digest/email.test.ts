@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EventEmitter } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { runCommand } from "citty";
 import { parseHTML } from "linkedom";
@@ -161,16 +162,25 @@ describe("bun run digest --email-to", () => {
       },
     );
     expect(error).toBeUndefined();
-    expect(smtp.mails).toHaveLength(1);
+    // A message each, addressed to its reader alone: no one sees who else reads it.
+    expect(smtp.mails.map((mail) => mail.to)).toEqual([["ada@example.com"], ["bob@example.org"]]);
+    for (const [i, received] of smtp.mails.entries()) {
+      const headers = await simpleParser(received.raw);
+      expect(headers.to).toMatchObject({ text: ["ada@example.com", "bob@example.org"][i] });
+      expect(headers.cc).toBeUndefined();
+      expect(headers.bcc).toBeUndefined();
+    }
     const [mail] = smtp.mails;
     if (!mail) throw new Error("no mail");
-    expect(mail.to).toEqual(["ada@example.com", "bob@example.org"]);
     // The sender defaults to SMTP_URL's user name, an address.
     expect(mail.from).toBe(USER);
     expect(mail.user).toBe(USER);
 
     const parsed = await simpleParser(mail.raw);
-    expect(parsed.subject).toBe("Hacker News digest · Friday 27 November 2026");
+    // The date, the number of stories and the top headline.
+    expect(parsed.subject).toBe(
+      "Hacker News digest · Friday 27 November 2026 · 3 stories · A tiny database in Rust",
+    );
     expect(parsed.headers.get("content-type")).toMatchObject({ value: "multipart/alternative" });
     expect(parsed.attachments).toEqual([]);
     const text = parsed.text ?? "";
@@ -184,6 +194,14 @@ describe("bun run digest --email-to", () => {
       );
     }
     expect(text).toContain("Summary of the article of A tiny database in Rust.");
+    // The preheader: hidden, first in the body, what a mail client previews under the subject.
+    const { document } = parseHTML(html);
+    const preheader = document.querySelector("body > .preheader");
+    expect(document.body.firstElementChild).toBe(preheader);
+    expect(preheader?.getAttribute("style")).toContain("display:none");
+    expect(preheader?.textContent?.trim()).toStartWith(
+      "3 stories: Ask HN: What are you reading? · Show HN: <img src=x> & co",
+    );
 
     const links = new Set([
       `${fakes.site.url}/story/501`,
@@ -199,7 +217,7 @@ describe("bun run digest --email-to", () => {
       ),
     ).toEqual(["https://tracker.example/p.gif", "style=background:url(x)"]);
     expect(logger.lines).toContain(
-      `info Emailed to ada@example.com, bob@example.org through 127.0.0.1:${smtp.port}`,
+      `info Emailed to ada@example.com, bob@example.org, a message each, from ${USER} through 127.0.0.1:${smtp.port}`,
     );
   });
 
@@ -266,6 +284,59 @@ describe("bun run digest --email-to", () => {
     expect(smtp.mails).toEqual([]);
   });
 
+  test("a relay that needs no login and no sender given: the user at this host signs it", async () => {
+    const smtp = await startFakeSmtp({});
+    cleanups.push(smtp.stop);
+    using fakes = world();
+    const { error } = await digest(fakes, ["--email-to", "ada@example.com"], {
+      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+      USER: "reader",
+    });
+    expect(error).toBeUndefined();
+    const sender = `reader@${hostname().toLowerCase().replace(/\.$/, "")}`;
+    expect(smtp.mails.map(({ from, user }) => ({ from, user }))).toEqual([
+      { from: sender, user: undefined },
+    ]);
+    const parsed = await simpleParser(smtp.mails[0]?.raw ?? "");
+    expect(parsed.from).toMatchObject({ text: sender });
+  });
+
+  test("1,000 recipients: refused in one short line, exit 2, before any request; 50 get a message each", async () => {
+    using fakes = world();
+    const many = Array.from({ length: 1000 }, (_, i) => `reader${i}@example.com`);
+    const refused = await digest(fakes, ["--email-to", many.join(",")], {
+      SMTP_URL: smtpUrl(25),
+    });
+    expect(refused.error).toBeInstanceOf(ConfigError);
+    const line = (refused.error as Error).message;
+    expect(line).toEndWith(
+      'characters)" is invalid: 1000 addresses: at most 50 (each gets a message of its own; use a mailing list for more)',
+    );
+    expect(line).toStartWith('--email-to="reader0@example.com,reader1@example.com');
+    expect(line.length).toBeLessThan(300);
+    expect(line).not.toContain("\n");
+    expect(fakes.search.requests).toEqual([]);
+
+    const smtp = await startFakeSmtp({ user: USER, password: PASSWORD });
+    cleanups.push(smtp.stop);
+    // Fifty, one of them twice in another case: fifty messages, each to one reader.
+    const fifty = [...many.slice(0, 50), "READER0@example.com"];
+    const sent = await digest(fakes, ["--email-to", fifty.join(",")], {
+      SMTP_URL: smtpUrl(smtp.port),
+    });
+    expect(sent.error).toBeUndefined();
+    expect(smtp.mails).toHaveLength(50);
+    expect(smtp.mails.every((mail) => mail.to.length === 1)).toBe(true);
+    expect(new Set(smtp.mails.map((mail) => mail.to[0]))).toEqual(new Set(many.slice(0, 50)));
+    for (const received of smtp.mails.slice(0, 3)) {
+      const parsed = await simpleParser(received.raw);
+      expect(parsed.to).toMatchObject({ text: received.to[0] });
+    }
+    expect(sent.logger.lines).toContain(
+      `info Emailed to reader0@example.com, reader1@example.com, reader2@example.com and 47 more, a message each, from ${USER} through 127.0.0.1:${smtp.port}`,
+    );
+  });
+
   test("bad addresses, a bad SMTP_URL or none: one line, exit 2, before any request", async () => {
     using fakes = world();
     const cases: Array<[string[], Record<string, string>, string]> = [
@@ -286,8 +357,12 @@ describe("bun run digest --email-to", () => {
       ],
       [
         [],
-        { DIGEST_EMAIL_TO: "ada@example.com", SMTP_URL: "smtp://mailer:hunter22@mail.example.com" },
-        "DIGEST_EMAIL_FROM is needed with --email-to when SMTP_URL's user name is no address: expected an email address such as reader@example.com",
+        {
+          DIGEST_EMAIL_TO: "ada@example.com",
+          SMTP_URL: "smtp://mailer:hunter22@mail.example.com",
+          USER: "no such user",
+        },
+        "DIGEST_EMAIL_FROM is needed with --email-to when SMTP_URL's user name is no address and this user and host make none: expected an email address such as reader@example.com",
       ],
     ];
     for (const [args, env, line] of cases) {

@@ -1,6 +1,6 @@
 /**
  * A real SMTP server in the test process (the smtp-server package) on 127.0.0.1, port 0: it
- * takes one user's password, offers STARTTLS with the hook.test certificate when asked to, and
+ * takes one user's password (or, without one, no login at all), offers STARTTLS with the hook.test certificate when asked to, and
  * keeps each message as received, with whether the session was encrypted by then.
  */
 import type { AddressInfo } from "node:net";
@@ -18,8 +18,9 @@ export interface ReceivedMail {
 }
 
 export async function startFakeSmtp(options: {
-  user: string;
-  password: string;
+  /** The one login it takes; without it, a relay that needs none (and refuses every login). */
+  user?: string;
+  password?: string;
   starttls?: boolean;
 }) {
   const mails: ReceivedMail[] = [];
@@ -30,10 +31,14 @@ export async function startFakeSmtp(options: {
     ...(options.starttls ? { key, cert } : { disabledCommands: ["STARTTLS"] }),
     // Plain AUTH over a plain connection, for the tests without STARTTLS.
     allowInsecureAuth: true,
-    authOptional: false,
+    authOptional: options.user === undefined,
     logger: false,
     onAuth(auth, _session, callback) {
-      if (auth.username === options.user && auth.password === options.password) {
+      if (
+        options.user !== undefined &&
+        auth.username === options.user &&
+        auth.password === options.password
+      ) {
         callback(null, { user: auth.username });
       } else {
         callback(new Error("Invalid username or password"));

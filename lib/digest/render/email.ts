@@ -8,7 +8,9 @@ import { stripControl } from "../../text/control.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { DigestMeta, StoryDigest } from "../types.ts";
 import { type DateOptions, dayLabel, localDateKey } from "./dates.ts";
+import { countText } from "./facts.ts";
 import { htmlRenderer } from "./html.ts";
+import { escapeHtml } from "./html-escape.ts";
 import { markdownRenderer } from "./markdown.ts";
 import type { Renderer } from "./types.ts";
 
@@ -68,17 +70,64 @@ export function smtpName(smtp: SmtpServer): string {
   return `${smtp.host.includes(":") ? `[${smtp.host}]` : smtp.host}:${smtp.port}`;
 }
 
-/** The email of a run: dated subject, the Markdown as plain text, the page as HTML. */
+/** The top headline in the subject is cut to this many characters, so the date and count show. */
+const SUBJECT_HEADLINE_CHARS = 80;
+/** Headlines in the preheader, the line a mail client shows beside the subject. */
+const PREHEADER_HEADLINES = 3;
+
+/**
+ * The email of a run: a subject with the date, the number of stories and the top headline; the
+ * Markdown as plain text; the page as HTML, opening with a hidden preheader (what a mail client
+ * shows under the subject: the count, how many are new, the next headlines).
+ */
 export function digestEmail(
   run: { meta: DigestMeta; stories: readonly StoryDigest[] },
   options: DateOptions = {},
 ): DigestEmail {
   const day = localDateKey(Date.parse(run.meta.generatedAt), options);
+  const titles = run.stories.map((digest) => oneLine(digest.story.title));
+  const top = titles[0];
+  const subject = [
+    "Hacker News digest",
+    dayLabel(day),
+    countText(run.stories.length, "story", "stories"),
+    top === undefined ? undefined : cut(top, SUBJECT_HEADLINE_CHARS),
+  ].filter((part) => part !== undefined);
+  const page = renderAll(htmlRenderer(options), run);
   return {
-    subject: `Hacker News digest · ${dayLabel(day)}`,
+    subject: subject.join(" · "),
     text: renderAll(markdownRenderer(options), run),
-    html: renderAll(htmlRenderer(options), run),
+    html: page.replace("<body>", `<body>\n${preheaderHtml(preheader(run.meta, titles))}`),
   };
+}
+
+/** "10 stories, 3 new: Second headline · Third · Fourth". */
+export function preheader(meta: DigestMeta, titles: readonly string[]): string {
+  const count = countText(titles.length, "story", "stories");
+  const fresh = meta.newCount === null || meta.newCount === 0 ? "" : `, ${meta.newCount} new`;
+  const next = titles.slice(1, 1 + PREHEADER_HEADLINES);
+  return `${count}${fresh}${next.length === 0 ? "" : `: ${next.join(" · ")}`}`;
+}
+
+/** Hidden in the message, shown by mail clients as its preview; padded so no body text follows. */
+function preheaderHtml(text: string): string {
+  const style =
+    "display:none;font-size:1px;line-height:1px;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all";
+  return `<div class="preheader" style="${style}" aria-hidden="true">${escapeHtml(text)}${"&#8199;&#65279;&#847; ".repeat(40)}</div>`;
+}
+
+function oneLine(text: string): string {
+  return stripControl(text).replace(/\s+/g, " ").trim();
+}
+
+function cut(text: string, chars: number): string {
+  const points = [...text];
+  return points.length <= chars
+    ? text
+    : `${points
+        .slice(0, chars - 1)
+        .join("")
+        .trimEnd()}…`;
 }
 
 function renderAll(
@@ -106,7 +155,10 @@ export async function sendDigestEmail(
   options: { tls?: { ca: string; servername?: string } } = {},
 ): Promise<void> {
   const { smtp } = settings;
+  // One connection for every message (a pool of one), so fifty recipients are one login.
   const transport = createTransport({
+    pool: true,
+    maxConnections: 1,
     host: smtp.host,
     port: smtp.port,
     secure: smtp.secure,
@@ -114,21 +166,52 @@ export async function sendDigestEmail(
     tls: options.tls,
     ...TIMEOUTS,
   });
+  const failed: { to: string; reason: string }[] = [];
   try {
-    await transport.sendMail({
-      from: settings.from,
-      to: settings.to,
-      subject: email.subject,
-      text: email.text,
-      html: email.html,
-    });
-  } catch (error) {
-    throw new EmailError(
-      `Email not sent: SMTP server ${smtpName(smtp)} failed: ${withoutSecrets(errorMessage(error), smtp)}`,
-    );
+    // A message per recipient, addressed to them alone: no one sees who else reads the digest.
+    for (const to of settings.to) {
+      try {
+        await transport.sendMail({
+          from: settings.from,
+          to,
+          subject: email.subject,
+          text: email.text,
+          html: email.html,
+        });
+      } catch (error) {
+        failed.push({ to, reason: withoutSecrets(errorMessage(error), smtp) });
+        // The server itself is unreachable or refused the login: the others would fail alike.
+        if (failed.length === 1 && isServerFailure(error)) break;
+      }
+    }
   } finally {
     transport.close();
   }
+  const [first] = failed;
+  if (first === undefined) return;
+  const server = `SMTP server ${smtpName(smtp)} failed`;
+  const sent = settings.to.length - failed.length;
+  if (sent === 0 || failed.length === settings.to.length) {
+    throw new EmailError(`Email not sent: ${server}: ${first.reason}`);
+  }
+  throw new EmailError(
+    `Email sent to ${sent} of ${settings.to.length} recipients: ${server} for ${listText(failed.map((f) => f.to))}: ${first.reason}`,
+  );
+}
+
+/** A failure that is the server's or the connection's (not one recipient's): nodemailer's codes. */
+function isServerFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return (
+    typeof code === "string" &&
+    ["ECONNECTION", "ETIMEDOUT", "ESOCKET", "EAUTH", "ETLS", "EDNS"].includes(code)
+  );
+}
+
+/** "a@x, b@y and 3 more". */
+export function listText(items: readonly string[], shown = 3): string {
+  const head = items.slice(0, shown).join(", ");
+  return items.length > shown ? `${head} and ${items.length - shown} more` : head;
 }
 
 function withoutSecrets(message: string, smtp: SmtpServer): string {
