@@ -1,4 +1,4 @@
-import { homedir, hostname, userInfo } from "node:os";
+import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import parseDuration from "parse-duration";
 import { z } from "zod";
@@ -366,11 +366,7 @@ export function loadDigestConfig(env: Env, flags: DigestFlags = {}): DigestConfi
   const config = values as Record<DigestKey, unknown> & Omit<DigestConfig, "cacheFile" | "server">;
   const server = serverSettings(values, config.api);
   const settings = new Set<string>(APIS.flatMap((name) => settingKeys(name)));
-  if (config.emailTo !== undefined) {
-    const cleaned = withoutEmpty(env);
-    const user = cleaned.USER ?? cleaned.LOGNAME ?? safeUserName();
-    config.localSender = localSender(user, hostname());
-  }
+  if (config.emailTo !== undefined) config.localSender = localSender(withoutEmpty(env));
   // --email-to without SMTP_URL, or without a sender, stops here rather than after the summaries.
   emailSettings(config);
   const common = Object.fromEntries(
@@ -384,15 +380,6 @@ export function loadDigestConfig(env: Env, flags: DigestFlags = {}): DigestConfi
     model: server.model ?? "",
     cacheFile: flags.cache !== false ? cacheFilePath(env) : undefined,
   };
-}
-
-/** The account's name; undefined where the system has none for this process (a bare uid). */
-function safeUserName(): string | undefined {
-  try {
-    return userInfo().username;
-  } catch {
-    return undefined;
-  }
 }
 
 function settingKeys(api: Api): ApiSettingKey[] {

@@ -3,6 +3,7 @@
  * the email. Part of the digest's field table (config.ts spreads READER_FIELDS into FIELDS),
  * kept apart so it stays small.
  */
+import { hostname, userInfo } from "node:os";
 import { z } from "zod";
 import { intInRange } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
@@ -182,12 +183,25 @@ export function emailSettings(config: ReaderConfig): EmailSettings | undefined {
  * "ada@laptop": the user (USER, LOGNAME, else the account's name) at this host, as mail tools
  * sign a message by default; undefined when either part is not fit for an address.
  */
-export function localSender(user: string | undefined, host: string): string | undefined {
+export function localSender(
+  env: Record<string, string | undefined>,
+  host = hostname(),
+): string | undefined {
+  const user = env.USER ?? env.LOGNAME ?? accountName();
   const local = /^[a-z0-9._+-]{1,64}$/i.test(user ?? "") ? user : undefined;
   const domain = host.toLowerCase().replace(/\.$/, "");
   if (local === undefined || !/^[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})*$/.test(domain))
     return undefined;
   return `${local}@${domain}`;
+}
+
+/** The account's name; undefined where the system has none for this process (a bare uid). */
+function accountName(): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The filters the config holds, as the fetch stage takes them. */
