@@ -73,7 +73,15 @@ describe.if(hasTool("systemd-analyze", "systemd units"))("deploy/systemd", () =>
     "%s runs as its own user, from the code's folder, with the usual hardening",
     (name) => {
       const unit = settings(name);
-      expect(unit.get("User")).toEqual(["hn-digest"]);
+      // The app and its workers share the database's user; the digest and the receiver have
+      // users of their own (tests/deploy/systemd-security.test.ts checks what each can read).
+      const user = {
+        "hn-digest.service": ["hn-daily-digest"],
+        "hn-webhooks-receiver.service": undefined,
+      };
+      expect(unit.get("User")).toEqual(
+        name in user ? user[name as keyof typeof user] : ["hn-digest"],
+      );
       expect(unit.get("WorkingDirectory")).toEqual(["/opt/hn-digest-webhooks"]);
       expect(unit.get("EnvironmentFile")?.length).toBeGreaterThan(0);
       expect(unit.get("NoNewPrivileges")).toEqual(["yes"]);
@@ -81,8 +89,14 @@ describe.if(hasTool("systemd-analyze", "systemd units"))("deploy/systemd", () =>
       expect(unit.get("PrivateTmp")).toEqual(["yes"]);
       expect(unit.get("ExecStart")?.[0]).toStartWith("bun scripts/");
       const writes = unit.get("ReadWritePaths") ?? [];
-      // Only the receiver writes nothing; everything else may write the data folder alone.
-      expect(writes).toEqual(name.includes("receiver") ? [] : ["/var/lib/hn-digest-webhooks"]);
+      // The receiver writes nothing; the digest its archive; the app and workers the database.
+      const folder = {
+        "hn-webhooks-receiver.service": [],
+        "hn-digest.service": ["/var/lib/hn-daily-digest"],
+      };
+      expect(writes).toEqual(
+        name in folder ? folder[name as keyof typeof folder] : ["/var/lib/hn-digest-webhooks"],
+      );
     },
   );
 });
