@@ -21,7 +21,7 @@ import { intInRange, parseEnv } from "../lib/config/env.ts";
 import { type DigestConfig, loadDigestConfig } from "../lib/digest/config.ts";
 import { runDigest } from "../lib/digest/digest.ts";
 import { fetchArticle } from "../lib/digest/fetch/article.ts";
-import { fetchComments, fetchFrontPage } from "../lib/digest/fetch/hn-client.ts";
+import { fetchComments, fetchFrontPage } from "../lib/digest/fetch/hn/client.ts";
 import { buildThread } from "../lib/digest/fetch/thread.ts";
 import { generate } from "../lib/digest/summarise/models/ollama/generate.ts";
 import { answerReserve, articlePrompt, discussionPrompt } from "../lib/digest/summarise/prompt.ts";

@@ -6,7 +6,9 @@ import { type Env, httpUrl, intInRange, withoutEmpty } from "../config/env.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { errorMessage } from "../text/error-message.ts";
+import { catchUpMs, EDITION_FIELDS, type EditionConfig } from "./edition-config.ts";
 import { emailSettings, localSender, READER_FIELDS, type ReaderConfig } from "./reader-config.ts";
+
 import {
   APIS,
   type Api,
@@ -24,7 +26,7 @@ export const DEFAULT_LANGUAGE = "en";
 export const FORMATS = ["markdown", "json", "html"] as const;
 export type Format = (typeof FORMATS)[number];
 
-export interface DigestConfig extends ReaderConfig {
+export interface DigestConfig extends ReaderConfig, EditionConfig {
   searchUrl: string;
   /** The summaries' language, a canonical BCP 47 code ("en", "de", "pt-BR"). */
   language: string;
@@ -146,6 +148,7 @@ export const FIELDS: readonly Field<DigestKey>[] = [
     default: 10,
     description: "number of front-page stories",
   },
+  ...EDITION_FIELDS,
   ...READER_FIELDS,
   {
     key: "format",
@@ -369,6 +372,7 @@ export function loadDigestConfig(env: Env, flags: DigestFlags = {}): DigestConfi
   if (config.emailTo !== undefined) config.localSender = localSender(withoutEmpty(env));
   // --email-to without SMTP_URL, or without a sender, stops here rather than after the summaries.
   emailSettings(config);
+  catchUpMs(config);
   const common = Object.fromEntries(
     Object.entries(config).filter(([key]) => !settings.has(key)),
   ) as Omit<DigestConfig, "cacheFile" | "server" | "model">;

@@ -4,6 +4,7 @@ import { createLogger, type Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
 import type { DigestConfig } from "./config.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
+import { openSources } from "./fetch/sources.ts";
 import { compareWithLastRun, type Freshness } from "./freshness.ts";
 import { rememberModel, startModel } from "./model-start.ts";
 import { digestStories, type PipelineStats, readCalibration } from "./pipeline.ts";
@@ -104,11 +105,13 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       logger: baseLogger,
     });
     const { model, facts, numCtx } = start;
+    const sources = openSources(config.sources, config);
     const { front, machine } = await frontPageAndMachine(config, model, numCtx, {
       ...deps,
       fetch,
       now,
       logger: baseLogger,
+      sources,
     });
     const { malformed } = front;
     // The pipeline names the model only to the cache: by API and model (see cachedModelName).
@@ -166,6 +169,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     begun = renderer;
     const digests = digestStories(stories, {
       config: { ...config, model: cacheModel, numCtx },
+      sources,
       calibration,
       fetch,
       model,

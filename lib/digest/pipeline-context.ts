@@ -2,6 +2,7 @@ import type { Resolver } from "../http/ssrf.ts";
 import type { Logger } from "../log.ts";
 import type { DigestConfig } from "./config.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
+import type { StorySource } from "./fetch/source.ts";
 import type { Limiter } from "./limiter.ts";
 import type { Progress } from "./progress.ts";
 import type { TimeBudget } from "./summarise/budget.ts";
@@ -9,11 +10,12 @@ import type { SummaryCache } from "./summarise/cache.ts";
 import type { Calibration } from "./summarise/calibration.ts";
 import type { ModelHealth } from "./summarise/model-health.ts";
 import type { ModelClient } from "./summarise/models/model-client.ts";
-import type { ArticleSource, Coverage } from "./types.ts";
+import type { ArticleSource, Coverage, SourceName } from "./types.ts";
 
 export type PipelineConfig = Pick<
   DigestConfig,
   | "searchUrl"
+  | "lobstersUrl"
   | "model"
   | "language"
   | "maxComments"
@@ -38,6 +40,8 @@ export interface PipelineStats {
 
 export interface PipelineDeps {
   config: PipelineConfig;
+  /** The sources' clients, opened once for the run; default: each one a story names, opened here. */
+  sources?: ReadonlyMap<SourceName, StorySource>;
   fetch?: typeof fetch;
   /** Writes the summaries. */
   model: ModelClient;
@@ -75,6 +79,7 @@ export interface Part {
 
 /** What every step of one run shares. */
 export interface PipelineContext extends PipelineDeps {
+  sources: ReadonlyMap<SourceName, StorySource>;
   budget: TimeBudget;
   health: ModelHealth;
   fetchLimit: Limiter;

@@ -2,7 +2,7 @@ import type { Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
 import { articlePart } from "./article-part.ts";
 import { discussionPart } from "./discussion-part.ts";
-import { hnItemUrl } from "./fetch/hn-client.ts";
+import { discussionsOf, openSources, SOURCE_NAMES } from "./fetch/sources.ts";
 import { createLimiter } from "./limiter.ts";
 import type { Part, PipelineContext, PipelineDeps } from "./pipeline-context.ts";
 import { storyName } from "./progress.ts";
@@ -29,6 +29,7 @@ export async function* digestStories(
 ): AsyncGenerator<StoryDigest> {
   const context: PipelineContext = {
     ...deps,
+    sources: deps.sources ?? openSources(SOURCE_NAMES, deps.config),
     fetchLimit: createLimiter(deps.config.fetchConcurrency),
     llmLimit: createLimiter(deps.config.concurrency),
     health: deps.health ?? createModelHealth(),
@@ -85,7 +86,7 @@ async function digestStory(
   context.progress.done(index);
   return {
     story,
-    hnUrl: hnItemUrl(story.id),
+    hnUrl: discussionsOf(story)[0]?.url ?? "",
     articleSummary: article.summary,
     articleSource: article.summary === null ? null : (article.source ?? "article"),
     discussionSummary: discussion.summary,

@@ -6,9 +6,9 @@
 import type { Logger } from "../log.ts";
 import { USER_AGENT } from "../version.ts";
 import type { DigestConfig } from "./config.ts";
-import { applyFilters, hitsWanted } from "./fetch/filters.ts";
-import { type FrontPage, fetchFrontPage } from "./fetch/hn-client.ts";
+import { type Edition, readEdition } from "./fetch/front-pages.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
+import type { CatchUpWindow, StorySource } from "./fetch/source.ts";
 import { storyFilter } from "./reader-config.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
 import { planBudget, replanAnswer } from "./summarise/budget-plan.ts";
@@ -17,7 +17,7 @@ import { MODEL_APIS } from "./summarise/models/apis.ts";
 import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/models/model-client.ts";
 import { answerReserve, promptLimit } from "./summarise/prompt.ts";
 import { CPU_PRIOR, createRateMeter, GPU_PRIOR } from "./summarise/rates.ts";
-import type { Story } from "./types.ts";
+import type { SourceName, Story } from "./types.ts";
 
 /**
  * The model server checked (PreflightError when unusable) and the window the run asks for; the
@@ -39,10 +39,10 @@ export async function checkModel(
 }
 
 /**
- * The front page, filtered (--min-points, --skip…: one line says what was left out), and
- * meanwhile where the model runs (asking may load it): null when the server
- * cannot tell. A front page that cannot be read stops the question too: the run ends at once,
- * not after a model load of up to two minutes.
+ * The front page of each source (or a catch-up's best stories of the window), filtered
+ * (--min-points, --skip…: one line says what was left out), and meanwhile where the model runs
+ * (asking may load it): null when the server cannot tell. A front page that cannot be read stops
+ * the question too: the run ends at once, not after a model load of up to two minutes.
  */
 export async function frontPageAndMachine(
   config: DigestConfig,
@@ -55,34 +55,45 @@ export async function frontPageAndMachine(
     sleep?: (ms: number) => Promise<void>;
     retryPolicy?: RetryPolicy;
     signal?: AbortSignal;
+    sources: ReadonlyMap<SourceName, StorySource>;
+    /** A catch-up edition's window and the stories to leave out (an archive's). */
+    catchUp?: { window: CatchUpWindow; exclude: (story: Story) => boolean };
   },
-): Promise<{ front: FrontPage; machine: MachineInfo | null }> {
+): Promise<{ front: Edition; machine: MachineInfo | null }> {
   const frontFailed = new AbortController();
   const signal = deps.signal
     ? AbortSignal.any([deps.signal, frontFailed.signal])
     : frontFailed.signal;
   const [machine, front] = await Promise.allSettled([
     model.machine?.({ numCtx, signal }) ?? Promise.resolve(null),
-    fetchFrontPage(config.searchUrl, hitsWanted(config.limit, storyFilter(config)), {
-      fetch: deps.fetch,
-      timeoutMs: config.searchTimeoutMs,
-      userAgent: USER_AGENT,
-      sleep: deps.sleep,
-      policy: deps.retryPolicy,
-      now: deps.now,
-      logger: deps.logger,
-      signal: deps.signal,
-    }).catch((error: unknown) => {
+    readEdition(
+      deps.sources,
+      {
+        limit: config.limit,
+        filter: storyFilter(config),
+        catchUp: deps.catchUp?.window,
+        exclude: deps.catchUp?.exclude,
+      },
+      {
+        fetch: deps.fetch,
+        timeoutMs: config.searchTimeoutMs,
+        userAgent: USER_AGENT,
+        sleep: deps.sleep,
+        policy: deps.retryPolicy,
+        now: deps.now,
+        logger: deps.logger,
+        signal: deps.signal,
+      },
+    ).catch((error: unknown) => {
       frontFailed.abort();
       throw error;
     }),
   ]);
   if (front.status === "rejected") throw front.reason;
-  // Filtered here, before any story's article, comments or summaries are asked for.
-  const filtered = applyFilters(front.value.stories, storyFilter(config), config.limit);
-  if (filtered.line !== null) deps.logger.info(filtered.line);
+  // Filtered in readEdition, before any story's article, comments or summaries are asked for.
+  for (const line of front.value.lines) deps.logger.info(line);
   return {
-    front: { ...front.value, stories: filtered.stories },
+    front: front.value,
     machine: machine.status === "fulfilled" ? machine.value : null,
   };
 }

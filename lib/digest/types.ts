@@ -4,12 +4,39 @@
  */
 export type ItemId = number | string;
 
+/** The sites stories come from: a row each of SOURCES (fetch/sources.ts). */
+export type SourceName = "hn" | "lobsters";
+
+/** A story's discussion on one site: where a reader opens it, and what its source fetches. */
+export interface Discussion {
+  source: SourceName;
+  /** The story's id on that site: HN's number, Lobsters' short id. */
+  id: ItemId;
+  /** The discussion's page. */
+  url: string;
+  points: number;
+  comments: number;
+}
+
 /** What kind of post a story is. `text` is a post without a link that is not Ask HN (Tell HN…). */
 export type StoryType = "article" | "ask" | "show" | "job" | "text";
 
 /** A front-page story, validated and with its text already cleaned. */
 export interface Story {
+  /**
+   * The story's key in the cache and the archive: HN's id as it is, another source's prefixed
+   * with its name (`lobsters-abc123`).
+   */
   id: ItemId;
+  /** Where the story was read; absent: Hacker News. */
+  source?: SourceName;
+  /**
+   * Its discussions, its own site's first; one more when the same link is on another site.
+   * Absent: the Hacker News item page of `id`.
+   */
+  discussions?: Discussion[];
+  /** The site's tags (Lobsters), which --skip and --only match as words. */
+  tags?: string[];
   title: string;
   /** The linked article; null for text posts such as Ask HN. */
   url: string | null;
@@ -28,6 +55,8 @@ export interface Story {
 /** One comment as the search API gives it (a flat list); `text` is plain text. */
 export interface Comment {
   id: ItemId;
+  /** The comment's own page (a summary's citations link there); absent: none known. */
+  url?: string;
   parentId: ItemId | null;
   author: string | null;
   text: string;

@@ -280,6 +280,17 @@ describe("bun run digest", () => {
       title: "Show HN: A tiny database",
       url: `${world.site.url}/db`,
       hnUrl: `https://news.ycombinator.com/item?id=${news.stories[0]?.objectID}`,
+      source: "hn",
+      discussions: [
+        {
+          source: "hn",
+          id: Number(news.stories[0]?.objectID),
+          url: `https://news.ycombinator.com/item?id=${news.stories[0]?.objectID}`,
+          points: 300,
+          comments: 2,
+        },
+      ],
+      tags: [],
       type: "show",
       site: "127.0.0.1",
       author: "pg",

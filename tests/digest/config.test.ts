@@ -18,6 +18,10 @@ describe("loadDigestConfig()", () => {
     const config = loadDigestConfig(HOME);
     expect(config).toEqual({
       searchUrl: "https://hn.algolia.com/api/v1",
+      sources: ["hn"],
+      lobstersUrl: "https://lobste.rs",
+      since: undefined,
+      days: undefined,
       language: "en",
       api: "ollama",
       server: {

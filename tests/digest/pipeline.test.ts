@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
-import { fetchFrontPage } from "../../lib/digest/fetch/hn-client.ts";
+import { fetchFrontPage } from "../../lib/digest/fetch/hn/client.ts";
 import { digestStories, type PipelineStats } from "../../lib/digest/pipeline.ts";
 import { createProgress } from "../../lib/digest/progress.ts";
 import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";

@@ -107,6 +107,9 @@ export function startFakeHnSearch(options: FakeHnSearchOptions): FakeHnSearch {
       if (options.latencyMs) await Bun.sleep(options.latencyMs);
       const intercepted = await options.intercept?.(url, requests.length);
       if (intercepted) return intercepted;
+      if (url.pathname === "/api/v1/search_by_date") {
+        return Response.json(searchByDate(options.stories, url));
+      }
       if (url.pathname !== "/api/v1/search") return new Response("not found", { status: 404 });
       const limit = Number(url.searchParams.get("hitsPerPage") ?? 20);
       const tags = url.searchParams.get("tags") ?? "";
@@ -128,4 +131,33 @@ export function startFakeHnSearch(options: FakeHnSearchOptions): FakeHnSearch {
     stop: () => server.stop(true),
     [Symbol.dispose]: () => server.stop(true),
   };
+}
+
+/**
+ * `search_by_date?tags=story&numericFilters=…`: the stories passing every filter (a comma list,
+ * ANDed, on `created_at_i` and `points`), newest first, as Algolia answers it.
+ */
+function searchByDate(stories: readonly unknown[], url: URL): Hit {
+  const limit = Number(url.searchParams.get("hitsPerPage") ?? 20);
+  const filters = (url.searchParams.get("numericFilters") ?? "")
+    .split(",")
+    .filter((filter) => filter !== "")
+    .map((filter) => {
+      const match = /^(created_at_i|points)(>=|<=|>|<|=)(-?\d+)$/.exec(filter);
+      if (!match) throw new Error(`fake search API: unknown numeric filter ${filter}`);
+      return { field: match[1] as string, op: match[2] as string, value: Number(match[3]) };
+    });
+  const passes = (hit: Hit) =>
+    filters.every(({ field, op, value }) => {
+      const got = Number(hit[field] ?? 0);
+      if (op === ">") return got > value;
+      if (op === ">=") return got >= value;
+      if (op === "<") return got < value;
+      if (op === "<=") return got <= value;
+      return got === value;
+    });
+  const hits = (stories as Hit[])
+    .filter((hit) => hit && typeof hit === "object" && passes(hit))
+    .sort((a, b) => Number(b.created_at_i ?? 0) - Number(a.created_at_i ?? 0));
+  return searchResponse(hits.slice(0, limit), url.search.slice(1));
 }

@@ -83,15 +83,16 @@ export function hitsWanted(limit: number, filter: StoryFilter): number {
   return hasFilters(filter) ? Math.min(limit * FILTER_HEADROOM, MAX_HITS) : limit;
 }
 
-/** The first entry the story matches: a title word, or its link's host or a parent domain. */
+/** The first entry the story matches: a title word or tag, or its link's host or a parent domain. */
 export function matchingEntry(
   story: Story,
   entries: readonly FilterEntry[],
 ): FilterEntry | undefined {
   const host = hostOf(story.url);
+  // A word matches the title, or one of the site's tags (Lobsters': "rust", "security").
   return entries.find((entry) =>
     entry.kind === "word"
-      ? entry.pattern.test(story.title)
+      ? entry.pattern.test(story.title) || (story.tags ?? []).some((tag) => entry.pattern.test(tag))
       : host !== null && (host === entry.text || host.endsWith(`.${entry.text}`)),
   );
 }

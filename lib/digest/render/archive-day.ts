@@ -5,21 +5,41 @@
  */
 import { z } from "zod";
 import { itemId, parseJsonExactly } from "../fetch/exact-ids.ts";
-import { hnItemUrl } from "../fetch/hn-client.ts";
-import type { DigestMeta, StoryDigest } from "../types.ts";
+import { LOBSTERS_KEY_PREFIX } from "../fetch/lobsters/client.ts";
+import { discussionsOf, SOURCE_NAMES } from "../fetch/sources.ts";
+import type { DigestMeta, SourceName, StoryDigest } from "../types.ts";
 
 /** A day's JSON larger than this is not one of ours: skipped, never read into memory. */
 export const MAX_DAY_BYTES = 16 * 1024 * 1024;
 
-const id = z
-  .union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d{1,30}$/)])
-  .transform(itemId);
+const id = z.union([
+  z
+    .union([
+      z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+      z.string().regex(/^\d{1,30}$/),
+    ])
+    .transform(itemId),
+  z.string().regex(new RegExp(`^${LOBSTERS_KEY_PREFIX}[a-z0-9]{1,20}$`, "i")),
+]);
+
+const sourceName = z.enum(SOURCE_NAMES as [SourceName, ...SourceName[]]);
+
+const discussionSchema = z.object({
+  source: sourceName,
+  id: z.union([z.number(), z.string()]),
+  url: z.string(),
+  points: z.number(),
+  comments: z.number(),
+});
 
 const storySchema = z.object({
   id,
   title: z.string(),
   url: z.string().nullable(),
   hnUrl: z.string().optional(),
+  source: sourceName.optional(),
+  discussions: z.array(discussionSchema).optional(),
+  tags: z.array(z.string()).optional(),
   type: z.enum(["article", "ask", "show", "job", "text"]).catch("article"),
   site: z.string().nullable(),
   author: z.string().nullish(),
@@ -83,6 +103,9 @@ export function archivedDigest(story: ArchivedStory): StoryDigest {
   return {
     story: {
       id: story.id,
+      ...(story.source ? { source: story.source } : {}),
+      ...(story.discussions ? { discussions: story.discussions } : {}),
+      ...(story.tags ? { tags: story.tags } : {}),
       title: story.title,
       url: story.url,
       storyText: null,
@@ -93,7 +116,7 @@ export function archivedDigest(story: ArchivedStory): StoryDigest {
       site: story.site,
       createdAt: Number.isNaN(createdAt) ? null : Math.floor(createdAt / 1000),
     },
-    hnUrl: hnItemUrl(story.id),
+    hnUrl: discussionsOf(story)[0]?.url ?? "",
     articleSummary: story.articleSummary,
     articleSource: story.articleSource,
     discussionSummary: story.discussionSummary,

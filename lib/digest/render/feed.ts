@@ -1,7 +1,8 @@
 import { stripControl } from "../../text/control.ts";
 import { VERSION } from "../../version.ts";
-import { hnItemUrl, isHttpUrl } from "../fetch/hn-client.ts";
-import type { ArticleSource, ItemId } from "../types.ts";
+import { discussionLabel, discussionsOf } from "../fetch/sources.ts";
+import { isHttpUrl } from "../fetch/story-links.ts";
+import type { ArticleSource, Discussion, ItemId } from "../types.ts";
 import { dayLabel } from "./dates.ts";
 import { countText, pointsText, readingTimeText } from "./facts.ts";
 import { escapeHtml, htmlLink } from "./html-escape.ts";
@@ -11,6 +12,8 @@ import { modelTextToHtml } from "./model-markdown.ts";
 /** What the feed needs of one story of an archived day (a day's JSON, read back). */
 export interface FeedStory {
   id: ItemId;
+  /** Absent (days from before sources): the HN item page of `id`. */
+  discussions?: Discussion[];
   title: string;
   url: string | null;
   site: string | null;
@@ -87,7 +90,8 @@ export function atomFeed(days: readonly FeedDay[], options: { id: string }): str
 
 function entryXml(entry: Entry): string {
   const { story } = entry;
-  const discussion = hnItemUrl(story.id);
+  const discussions = discussionsOf(story);
+  const discussion = discussions[0]?.url ?? "";
   const article = story.url && isHttpUrl(story.url) ? story.url : null;
   return [
     "  <entry>",
@@ -100,7 +104,7 @@ function entryXml(entry: Entry): string {
     `    <link rel="via" type="text/html" title="This day's digest" href="${xml(`${entry.days.at(-1)}.html#story-${story.id}`)}"/>`,
     `    <published>${xml(entry.published)}</published>`,
     `    <updated>${xml(entry.updated)}</updated>`,
-    `    <content type="html">${xml(contentHtml(entry, article, discussion))}</content>`,
+    `    <content type="html">${xml(contentHtml(entry, article, discussions))}</content>`,
     "  </entry>",
   ]
     .filter((line) => line !== undefined)
@@ -108,7 +112,11 @@ function entryXml(entry: Entry): string {
 }
 
 /** The entry's body: what the story is, both summaries, and the two links. */
-function contentHtml(entry: Entry, article: string | null, discussion: string): string {
+function contentHtml(
+  entry: Entry,
+  article: string | null,
+  discussions: readonly Discussion[],
+): string {
   const { story } = entry;
   const first = entry.days[0];
   const facts = [
@@ -119,14 +127,19 @@ function contentHtml(entry: Entry, article: string | null, discussion: string): 
       entry.days.length > 1 && first ? ` (there since ${escapeHtml(dayLabel(first))})` : ""
     }`,
   ].filter((fact) => fact !== undefined);
-  const comments = countText(story.numComments, "comment");
+  const links = discussions.map((discussion) =>
+    htmlLink(
+      discussion.url,
+      `${discussionLabel(discussion.source)} (${countText(discussions.length > 1 ? discussion.comments : story.numComments, "comment")})`,
+    ),
+  );
   return [
     `<p>${facts.join(" · ")}</p>`,
     `<h3>${articleLabel(story.articleSource)}</h3>`,
     summaryHtml(story.articleSummary),
     "<h3>Discussion</h3>",
     summaryHtml(story.discussionSummary),
-    `<p>${article ? `${htmlLink(article, "Read the article")} · ` : ""}${htmlLink(discussion, `HN discussion (${comments})`)}</p>`,
+    `<p>${[article ? htmlLink(article, "Read the article") : undefined, ...links].filter((link) => link !== undefined).join(" · ")}</p>`,
   ].join("\n");
 }
 

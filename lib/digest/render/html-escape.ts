@@ -1,5 +1,5 @@
 import { stripControl } from "../../text/control.ts";
-import { isHttpUrl } from "../fetch/hn-client.ts";
+import { isHttpUrl } from "../fetch/story-links.ts";
 
 /**
  * Escapes text for HTML element content and double- or single-quoted attributes. U+2028 and

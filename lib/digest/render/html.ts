@@ -1,3 +1,4 @@
+import { discussionLabel, discussionsOf } from "../fetch/sources.ts";
 import type { DigestMeta, StoryDigest } from "../types.ts";
 import { type DateOptions, dayLabel, humanDateTime, localDateKey } from "./dates.ts";
 import {
@@ -189,7 +190,10 @@ function storyHtml({ digest, rank }: Ranked, now: number): string {
     story.author ? `by ${escapeHtml(story.author)}` : undefined,
     escapeHtml(pointsText(story.points, digest.pointsSinceLastRun)),
     countText(story.numComments, "comment"),
-    htmlLink(digest.hnUrl, "HN discussion"),
+    ...tagsHtml(story.tags),
+    ...discussionsOf(story).map((discussion) =>
+      htmlLink(discussion.url, discussionLabel(discussion.source)),
+    ),
   ].filter((fact) => fact !== undefined);
   const notes =
     digest.notes.length > 0
@@ -206,6 +210,13 @@ function storyHtml({ digest, rank }: Ranked, now: number): string {
     `${notes}<p class="top"><a href="#contents">↑ Contents</a></p>`,
     "</article>",
   ].join("\n");
+}
+
+/** A Lobsters story's tags, one fact. */
+function tagsHtml(tags: readonly string[] | undefined): string[] {
+  return tags && tags.length > 0
+    ? [`<span class="tags">${tags.map(escapeHtml).join(", ")}</span>`]
+    : [];
 }
 
 /** A summary as HTML: the model's Markdown rendered with only a safe subset, raw HTML escaped. */

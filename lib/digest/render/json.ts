@@ -1,5 +1,14 @@
 import { stripControl } from "../../text/control.ts";
-import type { ArticleSource, DigestMeta, ItemId, StoryDigest, StoryType } from "../types.ts";
+import { discussionsOf } from "../fetch/sources.ts";
+import type {
+  ArticleSource,
+  DigestMeta,
+  Discussion,
+  ItemId,
+  SourceName,
+  StoryDigest,
+  StoryType,
+} from "../types.ts";
 import { ageText, incompleteText } from "./facts.ts";
 import type { Renderer } from "./types.ts";
 
@@ -9,7 +18,14 @@ export interface JsonStory {
   id: ItemId;
   title: string;
   url: string | null;
+  /** The first discussion's page (its own site's): kept under this name for scripts. */
   hnUrl: string;
+  /** Where the story was read: "hn" or "lobsters". */
+  source: SourceName;
+  /** Its discussions, its own site's first; two when the link is on both sites. */
+  discussions: Discussion[];
+  /** The site's tags (Lobsters); empty for Hacker News. */
+  tags: string[];
   /** "article", "ask", "show", "job" or "text". */
   type: StoryType;
   site: string | null;
@@ -47,6 +63,9 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
     title: story.title,
     url: story.url,
     hnUrl: digest.hnUrl,
+    source: story.source ?? "hn",
+    discussions: discussionsOf(story),
+    tags: story.tags ?? [],
     type: story.type,
     site: story.site,
     author: story.author,

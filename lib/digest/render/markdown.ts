@@ -1,5 +1,6 @@
 import { stripControl } from "../../text/control.ts";
-import { isHttpUrl } from "../fetch/hn-client.ts";
+import { discussionLabel, discussionsOf } from "../fetch/sources.ts";
+import { isHttpUrl } from "../fetch/story-links.ts";
 import { type DateOptions, humanDateTime } from "./dates.ts";
 import {
   ageText,
@@ -80,7 +81,10 @@ export function markdownRenderer(options: DateOptions = {}): Renderer {
         story.author ? `by ${escapeMarkdown(story.author)}` : undefined,
         pointsText(story.points, digest.pointsSinceLastRun),
         countText(story.numComments, "comment"),
-        `[HN discussion](${digest.hnUrl})`,
+        story.tags && story.tags.length > 0 ? escapeMarkdown(story.tags.join(", ")) : undefined,
+        ...discussionsOf(story).map(
+          (discussion) => `[${discussionLabel(discussion.source)}](${markdownUrl(discussion.url)})`,
+        ),
       ].filter((fact) => fact !== undefined);
       const lines = [
         "",

@@ -1,16 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { itemId, parseJsonExactly } from "../../../lib/digest/fetch/exact-ids.ts";
+import { itemId, parseJsonExactly } from "../../../../lib/digest/fetch/exact-ids.ts";
 import {
   commentsUrl,
   fetchComments,
   fetchFrontPage,
   frontPageUrl,
   hnItemUrl,
-} from "../../../lib/digest/fetch/hn-client.ts";
-import { SearchApiError } from "../../../lib/digest/fetch/search-fetch.ts";
-import { buildThread } from "../../../lib/digest/fetch/thread.ts";
-import { createMemoryLogger } from "../../../lib/log.ts";
-import { commentHit, startFakeHnSearch, storyHit } from "../../fakes/hn-search.ts";
+} from "../../../../lib/digest/fetch/hn/client.ts";
+import { SearchApiError } from "../../../../lib/digest/fetch/search-fetch.ts";
+import { buildThread } from "../../../../lib/digest/fetch/thread.ts";
+import { createMemoryLogger } from "../../../../lib/log.ts";
+import { commentHit, startFakeHnSearch, storyHit } from "../../../fakes/hn-search.ts";
 
 const noWait = { sleep: async () => {} };
 
@@ -41,8 +41,11 @@ describe("fetchFrontPage()", () => {
     using search = startFakeHnSearch({ stories: hits });
     const { stories } = await fetchFrontPage(search.url, 2, noWait);
     expect(stories.map((story) => story.title)).toEqual(["B", "A"]);
+    const id = Number(hits[0]?.objectID);
     expect(stories[0]).toEqual({
-      id: Number(hits[0]?.objectID),
+      id,
+      source: "hn",
+      discussions: [{ source: "hn", id, url: hnItemUrl(id), points: 5, comments: 2 }],
       title: "B",
       url: "https://example.com/b",
       storyText: null,
@@ -182,6 +185,7 @@ describe("fetchComments()", () => {
     expect(comments).toEqual([
       {
         id: 1002,
+        url: "https://news.ycombinator.com/item?id=1002",
         parentId: 1001,
         author: reply.author as string,
         text: "I <3 it",
@@ -189,6 +193,7 @@ describe("fetchComments()", () => {
       },
       {
         id: 1001,
+        url: "https://news.ycombinator.com/item?id=1001",
         parentId: 7,
         author: "ada",
         text: "Top\n\nlevel",

@@ -1,20 +1,33 @@
 import { z } from "zod";
-import { stripControl } from "../../text/control.ts";
-import { storyName } from "../progress.ts";
-import type { Comment, ItemId, Story, StoryType } from "../types.ts";
-import { itemId } from "./exact-ids.ts";
-import { htmlToText } from "./html-text.ts";
-import {
-  fetchSearchJson,
-  SearchApiError,
-  type SearchFetchOptions,
-  type WarnLogger,
-} from "./search-fetch.ts";
+import { stripControl } from "../../../text/control.ts";
+import { storyName } from "../../progress.ts";
+import type { Comment, Discussion, ItemId, Story, StoryType } from "../../types.ts";
+import { itemId } from "../exact-ids.ts";
+import { htmlToText } from "../html-text.ts";
+import { fetchSearchJson, SearchApiError, type WarnLogger } from "../search-fetch.ts";
+import type { CatchUpWindow, FrontPage, SourceFetchOptions, StorySource } from "../source.ts";
+import { isHttpUrl, siteOf } from "../story-links.ts";
 
 /** `GET {base}/search?tags=front_page&hitsPerPage=<limit>`: the front page, in the API's order. */
 export function frontPageUrl(base: string, limit: number): string {
   return `${base}/search?tags=front_page&hitsPerPage=${limit}`;
 }
+
+/**
+ * `GET {base}/search_by_date?tags=story&numericFilters=created_at_i>from,created_at_i<to,points>=min`:
+ * the stories of a past window (the filters are ANDed), newest first.
+ */
+export function sinceUrl(base: string, window: CatchUpWindow, max: number): string {
+  const filters = [
+    `created_at_i>${window.from}`,
+    `created_at_i<${window.to}`,
+    `points>=${window.minPoints}`,
+  ].join(",");
+  return `${base}/search_by_date?tags=story&numericFilters=${encodeURIComponent(filters)}&hitsPerPage=${max}`;
+}
+
+/** The search API's largest page. */
+export const SEARCH_PAGE_MAX = 1000;
 
 /** `GET {base}/search?tags=comment,story_<id>&hitsPerPage=<max>`: one story's comments, flat. */
 export function commentsUrl(base: string, storyId: ItemId, max: number): string {
@@ -52,14 +65,32 @@ const commentHitSchema = z.object({
 
 const responseSchema = z.object({ hits: z.array(z.unknown()) });
 
-export interface HnClientOptions extends SearchFetchOptions {
-  logger?: WarnLogger;
+export type HnClientOptions = SourceFetchOptions;
+
+/** Hacker News through the search API at `base` (HN_SEARCH_URL). */
+export function createHnSource(base: string): StorySource {
+  return {
+    frontPage: (limit, options) => fetchFrontPage(base, limit, options),
+    since: (window, limit, options) => fetchSince(base, window, limit, options),
+    storyUrl: hnItemUrl,
+    comments: (discussion, options) => fetchComments(base, discussion.id, options),
+  };
 }
 
-/** The front page as read: its stories, and how many hits were malformed and left out. */
-export interface FrontPage {
-  stories: Story[];
-  malformed: number;
+/**
+ * The best stories posted within the window: every story over the points floor the API gives
+ * (its largest page), most points first, the first `limit` of them.
+ */
+export async function fetchSince(
+  base: string,
+  window: CatchUpWindow,
+  limit: number,
+  options: HnClientOptions = {},
+): Promise<FrontPage> {
+  const url = sinceUrl(base, window, SEARCH_PAGE_MAX);
+  const page = storiesOf(parseHits(await fetchSearchJson(url, options), url), options.logger);
+  const best = page.stories.sort((a, b) => b.points - a.points).slice(0, limit);
+  return { stories: best, malformed: page.malformed };
 }
 
 /**
@@ -74,18 +105,22 @@ export async function fetchFrontPage(
 ): Promise<FrontPage> {
   const url = frontPageUrl(base, limit);
   const hits = parseHits(await fetchSearchJson(url, options), url);
+  return storiesOf(hits.slice(0, limit), options.logger);
+}
+
+function storiesOf(hits: readonly unknown[], logger: WarnLogger | undefined): FrontPage {
   const stories: Story[] = [];
   let malformed = 0;
-  for (const [index, hit] of hits.slice(0, limit).entries()) {
+  for (const [index, hit] of hits.entries()) {
     const parsed = storyHitSchema.safeParse(hit);
     if (!parsed.success) {
       malformed++;
-      options.logger?.warn(
+      logger?.warn(
         `Front-page hit #${index + 1}${describeHit(hit)} is malformed and left out: ${issueText(parsed.error)}`,
       );
       continue;
     }
-    stories.push(toStory(parsed.data, options.logger));
+    stories.push(toStory(parsed.data, logger));
   }
   return { stories, malformed };
 }
@@ -107,8 +142,10 @@ export async function fetchComments(
       continue;
     }
     const data = parsed.data;
+    const id = itemId(data.objectID);
     comments.push({
-      id: itemId(data.objectID),
+      id,
+      url: hnItemUrl(id),
       parentId:
         data.parent_id === null || data.parent_id === undefined ? null : itemId(data.parent_id),
       author: data.author ? stripControl(data.author) : null,
@@ -139,8 +176,19 @@ function toStory(hit: z.infer<typeof storyHitSchema>, logger?: WarnLogger): Stor
     url = null;
   }
   const storyText = hit.story_text ? htmlToText(hit.story_text) : "";
+  const points = hit.points ?? 0;
+  const numComments = hit.num_comments ?? 0;
+  const discussion: Discussion = {
+    source: "hn",
+    id,
+    url: hnItemUrl(id),
+    points,
+    comments: numComments,
+  };
   return {
     id,
+    source: "hn",
+    discussions: [discussion],
     title,
     url,
     storyText: storyText === "" ? null : storyText,
@@ -148,8 +196,8 @@ function toStory(hit: z.infer<typeof storyHitSchema>, logger?: WarnLogger): Stor
     type: storyType(hit._tags ?? [], title, url),
     site: url === null ? null : siteOf(url),
     createdAt: hit.created_at_i ?? null,
-    points: hit.points ?? 0,
-    numComments: hit.num_comments ?? 0,
+    points,
+    numComments,
   };
 }
 
@@ -159,24 +207,6 @@ export function storyType(tags: readonly string[], title: string, url: string | 
   if (tags.includes("ask_hn") || /^ask hn\b/i.test(title)) return "ask";
   if (tags.includes("job")) return "job";
   return url === null ? "text" : "article";
-}
-
-/** The site a link is on, as HN shows it beside the title: the host name without `www.`. */
-export function siteOf(url: string): string | null {
-  try {
-    return new URL(url).hostname.replace(/^www\./, "") || null;
-  } catch {
-    return null;
-  }
-}
-
-export function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
 }
 
 function describeHit(hit: unknown): string {

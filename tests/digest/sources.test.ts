@@ -1,0 +1,196 @@
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { JsonStory } from "../../lib/digest/render/json.ts";
+import { articleHtml } from "../fakes/article-site.ts";
+import { runDigestCommand } from "../fakes/digest-run.ts";
+import { startDigestWorld } from "../fakes/digest-world.ts";
+import { commentHit, storyHit } from "../fakes/hn-search.ts";
+import { lobstersComment, lobstersStory, startFakeLobsters } from "../fakes/lobsters.ts";
+import { echoTitle } from "../fakes/ollama.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
+
+setDefaultTimeout(30_000);
+
+const tempDir = tempDirs("digest-sources-");
+
+const BODY = Array.from(
+  { length: 10 },
+  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
+);
+
+/**
+ * Hacker News with two stories, Lobsters with two, one link on both: the allocator article,
+ * with a comment tree on each site.
+ */
+function twoSites() {
+  const shared = storyHit({
+    title: "A faster allocator",
+    url: "/malloc",
+    points: 300,
+    num_comments: 2,
+  });
+  const hnOnly = storyHit({ title: "HN only", url: "/hn-only", points: 100, num_comments: 1 });
+  const sharedId = Number(shared.objectID);
+  const top = commentHit(sharedId, { author: "hnuser", comment_text: "Per-thread caches win." });
+  const world = startDigestWorld({
+    stories: [shared, hnOnly],
+    comments: {
+      [sharedId]: [
+        top,
+        commentHit(sharedId, { parent_id: Number(top.objectID), comment_text: "Not on NUMA." }),
+      ],
+      [Number(hnOnly.objectID)]: [commentHit(Number(hnOnly.objectID))],
+    },
+    pages: {
+      "/malloc": { body: articleHtml("A faster allocator", BODY) },
+      "/hn-only": { body: articleHtml("HN only", BODY) },
+      "/lobsters-only": { body: articleHtml("Lobsters only", BODY) },
+    },
+    ollama: { generate: (body) => echoTitle(body) },
+  });
+  const lobsters = startFakeLobsters({
+    stories: (base) => [
+      lobstersStory(base, {
+        short_id: "lobonly",
+        title: "Lobsters only",
+        url: `${world.site.url}/lobsters-only`,
+        score: 25,
+        comment_count: 3,
+        tags: ["rust", "performance"],
+      }),
+      // The same article, linked with www-less host, a trailing slash and a tracking parameter.
+      lobstersStory(base, {
+        short_id: "shared",
+        title: "A faster allocator (2025)",
+        url: `${world.site.url}/malloc/?utm_source=lobsters`,
+        score: 40,
+        comment_count: 2,
+        tags: ["c"],
+      }),
+    ],
+    comments: (base) => ({
+      lobonly: [
+        lobstersComment(base, {
+          short_id: "aaa111",
+          commenting_user: "crab",
+          comment: "<p>Borrow checker &gt; GC.</p>",
+        }),
+        lobstersComment(base, {
+          short_id: "aaa222",
+          parent: "aaa111",
+          commenting_user: "gopher",
+          comment: "<p>Depends on the workload.</p>",
+        }),
+        lobstersComment(base, { short_id: "aaa333", is_deleted: true, comment: "" }),
+      ],
+      shared: [
+        lobstersComment(base, {
+          short_id: "bbb111",
+          commenting_user: "lobsteruser",
+          comment: "<p>Jemalloc did this first.</p>",
+        }),
+        lobstersComment(base, {
+          short_id: "bbb222",
+          parent: "bbb111",
+          commenting_user: "other",
+          comment: "<p>And tcmalloc.</p>",
+        }),
+      ],
+    }),
+  });
+  const env = { ...world.env, LOBSTERS_URL: lobsters.url, XDG_CACHE_HOME: tempDir() };
+  const stop = () => {
+    world.stop();
+    lobsters.stop();
+  };
+  return { world, lobsters, env, [Symbol.dispose]: stop };
+}
+
+describe("--source hn,lobsters", () => {
+  test("takes each site's stories in turn, a link on both once with both discussions", async () => {
+    using sites = twoSites();
+    const run = await runDigestCommand(sites.env, ["--source", "hn,lobsters", "--format", "json"]);
+    expect(run.error).toBeUndefined();
+    const doc = JSON.parse(run.stdout) as { stories: JsonStory[] };
+    expect(doc.stories.map((story) => [story.title, story.source])).toEqual([
+      ["A faster allocator", "hn"],
+      ["Lobsters only", "lobsters"],
+      ["HN only", "hn"],
+    ]);
+    const [shared, lobstersOnly] = doc.stories as [JsonStory, JsonStory];
+    expect(
+      shared.discussions.map((discussion) => [discussion.source, discussion.comments]),
+    ).toEqual([
+      ["hn", 2],
+      ["lobsters", 2],
+    ]);
+    expect(shared.discussions[1]?.url).toBe(`${sites.lobsters.url}/s/shared/lobsters_story_shared`);
+    expect(shared.numComments).toBe(4);
+    expect(shared.tags).toEqual(["c"]);
+    expect(lobstersOnly).toMatchObject({
+      id: "lobsters-lobonly",
+      hnUrl: `${sites.lobsters.url}/s/lobonly/lobsters_story_lobonly`,
+      tags: ["rust", "performance"],
+      discussionSummary: "Summary of the discussion of Lobsters only.",
+      commentsTotal: 2,
+    });
+    // One discussion prompt holds both sites' comments of the shared link.
+    const prompts = sites.world.ollama.generateCalls.map((call) => call.prompt);
+    const sharedPrompt = prompts.find(
+      (prompt) => prompt.includes("Story: A faster allocator") && prompt.includes("Comments:"),
+    );
+    expect(sharedPrompt).toContain("Per-thread caches win.");
+    expect(sharedPrompt).toContain("Jemalloc did this first.");
+    expect(sharedPrompt).toContain("And tcmalloc.");
+    // The article of the shared link is fetched and summarised once.
+    expect(
+      prompts.filter(
+        (prompt) =>
+          prompt.includes("Summarise the article") && prompt.includes("A faster allocator"),
+      ),
+    ).toHaveLength(1);
+    // Lobsters is asked politely: its front page, then each story's JSON, named.
+    expect(sites.lobsters.requests.sort()).toEqual([
+      "/hottest.json",
+      "/s/lobonly.json",
+      "/s/shared.json",
+    ]);
+    expect(sites.lobsters.userAgents.every((agent) => agent?.startsWith("hn-digest/"))).toBe(true);
+  });
+
+  test("labels each story's discussions by site in Markdown and HTML", async () => {
+    using sites = twoSites();
+    const markdown = await runDigestCommand(sites.env, ["--source", "lobsters,hn"]);
+    expect(markdown.error).toBeUndefined();
+    // Lobsters first in the list: the shared link keeps its Lobsters story and gains HN's discussion.
+    expect(markdown.stdout).toContain("## 1. [Lobsters only]");
+    expect(markdown.stdout).toContain("## 2. [A faster allocator (2025)]");
+    expect(markdown.stdout).toContain(
+      `[Lobsters discussion](${sites.lobsters.url}/s/shared/lobsters_story_shared) · [HN discussion](https://news.ycombinator.com/item?id=`,
+    );
+    const html = await runDigestCommand(sites.env, ["--source", "hn,lobsters", "--format", "html"]);
+    expect(html.stdout).toContain(">Lobsters discussion</a>");
+    expect(html.stdout).toContain('<span class="tags">rust, performance</span>');
+  });
+
+  test("--only matches a Lobsters story's tags; DIGEST_SOURCES chooses the sites", async () => {
+    using sites = twoSites();
+    const run = await runDigestCommand({ ...sites.env, DIGEST_SOURCES: "lobsters" }, [
+      "--only",
+      "rust",
+      "--format",
+      "json",
+    ]);
+    expect(run.error).toBeUndefined();
+    const doc = JSON.parse(run.stdout) as { stories: JsonStory[] };
+    expect(doc.stories.map((story) => story.title)).toEqual(["Lobsters only"]);
+    expect(sites.world.search.requests).toEqual([]);
+  });
+
+  test("a bad --source is one line naming the flag", async () => {
+    using sites = twoSites();
+    const run = await runDigestCommand(sites.env, ["--source", "hn,reddit"]);
+    expect(String(run.error)).toContain(
+      '--source="hn,reddit" is invalid: "reddit": expected a comma-separated list of hn, lobsters',
+    );
+  });
+});
