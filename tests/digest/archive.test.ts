@@ -105,11 +105,13 @@ describe("bun run digest --archive", () => {
     );
     expect(index).toContain(">Tuesday 24 November 2026</a>");
     expect(index).toContain('<a href="feed.xml">Atom feed</a>');
-    // Each day with its count and its headlines, each linked to its story on the day's page.
+    // Each day with its count and the headlines it brought, each linked to its story on the
+    // day's page: Beta, on both days' front pages, is listed once, under Monday.
     expect(index).toContain(
-      '<li><a href="2026-11-24.html">Tuesday 24 November 2026</a> <span class="facts">· 2 stories · <a href="2026-11-24.json">JSON</a></span>\n<ol class="headlines">\n<li><a href="2026-11-24.html#story-1003">Gamma</a></li>\n<li><a href="2026-11-24.html#story-1002">Beta, revised</a></li>\n</ol></li>',
+      '<li><a href="2026-11-24.html">Tuesday 24 November 2026</a> <span class="facts">· 2 stories · <a href="2026-11-24.json">JSON</a></span>\n<ol class="headlines">\n<li><a href="2026-11-24.html#story-1003">Gamma</a></li>\n</ol></li>',
     );
     expect(index).toContain('<a href="2026-11-23.html#story-1001">Alpha</a>');
+    expect(index.match(/#story-1002"/g)).toEqual(['#story-1002"']);
 
     // Monday's page, written before Tuesday was, now leads to it.
     expect(read(archive, "2026-11-23.html")).toContain(
@@ -218,6 +220,39 @@ describe("bun run digest --archive", () => {
     expect(feed.items[1]?.updated?.toISOString()).toBe("2026-11-24T19:30:00.000Z");
   });
 
+  test("a second run an hour later keeps the day's New marks and its count of new stories", async () => {
+    const archive = tempDir();
+    const cache = tempDir();
+    await runDay("2026-11-23T07:00:00Z", [post(3001, "Monday's story")], { archive, cache });
+    await runDay(
+      "2026-11-24T07:00:00Z",
+      [post(3002, "Tuesday's first"), post(3001, "Monday's story")],
+      { archive, cache },
+    );
+    const again = await runDay(
+      "2026-11-24T08:00:00Z",
+      [post(3003, "Tuesday's second"), post(3002, "Tuesday's first"), post(3001, "Monday's story")],
+      { archive, cache },
+    );
+    expect(again.error).toBeUndefined();
+    const json = JSON.parse(read(archive, "2026-11-24.json"));
+    expect(
+      json.stories.map((story: { id: number; isNew: boolean }) => [story.id, story.isNew]),
+    ).toEqual([
+      [3003, true],
+      // New this morning, seen by the run an hour ago: still New on the day's page.
+      [3002, true],
+      [3001, false],
+    ]);
+    expect(json.newSinceLastRun).toBe(2);
+    expect(json.lastRunAt).toBe("2026-11-23T07:00:00.000Z");
+    const page = read(archive, "2026-11-24.html");
+    const fresh = /<section aria-labelledby="new">[\s\S]*?<\/section>/.exec(page)?.[0] ?? "";
+    expect(fresh).toContain('<article id="story-3002">');
+    expect(fresh).toContain('<article id="story-3003">');
+    expect(page.match(/<strong class="new">New<\/strong>/g)).toHaveLength(2);
+  });
+
   test("an id beyond 2^53 is kept exactly: in the JSON, the pages, the feed and the last run", async () => {
     const archive = tempDir();
     const cache = tempDir();
@@ -236,8 +271,9 @@ describe("bun run digest --archive", () => {
     // Seen on Monday under the same id: not new, and its points moved by exactly 40.
     expect([story.id, story.isNew, story.pointsSinceLastRun]).toEqual([big, false, 40]);
     expect(read(archive, "2026-11-24.html")).toContain(`<article id="story-${big}">`);
+    // Listed once, under the day it came.
     expect(read(archive, "index.html")).toContain(
-      `<a href="2026-11-24.html#story-${big}">Huge id</a>`,
+      `<a href="2026-11-23.html#story-${big}">Huge id</a>`,
     );
     // Both days in the feed (one id over 2^53 once dropped a whole day), the story once.
     const feed = parseFeed(read(archive, "feed.xml"));

@@ -131,15 +131,40 @@ export function archivedDigest(story: ArchivedStory): StoryDigest {
 
 /**
  * A second run the same day: its stories in its front-page order, then the day's earlier
- * stories it no longer shows, in their order, marked `earlierToday` so none is dropped.
+ * stories it no longer shows, in their order, marked `earlierToday` so none is dropped. A story
+ * the day's earlier run marked New stays New: the run an hour later compares with that one, and
+ * would otherwise erase the day's marks.
  */
 export function mergeDay(
   run: readonly StoryDigest[],
   earlier: readonly StoryDigest[],
 ): StoryDigest[] {
   const shown = new Set(run.map((digest) => String(digest.story.id)));
+  const newEarlier = new Set(
+    earlier.filter((digest) => digest.isNew === true).map((digest) => String(digest.story.id)),
+  );
+  const kept = run.map((digest) =>
+    digest.isNew !== true && newEarlier.has(String(digest.story.id))
+      ? { ...digest, isNew: true, pointsSinceLastRun: null }
+      : digest,
+  );
   const dropped = earlier
     .filter((digest) => !shown.has(String(digest.story.id)))
     .map((digest) => ({ ...digest, earlierToday: true as const }));
-  return [...run, ...dropped];
+  return [...kept, ...dropped];
+}
+
+/**
+ * The merged day's header facts: new since the run before the day's first (the marks mergeDay
+ * kept), when the day's earlier run compared with one; the run's own facts otherwise.
+ */
+export function mergedMeta(
+  run: DigestMeta,
+  earlier: ArchivedDay | null,
+  stories: readonly StoryDigest[],
+): DigestMeta {
+  const lastRunAt = earlier?.lastRunAt ?? null;
+  if (lastRunAt === null) return { ...run, total: stories.length };
+  const newCount = stories.filter((digest) => digest.isNew === true).length;
+  return { ...run, total: stories.length, newCount, lastRunAt };
 }

@@ -9,8 +9,13 @@ import { countText } from "./facts.ts";
 import { escapeHtml } from "./html-escape.ts";
 import { PAGE_STYLE } from "./html-style.ts";
 
-/** Headlines the index shows per day: the top of that day's front page. */
+/** Headlines the index shows per day: the top of the stories that day brought. */
 export const HEADLINES_PER_DAY = 5;
+/**
+ * Headlines kept per day in index.json: enough that a day whose top stories an earlier day
+ * already listed still has its own to show (the index lists each story once, on its first day).
+ */
+const HEADLINES_KEPT = 30;
 /** The index's own record of every day (index.json): read whole, so bounded. */
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 
@@ -44,7 +49,7 @@ export function indexDay(day: {
   return {
     stories: day.stories.length,
     headlines: day.stories
-      .slice(0, HEADLINES_PER_DAY)
+      .slice(0, HEADLINES_KEPT)
       .map((story) => ({ id: story.id, title: story.title })),
   };
 }
@@ -100,6 +105,7 @@ export function indexJson(days: ReadonlyMap<string, IndexDay>): string {
  * day pages: inline CSS, no scripts, nothing loaded.
  */
 export function archiveIndexHtml(days: ReadonlyMap<string, IndexDay>): string {
+  const shown = firstDayHeadlines(days);
   const newestFirst = [...days.keys()].sort().reverse();
   const months: string[] = [];
   let month = "";
@@ -110,7 +116,9 @@ export function archiveIndexHtml(days: ReadonlyMap<string, IndexDay>): string {
       months.push(`<h2>${escapeHtml(label)}</h2>`, '<ul class="days">');
       month = label;
     }
-    months.push(dayItem(key, days.get(key) ?? { stories: 0, headlines: [] }));
+    months.push(
+      dayItem(key, { stories: days.get(key)?.stories ?? 0, headlines: shown.get(key) ?? [] }),
+    );
   }
   if (month !== "") months.push("</ul>");
   return [
@@ -135,6 +143,25 @@ export function archiveIndexHtml(days: ReadonlyMap<string, IndexDay>): string {
     "</html>",
     "",
   ].join("\n");
+}
+
+/**
+ * Each day's headlines as the index lists them: the first HEADLINES_PER_DAY of its stories that
+ * no earlier day had among its kept headlines, so a story on the front page for three days is
+ * listed once, under the day it came.
+ */
+export function firstDayHeadlines(
+  days: ReadonlyMap<string, IndexDay>,
+): Map<string, IndexDay["headlines"]> {
+  const seen = new Set<string>();
+  const shown = new Map<string, IndexDay["headlines"]>();
+  for (const key of [...days.keys()].sort()) {
+    const headlines = days.get(key)?.headlines ?? [];
+    const fresh = headlines.filter((story) => !seen.has(String(story.id)));
+    shown.set(key, fresh.slice(0, HEADLINES_PER_DAY));
+    for (const story of headlines) seen.add(String(story.id));
+  }
+  return shown;
 }
 
 /** One day: its name linked, its count, its JSON, then its first headlines. */

@@ -6,7 +6,14 @@ import { UnsafeTarget, writeFolder } from "../../files/write-target.ts";
 import type { Logger } from "../../log.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { DigestMeta, StoryDigest } from "../types.ts";
-import { archivedDigest, archivedMeta, mergeDay, readArchivedDay } from "./archive-day.ts";
+import {
+  type ArchivedDay,
+  archivedDigest,
+  archivedMeta,
+  mergeDay,
+  mergedMeta,
+  readArchivedDay,
+} from "./archive-day.ts";
 import { archiveIndexHtml, indexDay, indexJson, readIndexDays } from "./archive-index.ts";
 import { type DateOptions, daysBefore, isDateKey, localDateKey } from "./dates.ts";
 import { atomFeed, type FeedDay } from "./feed.ts";
@@ -77,9 +84,9 @@ async function writeDay(
   const isNewDay = !known.includes(day);
   const days = isNewDay ? [...known, day].sort() : known.sort();
   // A second run the same day adds to the day: what the morning showed stays.
-  const earlier = isNewDay ? [] : await readEarlier(dir, day, options.logger);
-  const stories = mergeDay(run.stories, earlier);
-  const meta = { ...run.meta, total: stories.length };
+  const earlier = isNewDay ? null : await readEarlier(dir, day, options.logger);
+  const stories = mergeDay(run.stories, earlier?.stories.map(archivedDigest) ?? []);
+  const meta = mergedMeta(run.meta, earlier, stories);
   await writeFileAtomic(join(dir, `${day}.json`), render(jsonRenderer(), meta, stories));
   await writePage(dir, day, { meta, stories }, days, options);
   if (isNewDay) {
@@ -141,15 +148,15 @@ async function rewritePage(
   }
 }
 
-/** The day's stories as its earlier run wrote them; none (and a warning) when unreadable. */
-async function readEarlier(dir: string, day: string, logger: Logger): Promise<StoryDigest[]> {
+/** The day as its earlier run wrote it; null (and a warning) when unreadable. */
+async function readEarlier(dir: string, day: string, logger: Logger): Promise<ArchivedDay | null> {
   const path = join(dir, `${day}.json`);
-  if (!(await Bun.file(path).exists())) return [];
+  if (!(await Bun.file(path).exists())) return null;
   try {
-    return (await readArchivedDay(path)).stories.map(archivedDigest);
+    return await readArchivedDay(path);
   } catch (error) {
     logger.warn(`Archive: ${path} is replaced, its stories not kept: ${errorMessage(error)}`);
-    return [];
+    return null;
   }
 }
 
