@@ -3,13 +3,16 @@ import { rejectUnknown } from "../cli/args.ts";
 import { helpMeta } from "../cli/help.ts";
 import { type StopSignalsOptions, stopSignals } from "../cli/signals.ts";
 import type { Env } from "../config/env.ts";
+import { ConfigError } from "../config/errors.ts";
 import { type EnvVarHelp, fieldArgs, fieldEnvironment } from "../config/fields.ts";
 import { loadOperabilityConfig, OPERABILITY_FIELDS } from "../config/operability.ts";
 import type { Logger } from "../log.ts";
 import { createFormattedLogger } from "../log-format.ts";
+import { type DatabaseTarget, describeDatabase } from "../store/database-url.ts";
 import { openStore } from "../store/open.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
+import type { Store } from "../webhooks/ports.ts";
 import { sharedTemplateRenderer } from "../webhooks/rendering/render-process.ts";
 import { prepareTemplateEngine } from "../webhooks/rendering/template.ts";
 import { createTokensCommand } from "./auth/tokens-command.ts";
@@ -87,6 +90,7 @@ function createServeCommand(options: AppCommandOptions): CommandDef {
       const operability = loadOperabilityConfig(options.env);
       const logger = options.logger ?? createFormattedLogger(operability.log);
       const store = await openStore(config.database, { logger, role: "app" });
+      await refuseUnwritable(store, config.database);
       // At start: the engine checks templates typed in the admin form (its first load would
       // stall every request meanwhile), the render process renders changes.
       prepareTemplateEngine();
@@ -100,7 +104,7 @@ function createServeCommand(options: AppCommandOptions): CommandDef {
           heartbeatIntervalMs: operability.heartbeatIntervalMs,
         });
         logger.info(
-          `Inventory app on ${serving.url}; admin: ${serving.url}/admin; metrics: ${serving.url}/metrics`,
+          `Inventory app on ${serving.url}; admin: ${serving.url}/admin; metrics: ${serving.url}/metrics; database ${describeDatabase(config.database)}`,
         );
         if (config.adminToken === null) {
           logger.info("No ADMIN_TOKEN: open to anyone who can reach this loopback address");
@@ -114,4 +118,19 @@ function createServeCommand(options: AppCommandOptions): CommandDef {
       }
     },
   });
+}
+
+/**
+ * The app checks at start that its database takes writes: SQLite opens a file this user may only
+ * read without a word, and every change would then fail. One line naming it, exit 2.
+ */
+async function refuseUnwritable(store: Store, target: DatabaseTarget): Promise<void> {
+  const problem = await store.readiness();
+  if (problem === null) return;
+  await store.close();
+  const where =
+    target.kind === "sqlite" ? `DATABASE_URL=${JSON.stringify(target.path)}` : "DATABASE_URL";
+  throw new ConfigError(
+    `${where}: cannot write the ${describeDatabase(target)} database: ${problem}`,
+  );
 }

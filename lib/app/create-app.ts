@@ -21,7 +21,9 @@ import { csrfMiddleware } from "./auth/csrf.ts";
 import { loginRoutes } from "./auth/login.tsx";
 import { createSessionSigner } from "./auth/session.ts";
 import type { AppEnv } from "./context.ts";
+import { databaseFailureAnswer } from "./database-failure.ts";
 import { createDeliveriesApi } from "./deliveries/deliveries-api.ts";
+import { healthRoutes } from "./health.ts";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items/items-api.ts";
 import { requestIdMiddleware } from "./request-id.ts";
 import { createWebhooksApi } from "./webhooks/webhooks-api.ts";
@@ -87,6 +89,8 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
     }),
   );
   app.use(requestIdMiddleware(options.randomUUID));
+  // Before authentication: a supervisor or load balancer asks without credentials.
+  app.route("/", healthRoutes({ store, logger }));
   app.use(
     secureHeaders({
       // No script runs on these pages: escaped text stays text even if escaping ever slipped.
@@ -172,8 +176,11 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
     return c.json({ error: "Not found" }, 404);
   });
 
+  const unavailable = databaseFailureAnswer({ store, logger, now: () => now().getTime() });
   app.onError((error, c) => {
     if (error instanceof HTTPException) return error.getResponse();
+    const answer = unavailable(error, c.req.path);
+    if (answer !== null) return answer;
     const requestId = c.get("requestId");
     logger.error(`${c.req.method} ${c.req.path} failed (request ${requestId}):`, error);
     const message = `Internal error; the server log has the details under request id ${requestId}`;

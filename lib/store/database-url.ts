@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { ConfigError } from "../config/errors.ts";
 
 export type DatabaseTarget =
@@ -92,4 +93,14 @@ export function postgresAddress(url: string): string {
   } catch {
     return "the address in it";
   }
+}
+
+/**
+ * The database a process uses, for its start line: `SQLite /abs/path/app.db` (absolute, so a
+ * command run from the wrong folder shows it opened another file) or `PostgreSQL host:port/db as
+ * user` (never the password).
+ */
+export function describeDatabase(target: DatabaseTarget): string {
+  if (target.kind === "postgres") return `PostgreSQL ${postgresAddress(target.url)}`;
+  return `SQLite ${target.path === ":memory:" ? target.path : resolve(target.path)}`;
 }

@@ -299,5 +299,16 @@ export interface Store extends Repos {
    * replaced), or null. Everything written would go to a file nobody else sees.
    */
   fileProblem?(): string | null;
+  /**
+   * Whether the database can take writes now (readiness): null when it can, else what stops it,
+   * in one line (unreachable, read-only, a schema this release does not match, a nearly full
+   * disk). Writes nothing that lasts.
+   */
+  readiness(): Promise<string | null>;
+  /**
+   * What a failed call means when the database itself is the cause (a full disk, a read-only
+   * file, an unreachable server), in one line with the fix; null for any other failure.
+   */
+  explainFailure(error: unknown): string | null;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import type { Sleep } from "../async/sleep.ts";
 import type { OperabilityConfig } from "../config/operability.ts";
 import { listenUrl, serveOn } from "../http/listen.ts";
 import type { Logger } from "../log.ts";
+import { describeDatabase } from "../store/database-url.ts";
 import { VERSION } from "../version.ts";
 import type { Metrics } from "../webhooks/observe/metrics.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../webhooks/observe/staleness.ts";
@@ -122,7 +123,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
           onFailed: () => metrics?.observeStoreError("heartbeat"),
         });
   logger.info(
-    `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts ?? "by schedule"}`,
+    `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts ?? "by schedule"}; database ${describeDatabase(config.database)}`,
   );
   if (server) {
     logger.info(`Metrics on ${server.url}`);

@@ -76,9 +76,13 @@ describe("GET /api/openapi.json", () => {
     expect((await new Validator().validate(broken as unknown as Spec)).valid).toBe(false);
   });
 
-  test("covers every route under /api, with every method, and nothing else", () => {
+  test("covers every route under /api and the health checks, with every method, and nothing else", () => {
+    const health = new Set(["/healthz", "/readyz"]);
     const routes = t.app.routes
-      .filter((route) => route.path.startsWith("/api/") && route.method !== "ALL")
+      .filter(
+        (route) =>
+          (route.path.startsWith("/api/") || health.has(route.path)) && route.method !== "ALL",
+      )
       .filter((route) => route.path !== "/api/openapi.json")
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`);
     const documented = Object.entries(doc.paths).flatMap(([path, methods]) =>

@@ -1611,6 +1611,16 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describe("readiness", () => {
+      test("readiness() is null on a migrated database, and leaves nothing written", async () => {
+        await store.webhooks.create({ name: "a", url: "https://e.example/" });
+        expect(await store.readiness()).toBeNull();
+        expect(await store.readiness()).toBeNull();
+        expect((await store.webhooks.list()).map((w) => w.name)).toEqual(["a"]);
+        expect(store.explainFailure(new Error("a constraint failed"))).toBeNull();
+      });
+    });
+
     describe("api tokens", () => {
       test("create(), findByHash() and list() by name; the hash is never listed", async () => {
         const monitor = await store.tokens.create({

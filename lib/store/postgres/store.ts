@@ -17,6 +17,7 @@ import { createPostgresEventRepo } from "./operational-events.ts";
 import { createPostgresQueue } from "./queue/index.ts";
 import { createOutageWatch } from "./queue/outages.ts";
 import { createReachability } from "./reachability.ts";
+import { explainPostgresFailure, postgresReadiness } from "./readiness.ts";
 import { createPostgresSessionRevocations } from "./sessions.ts";
 import { createPostgresWebhookRepo } from "./webhooks.ts";
 import { createPostgresWorkerRegistry } from "./workers.ts";
@@ -185,6 +186,8 @@ export function createPostgresStore(
     },
     untilReachable: ({ signal }) => reachability.untilReachable(signal),
     isUnreachable: isConnectionError,
+    readiness: () => postgresReadiness(sql),
+    explainFailure: explainPostgresFailure,
     answered: reachability.answered,
     async close() {
       if (closed) return;

@@ -7,6 +7,7 @@ import { createSqliteApiTokenRepo } from "./api-tokens.ts";
 import { createChangeListener } from "./changes.ts";
 import { checkpointInBackground } from "./checkpointer.ts";
 import { openSqlite } from "./connection.ts";
+import { explainSqliteFailure } from "./failure.ts";
 import { fileChange, fileIdentity } from "./file-safety.ts";
 import { createSqliteHealthRepo } from "./health.ts";
 import { createSqliteItemRepo } from "./items.ts";
@@ -14,6 +15,7 @@ import { createMutex } from "./mutex.ts";
 import { createSqliteEventRepo } from "./operational-events.ts";
 import { createAvailabilityWatch } from "./queue/availability.ts";
 import { createSqliteQueue } from "./queue/index.ts";
+import { sqliteReadiness } from "./readiness.ts";
 import { createSqliteSessionRevocations } from "./sessions.ts";
 import { createSqliteWebhookRepo } from "./webhooks.ts";
 import { createSqliteWorkerRegistry } from "./workers.ts";
@@ -187,6 +189,8 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     reachable: true,
     untilReachable: async () => {},
     isUnreachable: () => false,
+    readiness: () => exclusive(async () => sqliteReadiness(db)),
+    explainFailure: (error) => explainSqliteFailure(error, db.filename),
     async close() {
       if (closed) return;
       closed = true;
