@@ -5,14 +5,14 @@ import { withoutEmpty } from "../config/env.ts";
 import { UsageError } from "../config/errors.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { escapeControl } from "../text/control.ts";
-import { keepStoredPassword, maskUrlPassword } from "../text/url-credentials.ts";
+import { maskUrlPassword } from "../text/url-credentials.ts";
 import { rotationPatch } from "../webhooks/definition/rotation.ts";
+import { saveWebhook } from "../webhooks/definition/save.ts";
 import {
   checkContentType,
   checkMaxPerSecond,
   checkMethod,
   checkName,
-  checkNewUrl,
   checkUrl,
 } from "../webhooks/definition/validate.ts";
 import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
@@ -27,7 +27,7 @@ import {
   optionArgs,
   optionNotes,
   readOptionFlags,
-  refuseUnboundedTemplates,
+  refuseSave,
 } from "./webhook-options.ts";
 
 /** A webhook by id or by name; a one-line UsageError when there is none. */
@@ -119,7 +119,7 @@ export function addCommand(deps: CliDeps) {
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
       const name = field("name", flags.name, checkName);
-      const url = field("url", stringFlag(flags.url, "url") ?? missing("--url"), checkNewUrl);
+      const url = field("url", stringFlag(flags.url, "url") ?? missing("--url"), checkUrl);
       const method = field("method", stringFlag(flags.method, "method") ?? "POST", checkMethod);
       const contentType = field(
         "content-type",
@@ -133,23 +133,27 @@ export function addCommand(deps: CliDeps) {
       const rate = stringFlag(flags["max-per-second"], "max-per-second");
       const maxPerSecond =
         rate === undefined ? null : field("max-per-second", rate, checkMaxPerSecond);
-      const options = await readOptionFlags(flags, deps.readFile);
-      await refuseUnboundedTemplates({ url, headers, bodyTemplate: options.bodyTemplate ?? null });
+      const options = readOptionFlags(flags, deps.readFile);
       const allow = workersAllowList(deps);
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
-        const secret = secretArg ?? generateSecret();
-        const webhook = await store.webhooks.create({
+        const fields = {
           name,
           url,
           method,
           contentType,
           headers,
           events,
-          secret,
-          enabled: flags.disabled !== true,
           maxPerSecond,
           ...options,
+        };
+        const saved = await saveWebhook(store.webhooks, {
+          before: null,
+          fields: { ...fields, secret: secretArg, enabled: flags.disabled !== true },
+          generateSecret,
         });
+        if (!saved.ok) refuseSave(saved.refused);
+        const { webhook } = saved;
+        const secret = webhook.secret;
         if (flags.json) {
           out(json({ webhook: webhookJson(webhook), secret: secretArg ? undefined : secret }));
           return;
@@ -293,12 +297,10 @@ export function updateCommand(deps: CliDeps) {
       if (flags["remove-secret"]) patch.secret = null;
       const rate = stringFlag(flags["max-per-second"], "max-per-second");
       if (rate !== undefined) patch.maxPerSecond = field("max-per-second", rate, checkMaxPerSecond);
-      Object.assign(patch, await readOptionFlags(flags, deps.readFile));
+      Object.assign(patch, readOptionFlags(flags, deps.readFile));
       const allow = workersAllowList(deps);
       await withStore(deps, flags, async ({ store, out, generateSecret, now }) => {
         const webhook = await findWebhook(store, flags.webhook);
-        // A URL copied from list or show: its *** stands for the stored password.
-        if (patch.url !== undefined) patch.url = keepStoredPassword(patch.url, webhook.url);
         if (flags["rotate-secret"]) {
           const secret = generateSecret();
           Object.assign(patch, rotationPatch(webhook, { secret, graceSeconds, now: now() }));
@@ -306,15 +308,10 @@ export function updateCommand(deps: CliDeps) {
         if (Object.keys(patch).length === 0) {
           throw new UsageError("Nothing to change: give at least one option (see --help)");
         }
-        if (patch.url !== undefined || patch.headers || patch.bodyTemplate !== undefined) {
-          await refuseUnboundedTemplates({
-            url: patch.url ?? webhook.url,
-            headers: patch.headers ?? webhook.headers,
-            bodyTemplate:
-              patch.bodyTemplate === undefined ? webhook.bodyTemplate : patch.bodyTemplate,
-          });
-        }
-        const updated = await store.webhooks.update(webhook.id, patch);
+        // A URL copied from list or show: its *** stands for the stored password (saveWebhook).
+        const saved = await saveWebhook(store.webhooks, { before: webhook, fields: patch });
+        if (!saved.ok) refuseSave(saved.refused);
+        const updated = saved.webhook;
         const shownSecret = flags["rotate-secret"] ? patch.secret : undefined;
         if (flags.json) {
           out(json({ webhook: webhookJson(updated), secret: shownSecret ?? undefined }));

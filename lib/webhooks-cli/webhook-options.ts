@@ -1,17 +1,17 @@
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
 import { errorMessage } from "../text/error-message.ts";
+import type { SaveRefusal } from "../webhooks/definition/save.ts";
 import {
   checkBodyTemplate,
   checkCaFile,
   checkConditions,
   checkRetrySchedule,
   checkTimeoutMs,
+  shown,
 } from "../webhooks/definition/validate.ts";
-import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
+import type { NewWebhook, Webhook, WebhookPatch } from "../webhooks/model.ts";
 import { DEFAULT_RETRY_SCHEDULE, formatRetrySchedule } from "../webhooks/policy/retry-schedule.ts";
-import { type TemplateField, unboundedTemplate } from "../webhooks/rendering/template-trial.ts";
-import { checkCaFileContent } from "../webhooks/sending/ca-file.ts";
 import { field, flagValue } from "./field-flags.ts";
 import { oneLine } from "./format.ts";
 import { readOptionFile } from "./option-file.ts";
@@ -75,13 +75,13 @@ type OptionPatch = Pick<
 
 /**
  * The options given on the command line, checked (one-line UsageError each). A value starting
- * with @ names a file to read the template or condition set from. A CA file must be there and
- * hold PEM certificates now.
+ * with @ names a file to read the template or condition set from. Whether a CA file is a
+ * readable PEM file is saveWebhook's question.
  */
-export async function readOptionFlags(
+export function readOptionFlags(
   flags: Record<string, unknown>,
   readFile: (path: string) => string = readOptionFile,
-): Promise<OptionPatch> {
+): OptionPatch {
   const patch: OptionPatch = {};
   const hidden = { echo: false };
   const template = valueOrFile(flags["body-template"], "body-template", readFile);
@@ -107,7 +107,6 @@ export async function readOptionFlags(
   if (flags["ca-file"] !== undefined) {
     const given = String(flags["ca-file"]);
     patch.caFile = field("ca-file", given, checkCaFile);
-    if (patch.caFile !== null) flagValue("ca-file", given, await checkCaFileContent(patch.caFile));
   }
   if (flags["timeout-ms"] !== undefined) {
     const given = String(flags["timeout-ms"]);
@@ -141,18 +140,19 @@ function valueOrFile(
   }
 }
 
-const TEMPLATE_FLAGS: Record<TemplateField, string> = {
-  bodyTemplate: "body-template",
+/** The flag of each field a save can refuse. */
+const SAVE_FLAGS: Partial<Record<keyof NewWebhook, string>> = {
   url: "url",
+  caFile: "ca-file",
+  bodyTemplate: "body-template",
   headers: "header",
 };
 
-/** Refuses templates that overrun the render limits with a sample item (template-trial.ts). */
-export async function refuseUnboundedTemplates(
-  webhook: Pick<Webhook, "url" | "headers" | "bodyTemplate">,
-): Promise<void> {
-  const found = await unboundedTemplate(webhook);
-  if (found) throw new UsageError(`Invalid --${TEMPLATE_FLAGS[found.field]}: ${found.problem}`);
+/** A save's refusal (saveWebhook) as the one-line UsageError of its flag, exit 2. */
+export function refuseSave(refusal: SaveRefusal): never {
+  const flag = SAVE_FLAGS[refusal.key] ?? refusal.key;
+  const value = refusal.given === undefined ? "" : ` ${shown(refusal.given)}`;
+  throw new UsageError(`Invalid --${flag}${value}: ${refusal.problem}`);
 }
 
 /** The options that differ from the defaults, as short phrases for listings. */

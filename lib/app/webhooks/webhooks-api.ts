@@ -1,13 +1,15 @@
 import { type Context, Hono } from "hono";
-import { keepStoredPassword } from "../../text/url-credentials.ts";
-import { readWebhookFields, webhookFieldsJson } from "../../webhooks/definition/field-table.ts";
+import {
+  readWebhookFields,
+  WEBHOOK_FIELD_BY_KEY,
+  webhookFieldsJson,
+} from "../../webhooks/definition/field-table.ts";
 import { rotateSecret } from "../../webhooks/definition/rotation.ts";
-import { checkGraceSeconds, checkNewUrl } from "../../webhooks/definition/validate.ts";
+import { type SaveRefusal, saveWebhook } from "../../webhooks/definition/save.ts";
+import { checkGraceSeconds } from "../../webhooks/definition/validate.ts";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
-import type { NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
+import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
-import { type TemplateField, unboundedTemplate } from "../../webhooks/rendering/template-trial.ts";
-import { checkCaFileContent } from "../../webhooks/sending/ca-file.ts";
 import { fieldProblems, jsonBodyLimit, readJsonObject } from "../api/json-body.ts";
 import type { AppEnv } from "../context.ts";
 import { idParam } from "../items/items-api.ts";
@@ -22,13 +24,6 @@ export interface WebhooksApiOptions {
   /** Why workers will refuse a URL (WEBHOOK_ALLOWED_HOSTS, the SSRF guard), or null. */
   urlWarning?: (url: string) => Promise<string | null>;
 }
-
-/** The table's template fields by their JSON names, for a refused template's field error. */
-const TEMPLATE_FIELD_NAMES: Record<TemplateField, string> = {
-  bodyTemplate: "body_template",
-  url: "url",
-  headers: "headers",
-};
 
 /**
  * /api/webhooks: list, create, read, change and delete webhooks as JSON, by the one field table
@@ -55,20 +50,17 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
     if (body instanceof Response) return body;
     const read = readWebhookFields(body, { required: ["name", "url"], answerOnly: ANSWER_ONLY });
     if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
-    const input = read.patch as NewWebhook;
-    const newUrl = checkNewUrl(input.url);
-    if (!newUrl.ok) return fieldProblems(c, "Invalid webhook", { url: newUrl.problem });
-    const refused = await refusedOnSave(input, {
-      url: input.url,
-      headers: input.headers ?? [],
-      bodyTemplate: input.bodyTemplate ?? null,
-    });
-    if (refused) return fieldProblems(c, "Invalid webhook", refused);
-    const generated = input.secret === undefined ? options.generateSecret() : undefined;
+    const generate = read.patch.secret === undefined;
     try {
-      const webhook = await store.webhooks.create({ ...input, secret: input.secret ?? generated });
+      const saved = await saveWebhook(store.webhooks, {
+        before: null,
+        fields: read.patch,
+        generateSecret: options.generateSecret,
+      });
+      if (!saved.ok) return refusedOnSave(c, saved.refused);
+      const { webhook } = saved;
       c.header("Location", `/api/webhooks/${webhook.id}`);
-      const answer = { ...webhookJson(webhook), ...(generated ? { secret: generated } : {}) };
+      const answer = { ...webhookJson(webhook), ...(generate ? { secret: webhook.secret } : {}) };
       return c.json({ ...answer, ...(await warnings(options, webhook.url)) }, 201);
     } catch (error) {
       return duplicateNameResponse(c, error);
@@ -90,21 +82,15 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
     const read = readWebhookFields(body, { answerOnly: ANSWER_ONLY });
     if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
     const patch: WebhookPatch = read.patch;
-    // A URL as GET answers it: its *** stands for the stored password (same scheme, user, host).
-    if (patch.url !== undefined) patch.url = keepStoredPassword(patch.url, before.url);
     if (Object.keys(patch).length === 0) {
       return c.json({ error: "Nothing to change: give at least one field" }, 400);
     }
-    const refused = await refusedOnSave(patch, {
-      url: patch.url ?? before.url,
-      headers: patch.headers ?? before.headers,
-      bodyTemplate: patch.bodyTemplate === undefined ? before.bodyTemplate : patch.bodyTemplate,
-    });
-    if (refused) return fieldProblems(c, "Invalid webhook", refused);
     if (patch.enabled === false && before.enabled)
       patch.disabledReason = "disabled through the API";
     try {
-      const updated = await store.webhooks.update(id, patch);
+      const saved = await saveWebhook(store.webhooks, { before, fields: patch });
+      if (!saved.ok) return refusedOnSave(c, saved.refused);
+      const updated = saved.webhook;
       const warned = patch.url === undefined ? {} : await warnings(options, updated.url);
       return c.json({ ...webhookJson(updated), ...warned });
     } catch (error) {
@@ -190,23 +176,10 @@ export function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
-/**
- * What is checked only when saving, as the CLI and the form do: a CA file must be a readable PEM
- * file now, and a template must render a sample item within the render limits.
- */
-async function refusedOnSave(
-  given: Partial<NewWebhook>,
-  templates: Pick<Webhook, "url" | "headers" | "bodyTemplate">,
-): Promise<Record<string, string> | null> {
-  if (typeof given.caFile === "string") {
-    const content = await checkCaFileContent(given.caFile);
-    if (!content.ok) return { ca_file: content.problem };
-  }
-  if (given.url === undefined && given.headers === undefined && given.bodyTemplate === undefined) {
-    return null;
-  }
-  const unbounded = await unboundedTemplate(templates);
-  return unbounded ? { [TEMPLATE_FIELD_NAMES[unbounded.field]]: unbounded.problem } : null;
+/** A save's refusal (save.ts) as the field problem of a 400, by the field's JSON name. */
+function refusedOnSave(c: Context<AppEnv>, refusal: SaveRefusal): Response {
+  const name = WEBHOOK_FIELD_BY_KEY.get(refusal.key)?.name ?? refusal.key;
+  return fieldProblems(c, "Invalid webhook", { [name]: refusal.problem });
 }
 
 async function warnings(

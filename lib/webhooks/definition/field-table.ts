@@ -300,6 +300,11 @@ export const WEBHOOK_FIELD_BY_NAME: ReadonlyMap<string, WebhookField> = new Map(
   WEBHOOK_FIELDS.map((f) => [f.name, f]),
 );
 
+/** The table by stored key. */
+export const WEBHOOK_FIELD_BY_KEY: ReadonlyMap<string, WebhookField> = new Map(
+  WEBHOOK_FIELDS.map((f) => [f.key, f]),
+);
+
 export type ReadWebhook =
   | { ok: true; patch: Partial<NewWebhook> }
   | { ok: false; problems: Record<string, string> };

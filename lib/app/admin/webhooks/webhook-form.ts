@@ -26,8 +26,6 @@ import {
   type Webhook,
 } from "../../../webhooks/model.ts";
 import { formatRetrySchedule } from "../../../webhooks/policy/retry-schedule.ts";
-import { unboundedTemplate } from "../../../webhooks/rendering/template-trial.ts";
-import { checkCaFileContent } from "../../../webhooks/sending/ca-file.ts";
 
 export { WEBHOOK_METHODS };
 export const EVENT_CHOICES: readonly string[] = [ALL_EVENTS, ...ITEM_EVENTS, ...OPERATIONAL_EVENTS];
@@ -146,7 +144,8 @@ export type ParsedWebhookForm =
 
 /**
  * The form checked field by field with the webhook field rules (lib/webhooks/definition/validate.ts): each
- * problem shown under its field. A CA file must be there and hold PEM certificates now.
+ * problem shown under its field. What only a save checks (a CA file's content, a template's
+ * trial) is saveWebhook's (lib/webhooks/definition/save.ts).
  */
 export async function parseWebhookForm(values: WebhookFormValues): Promise<ParsedWebhookForm> {
   const fieldErrors: Record<string, string[]> = {};
@@ -174,16 +173,11 @@ export async function parseWebhookForm(values: WebhookFormValues): Promise<Parse
     ordered: value("ordered", checkOrdered(values.ordered)),
     retrySchedule: value("retrySchedule", checkRetrySchedule(values.retrySchedule)),
   };
-  if (webhook.caFile) value("caFile", await checkCaFileContent(webhook.caFile));
-  if (!fieldErrors.url && !fieldErrors.headers && !fieldErrors.bodyTemplate) {
-    const unbounded = await unboundedTemplate(webhook);
-    if (unbounded) fieldErrors[unbounded.field] = [capitalised(unbounded.problem)];
-  }
   if (Object.keys(fieldErrors).length > 0)
     return { ok: false, errors: { formErrors: [], fieldErrors } };
   return { ok: true, webhook, secret, removeSecret: values.removeSecret };
 }
 
-function capitalised(text: string): string {
+export function capitalised(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

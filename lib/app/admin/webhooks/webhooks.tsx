@@ -2,9 +2,9 @@
 
 import { type Context, Hono } from "hono";
 import type { FieldErrors } from "../../../inventory/schemas.ts";
-import { keepStoredPassword } from "../../../text/url-credentials.ts";
 import { rotateSecret } from "../../../webhooks/definition/rotation.ts";
-import { checkGraceSeconds, checkNewUrl } from "../../../webhooks/definition/validate.ts";
+import { checkSave, type SaveRefusal, saveWebhook } from "../../../webhooks/definition/save.ts";
+import { checkGraceSeconds } from "../../../webhooks/definition/validate.ts";
 import { type BulkPace, replayDeliveries } from "../../../webhooks/delivery/replay.ts";
 import { DuplicateWebhookNameError } from "../../../webhooks/errors.ts";
 import type { ChangeEvent, Webhook, WebhookPatch } from "../../../webhooks/model.ts";
@@ -25,6 +25,7 @@ import {
 } from "./replay-form.tsx";
 import { RotateSecretForm, SecretRotatedPage } from "./secret-rotation.tsx";
 import {
+  capitalised,
   emptyWebhookForm,
   parseWebhookForm,
   readWebhookForm,
@@ -78,24 +79,22 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const values = readWebhookForm(await c.req.parseBody({ all: true }));
     const parsed = await parseWebhookForm(values);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400);
-    const newUrl = checkNewUrl(parsed.webhook.url);
-    if (!newUrl.ok) {
-      const problem = `${newUrl.problem.charAt(0).toUpperCase()}${newUrl.problem.slice(1)}`;
-      return formWithErrors(c, values, { formErrors: [], fieldErrors: { url: [problem] } }, 400);
-    }
-    const generatedSecret = parsed.secret === "" ? deps.generateSecret() : null;
+    const typed = parsed.secret === "" ? {} : { secret: parsed.secret };
     try {
-      const webhook = await store.webhooks.create({
-        ...parsed.webhook,
-        secret: generatedSecret ?? parsed.secret,
+      const saved = await saveWebhook(store.webhooks, {
+        before: null,
+        fields: { ...parsed.webhook, ...typed },
+        generateSecret: deps.generateSecret,
       });
+      if (!saved.ok) return formWithErrors(c, values, refusedErrors(saved.refused), 400);
+      const { webhook } = saved;
       // Rendered here rather than after a redirect, so the secret never travels in a URL.
       return renderPage(
         c,
         <WebhookCreatedPage
           page={pageContext(c)}
           webhook={webhook}
-          generatedSecret={generatedSecret}
+          generatedSecret={parsed.secret === "" ? webhook.secret : null}
           urlWarning={await deps.urlWarning(webhook.url)}
         />,
       );
@@ -110,6 +109,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const values = readWebhookForm(await c.req.parseBody({ all: true }));
     const parsed = await parseWebhookForm(values);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
+    const checked = await checkSave({ before: webhook ?? null, fields: parsed.webhook });
+    if (!checked.ok) return formWithErrors(c, values, refusedErrors(checked.refused), 400, webhook);
     const last = await lastChangeBody(store.queue);
     const body = last?.body ?? sampleChangeBody(now(), c.get("username"));
     const source = last
@@ -227,15 +228,14 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const parsed = await parseWebhookForm(values);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
     const patch: WebhookPatch = { ...parsed.webhook };
-    // The form showed the URL's password as ***: given back, it keeps the stored one.
-    patch.url = keepStoredPassword(parsed.webhook.url, webhook.url);
     if (parsed.secret !== "") patch.secret = parsed.secret;
     else if (parsed.removeSecret) patch.secret = null;
     if (parsed.webhook.enabled !== webhook.enabled) {
       patch.disabledReason = parsed.webhook.enabled ? null : disabledByPerson(c);
     }
     try {
-      await store.webhooks.update(webhook.id, patch);
+      const saved = await saveWebhook(store.webhooks, { before: webhook, fields: patch });
+      if (!saved.ok) return formWithErrors(c, values, refusedErrors(saved.refused), 400, webhook);
     } catch (error) {
       return duplicateNameResponse(c, error, values, webhook);
     }
@@ -325,6 +325,11 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   }
 
   return routes;
+}
+
+/** A save's refusal (save.ts) shown under its field. */
+function refusedErrors(refusal: SaveRefusal): FieldErrors {
+  return { formErrors: [], fieldErrors: { [refusal.key]: [capitalised(refusal.problem)] } };
 }
 
 function disabledByPerson(c: Context<AppEnv>): string {
