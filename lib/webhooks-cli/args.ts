@@ -10,6 +10,7 @@ export const commonArgs = {
     description: `database: file path, sqlite:PATH or postgres://… [env DATABASE_URL, default ${DEFAULT_DATABASE_URL}]`,
     valueHint: "url",
   },
+  verbose: { type: "boolean", description: "say on stderr which database the command uses" },
 } as const satisfies ArgsDef;
 
 export { allValues } from "../cli/args.ts";

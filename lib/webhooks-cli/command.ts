@@ -1,8 +1,9 @@
 import { type CommandDef, defineCommand } from "citty";
 import { helpMeta } from "../cli/help.ts";
-import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
+import { DEFAULT_DATABASE_URL, describeDatabase } from "../store/database-url.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
+import { loadDatabaseTarget } from "../worker/config.ts";
 import type { CliDeps } from "./context.ts";
 import { deliveriesCommand, showCommand } from "./deliveries-command.ts";
 import { emitCommand, purgeCommand, retryCommand, statsCommand } from "./delivery-commands.ts";
@@ -33,7 +34,10 @@ export function createWebhooksCommand(deps: CliDeps): CommandDef {
         },
         poolMaxHelp("command"),
       ],
-      notes: ["Exit codes: 0 done, 1 failed, 2 bad flag, argument, id or variable."],
+      notes: [
+        `Database now: ${databaseNow(deps)}; --verbose says which one each command uses.`,
+        "Exit codes: 0 done, 1 failed, 2 bad flag, argument, id or variable.",
+      ],
     }),
     subCommands: {
       add: addCommand(deps),
@@ -52,4 +56,13 @@ export function createWebhooksCommand(deps: CliDeps): CommandDef {
       workers: workersCommand(deps),
     },
   });
+}
+
+/** The database DATABASE_URL names from here (the help's note), or why it names none. */
+function databaseNow(deps: CliDeps): string {
+  try {
+    return describeDatabase(loadDatabaseTarget(deps.env));
+  } catch (error) {
+    return `none: ${error instanceof Error ? error.message : String(error)}`;
+  }
 }

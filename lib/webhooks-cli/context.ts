@@ -1,5 +1,5 @@
 import type { Env } from "../config/env.ts";
-import type { DatabaseTarget } from "../store/database-url.ts";
+import { type DatabaseTarget, describeDatabase } from "../store/database-url.ts";
 import { explainWriteFailure, type OpenStoreOptions, openStore } from "../store/open.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { generateSecret } from "../webhooks/sending/signing.ts";
@@ -34,6 +34,9 @@ export async function withStore<T>(
 ): Promise<T> {
   const target = loadDatabaseTarget(deps.env, flags);
   const source = databaseSource(flags);
+  if (flags.verbose === true) {
+    (deps.err ?? deps.out)(`Database: ${describeDatabase(target)} (${source})`);
+  }
   const store = await (deps.openStore ?? openStore)(target, { source });
   try {
     return await fn({
