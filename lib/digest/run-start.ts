@@ -13,6 +13,7 @@ import { storyFilter } from "./reader-config.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
 import { planBudget, replanAnswer } from "./summarise/budget-plan.ts";
 import type { Calibration } from "./summarise/calibration.ts";
+import { tokensVsEnglish } from "./summarise/language-tokens.ts";
 import { MODEL_APIS } from "./summarise/models/apis.ts";
 import type { MachineInfo, ModelClient, ModelInfo } from "./summarise/models/model-client.ts";
 import { answerReserve, promptLimit } from "./summarise/prompt.ts";
@@ -135,6 +136,8 @@ export function startBudget(
     discussion: run.calibration.expectedRatio("discussion"),
   };
   const needModel = run.stories.map((story) => !run.cached(story));
+  // Answers in German or Japanese take more tokens for the same words (language-tokens.ts).
+  const answerRatio = tokensVsEnglish(config.language);
   const plan = planBudget({
     budgetMs,
     stories: needModel.filter(Boolean).length,
@@ -143,6 +146,7 @@ export function startBudget(
     spentMs: run.machine?.loadMs ?? 0,
     promptLimit: promptLimit(run.numCtx),
     answerReserve: answerReserve(run.numCtx),
+    answerRatio,
   });
   if (plan.cut !== null) run.logger.info(plan.cut);
   // The first stories, up to the last one needing the model that fits.
@@ -160,7 +164,8 @@ export function startBudget(
     loaded: run.loaded ?? run.machine !== null,
     expectedRatio,
     answerTokens: plan.answerTokens,
-    replanAnswer: (left) => replanAnswer({ ...left, answerReserve: answerReserve(run.numCtx) }),
+    replanAnswer: (left) =>
+      replanAnswer({ ...left, answerReserve: answerReserve(run.numCtx), answerRatio }),
   });
   return { budget, keep };
 }

@@ -11,9 +11,11 @@ import { loadDigestConfig } from "../../lib/digest/config.ts";
 import { runDigest } from "../../lib/digest/digest.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
+import { frontPageToday } from "../fakes/front-page-today.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
+import type { GenerateBody } from "../fakes/ollama.ts";
 
-setDefaultTimeout(30_000);
+setDefaultTimeout(120_000);
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -85,5 +87,93 @@ describe("--language", () => {
     expect(germanAgain.stats).toEqual({ generated: 0, cached: english.stats.generated, failed: 0 });
     const englishAgain = await page(world, home, { language: "en" });
     expect(englishAgain.stats.generated).toBe(0);
+  });
+});
+
+/**
+ * Tokens per word a model writes in each language, as Llama 3 counts them, independent of the
+ * digest's own table: English about 1.33, German 124 tokens for 60 words, Japanese 2.2 times
+ * English (issue 36's figures).
+ */
+const TRUE_TOKENS_PER_WORD: Record<string, number> = { en: 1.33, de: 124 / 60, ja: 2.2 * 1.33 };
+
+/** The answer a model gives at full length: the words the instruction asks for, in tokens. */
+function fullLength(language: string) {
+  return (body: GenerateBody) => {
+    const words = Number(/in at most (\d+) words/.exec(body.prompt)?.[1] ?? 120);
+    return Math.ceil(words * (TRUE_TOKENS_PER_WORD[language] ?? 3));
+  };
+}
+
+describe("--language at full length", () => {
+  test("de and ja summaries are never cut, under a CPU's budget or a GPU's whole answers", async () => {
+    for (const language of ["en", "de", "ja"]) {
+      for (const placement of ["cpu", "gpu"] as const) {
+        using world = startDigestWorld({
+          ...frontPageToday(),
+          ollama: {
+            placement,
+            machine: {
+              prefillPerSecond: placement === "cpu" ? 24 : 20_000,
+              decodePerSecond: placement === "cpu" ? 11 : 200,
+              answerTokens: fullLength(language),
+            },
+          },
+        });
+        const config = loadDigestConfig(world.env, { language, format: "json", cache: false });
+        const chunks: string[] = [];
+        await runDigest(config, {
+          stdout: { write: (text: string) => void chunks.push(text) },
+          stderr: { write() {} },
+          logger: createMemoryLogger(),
+          now: world.ollama.now,
+        });
+        const calls = world.ollama.generateCalls;
+        expect(calls).toHaveLength(20);
+        // Every answer as long as the model wanted it, within its limit.
+        world.ollama.modelled.forEach((call, i) => {
+          const body = calls[i];
+          if (!body) throw new Error("no call");
+          expect(call.answerTokens).toBe(fullLength(language)(body));
+          expect(call.answerTokens).toBeLessThanOrEqual(body.options?.num_predict ?? 0);
+        });
+        const { stories } = JSON.parse(chunks.join("")) as { stories: { notes: string[] }[] };
+        const cut = stories
+          .flatMap((story) => story.notes)
+          .filter((note) => /answer limit/.test(note));
+        expect(cut).toEqual([]);
+      }
+    }
+  });
+
+  test("the words asked for stay the same in every language; the answer's room grows with its tokens", async () => {
+    const asked: Record<string, { words: string; numPredict: number }> = {};
+    for (const language of ["en", "de", "ja"]) {
+      using world = startDigestWorld({
+        ...textPost(),
+        ollama: { placement: "cpu", machine: { prefillPerSecond: 24, decodePerSecond: 11 } },
+      });
+      const config = loadDigestConfig(world.env, {
+        language,
+        format: "json",
+        cache: false,
+        "time-budget": "2m",
+      });
+      await runDigest(config, {
+        stdout: { write() {} },
+        stderr: { write() {} },
+        logger: createMemoryLogger(),
+        now: world.ollama.now,
+      });
+      const [call] = world.ollama.generateCalls;
+      asked[language] = {
+        words: /in (at most \d+ words|3 to 6 sentences)/.exec(call?.prompt ?? "")?.[1] ?? "",
+        numPredict: call?.options?.num_predict ?? 0,
+      };
+    }
+    expect(asked.en?.words).toBe(asked.de?.words ?? "");
+    expect(asked.en?.words).toBe(asked.ja?.words ?? "");
+    expect(asked.de?.numPredict).toBeGreaterThan(1.5 * (asked.en?.numPredict ?? 0));
+    expect(asked.ja?.numPredict).toBeGreaterThan(2 * (asked.en?.numPredict ?? 0));
   });
 });

@@ -43,8 +43,13 @@ export interface FakeOllamaOptions {
 export interface ModelledMachine {
   prefillPerSecond: number;
   decodePerSecond: number;
-  /** Tokens each answer takes (eval_count), at most num_predict; default 150. */
-  answerTokens?: number;
+  /**
+   * Tokens each answer takes (eval_count), at most num_predict; default 150. A function gives
+   * the tokens the model would write for that request (say, the words its instruction asks for
+   * at a language's tokens per word): an answer that wants more than num_predict is cut there,
+   * with done_reason "length", as Ollama does.
+   */
+  answerTokens?: number | ((body: GenerateBody) => number);
   /** Loading the model, on the first request (ms); default 3000. */
   loadMs?: number;
   /** A prompt's tokens (default 4 characters a token); at most num_ctx, as Ollama truncates. */
@@ -243,12 +248,20 @@ function modelledSuccess(
   const promptTokens = Math.min(count(body.prompt), body.options?.num_ctx ?? Infinity);
   const cached = machine.prefixCache ? sharedTokens(body.prompt, slot.previous, count) : 0;
   const readTokens = Math.max(1, promptTokens - cached);
-  const answerTokens = Math.min(machine.answerTokens ?? 150, body.options?.num_predict ?? Infinity);
+  const wanted =
+    typeof machine.answerTokens === "function"
+      ? machine.answerTokens(body)
+      : (machine.answerTokens ?? 150);
+  const limit = body.options?.num_predict ?? Infinity;
+  const answerTokens = Math.min(wanted, limit);
+  // A fixed length is the fake's default, never a cut; a wanted one stops at the limit.
+  const cut = typeof machine.answerTokens === "function" && wanted > limit;
   const promptNs = Math.round((readTokens / machine.prefillPerSecond) * 1e9);
   const answerNs = Math.round((answerTokens / machine.decodePerSecond) * 1e9);
   const loadNs = cold ? (machine.loadMs ?? 3000) * 1e6 : 0;
   return {
     ...generateSuccess(body.model, response),
+    ...(cut ? { done_reason: "length" } : {}),
     total_duration: promptNs + answerNs + loadNs,
     load_duration: loadNs,
     prompt_eval_count: promptTokens,

@@ -161,7 +161,11 @@ export function startFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
       if (call === options.stopAfter) server.stop();
       if (typeof answer !== "string") return answer;
       const outputTokens = Math.min(
-        options.machine ? (options.machine.answerTokens ?? 150) : fakeTokens(answer),
+        options.machine
+          ? typeof options.machine.answerTokens === "number"
+            ? options.machine.answerTokens
+            : 150
+          : fakeTokens(answer),
         body.max_tokens ?? Infinity,
       );
       const promptRate = options.machine?.prefillPerSecond ?? options.promptPerSecond ?? 24;

@@ -35,6 +35,19 @@ export interface PlanInput {
   promptLimit: number;
   /** The answer's room in the window (answerReserve): the answer length without a budget. */
   answerReserve: number;
+  /**
+   * Tokens the answers' language takes per English token (language-tokens.ts): answers under a
+   * budget are that much longer in tokens, the same in words; default 1.
+   */
+  answerRatio?: number;
+}
+
+/** BUDGET_ANSWER_TOKENS and MIN_ANSWER_TOKENS in the answers' language, within the reserve. */
+function answerBounds(reserve: number, ratio = 1): { budget: number; min: number } {
+  return {
+    budget: Math.min(reserve, Math.ceil(BUDGET_ANSWER_TOKENS * ratio)),
+    min: Math.min(reserve, Math.ceil(MIN_ANSWER_TOKENS * ratio)),
+  };
 }
 
 /**
@@ -54,7 +67,8 @@ export function planBudget(input: PlanInput): BudgetPlan {
   // (the prior's, not the reserve: answers seldom fill it) does not bind.
   const given = Math.min(input.answerReserve, rates.answerTokens);
   if (seconds >= 2 * stories * call(input.promptLimit, given)) return whole;
-  const answer = Math.min(BUDGET_ANSWER_TOKENS, input.answerReserve);
+  const bounds = answerBounds(input.answerReserve, input.answerRatio);
+  const answer = bounds.budget;
   if (seconds >= 2 * stories * call(MIN_PROMPT_TOKENS, answer)) {
     return { stories, answerTokens: answer, cut: null };
   }
@@ -62,14 +76,14 @@ export function planBudget(input: PlanInput): BudgetPlan {
   // The answer that fits every story with its prompts at their floor.
   const perCall = seconds / (2 * stories) - call(MIN_PROMPT_TOKENS, 0);
   const shorter = Math.floor(perCall * rates.decodePerSecond);
-  if (shorter >= MIN_ANSWER_TOKENS) {
+  if (shorter >= bounds.min) {
     return {
       stories,
       answerTokens: shorter,
       cut: `${said} keeps every story with prompts at their smallest and answers of ${shorter} tokens`,
     };
   }
-  const perStory = 2 * call(MIN_PROMPT_TOKENS, MIN_ANSWER_TOKENS);
+  const perStory = 2 * call(MIN_PROMPT_TOKENS, bounds.min);
   const fit = Math.floor(seconds / perStory);
   if (fit < 1) {
     const needed = Math.ceil((perStory * 1000 + input.spentMs) / (1 - SAFETY) / 60_000);
@@ -80,8 +94,8 @@ export function planBudget(input: PlanInput): BudgetPlan {
   const left = stories - fit;
   return {
     stories: fit,
-    answerTokens: MIN_ANSWER_TOKENS,
-    cut: `${said} keeps ${fit} of ${stories} stories with prompts at their smallest and answers of ${MIN_ANSWER_TOKENS} tokens; the last ${left === 1 ? "story is" : `${left} are`} left out`,
+    answerTokens: bounds.min,
+    cut: `${said} keeps ${fit} of ${stories} stories with prompts at their smallest and answers of ${bounds.min} tokens; the last ${left === 1 ? "story is" : `${left} are`} left out`,
   };
 }
 
@@ -95,6 +109,8 @@ export interface AnswerReplan {
   rates: MachineRates;
   /** The window's room for the answer: the length when the budget does not bind. */
   answerReserve: number;
+  /** Tokens the answers' language takes per English token; default 1. */
+  answerRatio?: number;
 }
 
 /**
@@ -102,7 +118,7 @@ export interface AnswerReplan {
  * by planBudget's rules (whole answers when every call's whole window and its answer fit, then
  * BUDGET_ANSWER_TOKENS, then shorter, never below MIN_ANSWER_TOKENS), in steps of 10 tokens so
  * the instruction, which says the length, stays the same from call to call (Ollama's prefix
- * cache). A GPU whose first answer shows the budget far off gets whole answers from then on.
+ * cache); in the answers' language's tokens. A GPU whose first answer shows the budget far off gets whole answers from then on.
  */
 export function replanAnswer(input: AnswerReplan): number {
   const { seconds, prompts, rates } = input;
@@ -114,9 +130,9 @@ export function replanAnswer(input: AnswerReplan): number {
   );
   if (calls === 0 || seconds >= whole) return input.answerReserve;
   const floorCall = callSeconds(rates, MIN_PROMPT_TOKENS, 0) + CALL_OVERHEAD_SECONDS;
-  const answer = Math.min(BUDGET_ANSWER_TOKENS, input.answerReserve);
+  const bounds = answerBounds(input.answerReserve, input.answerRatio);
   const shorter = Math.floor((seconds / calls - floorCall) * rates.decodePerSecond);
-  return Math.max(MIN_ANSWER_TOKENS, Math.min(answer, 10 * Math.floor(shorter / 10)));
+  return Math.max(bounds.min, Math.min(bounds.budget, 10 * Math.floor(shorter / 10)));
 }
 
 function minutes(ms: number): string {

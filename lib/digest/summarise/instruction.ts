@@ -1,3 +1,5 @@
+import { tokensVsEnglish, wordsWithin } from "./language-tokens.ts";
+
 /**
  * The instruction every prompt opens with, word for word the same in every call of a run, so
  * Ollama reuses its prefix cache from one call to the next: written once, first, for both kinds
@@ -7,24 +9,27 @@
 export interface InstructionOptions {
   /**
    * Tokens the answer may take (num_predict / max_tokens): below LONG_ANSWER_TOKENS the
-   * instruction asks for that many words at most, so the answer ends before the limit cuts it.
+   * instruction asks for that many words at most (fewer in a language that takes more tokens a
+   * word: language-tokens.ts), so the answer ends before the limit cuts it.
    */
   answerTokens?: number;
   /** The answer's language, a BCP 47 code ("de", "pt-BR"); English when unset. */
   language?: string;
 }
 
-/** An answer this long or longer is asked for in sentences: the limit only guards. */
+/**
+ * An answer this long or longer (in English tokens; more in a language that takes more) is asked
+ * for in sentences: the limit only guards.
+ */
 const LONG_ANSWER_TOKENS = 300;
-/** Words per token of an English answer, with room to finish the last sentence. */
-const WORDS_PER_TOKEN = 0.6;
 
 export function instruction(options: InstructionOptions = {}): string {
+  const { language } = options;
   const tokens = options.answerTokens ?? LONG_ANSWER_TOKENS;
   const length =
-    tokens >= LONG_ANSWER_TOKENS
+    tokens >= LONG_ANSWER_TOKENS * tokensVsEnglish(language)
       ? "in 3 to 6 sentences"
-      : `in at most ${Math.max(20, Math.floor(tokens * WORDS_PER_TOKEN))} words`;
+      : `in at most ${Math.max(20, wordsWithin(tokens, language))} words`;
   return [
     `Summarise this Hacker News story for a busy reader ${length} of plain ${languageName(options.language)} prose, whatever the text's language: no preamble or title, only what the text says.`,
     "An article: its subject, main facts or claims, why it matters. A discussion: where commenters agree and disagree, and the facts or experience they add; a reply is indented under the comment it answers; […] marks a cut.",

@@ -76,6 +76,13 @@ describe("planBudget(): fewer comments, then shorter answers, then fewer stories
   });
 });
 
+describe("planBudget() in another language", () => {
+  test("answers as many words as in English: more tokens, as the language takes more", () => {
+    expect(plan(12 * MINUTE, { answerRatio: 1.65 }).answerTokens).toBe(165);
+    expect(plan(5 * MINUTE, { answerRatio: 2.2 }).cut).toContain("answers of 132 tokens");
+  });
+});
+
 describe("replanAnswer(): the answers' length at the measured rates", () => {
   const prompts = Array.from({ length: 16 }, () => 6000);
   test("whole answers when every call's whole prompt and answer fit", () => {
