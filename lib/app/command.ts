@@ -110,8 +110,15 @@ function createServeCommand(options: AppCommandOptions): CommandDef {
           logger.info("No ADMIN_TOKEN: open to anyone who can reach this loopback address");
         }
         await (options.untilStopped?.() ?? signals.stopped);
-        logger.info("Stopping");
-        await serving.stop();
+        // The database closes only after the requests in flight are answered (finally below).
+        const inFlight = serving.inFlight;
+        const stopped = serving.stop({ signal: signals.abort });
+        logger.info(
+          inFlight === 0
+            ? "Stopping"
+            : `Stopping: no new requests; answering the ${inFlight} in flight first (a second Ctrl-C cuts them off)`,
+        );
+        await stopped;
       } finally {
         signals.dispose();
         await store.close();
