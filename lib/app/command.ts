@@ -15,6 +15,7 @@ import { VERSION } from "../version.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { sharedTemplateRenderer } from "../webhooks/rendering/render-process.ts";
 import { prepareTemplateEngine } from "../webhooks/rendering/template.ts";
+import { accessMode, accessModeLine } from "./auth/access-mode.ts";
 import { createTokensCommand } from "./auth/tokens-command.ts";
 import { createBackupCommand } from "./backup-command.ts";
 import { APP_FIELDS, loadAppConfig } from "./config.ts";
@@ -106,9 +107,8 @@ function createServeCommand(options: AppCommandOptions): CommandDef {
         logger.info(
           `Inventory app on ${serving.url}; admin: ${serving.url}/admin; metrics: ${serving.url}/metrics; database ${describeDatabase(config.database)}`,
         );
-        if (config.adminToken === null) {
-          logger.info("No ADMIN_TOKEN: open to anyone who can reach this loopback address");
-        }
+        const tokenCount = (await store.tokens.list()).length;
+        logger.info(accessModeLine(accessMode(config.adminToken, tokenCount), serving.url));
         await (options.untilStopped?.() ?? signals.stopped);
         // The database closes only after the requests in flight are answered (finally below).
         const inFlight = serving.inFlight;

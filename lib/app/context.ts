@@ -13,6 +13,12 @@ export type AppEnv = {
     authenticated: boolean;
     /** A read-only API token: answers show credentials (header values, …) masked as ***. */
     readOnly: boolean;
+    /**
+     * What admitted the request: a bearer token (which no browser sends across sites), the
+     * login form's cookie, or nothing (open: no ADMIN_TOKEN). The API's cross-site check
+     * applies to the last two.
+     */
+    via: "bearer" | "session" | "open";
     /** The CSRF token admin forms carry in their hidden `_csrf` field. */
     csrfToken: string;
   };

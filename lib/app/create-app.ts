@@ -16,6 +16,7 @@ import { generateSecret as defaultGenerateSecret } from "../webhooks/sending/sig
 import { urlRefusalWarning } from "../webhooks/sending/url-refusal.ts";
 import { adminNotFound, createAdmin } from "./admin/admin.tsx";
 import { OPENAPI_PATH, openApiDocument } from "./api/openapi.ts";
+import { apiCrossSiteGuard } from "./auth/api-cross-site.ts";
 import { type AdminAuth, authMiddleware } from "./auth/auth.ts";
 import { csrfMiddleware } from "./auth/csrf.ts";
 import { loginRoutes } from "./auth/login.tsx";
@@ -121,6 +122,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   const document = openApiDocument(app);
   app.get(OPENAPI_PATH, async (c) => c.json(await document()));
   app.use("/api/*", authMiddleware(auth));
+  app.use("/api/*", apiCrossSiteGuard());
   app.use("/metrics", authMiddleware(auth));
 
   app.get("/", (c) => c.redirect("/admin", 302));

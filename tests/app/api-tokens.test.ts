@@ -206,6 +206,21 @@ describe("bun run app tokens: bad input is one line and exit code 2", () => {
     });
   }
 
+  test("add without ADMIN_TOKEN in its environment says what a token means to an open app", async () => {
+    const lines = await tokens("add", "--name", "monitor");
+    expect(lines[0]).toStartWith(
+      "Note: ADMIN_TOKEN is not set here. An app on this database without it refuses API requests that carry no token",
+    );
+    expect(lines.at(-1)).toMatch(/^inv_/);
+    const quiet: string[] = [];
+    const command = createTokensCommand({
+      env: { DATABASE_URL: path, ADMIN_TOKEN: ADMIN },
+      out: (text) => quiet.push(...text.split("\n")),
+    });
+    await runCommand(command, { rawArgs: ["add", "--name", "deploy"] });
+    expect(quiet.join("\n")).not.toContain("Note:");
+  });
+
   test("a name taken is refused", async () => {
     await addToken("--name", "a");
     const error = await tokens("add", "--name", "a").catch((caught: unknown) => caught);

@@ -6,6 +6,7 @@ import { runCommand } from "citty";
 import { createAppCommand } from "../../lib/app/command.ts";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
+import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -34,7 +35,37 @@ test("`app` serves the API and admin on the given port until stopped", async () 
   });
   await runCommand(command, { rawArgs: ["--port", "0"] });
   expect(answers).toEqual([201, 200]);
+  expect(logger.lines[1]).toBe(
+    "info Open, for development (no ADMIN_TOKEN, no API token, loopback only): anyone who can reach this port can change items and webhooks; set ADMIN_TOKEN to protect it",
+  );
   expect(logger.lines.at(-1)).toBe("info Stopping");
+});
+
+test("the start line says the mode: protected with ADMIN_TOKEN; API tokens only, the admin open", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "app-command-"));
+  dirs.push(dir);
+  const path = join(dir, "app.db");
+  const store = openSqliteStore(path);
+  await store.tokens.create({
+    name: "monitor",
+    hash: "0".repeat(64),
+    write: false,
+    expiresAt: null,
+  });
+  await store.close();
+  const modeLine = async (env: Record<string, string>) => {
+    const logger = createMemoryLogger();
+    const command = createAppCommand({ env, logger, untilStopped: async () => {} });
+    await runCommand(command, { rawArgs: ["--port", "0"] });
+    const url = logger.lines[0]?.match(/on (http:\/\/127\.0\.0\.1:\d+);/)?.[1] ?? "";
+    return logger.lines[1]?.replaceAll(url, "URL");
+  };
+  expect(await modeLine({ DATABASE_URL: path })).toBe(
+    "info No ADMIN_TOKEN: the API and /metrics need an API token, but the admin at URL/admin is open: anyone who can reach this port can change webhooks there; set ADMIN_TOKEN to protect it",
+  );
+  expect(await modeLine({ DATABASE_URL: path, ADMIN_TOKEN: "command-test-admin-token" })).toBe(
+    "info Protected: the API, the admin and /metrics need ADMIN_TOKEN (Authorization: Bearer, or the login form at URL/admin/login) or an API token",
+  );
 });
 
 test("`app --host 0.0.0.0` without ADMIN_TOKEN refuses to start", async () => {

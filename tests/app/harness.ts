@@ -143,11 +143,13 @@ export function createClient(app: Requester, defaults: { headers?: HeadersInit }
     return request(action, { method: "POST", headers, body });
   }
 
+  /** A JSON request; a write with no body given sends `{}`, as the API asks of a browser. */
   function json(method: string, path: string, body?: unknown, headers: HeadersInit = {}) {
+    const sent = body === undefined && method !== "GET" && method !== "HEAD" ? {} : body;
     return request(path, {
       method,
       headers: { "content-type": "application/json", ...Object.fromEntries(new Headers(headers)) },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: sent === undefined ? undefined : JSON.stringify(sent),
     });
   }
 

@@ -188,8 +188,8 @@ describe("PATCH /api/items/:id", () => {
 describe("DELETE /api/items/:id", () => {
   test("deletes, answers 204 and queues item.deleted; 404 the second time", async () => {
     await post(widget);
-    expect((await t.client.request("/api/items/1", { method: "DELETE" })).status).toBe(204);
-    expect((await t.client.request("/api/items/1", { method: "DELETE" })).status).toBe(404);
+    expect((await t.client.json("DELETE", "/api/items/1", {})).status).toBe(204);
+    expect((await t.client.json("DELETE", "/api/items/1", {})).status).toBe(404);
     expect(await queuedEvents()).toEqual(["item.created", "item.deleted"]);
   });
 });

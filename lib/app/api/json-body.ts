@@ -14,10 +14,14 @@ export function jsonBodyLimit(limitBytes: number): MiddlewareHandler<AppEnv> {
   });
 }
 
+/** Whether a Content-Type header names JSON (`application/json`, `application/…+json`). */
+export function isJsonContentType(type: string | undefined): boolean {
+  return /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type ?? "");
+}
+
 /** The parsed JSON body, or the 415 (not JSON) or 400 (does not parse) response to send instead. */
 export async function readJsonBody(c: Context<AppEnv>): Promise<unknown | Response> {
-  const type = c.req.header("content-type") ?? "";
-  if (!/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type)) {
+  if (!isJsonContentType(c.req.header("content-type"))) {
     return c.json({ error: "Content-Type must be application/json" }, 415);
   }
   try {

@@ -26,11 +26,15 @@ export interface AdminAuth {
 }
 
 /**
- * With no ADMIN_TOKEN (loopback only, see assertSafeBind) everyone is "anonymous". With one,
- * every request needs it: `Authorization: Bearer <token>`, or the cookie the login form sets
- * (not logged out), or an API token (a read token: GET and HEAD only, else 403). The API
- * answers 401; admin pages send the browser to the login form. A wrong, expired or revoked
- * bearer token counts against the client like a wrong login (LoginThrottle).
+ * Who may do what. A bearer token is always checked, whatever ADMIN_TOKEN is: ADMIN_TOKEN, or an
+ * API token (a read token: GET and HEAD only, else 403); anything else (made up, expired,
+ * revoked) is 401 and counts against the client (LoginThrottle). Without one, the login form's
+ * cookie (not logged out) admits. Without either:
+ * - with ADMIN_TOKEN, the API answers 401 and admin pages send the browser to the login form;
+ * - without it (loopback only, see assertSafeBind) the app is open to "anonymous", except that
+ *   the API and /metrics refuse (401) once any API token exists: a token made to protect them
+ *   must not leave them open beside it.
+ * `via` tells later middleware what the request rode on (the API's cross-site check).
  */
 export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
   const { adminToken, sessions, revocations, now } = auth;
@@ -38,10 +42,11 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
     c.set("authenticated", false);
     c.set("readOnly", false);
     c.set("username", ANONYMOUS);
-    if (adminToken === null) return next();
+    c.set("via", "open");
     if (c.req.path === LOGIN_PATH) return next();
     const bearer = bearerToken(c);
     if (bearer !== null) {
+      c.set("via", "bearer");
       const verdict = await checkBearer(c, auth, bearer);
       if (verdict.kind === "locked") return tooManyJson(c, auth);
       if (verdict.kind === "refused") return unauthorized(c, verdict.reason);
@@ -57,8 +62,19 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
       return admitted(c, next, `token:${token.name}`);
     }
     const session = sessions?.verify(getCookie(c, SESSION_COOKIE), now());
-    if (session && !(await revocations.isRevoked(session.id))) return admitted(c, next);
-    if (!c.req.path.startsWith("/admin")) {
+    if (session && !(await revocations.isRevoked(session.id))) {
+      c.set("via", "session");
+      return admitted(c, next);
+    }
+    const admin = c.req.path === "/admin" || c.req.path.startsWith("/admin/");
+    if (adminToken === null) {
+      if (admin || !(await tokensExist(auth))) return next();
+      return unauthorized(
+        c,
+        "Authentication required: API tokens exist, so the API needs one (Authorization: Bearer inv_…)",
+      );
+    }
+    if (!admin) {
       return unauthorized(c, "Authentication required: send Authorization: Bearer <ADMIN_TOKEN>");
     }
     if (c.req.method === "GET" || c.req.method === "HEAD") {
@@ -67,6 +83,11 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
     }
     return c.text("Log in first: your session has expired.", 401);
   };
+}
+
+/** Whether any API token exists: read per request, so `tokens add` takes effect at once. */
+async function tokensExist(auth: AdminAuth): Promise<boolean> {
+  return auth.tokens !== undefined && (await auth.tokens.list()).length > 0;
 }
 
 /**
@@ -125,7 +146,11 @@ async function checkBearer(
     return { kind: "refused", reason: `The API token "${name}" expired at ${at}` };
   }
   recordWrong(c, auth, "admin bearer token");
-  return { kind: "refused", reason: "The bearer token is neither ADMIN_TOKEN nor an API token" };
+  const reason =
+    auth.adminToken === null
+      ? "The bearer token is not an API token (revoked, or never made)"
+      : "The bearer token is neither ADMIN_TOKEN nor an API token";
+  return { kind: "refused", reason };
 }
 
 function recordWrong(c: Context<AppEnv>, auth: AdminAuth, what: string): void {

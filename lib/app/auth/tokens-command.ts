@@ -1,6 +1,7 @@
 import { type CommandDef, defineCommand } from "citty";
 import { rejectUnknown } from "../../cli/args.ts";
 import { helpMeta } from "../../cli/help.ts";
+import { withoutEmpty } from "../../config/env.ts";
 import { UsageError } from "../../config/errors.ts";
 import { escapeControl } from "../../text/control.ts";
 import { VERSION } from "../../version.ts";
@@ -8,6 +9,7 @@ import { type ApiToken, DuplicateTokenNameError } from "../../webhooks/ports.ts"
 import { commonArgs, stringFlag, wholeNumber } from "../../webhooks-cli/args.ts";
 import { type CliDeps, withStore } from "../../webhooks-cli/context.ts";
 import { json, table, time } from "../../webhooks-cli/format.ts";
+import { OPEN_APP_TOKEN_NOTE } from "./access-mode.ts";
 import { generateApiToken, hashApiToken, tokenNameProblem } from "./api-tokens.ts";
 
 const DAY_MS = 86_400_000;
@@ -86,6 +88,7 @@ function addTokenCommand(deps: CliDeps) {
           out(json({ ...created, token }));
           return;
         }
+        if (withoutEmpty(deps.env).ADMIN_TOKEN === undefined) out(OPEN_APP_TOKEN_NOTE);
         const access = created.write ? "read and write" : "read only";
         const until = expiresAt === null ? "never expires" : `expires ${time(expiresAt)}`;
         out(
