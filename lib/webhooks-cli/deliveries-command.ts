@@ -8,6 +8,7 @@ import { attemptLimits, retryingText } from "../webhooks/delivery/retrying.ts";
 import type { Attempt, Delivery, DeliveryFilter, DeliveryState } from "../webhooks/model.ts";
 import { DELIVERY_STATES } from "../webhooks/model.ts";
 import { awaitsRetry } from "../webhooks/policy/retry.ts";
+import type { DeliveryQueue } from "../webhooks/ports.ts";
 import { WORKER_FIELDS } from "../worker/config.ts";
 import { commonArgs, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
@@ -39,6 +40,21 @@ export function deliveriesCommand(deps: CliDeps) {
   const args = {
     state: { type: "string", description: DELIVERY_STATES.join(", "), valueHint: "state" },
     webhook: { type: "string", description: "webhook id or name", valueHint: "id" },
+    "message-id": {
+      type: "string",
+      description: "the webhook-id header a receiver logged (msg_…)",
+      valueHint: "id",
+    },
+    "object-model": {
+      type: "string",
+      description: "changes to this object type (default item with --object-id)",
+      valueHint: "model",
+    },
+    "object-id": {
+      type: "string",
+      description: "changes to the object with this id",
+      valueHint: "id",
+    },
     limit: { type: "string", description: "how many, newest first (default 20)", valueHint: "n" },
     ...commonArgs,
   } as const;
@@ -51,14 +67,20 @@ export function deliveriesCommand(deps: CliDeps) {
       const limitText = stringFlag(flags.limit, "limit");
       const limit = limitText === undefined ? 20 : wholeNumber(limitText, "--limit", 1, 1000);
       const webhookRef = stringFlag(flags.webhook, "webhook");
+      const messageId = stringFlag(flags["message-id"], "message-id")?.trim();
+      const object = objectFlags(flags["object-model"], flags["object-id"]);
       await withStore(deps, flags, async ({ store, out, now }) => {
         // Failed, as in the admin: also those waiting for an automatic retry, with when.
         const filter: DeliveryFilter =
           state === "failed" ? { failing: true, limit } : { state, limit };
         if (webhookRef !== undefined) filter.webhookId = (await findWebhook(store, webhookRef)).id;
+        if (object !== undefined) filter.object = object;
         const limits = attemptLimits(await store.webhooks.list(), maxAttemptsOf(deps));
         const nowMs = now();
-        const deliveries = await store.queue.list(filter);
+        const deliveries =
+          messageId === undefined
+            ? await store.queue.list(filter)
+            : await byMessageId(store.queue, messageId, filter);
         const shown: Array<{ delivery: Delivery; attempts: Attempt[] }> = [];
         for (const delivery of deliveries) {
           shown.push({ delivery, attempts: (await store.queue.get(delivery.id))?.attempts ?? [] });
@@ -98,6 +120,41 @@ export function deliveriesCommand(deps: CliDeps) {
     },
   });
 }
+
+/** --object-model and --object-id: an object's deliveries (the model defaults to item). */
+function objectFlags(model: unknown, id: unknown): { model: string; id: number } | undefined {
+  const modelText = stringFlag(model, "object-model")?.trim();
+  const idText = stringFlag(id, "object-id");
+  if (idText === undefined) {
+    if (modelText !== undefined) throw new UsageError("--object-model goes with --object-id N");
+    return undefined;
+  }
+  const objectId = wholeNumber(idText, "--object-id", 1, Number.MAX_SAFE_INTEGER);
+  return { model: modelText || "item", id: objectId };
+}
+
+/**
+ * The delivery that sent `messageId` (message ids are unique), when it also passes the other
+ * flags; the failed listing's rule (failed, or waiting for an automatic retry) included.
+ */
+async function byMessageId(
+  queue: CliQueue,
+  messageId: string,
+  filter: DeliveryFilter,
+): Promise<Delivery[]> {
+  const page = await queue.search({ messageId }, { limit: 1, offset: 0 });
+  return page.deliveries.filter(
+    (d) =>
+      (filter.webhookId === undefined || d.webhookId === filter.webhookId) &&
+      (filter.object === undefined ||
+        (d.objectModel === filter.object.model && d.objectId === filter.object.id)) &&
+      (filter.failing
+        ? d.state === "failed" || awaitsRetry(d)
+        : (filter.state ?? d.state) === d.state),
+  );
+}
+
+type CliQueue = Pick<DeliveryQueue, "search">;
 
 export function showCommand(deps: CliDeps) {
   const args = {

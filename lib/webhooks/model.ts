@@ -265,6 +265,8 @@ export interface DeliveryFilter {
  */
 export interface DeliverySearch {
   webhookId?: number;
+  /** The message id a receiver sees as the `webhook-id` header (unique: one delivery at most). */
+  messageId?: string;
   /** Any of these states. */
   states?: readonly DeliveryState[];
   event?: string;

@@ -57,6 +57,9 @@ export function describeDeliverySearch(ctx: SearchContext): void {
       };
       expect(await found({})).toEqual([d4, d3, d2, d1]);
       expect(await found({ webhookId: a.id })).toEqual([d2, d1]);
+      const sent = await store.queue.get(d3);
+      expect(await found({ messageId: sent?.delivery.messageId ?? "" })).toEqual([d3]);
+      expect(await found({ messageId: "msg_none" })).toEqual([]);
       expect(await found({ webhookId: b.id, states: ["successful"] })).toEqual([d3]);
       expect(await found({ states: ["failed", "queued"] })).toEqual([d4, d2]);
       expect(await found({ states: [] })).toEqual([]);

@@ -489,6 +489,24 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     expect(JSON.parse(await cli("deliveries", "--limit", "1", "--json"))).toHaveLength(1);
   });
 
+  test("deliveries --message-id finds the delivery a receiver logged; --object-id an object's", async () => {
+    const failed = await failedDelivery();
+    const found = await store.queue.get(failed);
+    const messageId = found?.delivery.messageId ?? "";
+    const listed = JSON.parse(await cli("deliveries", "--message-id", messageId, "--json"));
+    expect(listed.map((d: { id: number; messageId: string }) => [d.id, d.messageId])).toEqual([
+      [failed, messageId],
+    ]);
+    expect(await cli("deliveries", "--message-id", messageId, "--state", "successful")).toBe(
+      "No deliveries.",
+    );
+    expect(await cli("deliveries", "--message-id", "msg_unknown")).toBe("No deliveries.");
+    const objectId = String(found?.delivery.objectId);
+    const ofObject = JSON.parse(await cli("deliveries", "--object-id", objectId, "--json"));
+    expect(ofObject.map((d: { id: number }) => d.id)).toContain(failed);
+    expect(await refused("deliveries", "--object-model", "item")).toContain("--object-id");
+  });
+
   test("deliveries --state failed lists one waiting for an automatic retry too, saying when", async () => {
     const failed = await failedDelivery();
     const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });

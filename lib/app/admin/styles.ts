@@ -70,6 +70,9 @@ form.stacked fieldset { border: 0; padding: 0; margin: .8rem 0 0; }
 form.stacked fieldset label { display: inline-block; font-weight: normal; margin: 0 1rem 0 0; }
 form.stacked legend { font-weight: 600; padding: 0; }
 .field-error { display: block; color: var(--bad); font-size: .85rem; }
+form.search { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin: 0 0 1rem; }
+form.search input { font: inherit; padding: .25rem .5rem; border: 1px solid #9aa4b2; border-radius: 4px;
+  width: 22rem; max-width: 100%; }
 .pager { display: flex; gap: 1rem; margin: .6rem 0; }
 details summary { cursor: pointer; color: var(--accent); }
 /* Phones and narrow windows: the menu gets a row of its own and wide tables scroll sideways
@@ -82,7 +85,12 @@ details summary { cursor: pointer; color: var(--accent); }
   table { display: block; overflow-x: auto; }
   th, td { white-space: nowrap; }
   td.wrap { white-space: normal; min-width: 14rem; }
-  table.fields th { width: auto; }
+  /* A summary's name over its value, each the page's width: a long id or URL wraps, never clipped. */
+  table.fields, table.fields tbody, table.fields tr { display: block; }
+  table.fields th, table.fields td { display: block; width: auto; white-space: normal;
+    min-width: 0; max-width: none; overflow-wrap: anywhere; }
+  table.fields th { border-bottom: 0; padding-bottom: 0; }
+  table.fields pre, table.fields code { white-space: pre-wrap; overflow-wrap: anywhere; }
   /* Lists become one card per row: the key column first and bold, every other value under its
      column's name, the row's action (Retry, Disable…) last; nothing is off to the right. */
   table.list { display: block; overflow: visible; border: 0; background: none; }

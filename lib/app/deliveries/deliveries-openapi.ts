@@ -33,6 +33,9 @@ const filterFields = {
 
 const listQuery = {
   webhook: z.int().min(1).describe("a webhook's id"),
+  message_id: z
+    .string()
+    .describe("the webhook-id header a receiver logged (msg_…): the one delivery that sent it"),
   state: state.describe("one state"),
   states: z.string().describe("states, comma-separated"),
   event: filterFields.event,

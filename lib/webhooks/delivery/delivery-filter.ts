@@ -10,6 +10,7 @@ import { DELIVERY_STATES, type DeliverySearch, type DeliveryState } from "../mod
 
 export const FILTER_FIELDS = [
   "webhook",
+  "message_id",
   "state",
   "states",
   "event",
@@ -107,6 +108,9 @@ export function readDeliveryFilter(
     switch (name as FilterField) {
       case "webhook":
         take(name, readId(value), (id) => (filter.webhookId = id));
+        break;
+      case "message_id":
+        take(name, readText(value), (id) => (filter.messageId = id));
         break;
       case "state":
         take(name, readState(value), (state) => (filter.states = [state]));

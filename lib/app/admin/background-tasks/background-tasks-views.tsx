@@ -35,6 +35,7 @@ export function OverviewPage(props: { page: PageContext; data: OverviewData; chi
   return (
     <Layout title="Background Tasks" page={page}>
       <h1>Background Tasks</h1>
+      <MessageSearch value="" />
       <StateCounts stats={data.stats} />
       {props.children}
       {data.stats.failed > 0 ? (
@@ -67,6 +68,28 @@ export function OverviewPage(props: { page: PageContext; data: OverviewData; chi
   );
 }
 
+/**
+ * Find a delivery by the `webhook-id` header a receiver logged (a GET form: the address can be
+ * shared).
+ */
+export function MessageSearch(props: { value: string }) {
+  return (
+    <form class="search" method="get" action={DELIVERIES}>
+      <label for="message-id">Find by webhook-id</label>
+      <input
+        id="message-id"
+        name="message_id"
+        type="search"
+        value={props.value}
+        placeholder="msg_…"
+        maxlength={200}
+        required
+      />
+      <button type="submit">Find</button>
+    </form>
+  );
+}
+
 function StateCounts(props: { stats: Record<DeliveryState, number> }) {
   const order: DeliveryState[] = ["queued", "delivering", "successful", "failed"];
   return (
@@ -83,6 +106,8 @@ function StateCounts(props: { stats: Record<DeliveryState, number> }) {
 
 export interface DeliveryListData {
   title: string;
+  /** The webhook-id searched for, or "" (shown again in the search box). */
+  messageId?: string;
   deliveries: Delivery[];
   /** The query of this listing without `before`, to build the pager's links. */
   query: URLSearchParams;
@@ -105,6 +130,7 @@ export function DeliveryListPage(props: { page: PageContext; data: DeliveryListD
         <a href={BACKGROUND_TASKS}>← Background Tasks</a>
       </p>
       <h1>{data.title}</h1>
+      <MessageSearch value={data.messageId ?? ""} />
       {data.retryAllFailed && data.deliveries.some((d) => d.state === "failed") ? (
         <div class="actions">
           <PostButton

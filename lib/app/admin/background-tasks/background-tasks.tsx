@@ -123,27 +123,35 @@ export function backgroundTaskRoutes(deps: {
     const webhookId = positiveInt(c.req.query("webhook")) ?? undefined;
     const itemId = positiveInt(c.req.query("item")) ?? undefined;
     const before = positiveInt(c.req.query("before"));
+    const messageId = c.req.query("message_id")?.trim() || undefined;
     const filter: DeliveryFilter = { ...stateFilter(state, PAGE_SIZE + 1), webhookId };
     if (before !== null) filter.beforeId = before;
     // An item's deliveries: one range of the object index (deliveries record their object).
     if (itemId !== undefined) filter.object = { model: "item", id: itemId };
-    const rows = await store.queue.list(filter);
+    // A webhook-id a receiver logged: the one delivery that sent it (message ids are unique).
+    const rows =
+      messageId === undefined
+        ? await store.queue.list(filter)
+        : (await store.queue.search({ messageId }, { limit: 1, offset: 0 })).deliveries;
     const deliveries = rows.slice(0, PAGE_SIZE);
     const query = new URLSearchParams();
     if (state) query.set("state", state);
     if (webhookId !== undefined) query.set("webhook", String(webhookId));
     if (itemId !== undefined) query.set("item", String(itemId));
+    if (messageId !== undefined) query.set("message_id", messageId);
     const webhook = webhookId === undefined ? null : await store.webhooks.get(webhookId);
     const item = itemId === undefined ? null : await store.items.get(itemId);
     const title = [
       state ? `${state[0]?.toUpperCase()}${state.slice(1)} deliveries` : "All deliveries",
       webhook ? `to ${webhook.name}` : webhookId !== undefined ? `to webhook #${webhookId}` : "",
       item ? `of item ${item.sku}` : itemId !== undefined ? `of item #${itemId}` : "",
+      messageId !== undefined ? `with webhook-id ${messageId}` : "",
     ]
       .filter(Boolean)
       .join(" ");
     const data = {
       title,
+      messageId: messageId ?? "",
       deliveries,
       query,
       before,

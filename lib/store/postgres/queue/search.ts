@@ -14,6 +14,9 @@ export function searchWhere(filter: DeliverySearch): { where: string; params: un
   if (filter.webhookId !== undefined) {
     conditions.push(`d.webhook_id = ${bind(filter.webhookId, "bigint")}`);
   }
+  if (filter.messageId !== undefined) {
+    conditions.push(`d.message_id = ${bind(filter.messageId, "text")}`);
+  }
   if (filter.event !== undefined) conditions.push(`d.event = ${bind(filter.event, "text")}`);
   if (filter.objectModel !== undefined) {
     conditions.push(`d.object_model = ${bind(filter.objectModel, "text")}`);

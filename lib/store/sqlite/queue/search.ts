@@ -5,7 +5,7 @@ import { deliveryFromRow, type ListedRow, type Params, payloadColumn } from "./r
 /**
  * The operator's filter (the API's and the CLI's) as one WHERE clause of only the conditions
  * given, so each combination gets a plan of its own: a webhook's deliveries come from
- * deliveries_webhook, an object's from deliveries_object. bun:sqlite caches each text's
+ * deliveries_webhook, an object's from deliveries_object, a message id's from its UNIQUE index. bun:sqlite caches each text's
  * prepared statement.
  */
 export function searchWhere(filter: DeliverySearch): { where: string; params: Params } {
@@ -17,6 +17,7 @@ export function searchWhere(filter: DeliverySearch): { where: string; params: Pa
     params[name] = value;
   };
   equal("webhook_id", "webhook", filter.webhookId);
+  equal("message_id", "message", filter.messageId);
   equal("event", "event", filter.event);
   equal("object_model", "model", filter.objectModel);
   equal("object_id", "object", filter.objectId);
