@@ -13,7 +13,7 @@ import { createSqliteHealthRepo } from "./health.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
 import { createSqliteEventRepo } from "./operational-events.ts";
-import { createAvailabilityWatch } from "./queue/availability.ts";
+import { type AvailabilityWatch, createAvailabilityWatch } from "./queue/availability.ts";
 import { createSqliteQueue } from "./queue/index.ts";
 import { sqliteReadiness } from "./readiness.ts";
 import { createSqliteSessionRevocations } from "./sessions.ts";
@@ -71,6 +71,16 @@ async function retryingWhenBusy<T>(fn: () => Promise<T>): Promise<T> {
 /** The safety-net poll of waitForChange; WAL file events normally wake it within ~2 ms. */
 export const DEFAULT_POLL_MS = 50;
 
+/** `repo` with each method run through `availability.watch` (its failures and stalls seen). */
+function watched<T extends object>(repo: T, availability: AvailabilityWatch): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(repo)) {
+    if (typeof method !== "function") continue;
+    wrapped[name] = (...args: unknown[]) => availability.watch(async () => method(...args));
+  }
+  return wrapped as T;
+}
+
 /** Opens (creating and migrating) the SQLite database at `path` as a Store. */
 export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
   const db = openSqlite(path, { warn: options.warn, synchronous: options.synchronous });
@@ -116,9 +126,11 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
         inTransaction.getStore() ? Promise.resolve(fn()) : exclusive(async () => fn()),
     }),
     items: createSqliteItemRepo(db),
-    workers: createSqliteWorkerRegistry(db, { availability }),
-    health: createSqliteHealthRepo(db),
-    events: createSqliteEventRepo(db),
+    workers: createSqliteWorkerRegistry(db, { availability, now: options.now }),
+    // A worker's failure streaks and event relay write through the watch too: a write of theirs
+    // that failed or stalled is an outage the next claim must note, like one of the queue's.
+    health: watched(createSqliteHealthRepo(db), availability),
+    events: watched(createSqliteEventRepo(db), availability),
   };
 
   const yieldWhenBusy = options.yieldWhenBusy === true;
@@ -159,17 +171,19 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
         throw error;
       }
     }
-    return exclusive(async () => {
-      db.run("BEGIN IMMEDIATE");
-      try {
-        const result = await inTransaction.run(repos, () => fn(repos));
-        db.run("COMMIT");
-        return result;
-      } catch (error) {
-        if (db.inTransaction) db.run("ROLLBACK");
-        throw error;
-      }
-    });
+    return exclusive(() =>
+      availability.watch(async () => {
+        db.run("BEGIN IMMEDIATE");
+        try {
+          const result = await inTransaction.run(repos, () => fn(repos));
+          db.run("COMMIT");
+          return result;
+        } catch (error) {
+          if (db.inTransaction) db.run("ROLLBACK");
+          throw error;
+        }
+      }),
+    );
   }
 
   let closed = false;

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { WorkerInfo } from "../../webhooks/model.ts";
 import type { WorkerRegistry } from "../../webhooks/ports.ts";
-import type { AvailabilityWatch } from "./queue/availability.ts";
+import { type AvailabilityWatch, clockUnderLock } from "./queue/availability.ts";
 
 interface WorkerRow {
   id: string;
@@ -23,9 +23,10 @@ interface WorkerRow {
  */
 export function createSqliteWorkerRegistry(
   db: Database,
-  options: { availability?: Pick<AvailabilityWatch, "write"> } = {},
+  options: { availability?: Pick<AvailabilityWatch, "write">; now?: () => number } = {},
 ): WorkerRegistry {
-  const write = options.availability?.write ?? (<T>(fn: (started: number) => T) => fn(0));
+  const write = options.availability?.write ?? (<T>(fn: () => T) => fn());
+  const underLock = clockUnderLock(options.now);
   const upsertStmt = db.prepare<unknown, Record<string, string | number | null>>(
     `INSERT INTO workers (id, host, pid, version, started_at, last_seen_at, in_flight, concurrency,
        heartbeat_ms)
@@ -38,6 +39,8 @@ export function createSqliteWorkerRegistry(
   );
   const removeStmt = db.prepare<unknown, [string]>("DELETE FROM workers WHERE id = ?");
   const listStmt = db.prepare<WorkerRow, []>("SELECT * FROM workers ORDER BY started_at, id");
+  // A beat is stamped with the time it is written, not the time it was asked for: one that
+  // waited through an outage must not look older than it is.
   const upsertTx = db.transaction((info: WorkerInfo) =>
     upsertStmt.run({
       id: info.id,
@@ -45,7 +48,7 @@ export function createSqliteWorkerRegistry(
       pid: info.pid,
       version: info.version,
       started_at: info.startedAt,
-      last_seen_at: info.lastSeenAt,
+      last_seen_at: underLock(info.lastSeenAt),
       in_flight: info.inFlight,
       concurrency: info.concurrency,
       heartbeat_ms: info.heartbeatMs ?? null,

@@ -8,7 +8,13 @@ import {
   sharedTemplateRenderer,
 } from "../../../webhooks/rendering/render-process.ts";
 import type { ChangeListener } from "../changes.ts";
-import { type AvailabilityWatch, createAvailabilityWatch, isUnavailable } from "./availability.ts";
+import {
+  type AvailabilityWatch,
+  clockUnderLock,
+  createAvailabilityWatch,
+  isUnavailable,
+  STALL_MS,
+} from "./availability.ts";
 import { createClaim } from "./claim.ts";
 import { dueSummary, nextDueAt } from "./due.ts";
 import { createEnqueue } from "./enqueue.ts";
@@ -64,10 +70,15 @@ export function createSqliteQueue(
   const rerender = createRerender(db, options.render ?? sharedTemplateRenderer().render);
   const searching = createSearch(db);
   const availability = options.availability ?? createAvailabilityWatch();
+  const underLock = clockUnderLock(options.now);
 
+  // The claim's time is read under the lock: one that waited through an outage judges leases,
+  // and notes the outage's end, with the time it got the lock. Waiting longer than STALL_MS in
+  // all (for the lock, or for its turn behind a stalled write) counts as having seen an outage.
   const claimTx = db.transaction((options: ClaimOptions, started: number) => {
-    const returned = availability.returned(started);
-    const claims = claimRows(options, returned);
+    const at = underLock(options.now);
+    const returned = availability.returned(started) || at - options.now > STALL_MS;
+    const claims = claimRows({ ...options, now: at }, returned);
     return { claims, returned };
   });
   const finishTx = db.transaction((items: readonly FinishItem[]) => finishRows(items, now()));
@@ -198,7 +209,7 @@ export function createSqliteQueue(
     },
 
     async purgeBatch(olderThan, batchSize) {
-      return purgeBatch(db, olderThan, batchSize);
+      return availability.write(() => purgeBatch(db, olderThan, batchSize));
     },
 
     async dueSummary(at) {
@@ -215,7 +226,9 @@ export function createSqliteQueue(
 
     async purge(olderThan, purgeOptions = {}) {
       const limit = purgeOptions.batchSize ?? 1000;
-      return purgeInBatches((before, n) => purgeBatch(db, before, n), olderThan, limit);
+      const batch = (before: number, n: number) =>
+        availability.write(() => purgeBatch(db, before, n));
+      return purgeInBatches(batch, olderThan, limit);
     },
   };
 }
