@@ -1,6 +1,7 @@
 import { countComments } from "./fetch/thread.ts";
 import type { Part, PipelineContext } from "./pipeline-context.ts";
 import { type StoredSummary, sourceHash } from "./summarise/cache.ts";
+import { resolveCitations } from "./summarise/citations.ts";
 import { discussionPrompt, type PromptBudget } from "./summarise/prompt.ts";
 import { asOfNote, planDiscussion, sawTooLittle } from "./summarise/reuse.ts";
 import {
@@ -78,6 +79,7 @@ export async function summariseThread(
       notes: coverageNotes(built.packed, facts.known, facts.cappedAt),
       record: { ...recordOf(facts), shown, updates: 0 },
       coverage: { commentsShown: shown, commentsTotal: facts.known },
+      finish: (summary) => resolveCitations(summary, built.packed.cited, thread),
     };
   };
   return summarise({ ...request, build }, context);
@@ -135,6 +137,7 @@ function updateBuilt(
     notes: [updateNote(stored, built.packed, shown, facts.known)],
     record: { ...recordOf(facts), shown, updates: stored.updates + 1 },
     coverage: { commentsShown: shown, commentsTotal: facts.known },
+    finish: (summary) => resolveCitations(summary, built.packed.cited, thread),
   };
 }
 

@@ -304,6 +304,7 @@ describe("bun run digest", () => {
       articleSummary: "Summary of the article of Show HN: A tiny database.",
       articleSource: "article",
       discussionSummary: "Summary of the discussion of Show HN: A tiny database.",
+      discussionCitations: [],
       commentsShown: 2,
       commentsTotal: 2,
       articleShare: 1,

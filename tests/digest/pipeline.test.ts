@@ -116,7 +116,7 @@ describe("digestStories()", () => {
     const discussion = callFor(world.ollama.generateCalls, "discussion");
     expect(article?.prompt).toContain("Paragraph 1 of a long enough article");
     expect(discussion?.prompt).toMatch(
-      /\[user\d+\] First thoughts on Story 1\n {2}\[user\d+\] I disagree/,
+      /\[c1 user\d+\] First thoughts on Story 1\n {2}\[c2 user\d+\] I disagree/,
     );
   });
 

@@ -8,6 +8,7 @@ import { itemId, parseJsonExactly } from "../fetch/exact-ids.ts";
 import { LOBSTERS_KEY_PREFIX } from "../fetch/lobsters/client.ts";
 import { discussionsOf, SOURCE_NAMES } from "../fetch/sources.ts";
 import type { DigestMeta, SourceName, StoryDigest } from "../types.ts";
+import { citationsFromNumbers } from "./citations.ts";
 
 /** A day's JSON larger than this is not one of ours: skipped, never read into memory. */
 export const MAX_DAY_BYTES = 16 * 1024 * 1024;
@@ -32,32 +33,42 @@ const discussionSchema = z.object({
   comments: z.number(),
 });
 
-const storySchema = z.object({
-  id,
-  title: z.string(),
-  url: z.string().nullable(),
-  hnUrl: z.string().optional(),
-  source: sourceName.optional(),
-  discussions: z.array(discussionSchema).optional(),
-  tags: z.array(z.string()).optional(),
-  type: z.enum(["article", "ask", "show", "job", "text"]).catch("article"),
-  site: z.string().nullable(),
-  author: z.string().nullish(),
-  createdAt: z.string().nullish(),
-  points: z.number(),
-  pointsSinceLastRun: z.number().nullish(),
-  numComments: z.number(),
-  articleWords: z.number().nullable().optional(),
-  isNew: z.boolean().nullish(),
-  articleSummary: z.string().nullable(),
-  articleSource: z.enum(["article", "post", "article and post", "description"]).nullable(),
-  discussionSummary: z.string().nullable(),
-  commentsShown: z.number().nullish(),
-  commentsTotal: z.number().nullish(),
-  articleShare: z.number().nullish(),
-  notes: z.array(z.string()).catch([]),
-  earlierToday: z.boolean().optional(),
-});
+const storySchema = z
+  .object({
+    id,
+    title: z.string(),
+    url: z.string().nullable(),
+    hnUrl: z.string().optional(),
+    source: sourceName.optional(),
+    discussions: z.array(discussionSchema).optional(),
+    tags: z.array(z.string()).optional(),
+    type: z.enum(["article", "ask", "show", "job", "text"]).catch("article"),
+    site: z.string().nullable(),
+    author: z.string().nullish(),
+    createdAt: z.string().nullish(),
+    points: z.number(),
+    pointsSinceLastRun: z.number().nullish(),
+    numComments: z.number(),
+    articleWords: z.number().nullable().optional(),
+    isNew: z.boolean().nullish(),
+    articleSummary: z.string().nullable(),
+    articleSource: z.enum(["article", "post", "article and post", "description"]).nullable(),
+    discussionSummary: z.string().nullable(),
+    discussionCitations: z.array(z.string()).catch([]).optional(),
+    commentsShown: z.number().nullish(),
+    commentsTotal: z.number().nullish(),
+    articleShare: z.number().nullish(),
+    notes: z.array(z.string()).catch([]),
+    earlierToday: z.boolean().optional(),
+  })
+  // The summary's citations, numbered in the JSON, as markers again (for the page and the feed).
+  .transform((story) => ({
+    ...story,
+    discussionSummary: citationsFromNumbers(
+      story.discussionSummary,
+      story.discussionCitations ?? [],
+    ),
+  }));
 
 const daySchema = z.object({
   generatedAt: z.iso.datetime(),
@@ -119,7 +130,10 @@ export function archivedDigest(story: ArchivedStory): StoryDigest {
     hnUrl: discussionsOf(story)[0]?.url ?? "",
     articleSummary: story.articleSummary,
     articleSource: story.articleSource,
-    discussionSummary: story.discussionSummary,
+    discussionSummary: citationsFromNumbers(
+      story.discussionSummary,
+      story.discussionCitations ?? [],
+    ),
     notes: story.notes,
     coverage,
     isNew: story.isNew ?? null,

@@ -3,6 +3,7 @@ import { VERSION } from "../../version.ts";
 import { discussionLabel, discussionsOf } from "../fetch/sources.ts";
 import { isHttpUrl } from "../fetch/story-links.ts";
 import type { ArticleSource, Discussion, ItemId } from "../types.ts";
+import { citationsAsHtml } from "./citations.ts";
 import { dayLabel } from "./dates.ts";
 import { countText, pointsText, readingTimeText } from "./facts.ts";
 import { escapeHtml, htmlLink } from "./html-escape.ts";
@@ -144,7 +145,7 @@ function contentHtml(
 }
 
 function summaryHtml(text: string | null): string {
-  return text === null ? "<p><em>No summary.</em></p>" : modelTextToHtml(text);
+  return text === null ? "<p><em>No summary.</em></p>" : citationsAsHtml(modelTextToHtml(text));
 }
 
 function oneLine(text: string): string {

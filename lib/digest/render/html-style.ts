@@ -14,6 +14,7 @@ export const PAGE_STYLE = `
   body { font: 17px/1.55 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 46rem;
          margin: 1.5rem auto 4rem; padding: 0 1rem; overflow-wrap: break-word; }
   header h1 { font-size: 1.6rem; margin: 0 0 .25rem; }
+  sup.cite { font-size: .7em; line-height: 0; } sup.cite a { text-decoration: none; }
   header p, .facts, .toc .facts { color: var(--muted); font-size: .9rem; margin: .25rem 0; }
   header nav { font-size: .9rem; margin-top: .5rem; }
   .toc { background: var(--panel); border-radius: .5rem; padding: .75rem 1rem; margin: 1.25rem 0;

@@ -1,5 +1,6 @@
 import { discussionLabel, discussionsOf } from "../fetch/sources.ts";
 import type { DigestMeta, StoryDigest } from "../types.ts";
+import { citationsAsHtml } from "./citations.ts";
 import { type DateOptions, dayLabel, humanDateTime, localDateKey } from "./dates.ts";
 import {
   ageText,
@@ -222,5 +223,5 @@ function tagsHtml(tags: readonly string[] | undefined): string[] {
 /** A summary as HTML: the model's Markdown rendered with only a safe subset, raw HTML escaped. */
 function summaryHtml(text: string | null): string {
   if (text === null) return `<p class="missing">No summary.</p>`;
-  return modelTextToHtml(text, "h5");
+  return citationsAsHtml(modelTextToHtml(text, "h5"));
 }

@@ -9,6 +9,7 @@ import type {
   StoryDigest,
   StoryType,
 } from "../types.ts";
+import { citationsAsNumbers } from "./citations.ts";
 import { ageText, incompleteText } from "./facts.ts";
 import type { Renderer } from "./types.ts";
 
@@ -45,7 +46,10 @@ export interface JsonStory {
   articleSummary: string | null;
   /** "article", "post", "article and post", "description", or null with no summary. */
   articleSource: ArticleSource | null;
+  /** The discussion summary, its citations numbered `[1]`, `[2]`… */
   discussionSummary: string | null;
+  /** The pages of the comments the discussion summary cites: `[1]` is the first. */
+  discussionCitations: string[];
   /** Comments the discussion summary was made from, of commentsTotal; null without one. */
   commentsShown: number | null;
   commentsTotal: number | null;
@@ -58,6 +62,7 @@ export interface JsonStory {
 
 export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
   const { story } = digest;
+  const discussion = citationsAsNumbers(digest.discussionSummary);
   return {
     id: story.id,
     title: story.title,
@@ -78,7 +83,8 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
     isNew: digest.isNew,
     articleSummary: digest.articleSummary,
     articleSource: digest.articleSource,
-    discussionSummary: digest.discussionSummary,
+    discussionSummary: discussion.text,
+    discussionCitations: discussion.pages,
     commentsShown: digest.coverage?.commentsShown ?? null,
     commentsTotal: digest.coverage?.commentsTotal ?? null,
     articleShare: digest.coverage?.articleShare ?? null,

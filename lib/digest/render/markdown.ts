@@ -1,6 +1,7 @@
 import { stripControl } from "../../text/control.ts";
 import { discussionLabel, discussionsOf } from "../fetch/sources.ts";
 import { isHttpUrl } from "../fetch/story-links.ts";
+import { citationsAsMarkdown } from "./citations.ts";
 import { type DateOptions, humanDateTime } from "./dates.ts";
 import {
   ageText,
@@ -54,7 +55,7 @@ export function markdownUrl(url: string): string {
 /** `**Label.** text`, or the label on its own line when the text opens with a list or heading. */
 function labelled(label: string, text: string | null): string {
   if (text === null) return `**${label}.** _No summary._`;
-  const body = modelTextToMarkdown(text).trim();
+  const body = citationsAsMarkdown(modelTextToMarkdown(text)).trim();
   return startsWithBlock(body) ? `**${label}.**\n\n${body}` : `**${label}.** ${body}`;
 }
 

@@ -8,19 +8,24 @@ export interface Placement {
   parentAuthor: string | null;
   /** The start of the comment this one answers, when that comment is not shown above it. */
   quote?: string;
+  /** The comment's short id in this prompt (`c3`), which the summary cites it by. */
+  label?: string;
 }
 
 const MORE = " […]";
 const FENCE = /^\s*```/;
 
-/** Where each comment sits; `rootPlacement` places a root that answers a comment not shown. */
+/**
+ * Where each comment sits, and its short id (`c1`, `c2`… in the tree's order); `rootPlacement`
+ * places a root that answers a comment not shown.
+ */
 export function placeAll(
   roots: readonly ThreadNode[],
   rootPlacement?: ReadonlyMap<ThreadNode, Placement>,
 ): Map<ThreadNode, Placement> {
   const placement = new Map<ThreadNode, Placement>();
   const visit = (node: ThreadNode, placed: Placement) => {
-    placement.set(node, placed);
+    placement.set(node, { ...placed, label: `c${placement.size + 1}` });
     const author = authorOf(node);
     for (const reply of node.replies)
       visit(reply, { depth: placed.depth + 1, parentAuthor: author });
@@ -36,7 +41,7 @@ function authorOf(node: ThreadNode): string {
 }
 
 /**
- * `[bob] text`, indented two spaces per level under the comment it answers, continuation lines too, cut
+ * `[c3 bob] text` (its id, then its author), indented two spaces per level under the comment it answers, continuation lines too, cut
  * to `chars` characters. A cut inside a code block closes the block, so the model does not
  * read the rest of the prompt as code.
  */
@@ -59,6 +64,11 @@ export function cutComment(text: string, chars: number): string {
 }
 
 function header(node: ThreadNode, placed: Placement | undefined): string {
+  const said = saidBy(node, placed);
+  return placed?.label ? `${placed.label} ${said}` : said;
+}
+
+function saidBy(node: ThreadNode, placed: Placement | undefined): string {
   const author = authorOf(node);
   switch (node.answers) {
     case "story":

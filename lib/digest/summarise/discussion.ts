@@ -1,4 +1,4 @@
-import type { ThreadNode } from "../types.ts";
+import type { Comment, ThreadNode } from "../types.ts";
 import { type Placement, placeAll, renderNode } from "./discussion-text.ts";
 import { estimateTokens } from "./tokens.ts";
 
@@ -12,6 +12,8 @@ export interface PackedDiscussion {
   shortened: number;
   topLevel: number;
   topLevelShown: number;
+  /** The shown comments by their id in the prompt (`c3`): what the summary may cite. */
+  cited: Map<string, Comment>;
 }
 
 /**
@@ -148,7 +150,13 @@ function summarisePacking(
   let shortened = 0;
   for (const [node, entry] of shown) if (entry.chars < node.comment.text.length) shortened++;
   const topLevel = roots.filter((node) => node.answers === "story");
+  const cited = new Map<string, Comment>();
+  for (const node of shown.keys()) {
+    const label = placement.get(node)?.label;
+    if (label) cited.set(label, node.comment);
+  }
   return {
+    cited,
     text: lines.join("\n"),
     total: placement.size,
     shown: shown.size,

@@ -84,6 +84,10 @@ export function fitPrompt(frame: PromptFrame, content: string, budget: PromptBud
 
 const AFTER = '\n"""\n\nSummary:';
 
+/** What a discussion prompt asks of citations (citations.ts reads them back). */
+export const CITE_TASK =
+  "Each comment starts with its id, as [c3 bob]. End each point with the ids of the comments it draws on, as [c3] or [c3, c8]; quote a commenter only word for word, in double quotes.";
+
 export function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
@@ -142,7 +146,7 @@ export function discussionPrompt(
     instruction(budget.instruction),
     "",
     `Story: ${clip(story.title, 300)}`,
-    "Summarise the discussion below.",
+    `Summarise the discussion below. ${CITE_TASK}`,
     "",
     "Comments:",
     '"""',

@@ -21,6 +21,8 @@ export interface BuiltPrompt {
   notes: string[];
   record: Omit<StoredSummary, "summary" | "createdAt">;
   coverage: Partial<Coverage>;
+  /** The answer made ready to show and keep (a discussion's citations resolved, its quotes checked). */
+  finish?: (summary: string) => { summary: string; notes: string[] };
 }
 
 export interface SummaryRequest {
@@ -169,6 +171,11 @@ function accept(
     if (usableSample(sample, config.numCtx)) {
       guard(() => cache?.recordTokens(config.model, sample), "written", context.logger);
     }
+  }
+  if (built.finish) {
+    const finished = built.finish(summary);
+    summary = finished.summary;
+    notes.push(...finished.notes);
   }
   const key = { storyId: call.storyId, kind };
   guard(

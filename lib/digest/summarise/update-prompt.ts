@@ -1,9 +1,10 @@
 import { countComments } from "../fetch/thread.ts";
 import type { Story, ThreadNode } from "../types.ts";
+import { withoutCitations } from "./citations.ts";
 import type { PackedDiscussion } from "./discussion.ts";
 import type { Placement } from "./discussion-text.ts";
 import { instruction } from "./instruction.ts";
-import { clip, type PromptBudget, packedPrompt } from "./prompt.ts";
+import { CITE_TASK, clip, type PromptBudget, packedPrompt } from "./prompt.ts";
 
 /** Characters of an earlier comment quoted before a new reply to it. */
 const QUOTE_CHARS = 80;
@@ -32,11 +33,12 @@ export function discussionUpdatePrompt(
     instruction(budget.instruction),
     "",
     `Story: ${clip(story.title, 300)}`,
-    `Update the summary of the Hacker News discussion below, written when it had ${since.comments} comments, with the comments posted since: keep what still holds and add what they bring.`,
+    `Update the summary of the discussion below, written when it had ${since.comments} comments, with the comments posted since: keep what still holds and add what they bring. ${CITE_TASK}`,
     "",
     "Summary so far:",
     '"""',
-    since.summary,
+    // Its citations are links the model cannot read: the new summary cites the new comments.
+    withoutCitations(since.summary),
     '"""',
     "",
     "New comments:",

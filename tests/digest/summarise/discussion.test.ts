@@ -116,13 +116,14 @@ describe("packDiscussion()", () => {
       ],
       STORY,
     );
-    expect(packDiscussion(thread, 1000)).toEqual({
+    const packed = packDiscussion(thread, 1000);
+    expect(packed).toMatchObject({
       text: [
-        "[alice] Nice work.",
+        "[c1 alice] Nice work.",
         "  Second paragraph.",
-        "  [bob] I disagree.",
-        "    [alice] Why?",
-        "[carol] Old news.",
+        "  [c2 bob] I disagree.",
+        "    [c3 alice] Why?",
+        "[c4 carol] Old news.",
       ].join("\n"),
       total: 5,
       shown: 4,
@@ -130,6 +131,13 @@ describe("packDiscussion()", () => {
       topLevel: 2,
       topLevelShown: 2,
     });
+    // Each shown comment by the id its line starts with: what the summary may cite.
+    expect([...packed.cited].map(([id, comment]) => [id, comment.id])).toEqual([
+      ["c1", 10],
+      ["c2", 11],
+      ["c3", 12],
+      ["c4", 20],
+    ]);
   });
 
   test("cuts long comments to their opening, then gives back the rest while room remains", () => {
@@ -146,8 +154,8 @@ describe("packDiscussion()", () => {
     expect(tight.shortened).toBe(2);
     const [top, reply] = tight.text.split("\n");
     expect(top).toEndWith(" […]");
-    expect(top?.length).toBeLessThanOrEqual("[alice] ".length + OPENING_CHARS.max + 4);
-    expect(reply?.length).toBeLessThanOrEqual("  [bob] ".length + REPLY_CHARS.max + 4);
+    expect(top?.length).toBeLessThanOrEqual("[c1 alice] ".length + OPENING_CHARS.max + 4);
+    expect(reply?.length).toBeLessThanOrEqual("  [c2 bob] ".length + REPLY_CHARS.max + 4);
   });
 
   test("keeps the most relevant top-level comments when not even their openings all fit", () => {
@@ -158,7 +166,7 @@ describe("packDiscussion()", () => {
     const packed = packDiscussion(thread, 600);
     expect(packed.topLevelShown).toBeGreaterThan(0);
     expect(packed.topLevelShown).toBeLessThan(50);
-    expect(packed.text.startsWith("[u100] c0 ")).toBe(true);
+    expect(packed.text.startsWith("[c1 u100] c0 ")).toBe(true);
     expect(estimateTokens(packed.text)).toBeLessThanOrEqual(600);
   });
 });

@@ -128,7 +128,7 @@ describe("discussionPrompt()", () => {
     expect(prompt).toContain("where commenters agree and disagree");
     // The indentation says whom a reply answers: no "replying to" header.
     expect(prompt).toEndWith(
-      '"""\n[ada] I agree\n  [bob] I do not\n"""\n\nAll 2 comments are shown.\n\nSummary:',
+      '"""\n[c1 ada] I agree\n  [c2 bob] I do not\n"""\n\nAll 2 comments are shown.\n\nSummary:',
     );
     expect(packed.shown).toBe(2);
   });
