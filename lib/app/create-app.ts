@@ -7,6 +7,7 @@ import type { AllowList, Resolver } from "../http/ssrf.ts";
 import { createLoginThrottle, type LoginThrottle } from "../http/token-throttle.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { hmac, randomToken } from "../secrets.ts";
+import type { WebhookFields } from "../webhooks/definition/field-faces.ts";
 import type { BulkPace } from "../webhooks/delivery/replay.ts";
 import { createMetrics } from "../webhooks/observe/metrics.ts";
 import { metricsHandler } from "../webhooks/observe/metrics-app.ts";
@@ -64,6 +65,8 @@ export interface CreateAppOptions {
   bulkPace?: BulkPace;
   /** Backoff for wrong admin tokens per client (default: 5 free, then 1 s doubling to 15 min). */
   loginThrottle?: LoginThrottle;
+  /** The webhook fields of the API, its document and the admin form (default WEBHOOK_FIELDS). */
+  webhookFields?: WebhookFields;
 }
 
 /**
@@ -135,7 +138,14 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   app.route("/api/items", createItemsApi({ store, now, bodyLimitBytes: limitBytes }));
   app.route(
     "/api/webhooks",
-    createWebhooksApi({ store, now, bodyLimitBytes: limitBytes, generateSecret, urlWarning }),
+    createWebhooksApi({
+      store,
+      now,
+      bodyLimitBytes: limitBytes,
+      generateSecret,
+      urlWarning,
+      fields: options.webhookFields,
+    }),
   );
   app.route(
     "/api/deliveries",
@@ -154,6 +164,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
       maxAttempts,
       newWebhookRetrySchedule: options.config?.newWebhookRetrySchedule,
       bulkPace: options.bulkPace,
+      fields: options.webhookFields,
     }),
   );
   // Every worker's attempts, read back from the attempts table (recorded since the first scrape).

@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import { type Context, Hono } from "hono";
+import type { WebhookFields } from "../../webhooks/definition/field-faces.ts";
 import type { BulkPace } from "../../webhooks/delivery/replay.ts";
 import type { Store } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
@@ -24,6 +25,8 @@ export interface AdminOptions {
   maxAttempts?: number | null;
   /** Chunks of "Retry all failed" and Replay, and the pause between them (default: DEFAULT_PACE). */
   bulkPace?: BulkPace;
+  /** The webhook fields (default WEBHOOK_FIELDS; a test's table adds its own). */
+  fields?: WebhookFields;
 }
 
 /**

@@ -1,7 +1,9 @@
 import { type Context, Hono } from "hono";
+import type { WebhookFields } from "../../webhooks/definition/field-faces.ts";
 import {
+  fieldByKey,
   readWebhookFields,
-  WEBHOOK_FIELD_BY_KEY,
+  WEBHOOK_FIELDS,
   webhookFieldsJson,
 } from "../../webhooks/definition/field-table.ts";
 import { rotateSecret } from "../../webhooks/definition/rotation.ts";
@@ -23,6 +25,8 @@ export interface WebhooksApiOptions {
   now: () => Date;
   /** Why workers will refuse a URL (WEBHOOK_ALLOWED_HOSTS, the SSRF guard), or null. */
   urlWarning?: (url: string) => Promise<string | null>;
+  /** The webhook fields (default WEBHOOK_FIELDS; a test's table adds its own). */
+  fields?: WebhookFields;
 }
 
 /**
@@ -33,22 +37,30 @@ export interface WebhooksApiOptions {
  */
 export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
   const { store } = options;
+  const fields = options.fields ?? WEBHOOK_FIELDS;
+  const docs = webhookRouteDocs(fields);
+  const webhookJson = (webhook: Webhook, masked = false) =>
+    webhookAnswer(webhook, { masked, fields });
   const api = new Hono<AppEnv>();
   api.use(jsonBodyLimit(options.bodyLimitBytes));
 
-  api.get("/", webhookRouteDocs.list, async (c) => {
+  api.get("/", docs.list, async (c) => {
     const webhooks = await store.webhooks.list();
     const masked = c.get("readOnly");
     return c.json({
-      webhooks: webhooks.map((w) => webhookJson(w, { masked })),
+      webhooks: webhooks.map((w) => webhookJson(w, masked)),
       total: webhooks.length,
     });
   });
 
-  api.post("/", webhookRouteDocs.create, async (c) => {
+  api.post("/", docs.create, async (c) => {
     const body = await readJsonObject(c);
     if (body instanceof Response) return body;
-    const read = readWebhookFields(body, { required: ["name", "url"], answerOnly: ANSWER_ONLY });
+    const read = readWebhookFields(body, {
+      required: ["name", "url"],
+      answerOnly: ANSWER_ONLY,
+      fields,
+    });
     if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
     const generate = read.patch.secret === undefined;
     try {
@@ -57,7 +69,7 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
         fields: read.patch,
         generateSecret: options.generateSecret,
       });
-      if (!saved.ok) return refusedOnSave(c, saved.refused);
+      if (!saved.ok) return refusedOnSave(c, saved.refused, fields);
       const { webhook } = saved;
       c.header("Location", `/api/webhooks/${webhook.id}`);
       const answer = { ...webhookJson(webhook), ...(generate ? { secret: webhook.secret } : {}) };
@@ -67,19 +79,19 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
     }
   });
 
-  api.get("/:id", webhookRouteDocs.get, async (c) => {
+  api.get("/:id", docs.get, async (c) => {
     const id = idParam(c.req.param("id"));
     const webhook = id === null ? null : await store.webhooks.get(id);
-    return webhook ? c.json(webhookJson(webhook, { masked: c.get("readOnly") })) : notFound(c);
+    return webhook ? c.json(webhookJson(webhook, c.get("readOnly"))) : notFound(c);
   });
 
-  api.patch("/:id", webhookRouteDocs.update, async (c) => {
+  api.patch("/:id", docs.update, async (c) => {
     const id = idParam(c.req.param("id"));
     const before = id === null ? null : await store.webhooks.get(id);
     if (id === null || before === null) return notFound(c);
     const body = await readJsonObject(c);
     if (body instanceof Response) return body;
-    const read = readWebhookFields(body, { answerOnly: ANSWER_ONLY });
+    const read = readWebhookFields(body, { answerOnly: ANSWER_ONLY, fields });
     if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
     const patch: WebhookPatch = read.patch;
     if (Object.keys(patch).length === 0) {
@@ -89,7 +101,7 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
       patch.disabledReason = "disabled through the API";
     try {
       const saved = await saveWebhook(store.webhooks, { before, fields: patch });
-      if (!saved.ok) return refusedOnSave(c, saved.refused);
+      if (!saved.ok) return refusedOnSave(c, saved.refused, fields);
       const updated = saved.webhook;
       const warned = patch.url === undefined ? {} : await warnings(options, updated.url);
       return c.json({ ...webhookJson(updated), ...warned });
@@ -99,7 +111,7 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
     }
   });
 
-  api.post("/:id/rotate-secret", webhookRouteDocs.rotateSecret, async (c) => {
+  api.post("/:id/rotate-secret", docs.rotateSecret, async (c) => {
     const id = idParam(c.req.param("id"));
     if (id === null) return notFound(c);
     // No body at all is the default grace; a body is a JSON object with grace_seconds only.
@@ -131,7 +143,7 @@ export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
     });
   });
 
-  api.delete("/:id", webhookRouteDocs.remove, async (c) => {
+  api.delete("/:id", docs.remove, async (c) => {
     const id = idParam(c.req.param("id"));
     const removed = id === null ? false : await store.webhooks.remove(id);
     return removed ? c.body(null, 204) : notFound(c);
@@ -156,7 +168,10 @@ const ANSWER_ONLY: ReadonlySet<string> = new Set([
  * A webhook as the API answers with it: the table's fields and what the app keeps about it;
  * `masked` for a read-only token (credentials as ***).
  */
-export function webhookJson(webhook: Webhook, options: { masked?: boolean } = {}) {
+export function webhookAnswer(
+  webhook: Webhook,
+  options: { masked?: boolean; fields?: WebhookFields } = {},
+) {
   return {
     id: webhook.id,
     ...webhookFieldsJson(webhook, options),
@@ -177,8 +192,8 @@ export function isoOrNull(ms: number | null): string | null {
 }
 
 /** A save's refusal (save.ts) as the field problem of a 400, by the field's JSON name. */
-function refusedOnSave(c: Context<AppEnv>, refusal: SaveRefusal): Response {
-  const name = WEBHOOK_FIELD_BY_KEY.get(refusal.key)?.name ?? refusal.key;
+function refusedOnSave(c: Context<AppEnv>, refusal: SaveRefusal, fields: WebhookFields): Response {
+  const name = fieldByKey(fields, refusal.key)?.name ?? refusal.key;
   return fieldProblems(c, "Invalid webhook", { [name]: refusal.problem });
 }
 

@@ -1,181 +1,120 @@
 import type { FieldErrors } from "../../../inventory/schemas.ts";
-import { maskUrlPassword } from "../../../text/url-credentials.ts";
-import {
-  type Checked,
-  checkBodyTemplate,
-  checkCaFile,
-  checkConditions,
-  checkContentType,
-  checkEvents,
-  checkHeaderLines,
-  checkMaxPerSecond,
-  checkMethod,
-  checkName,
-  checkOrdered,
-  checkRetrySchedule,
-  checkSecret,
-  checkTimeoutMs,
-  checkUrl,
-  WEBHOOK_METHODS,
-} from "../../../webhooks/definition/validate.ts";
-import {
-  ALL_EVENTS,
-  ITEM_EVENTS,
-  type NewWebhook,
-  OPERATIONAL_EVENTS,
-  type Webhook,
-} from "../../../webhooks/model.ts";
-import { formatRetrySchedule } from "../../../webhooks/policy/retry-schedule.ts";
+import type { FormValue, WebhookFields } from "../../../webhooks/definition/field-faces.ts";
+import { WEBHOOK_FIELDS } from "../../../webhooks/definition/field-table.ts";
+import type { NewWebhook, Webhook } from "../../../webhooks/model.ts";
 
-export { WEBHOOK_METHODS };
-export const EVENT_CHOICES: readonly string[] = [ALL_EVENTS, ...ITEM_EVENTS, ...OPERATIONAL_EVENTS];
+/**
+ * The admin's webhook form, made from the field table's rows (their form faces): the values a
+ * new webhook starts with, a stored webhook's, what a post gives, and the rows' rules over them.
+ * Values are by the field's stored key, which is each input's name (a checkbox may post under
+ * its own name); a removable write-only field adds `remove<Key>`.
+ */
 
 /** The form as typed, to show it again with its errors. */
-export interface WebhookFormValues {
-  name: string;
-  url: string;
-  method: string;
-  contentType: string;
-  headers: string;
-  events: string[];
-  secret: string;
-  removeSecret: boolean;
-  maxPerSecond: string;
-  enabled: boolean;
-  bodyTemplate: string;
-  conditions: string;
-  sslVerification: boolean;
-  caFile: string;
-  timeoutMs: string;
-  ordered: boolean;
-  retrySchedule: string;
+export type WebhookFormValues = Record<string, FormValue>;
+
+/** The checkbox removing a write-only field's value (the secret: `removeSecret`). */
+export function removalName(key: string): string {
+  return `remove${key.charAt(0).toUpperCase()}${key.slice(1)}`;
 }
 
-/** A new webhook's form; `retrySchedule` as prefilled (the demo offers `short`). */
-export function emptyWebhookForm(retrySchedule = "day"): WebhookFormValues {
-  return {
-    name: "",
-    url: "",
-    method: "POST",
-    contentType: "application/json",
-    headers: "",
-    events: [ALL_EVENTS],
-    secret: "",
-    removeSecret: false,
-    maxPerSecond: "",
-    enabled: true,
-    bodyTemplate: "",
-    conditions: "",
-    sslVerification: true,
-    caFile: "",
-    timeoutMs: "",
-    ordered: false,
-    retrySchedule,
-  };
+/** A new webhook's form; `initial` changes some values (the demo offers retry schedule `short`). */
+export function emptyWebhookForm(
+  fields: WebhookFields = WEBHOOK_FIELDS,
+  initial: Record<string, FormValue> = {},
+): WebhookFormValues {
+  const values: WebhookFormValues = {};
+  for (const { key, form } of fields) {
+    if (!form) continue;
+    values[key] = initial[key] ?? form.initial;
+    if (form.input.kind === "password") values[removalName(key)] = false;
+  }
+  return values;
 }
 
 /**
- * A stored webhook as its form shows it: the URL's password masked, which a save given `***`
- * back keeps (keepStoredPassword); a URL as typed is shown again as typed.
+ * A stored webhook as its form shows it (the URL's password masked, which a save given `***`
+ * back keeps); a write-only field is shown empty.
  */
-export function webhookFormValues(webhook: Webhook): WebhookFormValues {
-  return {
-    name: webhook.name,
-    url: maskUrlPassword(webhook.url),
-    method: webhook.method,
-    contentType: webhook.contentType,
-    headers: webhook.headers.map(([name, value]) => `${name}: ${value}`).join("\n"),
-    events: webhook.events,
-    secret: "",
-    removeSecret: false,
-    maxPerSecond: webhook.maxPerSecond === null ? "" : String(webhook.maxPerSecond),
-    enabled: webhook.enabled,
-    bodyTemplate: webhook.bodyTemplate ?? "",
-    conditions: webhook.conditions === null ? "" : JSON.stringify(webhook.conditions, null, 2),
-    sslVerification: webhook.sslVerification,
-    caFile: webhook.caFile ?? "",
-    timeoutMs: webhook.timeoutMs === null ? "" : String(webhook.timeoutMs),
-    ordered: webhook.ordered,
-    retrySchedule: formatRetrySchedule(webhook.retrySchedule),
-  };
+export function webhookFormValues(
+  webhook: Webhook,
+  fields: WebhookFields = WEBHOOK_FIELDS,
+): WebhookFormValues {
+  const values = emptyWebhookForm(fields);
+  for (const { key, form } of fields) if (form) values[key] = form.value(webhook);
+  return values;
 }
 
 /** Reads the form fields from `c.req.parseBody({ all: true })`. */
-export function readWebhookForm(body: Record<string, unknown>): WebhookFormValues {
-  const text = (key: string) => {
-    const value = body[key];
+export function readWebhookForm(
+  body: Record<string, unknown>,
+  fields: WebhookFields = WEBHOOK_FIELDS,
+): WebhookFormValues {
+  const text = (name: string) => {
+    const value = body[name];
     const first = Array.isArray(value) ? value[0] : value;
     return typeof first === "string" ? first : "";
   };
-  const events = body.events;
-  return {
-    name: text("name"),
-    url: text("url"),
-    method: text("method"),
-    contentType: text("contentType"),
-    headers: text("headers"),
-    events: (Array.isArray(events) ? events : [events]).filter(
-      (e): e is string => typeof e === "string",
-    ),
-    secret: text("secret"),
-    removeSecret: text("removeSecret") === "on",
-    maxPerSecond: text("maxPerSecond"),
-    enabled: text("enabled") === "on",
-    bodyTemplate: text("bodyTemplate"),
-    conditions: text("conditions"),
-    // A checkbox left out of a post reads as unchecked: the unsafe choice is the checked one.
-    sslVerification: text("skipSslVerification") !== "on",
-    caFile: text("caFile"),
-    timeoutMs: text("timeoutMs"),
-    ordered: text("ordered") === "on",
-    retrySchedule: text("retrySchedule"),
-  };
+  const values: WebhookFormValues = {};
+  for (const { key, form } of fields) {
+    if (!form) continue;
+    const { input } = form;
+    if (input.kind === "checkboxes") {
+      const given = body[key];
+      values[key] = (Array.isArray(given) ? given : [given]).filter(
+        (e): e is string => typeof e === "string",
+      );
+    } else if (input.kind === "checkbox") {
+      // A checkbox left out of a post reads as unchecked: the unsafe choice is the checked one.
+      values[key] = (text(input.name ?? key) === "on") !== (input.inverted === true);
+    } else {
+      values[key] = text(key);
+      if (input.kind === "password") values[removalName(key)] = text(removalName(key)) === "on";
+    }
+  }
+  return values;
 }
 
 export type ParsedWebhookForm =
   | {
       ok: true;
-      webhook: Required<Omit<NewWebhook, "secret">>;
-      /** The new secret typed in, "" when none was (create: generate one; edit: keep). */
-      secret: string;
-      removeSecret: boolean;
+      /**
+       * Every field by its rule. A write-only field left blank is absent (create: generated;
+       * edit: kept), or null when its removal was ticked.
+       */
+      webhook: Required<Omit<NewWebhook, "secret">> & Pick<NewWebhook, "secret">;
     }
   | { ok: false; errors: FieldErrors };
 
 /**
- * The form checked field by field with the webhook field rules (lib/webhooks/definition/validate.ts): each
- * problem shown under its field. What only a save checks (a CA file's content, a template's
- * trial) is saveWebhook's (lib/webhooks/definition/save.ts).
+ * The form checked field by field with the rows' rules (lib/webhooks/definition/validate.ts):
+ * each problem shown under its field. What only a save checks (a CA file's content, a
+ * template's trial) is saveWebhook's (lib/webhooks/definition/save.ts).
  */
-export async function parseWebhookForm(values: WebhookFormValues): Promise<ParsedWebhookForm> {
+export async function parseWebhookForm(
+  values: WebhookFormValues,
+  fields: WebhookFields = WEBHOOK_FIELDS,
+): Promise<ParsedWebhookForm> {
   const fieldErrors: Record<string, string[]> = {};
-  function value<T>(key: keyof WebhookFormValues, checked: Checked<T>): T {
-    if (checked.ok) return checked.value;
-    fieldErrors[key] = [capitalised(checked.problem)];
-    return undefined as T;
+  const webhook: Record<string, unknown> = {};
+  for (const { key, form } of fields) {
+    if (!form) continue;
+    const value = values[key] ?? form.initial;
+    if (form.input.kind === "password" && typeof value === "string" && value.trim() === "") {
+      if (values[removalName(key)] === true) webhook[key] = null;
+      continue;
+    }
+    const checked = form.read(
+      typeof value === "string" && form.input.kind === "password" ? value.trim() : value,
+    );
+    if (checked === undefined) continue;
+    if (checked.ok) webhook[key] = checked.value;
+    else fieldErrors[key] = [capitalised(checked.problem)];
   }
-  const secret = values.secret.trim();
-  if (secret !== "") value("secret", checkSecret(secret));
-  const webhook = {
-    name: value("name", checkName(values.name)),
-    url: value("url", checkUrl(values.url)),
-    method: value("method", checkMethod(values.method)),
-    contentType: value("contentType", checkContentType(values.contentType)),
-    headers: value("headers", checkHeaderLines(values.headers)),
-    events: value("events", checkEvents(values.events)),
-    maxPerSecond: value("maxPerSecond", checkMaxPerSecond(values.maxPerSecond)),
-    enabled: values.enabled,
-    bodyTemplate: value("bodyTemplate", checkBodyTemplate(values.bodyTemplate)),
-    conditions: value("conditions", checkConditions(values.conditions)),
-    sslVerification: values.sslVerification,
-    caFile: value("caFile", checkCaFile(values.caFile)),
-    timeoutMs: value("timeoutMs", checkTimeoutMs(values.timeoutMs)),
-    ordered: value("ordered", checkOrdered(values.ordered)),
-    retrySchedule: value("retrySchedule", checkRetrySchedule(values.retrySchedule)),
-  };
-  if (Object.keys(fieldErrors).length > 0)
+  if (Object.keys(fieldErrors).length > 0) {
     return { ok: false, errors: { formErrors: [], fieldErrors } };
-  return { ok: true, webhook, secret, removeSecret: values.removeSecret };
+  }
+  return { ok: true, webhook: webhook as Required<Omit<NewWebhook, "secret">> };
 }
 
 export function capitalised(text: string): string {

@@ -2,6 +2,8 @@
 
 import { type Context, Hono } from "hono";
 import type { FieldErrors } from "../../../inventory/schemas.ts";
+import type { WebhookFields } from "../../../webhooks/definition/field-faces.ts";
+import { WEBHOOK_FIELDS } from "../../../webhooks/definition/field-table.ts";
 import { rotateSecret } from "../../../webhooks/definition/rotation.ts";
 import { checkSave, type SaveRefusal, saveWebhook } from "../../../webhooks/definition/save.ts";
 import { checkGraceSeconds } from "../../../webhooks/definition/validate.ts";
@@ -53,16 +55,26 @@ export interface WebhookRouteDeps {
   urlWarning: (url: string) => Promise<string | null>;
   /** Chunks of a replay and the pause between them (default: DEFAULT_PACE). */
   bulkPace?: BulkPace;
+  /** The webhook fields (default WEBHOOK_FIELDS; a test's table adds its own). */
+  fields?: WebhookFields;
 }
 
 /** Webhooks: list, create (secret shown once), edit, enable/disable, delete, Send test. */
 export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   const { store, now } = deps;
+  const fields = deps.fields ?? WEBHOOK_FIELDS;
+  const retrySchedule = deps.newWebhookRetrySchedule;
+  const initial: Record<string, string> = retrySchedule === undefined ? {} : { retrySchedule };
+  const readForm = async (c: Context<AppEnv>) =>
+    readWebhookForm(await c.req.parseBody({ all: true }), fields);
   const routes = new Hono<AppEnv>();
 
   routes.get("/", async (c) => {
     const webhooks = await store.webhooks.list();
-    return renderPage(c, <WebhookListPage page={pageContext(c)} webhooks={webhooks} />);
+    return renderPage(
+      c,
+      <WebhookListPage page={pageContext(c)} webhooks={webhooks} fields={fields} />,
+    );
   });
 
   routes.get("/new", (c) =>
@@ -70,20 +82,20 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
       c,
       <WebhookFormPage
         page={pageContext(c)}
-        values={emptyWebhookForm(deps.newWebhookRetrySchedule)}
+        values={emptyWebhookForm(fields, initial)}
+        fields={fields}
       />,
     ),
   );
 
   routes.post("/", async (c) => {
-    const values = readWebhookForm(await c.req.parseBody({ all: true }));
-    const parsed = await parseWebhookForm(values);
+    const values = await readForm(c);
+    const parsed = await parseWebhookForm(values, fields);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400);
-    const typed = parsed.secret === "" ? {} : { secret: parsed.secret };
     try {
       const saved = await saveWebhook(store.webhooks, {
         before: null,
-        fields: { ...parsed.webhook, ...typed },
+        fields: parsed.webhook,
         generateSecret: deps.generateSecret,
       });
       if (!saved.ok) return formWithErrors(c, values, refusedErrors(saved.refused), 400);
@@ -94,7 +106,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
         <WebhookCreatedPage
           page={pageContext(c)}
           webhook={webhook}
-          generatedSecret={parsed.secret === "" ? webhook.secret : null}
+          generatedSecret={parsed.webhook.secret === undefined ? webhook.secret : null}
           urlWarning={await deps.urlWarning(webhook.url)}
         />,
       );
@@ -106,8 +118,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   // The preview button posts the form as typed: it is shown again with what its templates and
   // conditions make of the last change, or with its errors; nothing is saved.
   async function preview(c: Context<AppEnv>, webhook?: Webhook) {
-    const values = readWebhookForm(await c.req.parseBody({ all: true }));
-    const parsed = await parseWebhookForm(values);
+    const values = await readForm(c);
+    const parsed = await parseWebhookForm(values, fields);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
     const checked = await checkSave({ before: webhook ?? null, fields: parsed.webhook });
     if (!checked.ok) return formWithErrors(c, values, refusedErrors(checked.refused), 400, webhook);
@@ -124,6 +136,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
         values={values}
         webhook={webhook}
         preview={previewed}
+        fields={fields}
         urlWarning={previewed.error === null ? await deps.urlWarning(previewed.url) : null}
       />,
     );
@@ -159,7 +172,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
       c,
       <WebhookFormPage
         page={page}
-        values={webhookFormValues(webhook)}
+        values={webhookFormValues(webhook, fields)}
+        fields={fields}
         webhook={webhook}
         urlWarning={await deps.urlWarning(webhook.url)}
       >
@@ -224,12 +238,10 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   routes.post("/:id", async (c) => {
     const webhook = await findWebhook(c);
     if (!webhook) return notFound(c);
-    const values = readWebhookForm(await c.req.parseBody({ all: true }));
-    const parsed = await parseWebhookForm(values);
+    const values = await readForm(c);
+    const parsed = await parseWebhookForm(values, fields);
     if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
     const patch: WebhookPatch = { ...parsed.webhook };
-    if (parsed.secret !== "") patch.secret = parsed.secret;
-    else if (parsed.removeSecret) patch.secret = null;
     if (parsed.webhook.enabled !== webhook.enabled) {
       patch.disabledReason = parsed.webhook.enabled ? null : disabledByPerson(c);
     }
@@ -319,7 +331,13 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
   ) {
     return renderPage(
       c,
-      <WebhookFormPage page={pageContext(c)} values={values} errors={errors} webhook={webhook} />,
+      <WebhookFormPage
+        page={pageContext(c)}
+        values={values}
+        errors={errors}
+        webhook={webhook}
+        fields={fields}
+      />,
       status,
     );
   }
