@@ -19,6 +19,7 @@ import { runScript } from "../lib/cli/run.ts";
 import { intInRange, parseEnv } from "../lib/config/env.ts";
 import { openSqliteStore } from "../lib/store/sqlite/store.ts";
 import type { Store } from "../lib/webhooks/ports.ts";
+import { BULK_TITLE, bulkSection } from "./bulk.ts";
 import { CHANGE_LIMITS_TITLE, changeLimitsSection } from "./change-limits.ts";
 import { OPS_OVERHEAD_TITLE, opsOverheadSection } from "./ops-overhead.ts";
 import { ORDERED_TITLE, orderedSection } from "./ordered.ts";
@@ -105,6 +106,7 @@ const SECTIONS: Array<[string, string, Section]> = [
   ["bomb", TEMPLATE_BOMB_TITLE, (context) => templateBombSection({ report: context.report })],
   ["limits", CHANGE_LIMITS_TITLE, (context) => changeLimitsSection({ report: context.report })],
   ["slow-renders", SLOW_RENDERS_TITLE, (context) => slowRendersSection({ report: context.report })],
+  ["bulk", BULK_TITLE, (context) => bulkSection({ report: context.report })],
   ["throughput", "Delivery throughput, worker process → receiver process", deliveryThroughput],
   ["idle", "Idle worker: wake-up latency and CPU", idleWorker],
   [
