@@ -7,6 +7,7 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseHTML } from "linkedom";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
 import { runDigest } from "../../lib/digest/digest.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
@@ -51,7 +52,7 @@ async function page(
 }
 
 describe("--language", () => {
-  test("asks for German summaries and dates the page in German, its own words English", async () => {
+  test("asks for German summaries; the summaries, the date and the headings marked German, the rest English", async () => {
     const home = mkdtempSync(join(tmpdir(), "digest-language-"));
     dirs.push(home);
     using world = startDigestWorld({ ...textPost(), ollama: {} });
@@ -60,9 +61,33 @@ describe("--language", () => {
     for (const call of world.ollama.generateCalls) {
       expect(call.prompt).toContain("of plain German prose");
     }
-    expect(html).toContain('<html lang="de">');
-    expect(html).toContain("Mittwoch, 25. November 2026 um 14:53 UTC");
+    // The page's facts and notes are English: so is the page; what is German says so.
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('<span lang="de">Mittwoch, 25. November 2026 um 14:53 UTC</span>');
+    expect(html).toContain('<h2 id="front-page" lang="de">Titelseite</h2>');
+    expect(html).toContain('<h4 lang="de">Diskussion</h4>');
+    expect(html).toContain('<a href="#contents" lang="de">↑ Inhalt</a>');
+    const { document } = parseHTML(html);
+    const summaries = [...document.querySelectorAll(".summary")];
+    expect(summaries.length).toBe(2);
+    for (const summary of summaries) {
+      expect(summary.getAttribute("lang")).toBe("de");
+      expect(summary.textContent).toContain("Summary of the");
+    }
     expect(html).toContain("Hacker News digest");
+  });
+
+  test("a language with no known headings: English headings, the summaries still marked", async () => {
+    const home = mkdtempSync(join(tmpdir(), "digest-language-"));
+    dirs.push(home);
+    using world = startDigestWorld({ ...textPost(), ollama: {} });
+    const { html } = await page(world, home, { language: "hi" });
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('<h2 id="front-page">Front page</h2>');
+    expect(html).toContain("<h4>Discussion</h4>");
+    const { document } = parseHTML(html);
+    const langs = [...document.querySelectorAll(".summary")].map((el) => el.getAttribute("lang"));
+    expect(langs).toEqual(["hi", "hi"]);
   });
 
   test("without it: English, as before, and lang=en", async () => {
@@ -72,6 +97,8 @@ describe("--language", () => {
     const { html } = await page(world, home);
     expect(world.ollama.generateCalls[0]?.prompt).toContain("of plain English prose");
     expect(html).toContain('<html lang="en">');
+    expect(html).not.toContain(' lang="de');
+    expect(html).not.toContain('class="summary"');
     expect(html).toContain("Wednesday 25 November 2026, 14:53 UTC");
   });
 

@@ -15,6 +15,7 @@ import { escapeHtml, htmlLink } from "./html-escape.ts";
 import { PAGE_STYLE } from "./html-style.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToHtml } from "./model-markdown.ts";
+import { langAttribute, type PageWords, pageWords } from "./page-words.ts";
 import type { Incomplete, Renderer } from "./types.ts";
 
 export { escapeHtml } from "./html-escape.ts";
@@ -63,29 +64,36 @@ interface Group {
   stories: readonly Ranked[];
 }
 
+/** What a page writes in which language: its own words, and the summaries' language. */
+interface Languages {
+  words: PageWords;
+  /** The summaries' language (--language); undefined: English. */
+  summaries: string | undefined;
+}
+
 /**
  * New stories first; without a previous run to compare with, one group. In the archive, the
  * stories an earlier run that day showed and the last one did not come last, on their own.
  */
-function groups(all: readonly Ranked[], meta: DigestMeta): Group[] {
+function groups(all: readonly Ranked[], meta: DigestMeta, words: PageWords): Group[] {
   const stories = all.filter((s) => !s.digest.earlierToday);
   const earlier = {
     id: "earlier",
-    heading: "Earlier today",
+    heading: words.earlierToday,
     stories: all.filter((s) => s.digest.earlierToday),
   };
   const current =
     meta.newCount === null
-      ? [{ id: "front-page", heading: "Front page", stories }]
+      ? [{ id: "front-page", heading: words.frontPage, stories }]
       : [
           {
             id: "new",
-            heading: "New since the last run",
+            heading: words.newSinceLastRun,
             stories: stories.filter((s) => s.digest.isNew === true),
           },
           {
             id: "seen",
-            heading: "Still on the front page",
+            heading: words.stillOnFrontPage,
             stories: stories.filter((s) => s.digest.isNew !== true),
           },
         ];
@@ -99,10 +107,17 @@ function htmlPage(
 ): string {
   const now = Date.parse(meta.generatedAt);
   const when = humanDateTime(now, options);
-  const parts = groups(stories, meta);
+  const languages = { words: pageWords(options.locale), summaries: options.locale };
+  const { words } = languages;
+  const parts = groups(stories, meta, words);
+  // The page's facts and notes are English; its summaries, its date and its translated
+  // headings are marked with their own language where they carry one.
+  const dateLang = langAttribute(options.locale);
+  const whenHtml =
+    dateLang === "" ? escapeHtml(when) : `<span${dateLang}>${escapeHtml(when)}</span>`;
   return [
     "<!doctype html>",
-    `<html lang="${escapeHtml(options.locale ?? "en")}">`,
+    '<html lang="en">',
     "<head>",
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -115,15 +130,15 @@ function htmlPage(
     "<body>",
     "<header>",
     "<h1>Hacker News digest</h1>",
-    `<p>${escapeHtml(when)} · ${escapeHtml(meta.model)} · ${countText(meta.total, "story", "stories")}${newSince(meta, options)}${escapeHtml(malformedText(meta.malformedHits))}</p>`,
+    `<p>${whenHtml} · ${escapeHtml(meta.model)} · ${countText(meta.total, "story", "stories")}${newSince(meta, options)}${escapeHtml(malformedText(meta.malformedHits))}</p>`,
     options.archive ? archiveNav(options.previousDay, options.nextDay) : undefined,
     "</header>",
-    contents(parts),
+    contents(parts, words),
     "<main>",
     ...parts.map(
       (group) =>
-        `<section aria-labelledby="${group.id}">\n<h2 id="${group.id}">${group.heading}</h2>\n${group.stories
-          .map((s) => storyHtml(s, now))
+        `<section aria-labelledby="${group.id}">\n<h2 id="${group.id}"${langAttribute(words.lang)}>${group.heading}</h2>\n${group.stories
+          .map((s) => storyHtml(s, { now, ...languages }))
           .join("\n")}\n</section>`,
     ),
     options.incomplete
@@ -163,7 +178,7 @@ function newSince(meta: DigestMeta, options: DateOptions): string {
 }
 
 /** The table of contents: every story's title, linked to it, with what helps pick one. */
-function contents(parts: readonly Group[]): string {
+function contents(parts: readonly Group[], words: PageWords): string {
   if (parts.length === 0) return "";
   const lists = parts.map((group) => {
     const items = group.stories.map(({ digest, rank }) => {
@@ -175,12 +190,13 @@ function contents(parts: readonly Group[]): string {
       ].filter((fact) => fact !== null);
       return `<li value="${rank}"><a href="#story-${story.id}">${escapeHtml(story.title)}</a> <span class="facts">${facts.join(" · ")}</span></li>`;
     });
-    return `<h2>${group.heading}</h2>\n<ol>\n${items.join("\n")}\n</ol>`;
+    return `<h2${langAttribute(words.lang)}>${group.heading}</h2>\n<ol>\n${items.join("\n")}\n</ol>`;
   });
-  return `<nav class="toc" id="contents" aria-label="Contents">\n${lists.join("\n")}\n</nav>`;
+  return `<nav class="toc" id="contents" aria-label="${escapeHtml(words.contents)}">\n${lists.join("\n")}\n</nav>`;
 }
 
-function storyHtml({ digest, rank }: Ranked, now: number): string {
+function storyHtml({ digest, rank }: Ranked, page: Languages & { now: number }): string {
+  const { now, words } = page;
   const { story } = digest;
   const facts = [
     digest.isNew ? '<strong class="new">New</strong>' : undefined,
@@ -204,11 +220,11 @@ function storyHtml({ digest, rank }: Ranked, now: number): string {
     `<article id="story-${story.id}">`,
     `<h3><span class="rank">${rank}.</span> ${htmlLink(story.url, story.title)}</h3>`,
     `<p class="facts">${facts.join(" · ")}</p>`,
-    `<h4>${articleLabel(digest.articleSource)}</h4>`,
-    summaryHtml(digest.articleSummary),
-    "<h4>Discussion</h4>",
-    summaryHtml(digest.discussionSummary),
-    `${notes}<p class="top"><a href="#contents">↑ Contents</a></p>`,
+    headingHtml(articleHeading(digest.articleSource, words)),
+    summaryHtml(digest.articleSummary, page),
+    headingHtml({ text: words.discussion, lang: words.lang }),
+    summaryHtml(digest.discussionSummary, page),
+    `${notes}<p class="top"><a href="#contents"${langAttribute(words.lang)}>↑ ${escapeHtml(words.contents)}</a></p>`,
     "</article>",
   ].join("\n");
 }
@@ -220,8 +236,29 @@ function tagsHtml(tags: readonly string[] | undefined): string[] {
     : [];
 }
 
-/** A summary as HTML: the model's Markdown rendered with only a safe subset, raw HTML escaped. */
-function summaryHtml(text: string | null): string {
-  if (text === null) return `<p class="missing">No summary.</p>`;
-  return citationsAsHtml(modelTextToHtml(text, "h5"));
+/** The article half's heading: translated when it is plainly "Article", else as labels.ts has it. */
+function articleHeading(
+  source: StoryDigest["articleSource"],
+  words: PageWords,
+): { text: string; lang: string | undefined } {
+  if (source === null || source === "article") return { text: words.article, lang: words.lang };
+  return { text: articleLabel(source), lang: undefined };
+}
+
+function headingHtml(heading: { text: string; lang: string | undefined }): string {
+  return `<h4${langAttribute(heading.lang)}>${escapeHtml(heading.text)}</h4>`;
+}
+
+/**
+ * A summary as HTML: the model's Markdown rendered with only a safe subset, raw HTML escaped;
+ * in an element marked with the summaries' language when it is not English.
+ */
+function summaryHtml(text: string | null, page: Languages): string {
+  const { words } = page;
+  if (text === null) {
+    return `<p class="missing"${langAttribute(words.lang)}>${escapeHtml(words.noSummary)}</p>`;
+  }
+  const html = citationsAsHtml(modelTextToHtml(text, "h5"));
+  const lang = langAttribute(page.summaries);
+  return lang === "" ? html : `<div class="summary"${lang}>\n${html}\n</div>`;
 }
