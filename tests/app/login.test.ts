@@ -115,7 +115,7 @@ describe("login throttling", () => {
 });
 
 describe("createLoginThrottle()", () => {
-  test("doubles up to the cap, forgets a quiet client, and forgets a client that got it right", () => {
+  test("doubles up to the cap and forgets a quiet client", () => {
     const throttle = createLoginThrottle({
       freeFailures: 1,
       firstLockMs: 100,
@@ -127,9 +127,26 @@ describe("createLoginThrottle()", () => {
     expect([2, 3, 4, 5].map(() => throttle.failed("a", 0).lockedMs)).toEqual([100, 200, 350, 350]);
     expect(throttle.waitMs("a", 100)).toBe(250);
     expect(throttle.failed("a", 20_000)).toEqual({ failures: 1, lockedMs: 0 });
-    throttle.failed("a", 20_000);
-    throttle.succeeded("a");
-    expect(throttle.failed("a", 20_000)).toEqual({ failures: 1, lockedMs: 0 });
+  });
+
+  test("a credential that was right before is looked at through a lockout; others wait, the count stays", () => {
+    const throttle = createLoginThrottle({
+      freeFailures: 0,
+      firstLockMs: 1000,
+      rememberRightMs: 60_000,
+    });
+    throttle.succeeded("right-token", 0);
+    expect(throttle.failed("a", 0)).toEqual({ failures: 1, lockedMs: 1000 });
+    expect(throttle.waitMs("a", 0)).toBe(1000);
+    expect(throttle.waitMs("a", 0, "a-guess")).toBe(1000);
+    expect(throttle.waitMs("a", 0, "right-token")).toBe(0);
+    // A right request does not forgive the address: a guesser behind it gets no free tries.
+    throttle.succeeded("right-token", 500);
+    expect(throttle.failed("a", 1000)).toEqual({ failures: 2, lockedMs: 2000 });
+    // Unused for longer than rememberRightMs, it waits like any other.
+    expect(throttle.waitMs("a", 2000, "right-token")).toBe(0);
+    throttle.failed("a", 70_000);
+    expect(throttle.waitMs("a", 70_000, "right-token")).toBeGreaterThan(0);
   });
 
   test("remembers at most maxClients, dropping the least recently failed", () => {

@@ -21,6 +21,11 @@ export function generateApiToken(random: (bytes: number) => string = randomToken
   return `${API_TOKEN_PREFIX}${random(32)}`;
 }
 
+/** Whether a value has an API token's shape: `inv_` and 43 base64url characters (256 bits). */
+export function looksLikeApiToken(value: string): boolean {
+  return /^inv_[A-Za-z0-9_-]{43}$/.test(value);
+}
+
 export function hashApiToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }

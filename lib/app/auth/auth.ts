@@ -5,7 +5,7 @@ import type { Logger } from "../../log.ts";
 import { safeEqual } from "../../secrets.ts";
 import type { ApiToken, ApiTokenRepo, SessionRevocations } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
-import { tokenAllows, verifyApiToken } from "./api-tokens.ts";
+import { looksLikeApiToken, tokenAllows, verifyApiToken } from "./api-tokens.ts";
 import { SESSION_COOKIE, type SessionSigner } from "./session.ts";
 
 export const LOGIN_PATH = "/admin/login";
@@ -102,9 +102,9 @@ export function checkToken(
 ): "ok" | "wrong" | "locked" {
   const client = clientOf(c);
   const nowMs = auth.now().getTime();
-  if (auth.throttle.waitMs(client, nowMs) > 0) return "locked";
+  if (auth.throttle.waitMs(client, nowMs, token) > 0) return "locked";
   if (auth.adminToken !== null && safeEqual(token, auth.adminToken)) {
-    auth.throttle.succeeded(client);
+    auth.throttle.succeeded(token, nowMs);
     return "ok";
   }
   recordWrong(c, auth, `admin ${via}`);
@@ -113,7 +113,10 @@ export function checkToken(
 
 /**
  * A bearer token under the throttle: ADMIN_TOKEN, the API token it is, locked while the client
- * must wait, or refused with the reason (counted and logged as wrong).
+ * must wait, or refused with the reason (counted and logged as wrong). A value shaped as an API
+ * token is looked up even while the client is locked out: it is 256 random bits, which no rate
+ * of guessing finds, so a neighbour's wrong tries must not hold a valid one back; a wrong one
+ * then gets the lockout's answer.
  */
 async function checkBearer(
   c: Context<AppEnv>,
@@ -127,18 +130,20 @@ async function checkBearer(
 > {
   const client = clientOf(c);
   const nowMs = auth.now().getTime();
-  if (auth.throttle.waitMs(client, nowMs) > 0) return { kind: "locked" };
+  const locked = auth.throttle.waitMs(client, nowMs, bearer) > 0;
+  if (locked && !looksLikeApiToken(bearer)) return { kind: "locked" };
   if (auth.adminToken !== null && safeEqual(bearer, auth.adminToken)) {
-    auth.throttle.succeeded(client);
+    auth.throttle.succeeded(bearer, nowMs);
     return { kind: "admin" };
   }
   const verdict = auth.tokens
     ? await verifyApiToken(auth.tokens, bearer, nowMs)
     : { kind: "unknown" as const };
   if (verdict.kind === "valid") {
-    auth.throttle.succeeded(client);
+    auth.throttle.succeeded(bearer, nowMs);
     return { kind: "token", token: verdict.token };
   }
+  if (locked) return { kind: "locked" };
   if (verdict.kind === "expired") {
     const { name, expiresAt } = verdict.token;
     recordWrong(c, auth, `expired API token "${name}"`);

@@ -35,15 +35,15 @@ export function createMetricsApp(
     const now = options.now ?? Date.now;
     app.use("/metrics", async (c, next) => {
       const client = clientKey(c.env?.requestIP?.(c.req.raw)?.address);
-      const wait = throttle.waitMs(client, now());
+      const match = c.req.header("authorization")?.match(/^Bearer\s+(\S+)\s*$/i);
+      const wait = throttle.waitMs(client, now(), match?.[1]);
       if (wait > 0) {
         const seconds = Math.ceil(wait / 1000);
         c.header("Retry-After", String(seconds));
         return c.text(`Too many wrong tokens from this address: try again in ${seconds} s\n`, 429);
       }
-      const match = c.req.header("authorization")?.match(/^Bearer\s+(\S+)\s*$/i);
       if (match?.[1] !== undefined && safeEqual(match[1], adminToken)) {
-        throttle.succeeded(client);
+        throttle.succeeded(match[1], now());
         return next();
       }
       if (match?.[1] !== undefined) {
