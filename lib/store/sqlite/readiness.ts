@@ -12,7 +12,8 @@ const LOW_SPACE_BYTES = 1_048_576;
  * Whether the SQLite database can take writes now: null, or the one line saying why not. The
  * write probe takes the write lock and rewrites the schema version to itself, then rolls back:
  * a read-only file (which SQLite opens read-only without a word) fails it, and nothing reaches
- * the disk. A full disk shows only at a commit, so the free space is read instead.
+ * the disk. A full disk shows only at a commit, so the free space is read instead. Throws
+ * SQLITE_BUSY (another writer holds the lock) for the caller to wait its turn.
  */
 export function sqliteReadiness(
   db: Database,
@@ -29,6 +30,8 @@ export function sqliteReadiness(
       db.run("ROLLBACK");
     }
   } catch (error) {
+    // Another writer holds the lock: the caller waits its turn (the store retries while busy).
+    if (String((error as { code?: unknown }).code ?? "").startsWith("SQLITE_BUSY")) throw error;
     return (
       explainSqliteFailure(error, path) ?? `the database did not take a write: ${String(error)}`
     );

@@ -203,7 +203,11 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     reachable: true,
     untilReachable: async () => {},
     isUnreachable: () => false,
-    readiness: () => exclusive(async () => sqliteReadiness(db)),
+    readiness: () =>
+      exclusive(async () => sqliteReadiness(db)).catch((error: unknown) => {
+        if (!isBusy(error)) throw error;
+        return "the database is locked: another process held its write lock for over 5 s";
+      }),
     explainFailure: (error) => explainSqliteFailure(error, db.filename),
     async close() {
       if (closed) return;
