@@ -1,6 +1,7 @@
 import type { Env } from "../config/env.ts";
 import { type DatabaseTarget, describeDatabase } from "../store/database-url.ts";
 import { explainWriteFailure, type OpenStoreOptions, openStore } from "../store/open.ts";
+import type { WebhookFields } from "../webhooks/definition/field-faces.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { generateSecret } from "../webhooks/sending/signing.ts";
 import { databaseSource, loadDatabaseTarget } from "../worker/config.ts";
@@ -17,6 +18,8 @@ export interface CliDeps {
   generateSecret?: () => string;
   /** Reads an @FILE flag value (--body-template, --condition); UTF-8 text. */
   readFile?: (path: string) => string;
+  /** The webhook fields of add, update and list (default WEBHOOK_FIELDS; a test's adds its own). */
+  webhookFields?: WebhookFields;
 }
 
 export interface CliContext {

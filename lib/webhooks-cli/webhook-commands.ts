@@ -6,29 +6,24 @@ import { UsageError } from "../config/errors.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { escapeControl } from "../text/control.ts";
 import { maskUrlPassword } from "../text/url-credentials.ts";
+import type { WebhookFields } from "../webhooks/definition/field-faces.ts";
+import { WEBHOOK_FIELDS } from "../webhooks/definition/field-table.ts";
 import { rotationPatch } from "../webhooks/definition/rotation.ts";
 import { saveWebhook } from "../webhooks/definition/save.ts";
-import {
-  checkContentType,
-  checkMaxPerSecond,
-  checkMethod,
-  checkName,
-  checkUrl,
-} from "../webhooks/definition/validate.ts";
-import type { Webhook, WebhookPatch } from "../webhooks/model.ts";
+import type { Webhook } from "../webhooks/model.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { urlRefusalWarning } from "../webhooks/sending/url-refusal.ts";
 import { commonArgs, stringFlag } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
-import { eventsFlag, field, graceSecondsFlag, headerFlags, secretFlag } from "./field-flags.ts";
-import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
 import {
-  clearOptionArgs,
-  optionArgs,
+  clearArgs,
+  fieldArgs,
+  graceSecondsFlag,
   optionNotes,
-  readOptionFlags,
+  readFieldFlags,
   refuseSave,
-} from "./webhook-options.ts";
+} from "./field-flags.ts";
+import { json, oneLine, safe, table, time, webhookJson } from "./format.ts";
 
 /** A webhook by id or by name; a one-line UsageError when there is none. */
 export async function findWebhook(store: Store, ref: string): Promise<Webhook> {
@@ -41,128 +36,45 @@ export async function findWebhook(store: Store, ref: string): Promise<Webhook> {
   return webhook;
 }
 
-const fieldArgs = {
-  url: { type: "string", description: "payload URL (http or https)", valueHint: "url" },
-  events: {
-    type: "string",
-    description:
-      "comma list of item.created, item.updated, item.deleted (* for all three), webhook.disabled, delivery.exhausted",
-    valueHint: "list",
-  },
-  method: {
-    type: "string",
-    description: "POST, PUT, PATCH, DELETE or GET",
-    valueHint: "method",
-  },
-  "content-type": {
-    type: "string",
-    description: "Content-Type header",
-    valueHint: "type",
-  },
-  header: {
-    type: "string",
-    description: "extra header 'Name: Value' (repeat for several)",
-    valueHint: "'K: V'",
-  },
-  secret: { type: "string", description: "signing secret whsec_…" },
-  "max-per-second": {
-    type: "string",
-    description: "send at most this many deliveries a second, across all workers (0: no limit)",
-    valueHint: "n",
-  },
-  ...optionArgs,
-} as const;
-
-/** What `add` does with a flag left out; `update` leaves that field as it is, so says none. */
-const ADD_DEFAULTS: Partial<Record<keyof typeof fieldArgs, string>> = {
-  events: "[default *]",
-  method: "[default POST]",
-  "content-type": "[default application/json]",
-  secret: "(generated when left out)",
-  "max-per-second": "[default 0]",
-  "body-template": "(default: the JSON body)",
-  "ssl-verify": "[default on]",
-  ordered: "[default off]",
-};
-
-/** fieldArgs with what add does when each is left out. */
-function addFieldArgs(): typeof fieldArgs {
-  const entries = Object.entries(fieldArgs).map(([flag, def]) => {
-    const fallback = ADD_DEFAULTS[flag as keyof typeof fieldArgs];
-    return [flag, fallback ? { ...def, description: `${def.description} ${fallback}` } : def];
-  });
-  return Object.fromEntries(entries) as typeof fieldArgs;
-}
-
-function describe(webhook: Webhook): string {
+function describe(webhook: Webhook, fields: WebhookFields): string {
   const state = webhook.enabled
     ? "enabled"
     : `disabled${webhook.disabledReason ? ` (${oneLine(webhook.disabledReason)})` : ""}`;
   const rate = webhook.maxPerSecond === null ? "" : `, at most ${webhook.maxPerSecond}/s`;
-  const options = optionNotes(webhook)
+  const options = optionNotes(fields, webhook)
     .map((note) => `, ${note}`)
     .join("");
   return `Webhook ${webhook.id} "${safe(webhook.name)}": ${webhook.method} ${safe(maskUrlPassword(webhook.url))}, events ${webhook.events.join(",")}${rate}${options}, ${state}`;
 }
 
 export function addCommand(deps: CliDeps) {
-  const args = {
-    name: { type: "string", description: "unique name", required: true },
-    ...addFieldArgs(),
-    url: { ...fieldArgs.url, required: true },
-    disabled: { type: "boolean", description: "create it disabled" },
-    ...commonArgs,
-  } as const;
+  const fields = deps.webhookFields ?? WEBHOOK_FIELDS;
+  const args = { ...fieldArgs(fields, "add"), ...commonArgs } as const satisfies ArgsDef;
   return defineCommand({
     meta: { name: "add", description: "Add a webhook; a secret is generated and shown once" },
     args,
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
-      const name = field("name", flags.name, checkName);
-      const url = field("url", stringFlag(flags.url, "url") ?? missing("--url"), checkUrl);
-      const method = field("method", stringFlag(flags.method, "method") ?? "POST", checkMethod);
-      const contentType = field(
-        "content-type",
-        stringFlag(flags["content-type"], "content-type") ?? "application/json",
-        checkContentType,
-      );
-      const events = eventsFlag(stringFlag(flags.events, "events") ?? "*");
-      const headers = headerFlags(rawArgs);
-      const given = stringFlag(flags.secret, "secret");
-      const secretArg = given === undefined ? undefined : secretFlag(given);
-      const rate = stringFlag(flags["max-per-second"], "max-per-second");
-      const maxPerSecond =
-        rate === undefined ? null : field("max-per-second", rate, checkMaxPerSecond);
-      const options = readOptionFlags(flags, deps.readFile);
+      const given = readFieldFlags(fields, { flags, rawArgs, command: "add" }, deps.readFile);
       const allow = workersAllowList(deps);
       await withStore(deps, flags, async ({ store, out, generateSecret }) => {
-        const fields = {
-          name,
-          url,
-          method,
-          contentType,
-          headers,
-          events,
-          maxPerSecond,
-          ...options,
-        };
         const saved = await saveWebhook(store.webhooks, {
           before: null,
-          fields: { ...fields, secret: secretArg, enabled: flags.disabled !== true },
+          fields: given,
           generateSecret,
         });
-        if (!saved.ok) refuseSave(saved.refused);
+        if (!saved.ok) refuseSave(fields, saved.refused);
         const { webhook } = saved;
-        const secret = webhook.secret;
+        const generated = given.secret === undefined ? webhook.secret : null;
         if (flags.json) {
-          out(json({ webhook: webhookJson(webhook), secret: secretArg ? undefined : secret }));
+          out(json({ webhook: webhookJson(webhook), secret: generated ?? undefined }));
           return;
         }
         // The secret first: `webhooks add … | head -1` must not lose what is shown only once.
-        if (!secretArg) {
-          out(`Signing secret (shown only now; receivers verify with it): ${secret}`);
+        if (generated) {
+          out(`Signing secret (shown only now; receivers verify with it): ${generated}`);
         }
-        out(`Added ${describe(webhook)}`);
+        out(`Added ${describe(webhook, fields)}`);
         await warnIfRefused(deps, webhook.url, allow);
       });
     },
@@ -183,11 +95,8 @@ async function warnIfRefused(deps: CliDeps, url: string, allow: AllowList): Prom
   if (warning !== null) (deps.err ?? deps.out)(`warning: ${warning}`);
 }
 
-function missing(flag: string): never {
-  throw new UsageError(`${flag} is required`);
-}
-
 export function listCommand(deps: CliDeps) {
+  const fields = deps.webhookFields ?? WEBHOOK_FIELDS;
   const args = { ...commonArgs } as const;
   return defineCommand({
     meta: { name: "list", description: "List webhooks" },
@@ -221,7 +130,7 @@ export function listCommand(deps: CliDeps) {
         const withHealth = lines.flatMap((line, i) => {
           const w = webhooks[i];
           if (!w) return [line];
-          const notes = optionNotes(w).map((note) => `    ${note}`);
+          const notes = optionNotes(fields, w).map((note) => `    ${note}`);
           if (!w.enabled) {
             const why = w.disabledReason ? `: ${oneLine(w.disabledReason)}` : "";
             return [line, `    disabled ${time(w.disabledAt)}${why}`, ...notes];
@@ -238,11 +147,10 @@ export function listCommand(deps: CliDeps) {
 }
 
 export function updateCommand(deps: CliDeps) {
+  const fields = deps.webhookFields ?? WEBHOOK_FIELDS;
   const args = {
     webhook: { type: "positional", description: "webhook id or name", required: true },
-    name: { type: "string", description: "new name" },
-    ...fieldArgs,
-    "clear-headers": { type: "boolean", description: "remove every extra header" },
+    ...fieldArgs(fields, "update"),
     "rotate-secret": {
       type: "boolean",
       description: "generate a new secret (shown once); the old one signs too for a grace period",
@@ -253,9 +161,9 @@ export function updateCommand(deps: CliDeps) {
       valueHint: "s",
     },
     "remove-secret": { type: "boolean", description: "send unsigned requests" },
-    ...clearOptionArgs,
+    ...clearArgs(fields),
     ...commonArgs,
-  } as const;
+  } as const satisfies ArgsDef;
   return defineCommand({
     meta: helpMeta({
       name: "update",
@@ -265,24 +173,6 @@ export function updateCommand(deps: CliDeps) {
     args,
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args, { maxPositionals: 1 });
-      const patch: WebhookPatch = {};
-      const name = stringFlag(flags.name, "name");
-      if (name !== undefined) patch.name = field("name", name, checkName);
-      const url = stringFlag(flags.url, "url");
-      if (url !== undefined) patch.url = field("url", url, checkUrl);
-      const method = stringFlag(flags.method, "method");
-      if (method !== undefined) patch.method = field("method", method, checkMethod);
-      const contentType = stringFlag(flags["content-type"], "content-type");
-      if (contentType !== undefined) {
-        patch.contentType = field("content-type", contentType, checkContentType);
-      }
-      const events = stringFlag(flags.events, "events");
-      if (events !== undefined) patch.events = eventsFlag(events);
-      const headers = headerFlags(rawArgs);
-      if (flags["clear-headers"] && headers.length > 0) {
-        throw new UsageError("Give either --clear-headers or --header, not both");
-      }
-      if (headers.length > 0 || flags["clear-headers"]) patch.headers = headers;
       const secretChoices = [
         flags.secret !== undefined,
         flags["rotate-secret"],
@@ -291,16 +181,12 @@ export function updateCommand(deps: CliDeps) {
       if (secretChoices.filter(Boolean).length > 1) {
         throw new UsageError("Give only one of --secret, --rotate-secret and --remove-secret");
       }
-      const secret = stringFlag(flags.secret, "secret");
-      if (secret !== undefined) patch.secret = secretFlag(secret);
+      const patch = readFieldFlags(fields, { flags, rawArgs, command: "update" }, deps.readFile);
       const graceSeconds = graceSecondsFlag(flags);
       if (flags["remove-secret"]) patch.secret = null;
-      const rate = stringFlag(flags["max-per-second"], "max-per-second");
-      if (rate !== undefined) patch.maxPerSecond = field("max-per-second", rate, checkMaxPerSecond);
-      Object.assign(patch, readOptionFlags(flags, deps.readFile));
       const allow = workersAllowList(deps);
       await withStore(deps, flags, async ({ store, out, generateSecret, now }) => {
-        const webhook = await findWebhook(store, flags.webhook);
+        const webhook = await findWebhook(store, String(flags.webhook));
         if (flags["rotate-secret"]) {
           const secret = generateSecret();
           Object.assign(patch, rotationPatch(webhook, { secret, graceSeconds, now: now() }));
@@ -310,7 +196,7 @@ export function updateCommand(deps: CliDeps) {
         }
         // A URL copied from list or show: its *** stands for the stored password (saveWebhook).
         const saved = await saveWebhook(store.webhooks, { before: webhook, fields: patch });
-        if (!saved.ok) refuseSave(saved.refused);
+        if (!saved.ok) refuseSave(fields, saved.refused);
         const updated = saved.webhook;
         const shownSecret = flags["rotate-secret"] ? patch.secret : undefined;
         if (flags.json) {
@@ -322,7 +208,7 @@ export function updateCommand(deps: CliDeps) {
         if (shownSecret && updated.previousSecretUntil !== null) {
           out(`The previous secret signs too until ${time(updated.previousSecretUntil)}`);
         }
-        out(`Updated ${describe(updated)}`);
+        out(`Updated ${describe(updated, fields)}`);
         if (patch.url !== undefined) await warnIfRefused(deps, updated.url, allow);
       });
     },
@@ -357,7 +243,7 @@ function toggleCommand(deps: CliDeps, enable: boolean) {
         out(
           flags.json
             ? json(webhookJson(updated))
-            : `${enable ? "Enabled" : "Disabled"} ${describe(updated)}`,
+            : `${enable ? "Enabled" : "Disabled"} ${describe(updated, deps.webhookFields ?? WEBHOOK_FIELDS)}`,
         );
       });
     },

@@ -3,6 +3,7 @@ import { createApp } from "../../lib/app/create-app.ts";
 import { parseAllowList, type Resolver } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import type { WebhookFields } from "../../lib/webhooks/definition/field-faces.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 
 export const ORIGIN = "http://localhost";
@@ -17,6 +18,8 @@ export function testApp(
     webhookAllowList?: string;
     /** Resolves webhook host names for those warnings; default: a global address. */
     resolve?: Resolver;
+    /** The webhook fields (default WEBHOOK_FIELDS): a test's table with a row of its own. */
+    webhookFields?: WebhookFields;
   } = {},
 ) {
   const clock = { now: T0 };
@@ -37,6 +40,7 @@ export function testApp(
     generateSecret: () => `whsec_${Buffer.alloc(24, ++secrets).toString("base64")}`,
     // Webhook host names (for the form's SSRF warnings) resolve to a global address; no DNS.
     resolve: options.resolve ?? (async () => ["93.184.216.34"]),
+    webhookFields: options.webhookFields,
   });
   return { app, store, clock, logger, client: createClient(app) };
 }
