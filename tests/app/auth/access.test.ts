@@ -58,11 +58,15 @@ async function world(options: { adminToken: string | null; tokensExist: boolean 
   return { store, app, tokens } satisfies World;
 }
 
-/** Every method and path the app answers under /api but its public description. */
+/** Every method and path the app answers under /api but its public description, and /metrics. */
 function apiRoutes(app: World["app"]): Array<{ method: string; path: string }> {
   const seen = new Set<string>();
   return app.routes
-    .filter((r) => r.method !== "ALL" && r.path.startsWith("/api/") && !r.path.endsWith(".json"))
+    .filter(
+      (r) =>
+        r.method !== "ALL" &&
+        ((r.path.startsWith("/api/") && !r.path.endsWith(".json")) || r.path === "/metrics"),
+    )
     .map((r) => ({ method: r.method, path: r.path.replaceAll(/:\w+/g, "1") }))
     .filter(({ method, path }) => {
       const key = `${method} ${path}`;
@@ -97,7 +101,7 @@ const modes = [
   { adminToken: false, tokensExist: false },
 ];
 
-describe("every /api route by credential", () => {
+describe("every /api route and /metrics by credential", () => {
   for (const mode of modes) {
     const title = `${mode.adminToken ? "with" : "without"} ADMIN_TOKEN, ${mode.tokensExist ? "API tokens existing" : "no API token"}`;
     test(title, async () => {
