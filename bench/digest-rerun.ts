@@ -64,6 +64,49 @@ export async function measureRerun(rates: Rates, prefixCache: boolean): Promise<
   }
 }
 
+/** The same front page a day later, with the cache and an archive: how much of 20 minutes it uses. */
+export interface NextDayCost {
+  rates: Rates;
+  firstMinutes: number;
+  nextMinutes: number;
+  calls: number;
+}
+
+/**
+ * Today's front page, then a day later the same stories with threads 10 % longer and two new
+ * ones, with the cache and `--archive`: yesterday's articles are reused, every discussion is a
+ * day old and made again, so the run should use its whole default budget.
+ */
+export async function measureNextDay(rates: Rates): Promise<NextDayCost> {
+  const home = mkdtempSync(join(tmpdir(), "bench-digest-nextday-"));
+  try {
+    const today = frontPageToday();
+    const flags = { archive: join(home, "archive") };
+    const first = await digestOnce(home, today, rates, {
+      prefixCache: true,
+      startAt: MORNING,
+      flags,
+    });
+    const next = await digestOnce(home, frontPageHourLater(today), rates, {
+      prefixCache: true,
+      startAt: first.endedAt + 24 * HOUR,
+      flags,
+    });
+    return {
+      rates,
+      firstMinutes: first.modelledMs / 60_000,
+      nextMinutes: next.modelledMs / 60_000,
+      calls: next.calls,
+    };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+export function nextDayLine(cost: NextDayCost): string {
+  return `${cost.rates.label.padEnd(20)} first day ${cost.firstMinutes.toFixed(2)} min · the next day ${cost.nextMinutes.toFixed(2)} min (${cost.calls} calls) = ${((100 * cost.nextMinutes) / 20).toFixed(1)} % of the default 20 min`;
+}
+
 /**
  * What Ollama's prefix cache saves on a first run with no time budget (every prompt its whole
  * window, so the prompts are the same with the cache on and off): modelled minutes off and on.

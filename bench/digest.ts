@@ -39,9 +39,11 @@ import { measureOpenAiBudget } from "./digest-openai.ts";
 import { measureReach, reachLine } from "./digest-reach.ts";
 import {
   fillLine,
+  measureNextDay,
   measurePrefixCache,
   measureRerun,
   measureWindowFill,
+  nextDayLine,
   rerunLine,
 } from "./digest-rerun.ts";
 
@@ -187,6 +189,10 @@ async function bench(env: Record<string, string | undefined>): Promise<void> {
       print(rerunLine(await measureRerun(rates, prefixCache)));
   }
   if (cpu) {
+    print(
+      "the next day with --archive (yesterday's articles cached, every discussion a day old and grown), default budget:",
+    );
+    print(nextDayLine(await measureNextDay(cpu)));
     const saving = await measurePrefixCache(cpu);
     const percent = (100 * (saving.off - saving.on)) / saving.off;
     print(
