@@ -16,6 +16,7 @@ import type { Store } from "../webhooks/ports.ts";
 import { generateSecret as defaultGenerateSecret } from "../webhooks/sending/signing.ts";
 import { urlRefusalWarning } from "../webhooks/sending/url-refusal.ts";
 import { adminNotFound, createAdmin } from "./admin/admin.tsx";
+import { idempotencyMiddleware } from "./api/idempotency.ts";
 import { OPENAPI_PATH, openApiDocument } from "./api/openapi.ts";
 import { apiCrossSiteGuard } from "./auth/api-cross-site.ts";
 import { type AdminAuth, authMiddleware } from "./auth/auth.ts";
@@ -126,6 +127,15 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
   app.get(OPENAPI_PATH, async (c) => c.json(await document()));
   app.use("/api/*", authMiddleware(auth));
   app.use("/api/*", apiCrossSiteGuard());
+  // After who and from where: keys are per credential, and a refused request keeps none.
+  app.use(
+    "/api/*",
+    idempotencyMiddleware({
+      keys: store.idempotency,
+      now: () => now().getTime(),
+      maxBodyBytes: limitBytes,
+    }),
+  );
   app.use("/metrics", authMiddleware(auth));
 
   app.get("/", (c) => c.redirect("/admin", 302));

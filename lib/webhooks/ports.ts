@@ -229,6 +229,35 @@ export interface SessionRevocations {
   isRevoked(id: string): Promise<boolean>;
 }
 
+/** What an Idempotency-Key holds: the request it was first used for and, once answered, the answer. */
+export interface IdempotencyRecord {
+  /** A hash of the first request's method, path and body. */
+  fingerprint: string;
+  /** The first request's answer; null while it is still being handled. */
+  answer: { status: number; headers: Record<string, string>; body: string } | null;
+}
+
+/** Idempotency keys of API POSTs (Stripe's and Svix's `Idempotency-Key`), each kept until it expires. */
+export interface IdempotencyKeys {
+  /**
+   * Takes `key` of `scope` for a request with `fingerprint` until `expiresAt` (epoch ms): null when
+   * it was free (or expired), so this request goes on; else what the key already holds.
+   */
+  begin(
+    scope: string,
+    key: string,
+    request: { fingerprint: string; now: number; expiresAt: number },
+  ): Promise<IdempotencyRecord | null>;
+  /** Keeps the answer of the request that took `key`, for its repeats. */
+  finish(
+    scope: string,
+    key: string,
+    answer: NonNullable<IdempotencyRecord["answer"]>,
+  ): Promise<void>;
+  /** Frees `key` (the request failed on the server's side: a repeat runs it again). */
+  abandon(scope: string, key: string): Promise<void>;
+}
+
 /** An API token as listed: never the token itself, which only its holder has. */
 export interface ApiToken {
   name: string;
@@ -279,6 +308,7 @@ export interface Store extends Repos {
   readonly kind: "sqlite" | "postgres";
   sessions: SessionRevocations;
   tokens: ApiTokenRepo;
+  idempotency: IdempotencyKeys;
   transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
   /**
    * Resolves soon after another connection or process may have enqueued work (SQLite: a

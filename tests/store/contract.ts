@@ -1621,6 +1621,41 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describe("idempotency keys", () => {
+      const request = (fingerprint: string, now = T0) => ({
+        fingerprint,
+        now,
+        expiresAt: now + 1000,
+      });
+      const answer = { status: 201, headers: { "content-type": "application/json" }, body: "{}" };
+
+      test("begin() takes a free key once; the record says the first request and, once kept, its answer", async () => {
+        expect(await store.idempotency.begin("s", "k", request("f1"))).toBeNull();
+        expect(await store.idempotency.begin("s", "k", request("f2"))).toEqual({
+          fingerprint: "f1",
+          answer: null,
+        });
+        await store.idempotency.finish("s", "k", answer);
+        const other = await another();
+        expect(await other.idempotency.begin("s", "k", request("f1"))).toEqual({
+          fingerprint: "f1",
+          answer,
+        });
+        // Scopes are apart; an expired key is free again.
+        expect(await store.idempotency.begin("t", "k", request("f9"))).toBeNull();
+        expect(await store.idempotency.begin("s", "k", request("f3", T0 + 1000))).toBeNull();
+      });
+
+      test("abandon() frees a key whose request has no kept answer, never one that has", async () => {
+        expect(await store.idempotency.begin("s", "a", request("f1"))).toBeNull();
+        await store.idempotency.abandon("s", "a");
+        expect(await store.idempotency.begin("s", "a", request("f2"))).toBeNull();
+        await store.idempotency.finish("s", "a", answer);
+        await store.idempotency.abandon("s", "a");
+        expect((await store.idempotency.begin("s", "a", request("f3")))?.fingerprint).toBe("f2");
+      });
+    });
+
     describe("api tokens", () => {
       test("create(), findByHash() and list() by name; the hash is never listed", async () => {
         const monitor = await store.tokens.create({

@@ -97,11 +97,34 @@ export function openApiDocument<E extends Env>(
       exclude: [OPENAPI_PATH],
       // The API answers 400 itself (fieldErrors), described per route above.
       defaultValidationErrorResponse: false,
-    }).catch((error: unknown) => {
-      // Kept only once made: a failed generation is tried again by the next request.
-      document = undefined;
-      throw error;
-    });
+    })
+      .then(withIdempotencyKeys)
+      .catch((error: unknown) => {
+        // Kept only once made: a failed generation is tried again by the next request.
+        document = undefined;
+        throw error;
+      });
     return document;
   };
+}
+
+/** The Idempotency-Key header (api/idempotency.ts), as every POST of the API takes it. */
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Makes a retried POST safe: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) without running twice; the same key with another request gets 409, as does a repeat while the first still runs. Per credential; 1 to 255 printable ASCII characters.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
+};
+
+/** Adds the Idempotency-Key parameter to every POST operation of a generated document. */
+function withIdempotencyKeys<T>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, { parameters?: unknown[] }>> })
+    .paths;
+  for (const item of Object.values(paths ?? {})) {
+    const post = item.post;
+    if (post !== undefined) post.parameters = [...(post.parameters ?? []), IDEMPOTENCY_KEY];
+  }
+  return document;
 }

@@ -205,6 +205,18 @@ export const MIGRATIONS: readonly string[] = [
     created_at BIGINT NOT NULL
   );
   `,
+  // 13: idempotency keys of API POSTs (as SQLite's 16).
+  `
+  CREATE TABLE idempotency_keys (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    answer TEXT,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (scope, key)
+  );
+  CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

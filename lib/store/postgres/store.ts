@@ -11,6 +11,7 @@ import { type ChangeListener, createChangeListener, createPollingListener } from
 import { storeClock } from "./clock.ts";
 import { type Db, isConnectionError, poolDb, transactionDb, urlOptions } from "./db.ts";
 import { createPostgresHealthRepo } from "./health.ts";
+import { createPostgresIdempotencyKeys } from "./idempotency.ts";
 import { createPostgresItemRepo } from "./items.ts";
 import { migrate } from "./migrations.ts";
 import { createPostgresEventRepo } from "./operational-events.ts";
@@ -169,6 +170,7 @@ export function createPostgresStore(
     kind: "postgres",
     sessions: createPostgresSessionRevocations(sql, options.now),
     tokens: createPostgresApiTokenRepo(sql, options.now),
+    idempotency: createPostgresIdempotencyKeys(sql),
     webhooks: joining("webhooks"),
     // A hint read from memory: not a database call, so not one that says it answered.
     queue: { ...joining("queue"), worthPlanning: pool.queue.worthPlanning },

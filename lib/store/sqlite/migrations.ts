@@ -369,4 +369,17 @@ export const MIGRATIONS: readonly string[] = [
     (SELECT max(object_id) FROM deliveries WHERE object_model = 'item'), 0))
   WHERE name = 'items';
   `,
+  // 16: idempotency keys of API POSTs (Idempotency-Key): the first request's hash and answer,
+  // each kept 24 hours (expired rows go as new keys come).
+  `
+  CREATE TABLE idempotency_keys (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    answer TEXT,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (scope, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+  `,
 ];

@@ -10,6 +10,7 @@ import { openSqlite } from "./connection.ts";
 import { explainSqliteFailure } from "./failure.ts";
 import { fileChange, fileIdentity } from "./file-safety.ts";
 import { createSqliteHealthRepo } from "./health.ts";
+import { createSqliteIdempotencyKeys } from "./idempotency.ts";
 import { createSqliteItemRepo } from "./items.ts";
 import { createMutex } from "./mutex.ts";
 import { createSqliteEventRepo } from "./operational-events.ts";
@@ -191,6 +192,7 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     kind: "sqlite",
     sessions: guarded(createSqliteSessionRevocations(db, options.now)),
     tokens: guarded(createSqliteApiTokenRepo(db, options.now)),
+    idempotency: guarded(createSqliteIdempotencyKeys(db)),
     webhooks: guarded(repos.webhooks),
     queue: guarded(repos.queue, ["plan", "worthPlanning"]),
     items: guarded(repos.items),

@@ -1,0 +1,105 @@
+import type { MiddlewareHandler } from "hono";
+import type { IdempotencyKeys } from "../../webhooks/ports.ts";
+import type { AppEnv } from "../context.ts";
+
+/** How long a key answers with its first answer (Stripe's and Svix's 24 hours). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** A key: 1 to 255 printable ASCII characters, no spaces (a UUID fits). */
+const KEY = /^[\x21-\x7e]{1,255}$/;
+/** Answer headers a repeat gets back as the first request got them. */
+const KEPT_HEADERS = ["content-type", "location"];
+
+/**
+ * `Idempotency-Key` on the API's POSTs: the first request with a key runs and its answer is kept
+ * for 24 hours; the same key with the same request (method, path, body) gets that answer again,
+ * marked `Idempotent-Replayed: true`, without running anything twice; with another request, 409.
+ * A repeat while the first still runs is 409 too (try again). An answer of 5xx is not kept, so a
+ * repeat runs again. Keys are per credential (the admin, each API token): two clients never meet.
+ * A body over `maxBodyBytes` is left to the route (413) and keeps no key.
+ */
+export function idempotencyMiddleware(options: {
+  keys: IdempotencyKeys;
+  now: () => number;
+  maxBodyBytes: number;
+}): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const key = c.req.header("idempotency-key");
+    if (c.req.method !== "POST" || key === undefined) return next();
+    if (!KEY.test(key)) {
+      return c.json(
+        { error: "Idempotency-Key must be 1 to 255 printable ASCII characters without spaces" },
+        400,
+      );
+    }
+    const body = await boundedBody(c.req.raw.clone(), options.maxBodyBytes);
+    if (body === null) return next();
+    const scope = `${c.get("via")}:${c.get("username")}`;
+    const fingerprint = await fingerprintOf(c.req.method, c.req.path, body);
+    const now = options.now();
+    const found = await options.keys.begin(scope, key, {
+      fingerprint,
+      now,
+      expiresAt: now + IDEMPOTENCY_TTL_MS,
+    });
+    if (found !== null) {
+      if (found.fingerprint !== fingerprint) {
+        return c.json(
+          { error: "Idempotency-Key was already used with another request (method, path or body)" },
+          409,
+        );
+      }
+      if (found.answer === null) {
+        return c.json(
+          { error: "A request with this Idempotency-Key is still being handled: try again" },
+          409,
+        );
+      }
+      const { status, headers, body: text } = found.answer;
+      return new Response(text, {
+        status,
+        headers: { ...headers, "idempotent-replayed": "true" },
+      });
+    }
+    try {
+      await next();
+    } catch (error) {
+      await options.keys.abandon(scope, key);
+      throw error;
+    }
+    const answer = c.res;
+    if (answer.status >= 500) {
+      await options.keys.abandon(scope, key);
+      return;
+    }
+    const headers: Record<string, string> = {};
+    for (const name of KEPT_HEADERS) {
+      const value = answer.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    await options.keys.finish(scope, key, {
+      status: answer.status,
+      headers,
+      body: await answer.clone().text(),
+    });
+  };
+}
+
+/** The body's bytes, or null when it is larger than `max` (read no further than that). */
+async function boundedBody(request: Request, max: number): Promise<Uint8Array | null> {
+  if (request.body === null) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body) {
+    size += chunk.byteLength;
+    if (size > max) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function fingerprintOf(method: string, path: string, body: Uint8Array): Promise<string> {
+  const hasher = new Bun.CryptoHasher("sha256");
+  hasher.update(`${method} ${path}\n`);
+  hasher.update(body);
+  return hasher.digest("hex");
+}
