@@ -150,7 +150,7 @@ function outsideReferences(html: string, allowedLinks: Set<string>): string[] {
 }
 
 describe("bun run digest --email-to", () => {
-  test("one multipart/alternative message: dated subject, text and self-contained HTML, every title", async () => {
+  test("a multipart/alternative message to each reader alone: subject with date, count and headline, preheader, text and self-contained HTML", async () => {
     const smtp = await startFakeSmtp({ user: USER, password: PASSWORD });
     cleanups.push(smtp.stop);
     using fakes = world();
