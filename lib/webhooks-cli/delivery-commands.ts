@@ -124,7 +124,11 @@ export function retryCommand(deps: CliDeps) {
       description: "ids of failed deliveries or of ones waiting for a retry (sent now)",
       required: false,
     },
-    "all-failed": { type: "boolean", description: "retry every failed delivery" },
+    "all-failed": {
+      type: "boolean",
+      description:
+        "retry every failed delivery, and send now every one waiting for an automatic retry",
+    },
     ...commonArgs,
   } as const;
   return defineCommand({

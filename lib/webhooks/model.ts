@@ -269,6 +269,11 @@ export interface DeliverySearch {
   messageId?: string;
   /** Any of these states. */
   states?: readonly DeliveryState[];
+  /**
+   * Failed ones and those waiting for an automatic retry (queued after an attempt whose answer
+   * was not 2XX), as the admin's Failed list: "retry all failed". With `states`, both must hold.
+   */
+  failing?: boolean;
   event?: string;
   objectModel?: string;
   objectId?: number;

@@ -1621,6 +1621,29 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describe("failing deliveries", () => {
+      test("matchingIds({ failing }) finds failed ones and those waiting for an automatic retry", async () => {
+        const w = await store.webhooks.create({ name: "f", url: "https://e.example/" });
+        await store.queue.enqueueMany([change(), change(), change(), change()], {
+          webhookId: w.id,
+        });
+        const claims = await store.queue.claim({ workerId: "w", limit: 3, leaseMs: 1000, now: T0 });
+        const [failed, waiting, succeeded] = claims;
+        if (!failed || !waiting || !succeeded) throw new Error("expected three claims");
+        await store.queue.finish(failed, record({ statusCode: 500 }), { state: "failed" });
+        await store.queue.finish(waiting, record({ statusCode: 503 }), {
+          state: "queued",
+          nextAttemptAt: T0 + 60_000,
+        });
+        await store.queue.finish(succeeded, record({ statusCode: 200, outcome: "success" }), {
+          state: "successful",
+        });
+        expect(await store.queue.matchingIds({ failing: true }, 10)).toEqual(
+          [failed.delivery.id, waiting.delivery.id].sort((a, b) => a - b),
+        );
+      });
+    });
+
     describe("idempotency keys", () => {
       const request = (fingerprint: string, now = T0) => ({
         fingerprint,

@@ -529,6 +529,24 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     );
   });
 
+  test("retry --all-failed also sends now the deliveries waiting for an automatic retry", async () => {
+    const failed = await failedDelivery();
+    const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
+    if (!claim) throw new Error("nothing to claim");
+    await store.queue.finish(claim, record({ statusCode: 503, outcome: "http_error" }), {
+      state: "queued",
+      nextAttemptAt: T0 + 300_000,
+    });
+    expect(await cli("retry", "--all-failed")).toBe("Queued 2 deliveries again");
+    const after = await store.queue.list({ limit: 10 });
+    const byId = new Map(after.map((d) => [d.id, d]));
+    for (const id of [failed, claim.delivery.id]) {
+      expect(byId.get(id)).toMatchObject({ state: "queued", nextAttemptAt: T0 });
+    }
+    // Untouched: the one never attempted.
+    expect(after.filter((d) => d.attempts === 0)).toHaveLength(1);
+  });
+
   test("deliveries says attempt N of WEBHOOK_MAX_ATTEMPTS when the workers' cap is lower", async () => {
     const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
     if (!claim) throw new Error("nothing to claim");

@@ -62,14 +62,17 @@ export function retryMatching(
   return requeue(queue, { ...filter, states: ["failed"] }, write, { pace, cap: MAX_REPLAY });
 }
 
-/** Retries every failed delivery (the admin's "Retry all failed", the CLI's --all-failed). */
+/**
+ * Retries every failed delivery and every one waiting for an automatic retry, which is sent now
+ * (the admin's "Retry all failed", the CLI's --all-failed: what their Failed lists show).
+ */
 export async function retryAllFailed(
   queue: DeliveryQueue,
   now: number,
   pace: BulkPace = DEFAULT_PACE,
 ): Promise<number> {
   const write = (ids: number[]) => queue.retry(ids, now);
-  const done = await requeue(queue, { states: ["failed"] }, write, { pace, cap: Infinity });
+  const done = await requeue(queue, { failing: true }, write, { pace, cap: Infinity });
   return done.count;
 }
 

@@ -2,6 +2,10 @@ import type { Delivery, DeliverySearch } from "../../../webhooks/model.ts";
 import { type Db, toNumber } from "../db.ts";
 import { deliveryFromRow, type Int8, type ListedRow } from "./rows.ts";
 
+/** Failed, or queued after an attempt that was not 2XX (waiting for an automatic retry). */
+const FAILING = `d.state = 'failed' OR (d.state = 'queued' AND d.attempts > 0
+  AND (d.last_status IS NULL OR d.last_status NOT BETWEEN 200 AND 299))`;
+
 /**
  * The operator's filter (the API's and the CLI's) as one WHERE clause of only the conditions
  * given ($1, $2, … in `params`), so each combination is planned for what it asks: a webhook's
@@ -27,6 +31,7 @@ export function searchWhere(filter: DeliverySearch): { where: string; params: un
   if (filter.states !== undefined) {
     conditions.push(`d.state = ANY(${bind([...filter.states], "text[]")})`);
   }
+  if (filter.failing === true) conditions.push(`(${FAILING})`);
   if (filter.since !== undefined) {
     conditions.push(`d.created_at >= ${bind(filter.since, "bigint")}`);
   }

@@ -2,6 +2,10 @@ import type { Database } from "bun:sqlite";
 import type { Delivery, DeliverySearch } from "../../../webhooks/model.ts";
 import { deliveryFromRow, type ListedRow, type Params, payloadColumn } from "./rows.ts";
 
+/** Failed, or queued after an attempt that was not 2XX (waiting for an automatic retry). */
+const FAILING = `d.state = 'failed' OR (d.state = 'queued' AND d.attempts > 0
+  AND (d.last_status IS NULL OR d.last_status NOT BETWEEN 200 AND 299))`;
+
 /**
  * The operator's filter (the API's and the CLI's) as one WHERE clause of only the conditions
  * given, so each combination gets a plan of its own: a webhook's deliveries come from
@@ -28,6 +32,7 @@ export function searchWhere(filter: DeliverySearch): { where: string; params: Pa
     });
     conditions.push(names.length === 0 ? "0" : `d.state IN (${names.join(", ")})`);
   }
+  if (filter.failing === true) conditions.push(`(${FAILING})`);
   if (filter.since !== undefined) {
     conditions.push("d.created_at >= $since");
     params.since = filter.since;
