@@ -1,40 +1,24 @@
 /** @jsxImportSource hono/jsx */
 
 import { type Context, Hono } from "hono";
-import type { FieldErrors } from "../../../inventory/schemas.ts";
-import type { WebhookFields } from "../../../webhooks/definition/field-faces.ts";
-import { WEBHOOK_FIELDS } from "../../../webhooks/definition/field-table.ts";
 import { rotateSecret } from "../../../webhooks/definition/rotation.ts";
-import { checkSave, type SaveRefusal, saveWebhook } from "../../../webhooks/definition/save.ts";
+import { saveWebhook } from "../../../webhooks/definition/save.ts";
 import { checkGraceSeconds } from "../../../webhooks/definition/validate.ts";
-import { type BulkPace, replayDeliveries } from "../../../webhooks/delivery/replay.ts";
-import { DuplicateWebhookNameError } from "../../../webhooks/errors.ts";
-import type { ChangeEvent, Webhook, WebhookPatch } from "../../../webhooks/model.ts";
-import type { Store } from "../../../webhooks/ports.ts";
+import { replayDeliveries } from "../../../webhooks/delivery/replay.ts";
+import type { ChangeEvent, WebhookPatch } from "../../../webhooks/model.ts";
 import type { AppEnv } from "../../context.ts";
 import { DELIVERIES } from "../background-tasks/background-tasks-views.tsx";
-import { RecentDeliveries } from "../background-tasks/recent-deliveries.tsx";
-import { positiveInt } from "../format.ts";
-import { NotFoundPage } from "../not-found.tsx";
 import { withNotice } from "../notices.ts";
 import { pageContext, renderPage } from "../page.tsx";
+import { parseReplayForm, readReplayForm } from "./replay-form.tsx";
+import { SecretRotatedPage } from "./secret-rotation.tsx";
+import { emptyWebhookForm, parseWebhookForm } from "./webhook-form.ts";
 import {
-  EMPTY_REPLAY_FORM,
-  parseReplayForm,
-  ReplayForm,
-  type ReplayFormValues,
-  readReplayForm,
-} from "./replay-form.tsx";
-import { RotateSecretForm, SecretRotatedPage } from "./secret-rotation.tsx";
-import {
-  capitalised,
-  emptyWebhookForm,
-  parseWebhookForm,
-  readWebhookForm,
-  type WebhookFormValues,
-  webhookFormValues,
-} from "./webhook-form.ts";
-import { lastChangeBody, previewWebhook, sampleChangeBody } from "./webhook-preview.ts";
+  refusedErrors,
+  type WebhookPages,
+  type WebhookRouteDeps,
+  webhookPages,
+} from "./webhook-pages.tsx";
 import {
   WEBHOOKS,
   WebhookCreatedPage,
@@ -43,31 +27,25 @@ import {
 } from "./webhooks-views.tsx";
 
 /** Deliveries shown on a webhook's page (the link leads to all of them). */
-const RECENT_DELIVERIES = 10;
-
-export interface WebhookRouteDeps {
-  /** The retry schedule a new webhook's form offers (default day; the demo's: short). */
-  newWebhookRetrySchedule?: string;
-  store: Store;
-  now: () => Date;
-  generateSecret: () => string;
-  /** Whether workers will refuse a URL (lib/webhooks/sending/url-refusal.ts); null when they send. */
-  urlWarning: (url: string) => Promise<string | null>;
-  /** Chunks of a replay and the pause between them (default: DEFAULT_PACE). */
-  bulkPace?: BulkPace;
-  /** The webhook fields (default WEBHOOK_FIELDS; a test's table adds its own). */
-  fields?: WebhookFields;
-}
+const _RECENT_DELIVERIES = 10;
 
 /** Webhooks: list, create (secret shown once), edit, enable/disable, delete, Send test. */
 export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
-  const { store, now } = deps;
-  const fields = deps.fields ?? WEBHOOK_FIELDS;
+  const routes = new Hono<AppEnv>();
+  const pages = webhookPages(deps);
+  listAndCreateRoutes(routes, deps, pages);
+  routes.post("/preview", (c) => pages.preview(c));
+  webhookPageRoutes(routes, deps, pages);
+  webhookActionRoutes(routes, deps, pages);
+  return routes;
+}
+
+/** The list, the new webhook's form, and creating one (its secret shown once). */
+function listAndCreateRoutes(routes: Hono<AppEnv>, deps: WebhookRouteDeps, pages: WebhookPages) {
+  const { store } = deps;
+  const { fields, readForm, formWithErrors, duplicateNameResponse } = pages;
   const retrySchedule = deps.newWebhookRetrySchedule;
   const initial: Record<string, string> = retrySchedule === undefined ? {} : { retrySchedule };
-  const readForm = async (c: Context<AppEnv>) =>
-    readWebhookForm(await c.req.parseBody({ all: true }), fields);
-  const routes = new Hono<AppEnv>();
 
   routes.get("/", async (c) => {
     const webhooks = await store.webhooks.list();
@@ -114,35 +92,14 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
       return duplicateNameResponse(c, error, values);
     }
   });
+}
 
-  // The preview button posts the form as typed: it is shown again with what its templates and
-  // conditions make of the last change, or with its errors; nothing is saved.
-  async function preview(c: Context<AppEnv>, webhook?: Webhook) {
-    const values = await readForm(c);
-    const parsed = await parseWebhookForm(values, fields);
-    if (!parsed.ok) return formWithErrors(c, values, parsed.errors, 400, webhook);
-    const checked = await checkSave({ before: webhook ?? null, fields: parsed.webhook });
-    if (!checked.ok) return formWithErrors(c, values, refusedErrors(checked.refused), 400, webhook);
-    const last = await lastChangeBody(store.queue);
-    const body = last?.body ?? sampleChangeBody(now(), c.get("username"));
-    const source = last
-      ? `With the change of delivery ${last.delivery.id} (${last.delivery.event}, queued ${new Date(last.delivery.createdAt).toISOString()}).`
-      : "No change has been queued yet: with a sample item.";
-    const previewed = await previewWebhook(parsed.webhook, body, source);
-    return renderPage(
-      c,
-      <WebhookFormPage
-        page={pageContext(c)}
-        values={values}
-        webhook={webhook}
-        preview={previewed}
-        fields={fields}
-        urlWarning={previewed.error === null ? await deps.urlWarning(previewed.url) : null}
-      />,
-    );
-  }
-
-  routes.post("/preview", (c) => preview(c));
+/** A webhook's page, its preview, saving its form, replaying its deliveries, rotating its secret. */
+function webhookPageRoutes(routes: Hono<AppEnv>, deps: WebhookRouteDeps, pages: WebhookPages) {
+  const { store, now } = deps;
+  const { readForm, findWebhook, notFound, webhookPage, formWithErrors, duplicateNameResponse } =
+    pages;
+  const { fields, preview } = pages;
 
   routes.post("/:id/preview", async (c) => {
     const webhook = await findWebhook(c);
@@ -155,42 +112,6 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     if (!webhook) return notFound(c);
     return webhookPage(c, webhook);
   });
-
-  /** A webhook's page: its form, its recent deliveries and the Replay form. */
-  async function webhookPage(
-    c: Context<AppEnv>,
-    webhook: Webhook,
-    replay: { values: ReplayFormValues; errors?: Record<string, string[]> } = {
-      values: EMPTY_REPLAY_FORM,
-    },
-    status: 200 | 400 = 200,
-    rotation: { grace?: string; errors?: string[] } = {},
-  ) {
-    const page = pageContext(c);
-    const recent = await store.queue.list({ webhookId: webhook.id, limit: RECENT_DELIVERIES });
-    return renderPage(
-      c,
-      <WebhookFormPage
-        page={page}
-        values={webhookFormValues(webhook, fields)}
-        fields={fields}
-        webhook={webhook}
-        urlWarning={await deps.urlWarning(webhook.url)}
-      >
-        <RecentDeliveries
-          page={page}
-          title="Recent deliveries"
-          deliveries={recent}
-          allHref={`${DELIVERIES}?webhook=${webhook.id}`}
-          returnTo={`${WEBHOOKS}/${webhook.id}`}
-          nowMs={now().getTime()}
-        />
-        <ReplayForm page={page} action={`${WEBHOOKS}/${webhook.id}/replay`} {...replay} />
-        <RotateSecretForm page={page} webhook={webhook} nowMs={now().getTime()} {...rotation} />
-      </WebhookFormPage>,
-      status,
-    );
-  }
 
   routes.post("/:id/replay", async (c) => {
     const webhook = await findWebhook(c);
@@ -256,6 +177,12 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     const next = refused ? `${WEBHOOKS}/${webhook.id}` : WEBHOOKS;
     return c.redirect(withNotice(next, "webhook-updated"), 303);
   });
+}
+
+/** Enable, disable, delete, and Send test. */
+function webhookActionRoutes(routes: Hono<AppEnv>, deps: WebhookRouteDeps, pages: WebhookPages) {
+  const { store, now } = deps;
+  const { findWebhook, notFound } = pages;
 
   routes.post("/:id/enable", async (c) => {
     const webhook = await findWebhook(c);
@@ -300,54 +227,6 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     if (deliveryId === undefined) return c.redirect(withNotice(WEBHOOKS, "test-not-queued"), 303);
     return c.redirect(withNotice(`${DELIVERIES}/${deliveryId}`, "test-queued", deliveryId), 303);
   });
-
-  async function findWebhook(c: Context<AppEnv>): Promise<Webhook | null> {
-    const id = positiveInt(c.req.param("id"));
-    return id === null ? null : store.webhooks.get(id);
-  }
-
-  function notFound(c: Context<AppEnv>) {
-    return renderPage(c, <NotFoundPage page={pageContext(c)} what="Webhook" />, 404);
-  }
-
-  function duplicateNameResponse(
-    c: Context<AppEnv>,
-    error: unknown,
-    values: WebhookFormValues,
-    webhook?: Webhook,
-  ) {
-    if (!(error instanceof DuplicateWebhookNameError)) throw error;
-    const errors = { formErrors: [], fieldErrors: { name: ["Another webhook has this name"] } };
-    return formWithErrors(c, values, errors, 409, webhook);
-  }
-
-  /** The form shown again as typed, with what is wrong with it. */
-  function formWithErrors(
-    c: Context<AppEnv>,
-    values: WebhookFormValues,
-    errors: FieldErrors,
-    status: 400 | 409,
-    webhook?: Webhook,
-  ) {
-    return renderPage(
-      c,
-      <WebhookFormPage
-        page={pageContext(c)}
-        values={values}
-        errors={errors}
-        webhook={webhook}
-        fields={fields}
-      />,
-      status,
-    );
-  }
-
-  return routes;
-}
-
-/** A save's refusal (save.ts) shown under its field. */
-function refusedErrors(refusal: SaveRefusal): FieldErrors {
-  return { formErrors: [], fieldErrors: { [refusal.key]: [capitalised(refusal.problem)] } };
 }
 
 function disabledByPerson(c: Context<AppEnv>): string {
