@@ -132,12 +132,47 @@ describe("GET /api/openapi.json", () => {
       fieldErrors,
     ]);
     const remove = operation("/api/items/{id}", "delete");
-    expect(Object.keys(remove.responses).sort()).toEqual(["204", "401", "404", "429"]);
+    expect(Object.keys(remove.responses).sort()).toEqual([
+      "204",
+      "401",
+      "403",
+      "404",
+      "415",
+      "429",
+    ]);
     for (const op of [read, update, remove]) {
       expect(op.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(["path:id"]);
     }
     for (const name of ["Item", "ItemPage", "Error", "FieldErrors"]) {
       expect(doc.components.schemas[name]).toBeDefined();
+    }
+  });
+
+  test("names 403 and 415 on every write, as a read token and a cross-site request get them", async () => {
+    const writes = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods)
+        .filter(([method]) => ["post", "put", "patch", "delete"].includes(method))
+        .map(([method, op]) => ({ route: `${method} ${path}`, op })),
+    );
+    expect(writes.length).toBeGreaterThanOrEqual(9);
+    for (const { route, op } of writes) {
+      expect({ route, refused: [403, 415].map((s) => responseRef(op, s)) }).toEqual({
+        route,
+        refused: ["#/components/schemas/Error", "#/components/schemas/Error"],
+      });
+    }
+    // What the 403 says happens: a write from another site on the admin session or open mode.
+    const open = testApp();
+    try {
+      const foreign = await open.app.request("/api/items", {
+        method: "POST",
+        headers: { origin: "https://elsewhere.example", "content-type": "application/json" },
+        body: JSON.stringify({ sku: "X", name: "X", quantity: 1 }),
+      });
+      expect(foreign.status).toBe(403);
+      apiErrorSchema.parse(await foreign.json());
+    } finally {
+      open.store.close();
     }
   });
 

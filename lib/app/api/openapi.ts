@@ -99,6 +99,7 @@ export function openApiDocument<E extends Env>(
       defaultValidationErrorResponse: false,
     })
       .then(withIdempotencyKeys)
+      .then(withWriteRefusals)
       .catch((error: unknown) => {
         // Kept only once made: a failed generation is tried again by the next request.
         document = undefined;
@@ -125,6 +126,41 @@ function withIdempotencyKeys<T>(document: T): T {
   for (const item of Object.values(paths ?? {})) {
     const post = item.post;
     if (post !== undefined) post.parameters = [...(post.parameters ?? []), IDEMPOTENCY_KEY];
+  }
+  return document;
+}
+
+/** Methods that write: a read token, and a cross-site request, are refused them. */
+const WRITE_METHODS = ["post", "put", "patch", "delete"] as const;
+
+/**
+ * The 403 (and 415) every write can get before its handler runs (lib/app/auth/auth.ts,
+ * api-cross-site.ts), added to each write operation that does not describe them itself.
+ */
+const WRITE_REFUSALS = {
+  "403": {
+    description:
+      "Refused: a read token writing, or a write riding on the admin session or the open mode from another site (Origin or Sec-Fetch-Site); a program sends Authorization: Bearer <token>",
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  },
+  "415": {
+    description:
+      "A write riding on the admin session or the open mode without Content-Type: application/json",
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  },
+};
+
+/** Adds WRITE_REFUSALS to every write operation of a generated document. */
+function withWriteRefusals<T>(document: T): T {
+  type Operation = { responses?: Record<string, unknown> };
+  const paths = (document as { paths?: Record<string, Record<string, Operation | undefined>> })
+    .paths;
+  for (const item of Object.values(paths ?? {})) {
+    for (const method of WRITE_METHODS) {
+      const operation = item[method];
+      if (operation === undefined) continue;
+      operation.responses = { ...WRITE_REFUSALS, ...operation.responses };
+    }
   }
   return document;
 }
