@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { Resolver } from "../http/ssrf.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
+import { planCatchUp } from "./catch-up.ts";
 import type { DigestConfig } from "./config.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { openSources } from "./fetch/sources.ts";
@@ -106,12 +107,14 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     });
     const { model, facts, numCtx } = start;
     const sources = openSources(config.sources, config);
+    const catchUp = await planCatchUp(config, { ...deps, now: started, logger: baseLogger });
     const { front, machine } = await frontPageAndMachine(config, model, numCtx, {
       ...deps,
       fetch,
       now,
       logger: baseLogger,
       sources,
+      catchUp,
     });
     const { malformed } = front;
     // The pipeline names the model only to the cache: by API and model (see cachedModelName).
@@ -155,6 +158,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       newCount: freshness.newCount,
       lastRunAt: freshness.lastRunAt,
       malformedHits: malformed,
+      ...(catchUp ? { catchUp: catchUp.meta(catchUp.skipped()) } : {}),
     };
     // Why the run stops short, if it must: Ctrl-C, the model's first-call check, or the model gone.
     const stopNow = () => {
@@ -211,7 +215,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       );
     }
     await output.commit();
-    recordRun(cache, started, stories, baseLogger);
+    if (!catchUp) recordRun(cache, started, stories, baseLogger); // "New" is since the last day
     if (archive) {
       const at = { timeZone: deps.timeZone, locale: config.language, logger: baseLogger };
       const { day } = await archive.write({ meta, stories: results, at: started }, at);

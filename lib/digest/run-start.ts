@@ -93,6 +93,13 @@ export async function frontPageAndMachine(
   if (front.status === "rejected") throw front.reason;
   // Filtered in readEdition, before any story's article, comments or summaries are asked for.
   for (const line of front.value.lines) deps.logger.info(line);
+  if (deps.catchUp) {
+    const { from, minPoints } = deps.catchUp.window;
+    const skipped = front.value.excluded;
+    deps.logger.info(
+      `Catch-up since ${new Date(from * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC: ${front.value.stories.length} stories over ${minPoints} points${skipped > 0 ? `, ${skipped} left out as the archive summarised them already` : ""}`,
+    );
+  }
   return {
     front: front.value,
     machine: machine.status === "fulfilled" ? machine.value : null,

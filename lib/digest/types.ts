@@ -125,4 +125,14 @@ export interface DigestMeta {
   lastRunAt: string | null;
   /** Front-page hits left out because they were malformed (the digest is that much shorter). */
   malformedHits?: number;
+  /** A catch-up edition (--since, --days): the best stories posted since `from` (ISO). */
+  catchUp?: CatchUp;
+}
+
+export interface CatchUp {
+  from: string;
+  /** Its reach in hours (168 for 7 days). */
+  hours: number;
+  /** Stories left out because the archive had summarised them already. */
+  skipped: number;
 }

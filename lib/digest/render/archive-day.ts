@@ -76,6 +76,10 @@ const daySchema = z.object({
   newSinceLastRun: z.number().nullish(),
   lastRunAt: z.string().nullish(),
   malformedHits: z.number().optional(),
+  catchUp: z
+    .object({ from: z.string(), hours: z.number(), skipped: z.number() })
+    .optional()
+    .catch(undefined),
   stories: z.array(storySchema),
 });
 
@@ -100,6 +104,7 @@ export function archivedMeta(day: ArchivedDay): DigestMeta {
     newCount: day.newSinceLastRun ?? null,
     lastRunAt: day.lastRunAt ?? null,
     malformedHits: day.malformedHits ?? 0,
+    ...(day.catchUp ? { catchUp: day.catchUp } : {}),
   };
 }
 

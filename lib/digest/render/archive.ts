@@ -6,6 +6,7 @@ import { UnsafeTarget, writeFolder } from "../../files/write-target.ts";
 import type { Logger } from "../../log.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { DigestMeta, StoryDigest } from "../types.ts";
+import { recentCatchUps, writeCatchUpPage } from "./archive-catch-up.ts";
 import {
   type ArchivedDay,
   archivedDigest,
@@ -66,6 +67,7 @@ export async function openArchive(dir: string): Promise<Archive> {
   return {
     async write(run, options) {
       try {
+        if (run.meta.catchUp) return await writeCatchUp(dir, run, options);
         return await writeDay(dir, run, options);
       } catch (error) {
         throw new Error(`Archive folder ${dir} could not be written: ${errorMessage(error)}`);
@@ -99,10 +101,39 @@ async function writeDay(
   index.set(day, indexDay({ stories: stories.map((digest) => digest.story) }));
   await writeFileAtomic(join(dir, "index.json"), indexJson(index));
   await writeFileAtomic(join(dir, "index.html"), archiveIndexHtml(index));
-  const recent = days.filter((key) => key > daysBefore(day, FEED_DAYS) && key <= day);
-  const feedDays = await readDays(dir, recent, options.logger);
-  await writeFileAtomic(join(dir, "feed.xml"), atomFeed(feedDays, { id: await feedId(dir) }));
+  await writeFeed(dir, day, days, options.logger);
   return { day };
+}
+
+/**
+ * A catch-up edition: its own page and JSON (the days' pages and index stay as they are), and
+ * the feed written anew with an entry for it. `day` is the page's name, `catch-up-YYYY-MM-DD`.
+ */
+async function writeCatchUp(
+  dir: string,
+  run: ArchivedRun,
+  options: DateOptions & { logger: Logger },
+): Promise<{ day: string }> {
+  const { name } = await writeCatchUpPage(dir, run, options);
+  await writeFeed(dir, localDateKey(run.at, options), await archivedDays(dir), options.logger);
+  return { day: name };
+}
+
+/** The feed of the last FEED_DAYS days up to `day`: their stories and the catch-ups made then. */
+async function writeFeed(
+  dir: string,
+  day: string,
+  days: readonly string[],
+  logger: Logger,
+): Promise<void> {
+  const since = daysBefore(day, FEED_DAYS);
+  const recent = days.filter((key) => key > since && key <= day);
+  const feedDays = await readDays(dir, recent, logger);
+  const editions = await recentCatchUps(dir, { since, until: day }, logger);
+  await writeFileAtomic(
+    join(dir, "feed.xml"),
+    atomFeed(feedDays, { id: await feedId(dir), editions }),
+  );
 }
 
 function neighbours(days: readonly string[], day: string) {

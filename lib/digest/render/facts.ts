@@ -1,4 +1,4 @@
-import type { StoryType } from "../types.ts";
+import type { DigestMeta, StoryType } from "../types.ts";
 import type { Incomplete } from "./types.ts";
 
 const TYPE_LABELS: Record<StoryType, string> = {
@@ -65,4 +65,13 @@ export function malformedText(count: number | undefined): string {
 /** "· 3 new since the last run", or nothing when there is no run to compare with. */
 export function newCountText(newCount: number | null): string {
   return newCount === null ? "" : ` · ${newCount} new since the last run`;
+}
+
+/** The digest's heading: "Hacker News digest", or a catch-up's "… the best of the last 7 days". */
+export function digestTitle(meta: DigestMeta): string {
+  if (!meta.catchUp) return "Hacker News digest";
+  const { hours } = meta.catchUp;
+  const span =
+    hours === 24 ? "day" : hours % 24 === 0 ? `${hours / 24} days` : countText(hours, "hour");
+  return `Hacker News digest: the best of the last ${span}`;
 }

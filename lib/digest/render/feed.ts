@@ -34,6 +34,15 @@ export interface FeedDay {
   stories: readonly FeedStory[];
 }
 
+/** A catch-up edition of the archive: one entry linking its page. */
+export interface FeedEdition {
+  /** Its page's name: `catch-up-2026-11-29`. */
+  name: string;
+  generatedAt: string;
+  hours: number;
+  stories: readonly FeedStory[];
+}
+
 interface Entry {
   story: FeedStory;
   rank: number;
@@ -48,7 +57,10 @@ interface Entry {
  * newer day's summaries and time, never a duplicate. Newest first. Links are relative to the
  * feed (`index.html`, the day pages), so they work wherever the folder is served from.
  */
-export function atomFeed(days: readonly FeedDay[], options: { id: string }): string {
+export function atomFeed(
+  days: readonly FeedDay[],
+  options: { id: string; editions?: readonly FeedEdition[] },
+): string {
   const entries = new Map<ItemId, Entry>();
   const byDay = [...days].sort((a, b) => a.generatedAt.localeCompare(b.generatedAt));
   for (const day of byDay) {
@@ -66,6 +78,9 @@ export function atomFeed(days: readonly FeedDay[], options: { id: string }): str
   const sorted = [...entries.values()].sort(
     (a, b) => b.updated.localeCompare(a.updated) || a.rank - b.rank,
   );
+  const editions = [...(options.editions ?? [])].sort((a, b) =>
+    b.generatedAt.localeCompare(a.generatedAt),
+  );
   const updated = byDay.at(-1)?.generatedAt ?? new Date(0).toISOString();
   const model = byDay.at(-1)?.model;
   return [
@@ -81,12 +96,39 @@ export function atomFeed(days: readonly FeedDay[], options: { id: string }): str
     `  <updated>${xml(updated)}</updated>`,
     "  <author><name>hn-digest</name></author>",
     `  <generator version="${xml(VERSION)}">hn-digest</generator>`,
+    ...editions.map((edition) => editionXml(edition, options.id)),
     ...sorted.map(entryXml),
     "</feed>",
     "",
   ]
     .filter((line) => line !== undefined)
     .join("\n");
+}
+
+/**
+ * A catch-up edition's entry: its page, and its stories' headlines, each linked to its place on
+ * the page. Its id is the feed's with the page's name, the same however often it is written.
+ */
+function editionXml(edition: FeedEdition, feedId: string): string {
+  const span =
+    edition.hours % 24 === 0
+      ? countText(edition.hours / 24, "day")
+      : countText(edition.hours, "hour");
+  const page = `${edition.name}.html`;
+  const items = edition.stories.map(
+    (story) =>
+      `<li>${htmlLink(`${page}#story-${story.id}`, story.title)}${story.site ? ` (${escapeHtml(story.site)})` : ""}</li>`,
+  );
+  return [
+    "  <entry>",
+    `    <id>${xml(`${feedId}/${edition.name}`)}</id>`,
+    `    <title>${xml(`Catch-up: the best of ${span}, ${countText(edition.stories.length, "story", "stories")}`)}</title>`,
+    `    <link rel="alternate" type="text/html" href="${xml(page)}"/>`,
+    `    <published>${xml(edition.generatedAt)}</published>`,
+    `    <updated>${xml(edition.generatedAt)}</updated>`,
+    `    <content type="html">${xml(`<ol>\n${items.join("\n")}\n</ol>`)}</content>`,
+    "  </entry>",
+  ].join("\n");
 }
 
 function entryXml(entry: Entry): string {

@@ -5,6 +5,7 @@ import { type DateOptions, dayLabel, humanDateTime, localDateKey } from "./dates
 import {
   ageText,
   countText,
+  digestTitle,
   incompleteText,
   malformedText,
   pointsText,
@@ -121,7 +122,7 @@ function htmlPage(
     "<head>",
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>Hacker News digest · ${escapeHtml(when)}</title>`,
+    `<title>${escapeHtml(digestTitle(meta))} · ${escapeHtml(when)}</title>`,
     options.archive
       ? '<link rel="alternate" type="application/atom+xml" title="Hacker News digest" href="feed.xml">'
       : undefined,
@@ -129,7 +130,7 @@ function htmlPage(
     "</head>",
     "<body>",
     "<header>",
-    "<h1>Hacker News digest</h1>",
+    `<h1>${escapeHtml(digestTitle(meta))}</h1>`,
     `<p>${whenHtml} · ${escapeHtml(meta.model)} · ${countText(meta.total, "story", "stories")}${newSince(meta, options)}${escapeHtml(malformedText(meta.malformedHits))}</p>`,
     options.archive ? archiveNav(options.previousDay, options.nextDay) : undefined,
     "</header>",

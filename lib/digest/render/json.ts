@@ -95,7 +95,7 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
 
 /**
  * Exactly one JSON document, written at the end:
- * `{generatedAt, model, newSinceLastRun, lastRunAt, malformedHits, stories, incomplete}`;
+ * `{generatedAt, model, newSinceLastRun, lastRunAt, malformedHits, catchUp?, stories, incomplete}`;
  * `incomplete` is null, or "incomplete: 3 of 10 stories" when the run stopped early.
  */
 export function jsonRenderer(): Renderer {
@@ -119,6 +119,8 @@ export function jsonRenderer(): Renderer {
         newSinceLastRun: meta?.newCount ?? null,
         lastRunAt: meta?.lastRunAt ?? null,
         malformedHits: meta?.malformedHits ?? 0,
+        // Only on a catch-up edition: {from, hours, skipped}.
+        ...(meta?.catchUp ? { catchUp: meta.catchUp } : {}),
         stories,
         incomplete: incomplete ? incompleteText(incomplete) : null,
       };

@@ -6,6 +6,7 @@ import { type DateOptions, humanDateTime } from "./dates.ts";
 import {
   ageText,
   countText,
+  digestTitle,
   incompleteText,
   malformedText,
   newCountText,
@@ -65,7 +66,7 @@ export function markdownRenderer(options: DateOptions = {}): Renderer {
   return {
     begin(meta) {
       now = Date.parse(meta.generatedAt);
-      return `# Hacker News digest\n\n${humanDateTime(now, options)} · ${escapeMarkdown(meta.model)} · ${countText(meta.total, "story", "stories")}${newCountText(meta.newCount)}${malformedText(meta.malformedHits)}\n`;
+      return `# ${escapeMarkdown(digestTitle(meta))}\n\n${humanDateTime(now, options)} · ${escapeMarkdown(meta.model)} · ${countText(meta.total, "story", "stories")}${newCountText(meta.newCount)}${malformedText(meta.malformedHits)}\n`;
     },
     story(digest, index) {
       const { story } = digest;

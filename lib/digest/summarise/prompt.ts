@@ -86,7 +86,7 @@ const AFTER = '\n"""\n\nSummary:';
 
 /** What a discussion prompt asks of citations (citations.ts reads them back). */
 export const CITE_TASK =
-  "Each comment starts with its id, as [c3 bob]. End each point with the ids of the comments it draws on, as [c3] or [c3, c8]; quote a commenter only word for word, in double quotes.";
+  "End each point with the ids of the comments it draws on, as [c3] or [c3, c8]; quote only word for word.";
 
 export function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
