@@ -173,11 +173,11 @@ export function admitBySendRate<T extends { webhookId: number }>(
  * (webhook disabled) or failed (the attempt cap reached), then due deliveries of sendable
  * webhooks are leased, oldest first. Runs inside the caller's write transaction.
  */
-export function createClaim(
-  db: Database,
-  changes: Pick<ChangeListener, "markSeen" | "notifyLocal">,
-) {
-  const anyDueStmt = db.prepare<{ due: number }, Params>(CLAIM_SQL.anyDue);
+/**
+ * Leases that ran out, taken over: the lost attempt recorded, then the delivery queued again
+ * (its webhook disabled), failed (the attempt cap reached) or leased to this worker.
+ */
+function createLostLeases(db: Database) {
   const anyExpiredLeaseStmt = db.prepare<{ expired: number }, Params>(CLAIM_SQL.anyExpiredLease);
   const expiredLeasesStmt = db.prepare<
     DeliveryRow & { enabled: number | null; retry_attempts: number | null },
@@ -204,11 +204,47 @@ export function createClaim(
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt
      RETURNING *, ${payloadColumn("deliveries")}`,
   );
+  const anyExpired = (at: number) => anyExpiredLeaseStmt.get({ now: at }) !== null;
+
+  function takeOverLost(options: ClaimOptions, expires: number): DeliveryRow[] {
+    const { workerId, limit, now: at, holding } = options;
+    const claimed: DeliveryRow[] = [];
+    // The covering probe costs a tenth of the full query, and almost always finds nothing.
+    if (!anyExpired(at)) return claimed;
+    for (const lost of expiredLeasesStmt.all({ now: at, limit })) {
+      if (lost.lease_owner === workerId && holding?.has(lost.id)) continue;
+      const error = leaseExpiredMessage(lost.lease_owner);
+      lostAttemptStmt.run({
+        id: lost.id,
+        attempt: lost.attempts,
+        worker_id: lost.lease_owner,
+        started_at: lost.updated_at,
+        duration_ms: Math.max(0, at - lost.updated_at),
+        error,
+      });
+      const params = { id: lost.id, attempt: lost.attempts, now: at, error };
+      // The lost attempt may have been sent: it counts towards the cap like any other.
+      const cap = limitOfAttempts(lost.retry_attempts, options.maxAttempts ?? null);
+      if (lost.attempts >= cap) failLostStmt.run(params);
+      else if (lost.enabled !== 1) requeueLostStmt.run(params);
+      else {
+        const row = reclaimStmt.get({ ...params, worker: workerId, expires });
+        if (row) claimed.push(row);
+      }
+    }
+    return claimed;
+  }
+
+  return { takeOver: takeOverLost, anyExpired };
+}
+
+/** Due deliveries of sendable webhooks, read oldest first and leased by id. */
+function createDueLeasing(db: Database) {
+  const anyDueStmt = db.prepare<{ due: number }, Params>(CLAIM_SQL.anyDue);
   const sendableDueStmt = db.prepare<{ webhook_id: number; t: number | null }, Params>(
     CLAIM_SQL.sendableDue,
   );
   const dueOfWebhookStmt = db.prepare<DeliveryRow, Params>(CLAIM_SQL.dueOfWebhook);
-  const webhookStmt = db.prepare<WebhookRow, [number]>("SELECT * FROM webhooks WHERE id = ?");
 
   // Read, then leased by id, inside the claim's write transaction: a quarter cheaper than one
   // UPDATE … WHERE id IN (SELECT …) RETURNING *, whose RETURNING goes through a temporary table.
@@ -236,35 +272,6 @@ export function createClaim(
       row.lease_expires_at = expires;
       row.updated_at = at;
     }
-  }
-
-  function takeOverLost(options: ClaimOptions, expires: number): DeliveryRow[] {
-    const { workerId, limit, now: at, holding } = options;
-    const claimed: DeliveryRow[] = [];
-    // The covering probe costs a tenth of the full query, and almost always finds nothing.
-    if (!anyExpiredLeaseStmt.get({ now: at })) return claimed;
-    for (const lost of expiredLeasesStmt.all({ now: at, limit })) {
-      if (lost.lease_owner === workerId && holding?.has(lost.id)) continue;
-      const error = leaseExpiredMessage(lost.lease_owner);
-      lostAttemptStmt.run({
-        id: lost.id,
-        attempt: lost.attempts,
-        worker_id: lost.lease_owner,
-        started_at: lost.updated_at,
-        duration_ms: Math.max(0, at - lost.updated_at),
-        error,
-      });
-      const params = { id: lost.id, attempt: lost.attempts, now: at, error };
-      // The lost attempt may have been sent: it counts towards the cap like any other.
-      const cap = limitOfAttempts(lost.retry_attempts, options.maxAttempts ?? null);
-      if (lost.attempts >= cap) failLostStmt.run(params);
-      else if (lost.enabled !== 1) requeueLostStmt.run(params);
-      else {
-        const row = reclaimStmt.get({ ...params, worker: workerId, expires });
-        if (row) claimed.push(row);
-      }
-    }
-    return claimed;
   }
 
   /**
@@ -296,6 +303,18 @@ export function createClaim(
     return rows;
   }
 
+  const anyDue = (at: number) => anyDueStmt.get({ now: at, horizon: RATE_HORIZON_MS }) !== null;
+  return { rows: dueRows, lease: leaseDue, anyDue };
+}
+
+export function createClaim(
+  db: Database,
+  changes: Pick<ChangeListener, "markSeen" | "notifyLocal">,
+) {
+  const webhookStmt = db.prepare<WebhookRow, [number]>("SELECT * FROM webhooks WHERE id = ?");
+  const lost = createLostLeases(db);
+  const due = createDueLeasing(db);
+
   const noteReturnStmt = db.prepare<unknown, Params>(CLAIM_SQL.noteReturn);
   const silenceStmt = db.prepare<{ silent: number }, Params>(CLAIM_SQL.silence);
 
@@ -312,7 +331,7 @@ export function createClaim(
       noteReturnStmt.run({ now: at, lease: leaseMs });
     }
     const expires = at + leaseMs;
-    const claimed = takeOverLost(options, expires);
+    const claimed = lost.takeOver(options, expires);
     const webhookRows = new Map<number, WebhookRow>();
     const webhookRowOf = (row: DeliveryRow): WebhookRow => {
       let webhookRow = webhookRows.get(row.webhook_id);
@@ -325,14 +344,14 @@ export function createClaim(
     };
     const notBefore = new Map<number, number>();
     if (claimed.length < limit) {
-      const due = dueRows(limit - claimed.length, at, options.holding);
+      const dueNow = due.rows(limit - claimed.length, at, options.holding);
       // Without a rate limit a delivery only waits for the end of a 429/503 pause (within the
       // horizon, or the claim would not have taken it). Rate-limited webhooks reserve send
       // slots shared by every worker in their row (this transaction holds the write lock);
       // rows over the rate are not leased.
       const leased: DeliveryRow[] = [];
       const limited: Array<{ row: DeliveryRow; webhookId: number }> = [];
-      for (const row of due) {
+      for (const row of dueNow) {
         const gate = webhookRowOf(row);
         if (gate.max_per_second !== null && gate.max_per_second > 0) {
           limited.push({ row, webhookId: row.webhook_id });
@@ -349,7 +368,7 @@ export function createClaim(
           if (slot > at) notBefore.set(candidate.row.id, slot);
         }
       }
-      leaseDue(leased, workerId, expires, at);
+      due.lease(leased, workerId, expires, at);
       claimed.push(...leased);
     }
     const webhooks = new Map<number, Webhook>();
@@ -374,10 +393,7 @@ export function createClaim(
   /** Whether a claim at `at` could find anything; marks the database as seen, as a claim does. */
   function claimable(at: number): boolean {
     changes.markSeen();
-    return (
-      anyDueStmt.get({ now: at, horizon: RATE_HORIZON_MS }) !== null ||
-      anyExpiredLeaseStmt.get({ now: at }) !== null
-    );
+    return due.anyDue(at) || lost.anyExpired(at);
   }
 
   return { claimRows, claimable };
