@@ -128,18 +128,93 @@ export function createClaim(
     const returned = outages.returned();
     const param = clock.param(callerNow);
     const holding = [...(options.holding ?? [])];
-    // One statement, hence one short transaction of its own. `lost`: leases that ran out (the
-    // worker holding them died); their lost attempt is recorded, then they are failed (the
-    // attempt cap reached), taken over (webhook enabled) or queued again (disabled). `due`:
-    // queued deliveries whose time has come, read webhook by webhook through
-    // deliveries_webhook_due for the webhooks that can send now only, so a backlog waiting for
-    // a disabled, paused or rate-limited webhook is never read. Both lock with SKIP LOCKED, so
-    // concurrent claimers never wait for each other nor get the same row; taken-over
-    // deliveries go first, then the oldest due.
-    // `clock`: the database's time (see clock.ts), the one every comparison and stamp uses.
-    const rows = await db.sql<
-      Array<DeliveryRow & { action: string; webhook: WebhookRow; clock_now: Int8 }>
-    >`
+    const rows = await leaseRows(db, {
+      param,
+      returned,
+      leaseMs,
+      shortCap,
+      maxAttempts,
+      workerId,
+      holding,
+      limit,
+    });
+    if (returned) outages.noted();
+    if (rows.length === 0) return [];
+    const at = toNumber(rows[0]?.clock_now ?? 0);
+    // Lease ends and send slots as the caller's clock reads them.
+    const local = (t: number) => clock.toCaller(t, at, callerNow);
+    const webhooks = new Map<number, Webhook>();
+    const leased: Claim[] = [];
+    for (const row of rows) {
+      const webhookId = toNumber(row.webhook_id);
+      let webhook = webhooks.get(webhookId);
+      if (!webhook) {
+        webhook = webhookFromRow(row.webhook);
+        webhooks.set(webhookId, webhook);
+      }
+      const delivery = deliveryFromRow(row, webhook.name);
+      if (delivery.leaseExpiresAt !== null)
+        delivery.leaseExpiresAt = local(delivery.leaseExpiresAt);
+      leased.push({
+        delivery,
+        webhook,
+        attempt: row.attempts,
+        workerId,
+        generation: row.claim_generation,
+      });
+    }
+    let notBefore: Map<number, number | null>;
+    try {
+      notBefore = await admit(
+        rows.filter((row) => row.action === "lease"),
+        at,
+      );
+    } catch (error) {
+      // The leases are committed but the caller gets no claims: give them back now, or they
+      // would wait out the lease and come back with a lost attempt that was never made. Should
+      // that fail too, they are taken over when the lease ends, as after a crash.
+      await release(leased).catch(() => {});
+      throw error;
+    }
+    const claims: Claim[] = [];
+    for (const claim of leased) {
+      const slot = notBefore.get(claim.delivery.id);
+      if (slot === null) continue; // over its webhook's rate: given back
+      claims.push(slot !== undefined && slot > at ? { ...claim, notBefore: local(slot) } : claim);
+    }
+    return claims;
+  }
+
+  return claim;
+}
+
+type LeasedRow = DeliveryRow & { action: string; webhook: WebhookRow; clock_now: Int8 };
+
+/**
+ * The claim's one statement (one short transaction of its own). `lost`: leases that ran out
+ * (the worker holding them died); their lost attempt is recorded, then they are failed (the
+ * attempt cap reached), taken over (webhook enabled) or queued again (disabled). `due`: queued
+ * deliveries whose time has come, read webhook by webhook through deliveries_webhook_due for
+ * the webhooks that can send now only, so a backlog waiting for a disabled, paused or
+ * rate-limited webhook is never read. Both lock with SKIP LOCKED, so concurrent claimers never
+ * wait for each other nor get the same row; taken-over deliveries go first, then the oldest
+ * due. `clock`: the database's time (see clock.ts), the one every comparison and stamp uses.
+ */
+function leaseRows(
+  db: Db,
+  p: {
+    param: number | null;
+    returned: boolean;
+    leaseMs: number;
+    shortCap: number;
+    maxAttempts: number;
+    workerId: string;
+    holding: number[];
+    limit: number;
+  },
+): Promise<LeasedRow[]> {
+  const { param, returned, leaseMs, shortCap, maxAttempts, workerId, holding, limit } = p;
+  return db.sql<LeasedRow[]>`
         WITH clock AS (
           SELECT coalesce(${param}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
         ), silence AS (
@@ -252,52 +327,4 @@ export function createClaim(
         FROM updated u JOIN webhooks w ON w.id = u.webhook_id
         WHERE u.action IN ('reclaim', 'lease')
         ORDER BY u.action DESC, u.next_attempt_at, u.id`;
-    if (returned) outages.noted();
-    if (rows.length === 0) return [];
-    const at = toNumber(rows[0]?.clock_now ?? 0);
-    // Lease ends and send slots as the caller's clock reads them.
-    const local = (t: number) => clock.toCaller(t, at, callerNow);
-    const webhooks = new Map<number, Webhook>();
-    const leased: Claim[] = [];
-    for (const row of rows) {
-      const webhookId = toNumber(row.webhook_id);
-      let webhook = webhooks.get(webhookId);
-      if (!webhook) {
-        webhook = webhookFromRow(row.webhook);
-        webhooks.set(webhookId, webhook);
-      }
-      const delivery = deliveryFromRow(row, webhook.name);
-      if (delivery.leaseExpiresAt !== null)
-        delivery.leaseExpiresAt = local(delivery.leaseExpiresAt);
-      leased.push({
-        delivery,
-        webhook,
-        attempt: row.attempts,
-        workerId,
-        generation: row.claim_generation,
-      });
-    }
-    let notBefore: Map<number, number | null>;
-    try {
-      notBefore = await admit(
-        rows.filter((row) => row.action === "lease"),
-        at,
-      );
-    } catch (error) {
-      // The leases are committed but the caller gets no claims: give them back now, or they
-      // would wait out the lease and come back with a lost attempt that was never made. Should
-      // that fail too, they are taken over when the lease ends, as after a crash.
-      await release(leased).catch(() => {});
-      throw error;
-    }
-    const claims: Claim[] = [];
-    for (const claim of leased) {
-      const slot = notBefore.get(claim.delivery.id);
-      if (slot === null) continue; // over its webhook's rate: given back
-      claims.push(slot !== undefined && slot > at ? { ...claim, notBefore: local(slot) } : claim);
-    }
-    return claims;
-  }
-
-  return claim;
 }
