@@ -120,8 +120,10 @@ describe("retry and replay by filter, in chunks", () => {
     expect(await retryIds(queue, [1, 2, 3, 4, 5], LATER, smallChunks(2))).toBe(5);
     expect(chunks).toEqual([[1, 2], [3, 4], [5]]);
     chunks.length = 0;
+    // The five just queued count as failing too (queued after an attempt that was not 2XX, as
+    // the Failed lists show them): taken once each, already due, so left as they are.
     expect(await retryAllFailed(queue, LATER, smallChunks(4))).toBe(25);
-    expect(chunks.flat()).toEqual(Array.from({ length: 25 }, (_, i) => i + 6));
+    expect(chunks.flat()).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     expect(states(db)).toEqual({ queued: 30 });
   });
 });
