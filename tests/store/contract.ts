@@ -739,6 +739,51 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         }
       });
 
+      test("retry(): another caller is answered while template failures render again", async () => {
+        let gate = Promise.resolve();
+        let release: () => void = () => {};
+        let started: () => void = () => {};
+        const gated = await makeStore({
+          now: clock.now,
+          renderTemplates: async (webhook, body) => {
+            started();
+            await gate;
+            return sharedTemplateRenderer().render(webhook, body);
+          },
+        });
+        try {
+          const s = gated.store;
+          const hook = await s.webhooks.create({
+            name: "body",
+            url: "https://e.example/b",
+            bodyTemplate: "{{ data.sku | nosuch }}",
+          });
+          const [id = 0] = await s.queue.enqueue(change());
+          await s.webhooks.update(hook.id, { bodyTemplate: "{{ data.sku }}" });
+          // From here each render waits for release(); the enqueue's render went through.
+          gate = new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          const rendering = new Promise<void>((resolve) => {
+            started = resolve;
+          });
+          const retrying = s.queue.retry([id], T0);
+          await rendering;
+          // The render is held: the connection is free for others meanwhile.
+          expect((await s.queue.get(id))?.delivery.state).toBe("failed");
+          expect(await s.webhooks.list()).toHaveLength(1);
+          release();
+          expect(await retrying).toBe(1);
+          expect((await s.queue.get(id))?.delivery).toMatchObject({
+            state: "queued",
+            payload: "A-1",
+          });
+        } finally {
+          release();
+          await gated.cleanup();
+        }
+      });
+
       test("enqueue(): a template that includes another webhook's is a template_error, nothing of the other's in it", async () => {
         // The Slack webhook's header is the first template this process registers.
         await store.webhooks.create({

@@ -194,7 +194,8 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     tokens: guarded(createSqliteApiTokenRepo(db, options.now)),
     idempotency: guarded(createSqliteIdempotencyKeys(db)),
     webhooks: guarded(repos.webhooks),
-    queue: guarded(repos.queue, ["plan", "worthPlanning"]),
+    // plan and retry take their turns themselves: their renders must not hold the connection.
+    queue: guarded(repos.queue, ["plan", "worthPlanning", "retry"]),
     items: guarded(repos.items),
     workers: guarded(repos.workers),
     health: guarded(repos.health),

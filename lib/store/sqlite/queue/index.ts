@@ -46,8 +46,9 @@ export function createSqliteQueue(
     changes?: Pick<ChangeListener, "markSeen" | "notifyLocal">;
     render?: RenderTemplates;
     /**
-     * Runs a read that must not join another caller's open transaction (the store's turn on
-     * the connection): planning reads the webhooks through it, then renders outside it.
+     * Runs a read or a write that must not join another caller's open transaction (the store's
+     * turn on the connection): planning reads the webhooks through it, then renders outside it;
+     * a retry reads its template failures and writes them back through it, rendering between.
      */
     read?: <T>(fn: () => T) => Promise<T>;
     /**
@@ -67,7 +68,7 @@ export function createSqliteQueue(
   const renewTx = db.transaction(createRenew(db));
   const listing = createListing(db);
   const maintenance = createMaintenance(db);
-  const rerender = createRerender(db, options.render ?? sharedTemplateRenderer().render);
+  const rerender = createRerender(db, options.render ?? sharedTemplateRenderer().render, read);
   const searching = createSearch(db);
   const availability = options.availability ?? createAvailabilityWatch();
   const underLock = clockUnderLock(options.now);
@@ -188,7 +189,7 @@ export function createSqliteQueue(
       // A delivery failed by its template is rendered again first (its template may be fixed).
       const rendered = new Set(await rerender.byIds(ids, at));
       const others = ids.filter((id) => !rendered.has(id));
-      return notifyIf(rendered.size + maintenance.retry(others, at));
+      return notifyIf(rendered.size + (await read(() => maintenance.retry(others, at))));
     },
 
     async search(filter, page) {

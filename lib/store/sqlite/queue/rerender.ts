@@ -27,7 +27,11 @@ const FAILURE_SELECT = `
  * (lib/webhooks/rendering/rerender.ts), then, in one, queued with what rendered (or left failed with the
  * new reason), each only if still failed by its template.
  */
-export function createRerender(db: Database, render: RenderTemplates) {
+export function createRerender(
+  db: Database,
+  render: RenderTemplates,
+  turn: <T>(fn: () => T) => Promise<T>,
+) {
   const byIdsStmt = db.prepare<FailureRow, [string]>(
     `${FAILURE_SELECT} AND d.id IN (SELECT value FROM json_each(?1)) ORDER BY d.id`,
   );
@@ -61,17 +65,18 @@ export function createRerender(db: Database, render: RenderTemplates) {
     return queued;
   });
 
-  async function rerender(rows: FailureRow[], now: number): Promise<number[]> {
-    if (rows.length === 0) return [];
-    const results = await rerenderFailures(rows.map(failureOf), render);
-    return apply.immediate(results, now);
-  }
-
   return {
-    /** Renders again those of `ids` failed by their template; the ids queued now. */
-    byIds(ids: number[], now: number): Promise<number[]> {
-      const valid = ids.filter((id) => Number.isSafeInteger(id));
-      return rerender(valid.length === 0 ? [] : byIdsStmt.all(JSON.stringify(valid)), now);
+    /**
+     * Renders again those of `ids` failed by their template; the ids queued now. The read and
+     * the write each take `turn` on the connection; the renders between them hold nothing, so
+     * the app answers other requests while they run.
+     */
+    async byIds(ids: number[], now: number): Promise<number[]> {
+      const valid = JSON.stringify(ids.filter((id) => Number.isSafeInteger(id)));
+      const rows = await turn(() => byIdsStmt.all(valid));
+      if (rows.length === 0) return [];
+      const results = await rerenderFailures(rows.map(failureOf), render);
+      return turn(() => apply.immediate(results, now));
     },
   };
 }
