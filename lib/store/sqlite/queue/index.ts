@@ -63,54 +63,12 @@ export function createSqliteQueue(
   const hint = createPlanHint();
   const { enqueue, plan } = createEnqueue(db, now, { render: options.render, hint });
   const read = options.read ?? (async <T>(fn: () => T) => fn());
-  const { claimRows, claimable } = createClaim(db, changes);
-  const { finishRows, releaseRows } = createFinish(db);
-  const renewTx = db.transaction(createRenew(db));
   const listing = createListing(db);
   const maintenance = createMaintenance(db);
   const rerender = createRerender(db, options.render ?? sharedTemplateRenderer().render, read);
   const searching = createSearch(db);
   const availability = options.availability ?? createAvailabilityWatch();
-  const underLock = clockUnderLock(options.now);
-
-  // The claim's time is read under the lock: one that waited through an outage judges leases,
-  // and notes the outage's end, with the time it got the lock. Waiting longer than STALL_MS in
-  // all (for the lock, or for its turn behind a stalled write) counts as having seen an outage.
-  const claimTx = db.transaction((options: ClaimOptions, started: number) => {
-    const at = underLock(options.now);
-    const returned = availability.returned(started) || at - options.now > STALL_MS;
-    const claims = claimRows({ ...options, now: at }, returned);
-    return { claims, returned };
-  });
-  const finishTx = db.transaction((items: readonly FinishItem[]) => finishRows(items, now()));
-  const releaseTx = db.transaction(releaseRows);
-  // When a batch fails (a result no longer fits, say), each result is tried again in a
-  // savepoint of its own, so one failure undoes only itself.
-  const finishEachTx = db.transaction((items: readonly FinishItem[]) => {
-    const at = now();
-    return items.map((item): boolean | Error => {
-      try {
-        return db.transaction(() => finishRows([item], at))()[0] ?? false;
-      } catch (error) {
-        return asError(error);
-      }
-    });
-  });
-
-  function finishMany(items: readonly FinishItem[]): Array<boolean | Error> {
-    if (items.length === 0) return [];
-    let applied: Array<boolean | Error>;
-    try {
-      applied = availability.write(() => finishTx.immediate(items));
-    } catch (error) {
-      if (isUnavailable(error)) throw error;
-      applied = availability.write(() => finishEachTx.immediate(items));
-    }
-    if (applied.some((ok, i) => ok === true && items[i]?.outcome.state === "queued")) {
-      changes.notifyLocal();
-    }
-    return applied;
-  }
+  const claiming = createClaiming(db, { now, changes, availability, clock: options.now });
 
   function notifyIf(changed: number): number {
     if (changed > 0) changes.notifyLocal();
@@ -118,6 +76,8 @@ export function createSqliteQueue(
   }
 
   return {
+    ...claiming,
+
     async enqueue(change, enqueueOptions = {}) {
       const ids = await enqueue([change], enqueueOptions.webhookId, enqueueOptions.plan);
       if (ids.length > 0) changes.notifyLocal();
@@ -136,40 +96,6 @@ export function createSqliteQueue(
       const ids = await enqueue(batch, enqueueOptions.webhookId);
       notifyIf(ids.length);
       return ids;
-    },
-
-    async claim(claimOptions) {
-      if (claimOptions.limit <= 0) return [];
-      // Nothing due (a commit elsewhere woke an idle worker): two index probes instead of taking
-      // the write lock, which every other writer would have to wait for.
-      if (!claimable(claimOptions.now)) return [];
-      const { claims, returned } = availability.write((started) =>
-        claimTx.immediate(claimOptions, started),
-      );
-      if (returned) availability.noted();
-      return claims;
-    },
-
-    async renew(claims, { leaseMs, now: at }) {
-      if (claims.length === 0) return [];
-      const result = availability.write(() => renewTx.immediate(claims, leaseMs, at));
-      notifyIf(result.released);
-      return result.claims;
-    },
-
-    async finish(claim, record, outcome) {
-      const [applied] = finishMany([{ claim, record, outcome }]);
-      if (applied instanceof Error) throw applied;
-      return applied ?? false;
-    },
-
-    async finishMany(items) {
-      return finishMany(items);
-    },
-
-    async release(claims) {
-      if (claims.length === 0) return;
-      notifyIf(availability.write(() => releaseTx.immediate(claims, now())));
     },
 
     async nextDueAt() {
@@ -230,6 +156,107 @@ export function createSqliteQueue(
       const batch = (before: number, n: number) =>
         availability.write(() => purgeBatch(db, before, n));
       return purgeInBatches(batch, olderThan, limit);
+    },
+  };
+}
+
+/**
+ * The worker's side of the queue: claims (their time read under the lock), renewals, results
+ * and releases, each a write through the availability watch, results in batches.
+ */
+function createClaiming(
+  db: Database,
+  deps: {
+    now: () => number;
+    changes: Pick<ChangeListener, "markSeen" | "notifyLocal">;
+    availability: AvailabilityWatch;
+    /** The store's clock as given (absent: the wall clock, read under the lock). */
+    clock?: () => number;
+  },
+): Pick<DeliveryQueue, "claim" | "renew" | "finish" | "finishMany" | "release"> {
+  const { now, changes, availability } = deps;
+  const { claimRows, claimable } = createClaim(db, changes);
+  const { finishRows, releaseRows } = createFinish(db);
+  const renewTx = db.transaction(createRenew(db));
+  const underLock = clockUnderLock(deps.clock);
+
+  // The claim's time is read under the lock: one that waited through an outage judges leases,
+  // and notes the outage's end, with the time it got the lock. Waiting longer than STALL_MS in
+  // all (for the lock, or for its turn behind a stalled write) counts as having seen an outage.
+  const claimTx = db.transaction((options: ClaimOptions, started: number) => {
+    const at = underLock(options.now);
+    const returned = availability.returned(started) || at - options.now > STALL_MS;
+    const claims = claimRows({ ...options, now: at }, returned);
+    return { claims, returned };
+  });
+  const finishTx = db.transaction((items: readonly FinishItem[]) => finishRows(items, now()));
+  const releaseTx = db.transaction(releaseRows);
+  // When a batch fails (a result no longer fits, say), each result is tried again in a
+  // savepoint of its own, so one failure undoes only itself.
+  const finishEachTx = db.transaction((items: readonly FinishItem[]) => {
+    const at = now();
+    return items.map((item): boolean | Error => {
+      try {
+        return db.transaction(() => finishRows([item], at))()[0] ?? false;
+      } catch (error) {
+        return asError(error);
+      }
+    });
+  });
+
+  function finishMany(items: readonly FinishItem[]): Array<boolean | Error> {
+    if (items.length === 0) return [];
+    let applied: Array<boolean | Error>;
+    try {
+      applied = availability.write(() => finishTx.immediate(items));
+    } catch (error) {
+      if (isUnavailable(error)) throw error;
+      applied = availability.write(() => finishEachTx.immediate(items));
+    }
+    if (applied.some((ok, i) => ok === true && items[i]?.outcome.state === "queued")) {
+      changes.notifyLocal();
+    }
+    return applied;
+  }
+
+  function notifyIf(changed: number): number {
+    if (changed > 0) changes.notifyLocal();
+    return changed;
+  }
+
+  return {
+    async claim(claimOptions) {
+      if (claimOptions.limit <= 0) return [];
+      // Nothing due (a commit elsewhere woke an idle worker): two index probes instead of taking
+      // the write lock, which every other writer would have to wait for.
+      if (!claimable(claimOptions.now)) return [];
+      const { claims, returned } = availability.write((started) =>
+        claimTx.immediate(claimOptions, started),
+      );
+      if (returned) availability.noted();
+      return claims;
+    },
+
+    async renew(claims, { leaseMs, now: at }) {
+      if (claims.length === 0) return [];
+      const result = availability.write(() => renewTx.immediate(claims, leaseMs, at));
+      notifyIf(result.released);
+      return result.claims;
+    },
+
+    async finish(claim, record, outcome) {
+      const [applied] = finishMany([{ claim, record, outcome }]);
+      if (applied instanceof Error) throw applied;
+      return applied ?? false;
+    },
+
+    async finishMany(items) {
+      return finishMany(items);
+    },
+
+    async release(claims) {
+      if (claims.length === 0) return;
+      notifyIf(availability.write(() => releaseTx.immediate(claims, now())));
     },
   };
 }
