@@ -1,7 +1,9 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { JsonStory } from "../../lib/digest/render/json.ts";
 import { articleHtml } from "../fakes/article-site.ts";
-import { runDigestCommand } from "../fakes/digest-run.ts";
+import { RUN_AT, runDigestCommand } from "../fakes/digest-run.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import { lobstersComment, lobstersStory, startFakeLobsters } from "../fakes/lobsters.ts";
@@ -184,6 +186,28 @@ describe("--source hn,lobsters", () => {
     const doc = JSON.parse(run.stdout) as { stories: JsonStory[] };
     expect(doc.stories.map((story) => story.title)).toEqual(["Lobsters only"]);
     expect(sites.world.search.requests).toEqual([]);
+  });
+
+  test("a re-run asks the model nothing; the archive keeps Lobsters stories in its days, index and feed", async () => {
+    using sites = twoSites();
+    const archive = tempDir();
+    const args = ["--source", "hn,lobsters", "--archive", archive];
+    const first = await runDigestCommand(sites.env, args, RUN_AT - 86_400_000);
+    expect(first.error).toBeUndefined();
+    const calls = sites.world.ollama.generateCalls.length;
+    const next = await runDigestCommand(sites.env, args);
+    expect(next.error).toBeUndefined();
+    expect(sites.world.ollama.generateCalls.length).toBe(calls);
+    expect(next.logger.lines.filter((line) => line.startsWith("warn"))).toEqual([]);
+    const index = JSON.parse(readFileSync(join(archive, "index.json"), "utf8"));
+    expect(JSON.stringify(index)).toContain('"id":"lobsters-lobonly"');
+    const feed = readFileSync(join(archive, "feed.xml"), "utf8");
+    expect(feed).toContain(`<id>${sites.lobsters.url}/s/lobonly/lobsters_story_lobonly</id>`);
+    expect(feed).toContain("Lobsters discussion (2 comments)");
+    // The day before's page, written again from its JSON to link the new day, keeps both links.
+    const before = readFileSync(join(archive, "2025-08-02.html"), "utf8");
+    expect(before).toContain(">Lobsters discussion</a>");
+    expect(before).toContain('href="2025-08-03.html"');
   });
 
   test("a bad --source is one line naming the flag", async () => {

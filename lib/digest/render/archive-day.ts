@@ -13,7 +13,8 @@ import { citationsFromNumbers } from "./citations.ts";
 /** A day's JSON larger than this is not one of ours: skipped, never read into memory. */
 export const MAX_DAY_BYTES = 16 * 1024 * 1024;
 
-const id = z.union([
+/** A story's key as archived: HN's id (digits kept exactly), or another source's prefixed key. */
+export const storyKeySchema = z.union([
   z
     .union([
       z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
@@ -35,7 +36,7 @@ const discussionSchema = z.object({
 
 const storySchema = z
   .object({
-    id,
+    id: storyKeySchema,
     title: z.string(),
     url: z.string().nullable(),
     hnUrl: z.string().optional(),

@@ -1,9 +1,8 @@
 import { z } from "zod";
 import type { Logger } from "../../log.ts";
 import { errorMessage } from "../../text/error-message.ts";
-import { itemId } from "../fetch/exact-ids.ts";
 import type { ItemId } from "../types.ts";
-import { type ArchivedDay, readArchivedDay } from "./archive-day.ts";
+import { type ArchivedDay, readArchivedDay, storyKeySchema } from "./archive-day.ts";
 import { dayLabel, monthLabel } from "./dates.ts";
 import { countText } from "./facts.ts";
 import { escapeHtml } from "./html-escape.ts";
@@ -32,9 +31,7 @@ const indexSchema = z.object({
       stories: z.number().int().nonnegative(),
       headlines: z.array(
         z.object({
-          id: z
-            .union([z.number().int().positive(), z.string().regex(/^\d{1,30}$/)])
-            .transform(itemId),
+          id: storyKeySchema,
           title: z.string(),
         }),
       ),
