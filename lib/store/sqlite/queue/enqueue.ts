@@ -43,21 +43,52 @@ function orderedOf(webhookId: string, objectId: string): string {
  * rows (payload and time bound once); templated ones a row each with what was rendered; a
  * template that failed as a failed delivery with its error as attempt 1.
  */
-export function createEnqueue(
-  db: Database,
-  now: () => number,
-  options: { render?: RenderTemplates; hint: PlanHint },
-) {
-  const { render, hint } = options;
+/** The enabled webhooks a change may go to, as fan-out reads them (JSON columns parsed once). */
+function createCandidates(db: Database, hint: PlanHint) {
   const enabledTargetsStmt = db.prepare<CandidateRow, []>(
     `SELECT ${CANDIDATE_COLUMNS} FROM webhooks WHERE enabled = 1 ORDER BY id`,
   );
   const enabledTargetStmt = db.prepare<CandidateRow, [number]>(
     `SELECT ${CANDIDATE_COLUMNS} FROM webhooks WHERE id = ? AND enabled = 1`,
   );
-  const stillEnabledStmt = db.prepare<{ id: number }, [string]>(
-    "SELECT id FROM webhooks WHERE enabled = 1 AND id IN (SELECT value FROM json_each(?))",
-  );
+
+  // JSON columns: most webhooks share a handful of values, parsed once.
+  const parsed = new Map<string, unknown>();
+  function parsedJson<T>(text: string): T {
+    let value = parsed.get(text);
+    if (value === undefined) {
+      value = JSON.parse(text);
+      if (parsed.size >= 1000) parsed.clear();
+      parsed.set(text, value);
+    }
+    return value as T;
+  }
+
+  function candidates(webhookId: number | undefined): FanOutCandidate[] {
+    const rows =
+      webhookId === undefined
+        ? enabledTargetsStmt.all()
+        : [enabledTargetStmt.get(webhookId)].filter((row) => row !== null);
+    const targets = rows.map((row) => ({
+      id: row.id,
+      events: parsedJson<string[]>(row.events),
+      url: row.url,
+      headers: parsedJson<Array<[string, string]>>(row.headers),
+      bodyTemplate: row.body_template,
+      conditions: row.conditions === null ? null : parsedJson<ConditionSet>(row.conditions),
+    }));
+    if (webhookId === undefined) hint.offThread = rendersOffThread(targets);
+    return targets;
+  }
+
+  return candidates;
+}
+
+/**
+ * The inserts of planned deliveries: plain ones in chunks sharing one payload, rendered ones a
+ * row each, a template's failure as its attempt 1.
+ */
+function createInserts(db: Database) {
   const insertDeliveriesStmt = perRowCount<{ id: number }>(db, (count) => {
     const rows = Array.from(
       { length: count },
@@ -88,18 +119,6 @@ export function createEnqueue(
      VALUES (?1, 1, NULL, ?2, 0, 'template_error', ?3)`,
   );
 
-  // JSON columns: most webhooks share a handful of values, parsed once.
-  const parsed = new Map<string, unknown>();
-  function parsedJson<T>(text: string): T {
-    let value = parsed.get(text);
-    if (value === undefined) {
-      value = JSON.parse(text);
-      if (parsed.size >= 1000) parsed.clear();
-      parsed.set(text, value);
-    }
-    return value as T;
-  }
-
   function insertRendered(change: ChangeEvent, delivery: PlannedDelivery, t: number): number {
     const failed = delivery.templateError !== null;
     const object = changedObject(change);
@@ -123,23 +142,6 @@ export function createEnqueue(
     insertPayloadsStmt(1).run(delivery.payload, row.id);
     if (failed) insertTemplateErrorStmt.run(row.id, t, delivery.templateError);
     return row.id;
-  }
-
-  function candidates(webhookId: number | undefined): FanOutCandidate[] {
-    const rows =
-      webhookId === undefined
-        ? enabledTargetsStmt.all()
-        : [enabledTargetStmt.get(webhookId)].filter((row) => row !== null);
-    const targets = rows.map((row) => ({
-      id: row.id,
-      events: parsedJson<string[]>(row.events),
-      url: row.url,
-      headers: parsedJson<Array<[string, string]>>(row.headers),
-      bodyTemplate: row.body_template,
-      conditions: row.conditions === null ? null : parsedJson<ConditionSet>(row.conditions),
-    }));
-    if (webhookId === undefined) hint.offThread = rendersOffThread(targets);
-    return targets;
   }
 
   function insertPlanned(change: ChangeEvent, planned: PlannedDelivery[], t: number): number[] {
@@ -168,6 +170,20 @@ export function createEnqueue(
     return ids;
   }
 
+  return { insertPlanned };
+}
+
+export function createEnqueue(
+  db: Database,
+  now: () => number,
+  options: { render?: RenderTemplates; hint: PlanHint },
+) {
+  const { render, hint } = options;
+  const candidates = createCandidates(db, hint);
+  const { insertPlanned } = createInserts(db);
+  const stillEnabledStmt = db.prepare<{ id: number }, [string]>(
+    "SELECT id FROM webhooks WHERE enabled = 1 AND id IN (SELECT value FROM json_each(?))",
+  );
   // Rendering waited for the template renderer: a webhook disabled or removed meanwhile (by
   // another process; inside a caller's transaction nothing can change) gets nothing. One
   // changed meanwhile keeps what was rendered, as a delivery queued just before the change would.
