@@ -13,8 +13,10 @@ import { openStore } from "../store/open.ts";
 import { poolMaxHelp } from "../store/postgres/budget.ts";
 import { VERSION } from "../version.ts";
 import type { Store } from "../webhooks/ports.ts";
-import { sharedTemplateRenderer } from "../webhooks/rendering/render-process.ts";
-import { prepareTemplateEngine } from "../webhooks/rendering/template.ts";
+import {
+  previewTemplateRenderer,
+  sharedTemplateRenderer,
+} from "../webhooks/rendering/render-process.ts";
 import { accessMode, accessModeLine } from "./auth/access-mode.ts";
 import { createTokensCommand } from "./auth/tokens-command.ts";
 import { createBackupCommand } from "./backup-command.ts";
@@ -92,10 +94,10 @@ function createServeCommand(options: AppCommandOptions): CommandDef {
       const logger = options.logger ?? createFormattedLogger(operability.log);
       const store = await openStore(config.database, { logger, role: "app" });
       await refuseUnwritable(store, config.database);
-      // At start: the engine checks templates typed in the admin form (its first load would
-      // stall every request meanwhile), the render process renders changes.
-      prepareTemplateEngine();
+      // At start, the renderer processes: the pool renders changes, the one for people compiles
+      // and tries what is typed in a save or a Preview. The app's thread never loads the engine.
       void sharedTemplateRenderer().prepare();
+      void previewTemplateRenderer().prepare();
       const signals = stopSignals(options.signals);
       try {
         const serving = serveApp({

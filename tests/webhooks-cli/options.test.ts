@@ -109,7 +109,7 @@ describe("webhooks add/update with NetBox's options", () => {
     );
     expect(
       await refused("add", "--name", "v", "--url", "https://x/", "--header", "X-A: {{ data."),
-    ).toStartWith('Invalid --header "X-A: {{ data.": template error at line 1');
+    ).toStartWith("Invalid --header: header X-A: template error at line 1");
   });
 
   test("--retry-schedule takes day, short, none or delays; update changes it; list shows it", async () => {
@@ -175,7 +175,7 @@ describe("webhooks add/update with NetBox's options", () => {
     );
     expect(message).toMatch(STOPPED);
     expect(message).toEndWith(": a template must stay within the limits for any change");
-    // A constant expression is worked out when the template is parsed: refused already there.
+    // A constant expression is worked out when the template is compiled (in the renderer).
     expect(await refused(...add, "--header", `X-A: ${STRING_BOMB}`)).toEndWith(
       "template error at the template engine failed: out of memory (at most 64 MiB) or an internal error",
     );

@@ -8,7 +8,7 @@ import {
 } from "./conditions.ts";
 import { type RenderedDelivery, renderDelivery, type Templates } from "./render.ts";
 import { dieWithParent } from "./render-parent.ts";
-import { prepareTemplateEngine } from "./template.ts";
+import { compileProblem, isTemplated, prepareTemplateEngine } from "./template.ts";
 
 /**
  * The body of a template renderer process (render-slot.ts): evaluates a job's condition set
@@ -27,6 +27,16 @@ export interface RenderJob {
   subject?: ConditionSubject;
   /** Also each condition's value and result (the admin's Preview), and render even on no match. */
   explain?: boolean;
+  /** Only compile each template (a save's check): `problem` says the first that does not. */
+  check?: boolean;
+}
+
+/** A template of a webhook that does not compile: which part, and what is wrong where. */
+export interface CompileProblem {
+  field: "bodyTemplate" | "url" | "headers";
+  /** The header's name, for a header value. */
+  header?: string;
+  message: string;
 }
 
 export interface RenderReply {
@@ -36,6 +46,8 @@ export interface RenderReply {
   evaluation?: EvaluatedCondition[];
   /** With `explain`: whether the set matched (`rendered` is then given either way). */
   matched?: boolean;
+  /** With `check`: the first template that does not compile, or null. */
+  problem?: CompileProblem | null;
 }
 
 // One change's body is the context of every webhook it reaches: parsed once, handed over once.
@@ -50,7 +62,23 @@ function contextOf(body: string): Record<string, unknown> {
   return lastContext;
 }
 
+/** Each templated part compiled, body first, then the URL and the header values in order. */
+function firstCompileProblem({ bodyTemplate, url, headers }: Templates): CompileProblem | null {
+  const parts: Array<[CompileProblem["field"], string, string | undefined]> = [];
+  if (bodyTemplate !== null) parts.push(["bodyTemplate", bodyTemplate, undefined]);
+  if (isTemplated(url)) parts.push(["url", url, undefined]);
+  for (const [name, value] of headers) {
+    if (isTemplated(value)) parts.push(["headers", value, name]);
+  }
+  for (const [field, source, header] of parts) {
+    const problem = compileProblem(source);
+    if (problem !== null) return { field, header, message: problem.message };
+  }
+  return null;
+}
+
 function answer(job: RenderJob): Omit<RenderReply, "id"> {
+  if (job.check) return { rendered: null, problem: firstCompileProblem(job.webhook) };
   if (job.explain && job.conditions !== undefined) {
     const { data, prechange, postchange } = job.subject ?? {
       data: null,

@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import type { ConditionSet } from "../model.ts";
 import type { ConditionSubject, EvaluatedCondition } from "./conditions.ts";
 import { type RenderedDelivery, renderDelivery, type Templates, usesTemplates } from "./render.ts";
+import type { CompileProblem } from "./render-child.ts";
 import { createRenderSlot, type RenderSlot, type SlotJob, WALL_CEILING_MS } from "./render-slot.ts";
 
 /**
@@ -50,6 +51,8 @@ export interface RenderOptions {
   subject?: ConditionSubject;
   /** Each condition's value and result as well (Preview): rendered whether they match or not. */
   explain?: boolean;
+  /** Only compile the templates (a save's check): `problem` says the first that does not. */
+  check?: boolean;
 }
 
 /** A render and what it cost: `matched` is false when conditions ruled the webhook out. */
@@ -57,6 +60,13 @@ export type RenderResult = RenderedDelivery & {
   matched: boolean;
   spentMs: number;
   evaluation?: EvaluatedCondition[];
+  /** With `check`: the first template that does not compile, or null. */
+  problem?: CompileProblem | null;
+  /**
+   * Stopped for want of CPU (its wall-clock ceiling came before its CPU deadline: a busy
+   * machine, a stopped process), not for its own cost: worth rendering again later.
+   */
+  busy?: boolean;
 };
 
 export type RenderTemplates = (
@@ -87,6 +97,8 @@ type Job = Omit<SlotJob, "settle"> & { settle(result: RenderResult): void };
 export function createTemplateRenderer(
   options: {
     deadlineMs?: number;
+    /** One job's wall-clock ceiling, however starved of CPU (default WALL_CEILING_MS). */
+    wallCeilingMs?: number;
     /** Processes at most (default RENDER_POOL_SIZE). */
     size?: number;
     /** The child's script (tests name a broken one). */
@@ -94,6 +106,7 @@ export function createTemplateRenderer(
   } = {},
 ): TemplateRenderer {
   const deadlineMs = options.deadlineMs ?? RENDER_DEADLINE_MS;
+  const wallCeilingMs = options.wallCeilingMs ?? WALL_CEILING_MS;
   const size = Math.max(1, options.size ?? RENDER_POOL_SIZE);
   const script = options.child ?? CHILD;
   const slots: RenderSlot[] = [];
@@ -128,6 +141,14 @@ export function createTemplateRenderer(
     body: string,
     renderOptions: RenderOptions = {},
   ): Promise<RenderResult> {
+    if (renderOptions.check && !usesTemplates(webhook)) {
+      return Promise.resolve({
+        ...renderDelivery(webhook, body),
+        matched: true,
+        spentMs: 0,
+        problem: null,
+      });
+    }
     if (!usesTemplates(webhook) && renderOptions.conditions === undefined) {
       return Promise.resolve({ ...renderDelivery(webhook, body), matched: true, spentMs: 0 });
     }
@@ -140,8 +161,9 @@ export function createTemplateRenderer(
         conditions: renderOptions.conditions,
         subject: renderOptions.subject,
         explain: renderOptions.explain,
-        deadlineMs: Math.min(deadlineMs, renderOptions.deadlineMs ?? deadlineMs),
-        wallMs: Math.min(WALL_CEILING_MS, renderOptions.wallMs ?? WALL_CEILING_MS),
+        check: renderOptions.check,
+        deadlineMs: renderOptions.deadlineMs ?? deadlineMs,
+        wallMs: Math.min(wallCeilingMs, renderOptions.wallMs ?? wallCeilingMs),
         settle: resolve,
       });
       dispatch();
@@ -169,7 +191,11 @@ function toSlotJob(job: Job): SlotJob {
     ...job,
     settle(result) {
       if ("failed" in result) {
-        job.settle({ ...failure(result.failed, job.body), spentMs: result.spentMs });
+        const { spentMs, busy } = result;
+        job.settle({ ...failure(result.failed, job.body), spentMs, busy });
+      } else if (job.check) {
+        const { spentMs, problem } = result;
+        job.settle({ ...renderDelivery(PLAIN, job.body), matched: true, spentMs, problem });
       } else if (result.rendered === null) {
         job.settle({ ...NOT_MATCHED, spentMs: result.spentMs, evaluation: result.evaluation });
       } else {
@@ -179,6 +205,8 @@ function toSlotJob(job: Job): SlotJob {
     },
   };
 }
+
+const PLAIN = { url: "https://checked.invalid/", headers: [], bodyTemplate: null };
 
 const NOT_MATCHED: Omit<RenderResult, "spentMs"> = {
   payload: "",
@@ -213,10 +241,17 @@ export function sharedTemplateRenderer(): TemplateRenderer {
 let forPeople: TemplateRenderer | null = null;
 
 /**
+ * A job of the renderer for people may wait this long for CPU: a person waits for it, not a
+ * change's transaction, and a check at save (all of a webhook's templates compiled in one job)
+ * may need most of a second on a busy machine.
+ */
+export const PEOPLE_WALL_CEILING_MS = 2_000;
+
+/**
  * The renderer of what a person types (Preview, the checks at save): a process of its own, so a
  * slow Preview never delays a change's renders.
  */
 export function previewTemplateRenderer(): TemplateRenderer {
-  forPeople ??= createTemplateRenderer({ size: 1 });
+  forPeople ??= createTemplateRenderer({ size: 1, wallCeilingMs: PEOPLE_WALL_CEILING_MS });
   return forPeople;
 }

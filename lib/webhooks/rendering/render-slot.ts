@@ -3,7 +3,7 @@ import type { Subprocess } from "bun";
 import { errorMessage } from "../../text/error-message.ts";
 import type { EvaluatedCondition } from "./conditions.ts";
 import type { RenderedDelivery } from "./render.ts";
-import type { RenderJob, RenderReply } from "./render-child.ts";
+import type { CompileProblem, RenderJob, RenderReply } from "./render-child.ts";
 
 /**
  * One renderer process (render-child.ts) and the one job it is on: the job is sent alone and
@@ -32,16 +32,28 @@ export interface SlotResult {
   rendered: RenderedDelivery | null;
   evaluation?: EvaluatedCondition[];
   matched?: boolean;
+  /** A check job's answer: the first template that does not compile, or null. */
+  problem?: CompileProblem | null;
   /** CPU time the child spent on it (wall time where /proc does not say), in ms. */
   spentMs: number;
 }
 
+/**
+ * A job that did not end with an answer. `busy`: stopped at its wall-clock ceiling before its
+ * CPU deadline, i.e. for want of CPU (a busy machine, a stopped process), not for its own cost.
+ */
+export interface SlotFailure {
+  failed: string;
+  spentMs: number;
+  busy?: boolean;
+}
+
 export interface SlotJob extends Omit<RenderJob, "id"> {
   deadlineMs: number;
-  /** Wall-clock time it may take at most, however starved of CPU (at most WALL_CEILING_MS). */
+  /** Wall-clock time it may take at most, however starved of CPU. */
   wallMs: number;
   /** Called once: with the result, or with the reason it could not be rendered. */
-  settle(result: SlotResult | { failed: string; spentMs: number }): void;
+  settle(result: SlotResult | SlotFailure): void;
 }
 
 export interface RenderSlot {
@@ -112,8 +124,8 @@ export function createRenderSlot(options: {
     if (done === null || done.id !== message.id) return;
     job = null;
     clock.clear();
-    const { rendered, evaluation, matched } = message;
-    done.settle({ rendered, evaluation, matched, spentMs: clock.spent(from.pid) });
+    const { rendered, evaluation, matched, problem } = message;
+    done.settle({ rendered, evaluation, matched, problem, spentMs: clock.spent(from.pid) });
     options.onFree();
   }
 
@@ -127,7 +139,7 @@ export function createRenderSlot(options: {
   }
 
   /** Gives up on the process: its job fails with `reason`; a fresh one starts if it had run. */
-  function stopChild(reason: string, restart: boolean): void {
+  function stopChild(reason: string, restart: boolean, busy = false): void {
     clock.clear();
     const stopped = child;
     child = null;
@@ -135,7 +147,7 @@ export function createRenderSlot(options: {
     stopped?.kill("SIGKILL");
     const current = job;
     job = null;
-    current?.settle({ failed: reason, spentMs: stopped ? clock.spent(stopped.pid) : 0 });
+    current?.settle({ failed: reason, spentMs: stopped ? clock.spent(stopped.pid) : 0, busy });
     if (!restart) {
       fail(reason);
       return;
@@ -162,10 +174,10 @@ export function createRenderSlot(options: {
       if (child === null || !ready || job !== null) throw new Error("The render slot is not idle");
       job = { ...next, id: nextId++ };
       clock.begin(child.pid);
-      const { id, webhook, body, conditions, subject, explain } = job;
-      child.send({ id, webhook, body, conditions, subject, explain } satisfies RenderJob);
+      const { id, webhook, body, conditions, subject, explain, check } = job;
+      child.send({ id, webhook, body, conditions, subject, explain, check } satisfies RenderJob);
       const pid = child.pid;
-      const ceilingMs = Math.min(WALL_CEILING_MS, Math.max(1, next.wallMs));
+      const ceilingMs = Math.max(1, next.wallMs);
       watchDeadline(clock, { pid, deadlineMs: next.deadlineMs, ceilingMs, stop: stopChild });
     },
     hold(alive) {
@@ -233,7 +245,7 @@ function watchDeadline(
     pid: number;
     deadlineMs: number;
     ceilingMs: number;
-    stop(reason: string, restart: boolean): void;
+    stop(reason: string, restart: boolean, busy?: boolean): void;
   },
 ): void {
   const { pid, deadlineMs, ceilingMs, stop } = job;
@@ -243,7 +255,7 @@ function watchDeadline(
     if (usedMs >= deadlineMs) {
       stop(`${OVERRAN} ${deadlineMs} ms and was stopped`, true);
     } else if (wallMs >= ceilingMs) {
-      stop(`${OVERRAN} ${ceilingMs} ms (the machine was busy) and was stopped`, true);
+      stop(`${OVERRAN} ${ceilingMs} ms (the machine was busy) and was stopped`, true, true);
     } else {
       const left = Math.min(deadlineMs - usedMs, ceilingMs - wallMs);
       clock.after(Math.max(5, left), check);

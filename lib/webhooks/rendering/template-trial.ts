@@ -5,10 +5,14 @@ import { hitRenderLimit, previewTemplateRenderer, type RenderTemplates } from ".
 import { isTemplated } from "./template.ts";
 
 /**
- * What can be known at save of a template's cost: each templated part (body, URL, headers)
- * rendered once with a sample item, as at enqueue. One that overruns the render deadline or the
- * engine's memory, fuel or output size with it would do so for most changes: refused when saved.
- * (A template costly only for some data is bounded at enqueue instead.)
+ * The checks of a webhook's templates at save, all in the renderer processes, never on the
+ * caller's thread: at most MAX_TEMPLATED_HEADERS templated header values; then every template
+ * compiled, in one job within CHECK_DEADLINE_MS of CPU (the compiler works out constants, so a
+ * template can cost its compile a lot: `{% set s = "x" * 10000000 %}` builds 10 MB); then each
+ * templated part (body, URL, headers) rendered once with a sample item, as at enqueue. One that
+ * overruns the render deadline or the engine's memory, fuel or output size with it would do so
+ * for most changes: refused when saved. (A template costly only for some data is bounded at
+ * enqueue instead.)
  */
 
 export type TemplateField = "bodyTemplate" | "url" | "headers";
@@ -31,11 +35,53 @@ const PLAIN: Templates = { url: "https://sample.invalid/", headers: [], bodyTemp
  * refused in about a second, not tried for twenty.
  */
 export const TRIAL_BUDGET_MS = 1000;
+/** CPU time compiling all of a webhook's templates may take (one job; a usual one takes ~1 ms). */
+export const CHECK_DEADLINE_MS = 1000;
+/** Header values of one webhook that may be templates (each is compiled and rendered apart). */
+export const MAX_TEMPLATED_HEADERS = 20;
+
+/**
+ * Why a webhook's templates cannot be saved before any is compiled (too many templated header
+ * values), or null. Preview asks it too.
+ */
+export function templateCountProblem(webhook: Pick<Webhook, "headers">): string | null {
+  const templated = webhook.headers.filter(([, value]) => isTemplated(value)).length;
+  if (templated <= MAX_TEMPLATED_HEADERS) return null;
+  return `at most ${MAX_TEMPLATED_HEADERS} header values may be templates (${templated} are)`;
+}
+
+/**
+ * Every template of `webhook` compiled in the renderer, within CHECK_DEADLINE_MS: the first that
+ * does not compile, as the field rules word it, or why they could not all be compiled.
+ */
+export async function compiledProblem(
+  webhook: Templates,
+  render: RenderTemplates = previewTemplateRenderer().render,
+): Promise<{ field: TemplateField; problem: string } | null> {
+  const counted = templateCountProblem(webhook);
+  if (counted !== null) return { field: "headers", problem: counted };
+  const result = await render(webhook, SAMPLE_BODY, { check: true, deadlineMs: CHECK_DEADLINE_MS });
+  const found = result.problem;
+  if (found) {
+    const where = found.header === undefined ? "" : `header ${found.header}: `;
+    return { field: found.field, problem: `${where}template error at ${found.message}` };
+  }
+  if (result.templateError === null) return null;
+  const field: TemplateField =
+    webhook.bodyTemplate !== null ? "bodyTemplate" : isTemplated(webhook.url) ? "url" : "headers";
+  const reason = result.templateError.replace(/^Template error: /, "");
+  const problem = result.busy
+    ? `the templates could not be checked: ${reason}; try again`
+    : `compiling the templates: ${reason}: a template must stay within the limits for any change`;
+  return { field, problem };
+}
 
 export async function unboundedTemplate(
   webhook: Pick<Webhook, "url" | "headers" | "bodyTemplate">,
   render: RenderTemplates = previewTemplateRenderer().render,
 ): Promise<{ field: TemplateField; problem: string } | null> {
+  const compiled = await compiledProblem(webhook, render);
+  if (compiled !== null) return compiled;
   const parts: Array<[TemplateField, Templates]> = [];
   if (webhook.bodyTemplate !== null) {
     parts.push(["bodyTemplate", { ...PLAIN, bodyTemplate: webhook.bodyTemplate }]);

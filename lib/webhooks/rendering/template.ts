@@ -59,8 +59,26 @@ export function isTemplated(text: string): boolean {
   return TEMPLATE_MARK.test(text);
 }
 
-/** Null when `source` parses; otherwise what is wrong and where. */
+/**
+ * What can be told of a template on the caller's thread without compiling it: a tag that names
+ * another template (refused). The compiler works out constant expressions while it parses
+ * (`{% set s = "x" * 10000000 %}` builds 10 MB then), so whether a template parses is asked of
+ * the renderer processes, under a deadline (compileProblem there, via template-trial.ts).
+ */
 export function templateProblem(source: string): TemplateError | null {
+  try {
+    refuseReferences(source);
+    return null;
+  } catch (error) {
+    return asTemplateError(error);
+  }
+}
+
+/**
+ * Null when `source` compiles; otherwise what is wrong and where. Compiling can take as long
+ * and as much memory as its constants: only a renderer process calls this (render-child.ts).
+ */
+export function compileProblem(source: string): TemplateError | null {
   try {
     withEngine((engine) => nameOf(engine, source));
     return null;

@@ -86,7 +86,7 @@ describe("the webhook form's NetBox options", () => {
     expect((await t.store.webhooks.list())[0]?.sslVerification).toBe(true);
   });
 
-  test("answers 400 with the template's line and column and the condition's path, inline", async () => {
+  test("answers 400 with the template's line and column and the condition's path, inline (templates compiled in the renderer, the first that fails)", async () => {
     const response = await create({
       ...form,
       url: "https://chat.example/{{ data.id",
@@ -100,8 +100,12 @@ describe("the webhook form's NetBox options", () => {
     const html = await response.text();
     expect(html).toContain("Template error at line 2: syntax error: unexpected end of input");
     expect(html).toContain("At $.or[0].op: gt does not apply to a string value");
-    expect(html).toContain("Line 1: template error at line 1");
-    expect(html).toContain("Template error at line 1, column 30");
+    expect(
+      await create({ ...form, headers: "X-Sku: {{ data.sku | }}" }).then((r) => r.text()),
+    ).toContain("Header X-Sku: template error at line 1");
+    expect(
+      await create({ ...form, url: "https://chat.example/{{ data.id" }).then((r) => r.text()),
+    ).toContain("Template error at line 1, column 30");
     expect(html).toContain("Must be an absolute path to a PEM file");
     expect(html).toContain("Must be a whole number of milliseconds from 100 to 300000");
     expect(await t.store.webhooks.list()).toEqual([]);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { buildPayload } from "../../../lib/webhooks/events/payload.ts";
 import { renderDelivery } from "../../../lib/webhooks/rendering/render.ts";
 import {
+  compileProblem,
   isTemplated,
   renderTemplate,
   TemplateError,
@@ -119,13 +120,19 @@ describe("renderDelivery() with a body template", () => {
   });
 });
 
-describe("templateProblem()", () => {
+describe("compileProblem() and templateProblem()", () => {
+  test("templateProblem() never compiles: a syntax error or a constant of 10 MB is the renderer's to find", () => {
+    expect(templateProblem("line one\n  {% if %}")).toBeNull();
+    expect(templateProblem('{% set s = "x" * 10000000 %}')).toBeNull();
+    expect(compileProblem("line one\n  {% if %}")).not.toBeNull();
+  });
+
   test("is null for a template that parses", () => {
-    expect(templateProblem('{"text": {{ data.name | tojson }}}')).toBeNull();
+    expect(compileProblem('{"text": {{ data.name | tojson }}}')).toBeNull();
   });
 
   test("gives the line and column of a syntax error", () => {
-    const problem = templateProblem("line one\n  {% if %}");
+    const problem = compileProblem("line one\n  {% if %}");
     expect(problem).toBeInstanceOf(TemplateError);
     expect(problem?.line).toBe(2);
     expect(problem?.column).toBe(9);
@@ -133,7 +140,7 @@ describe("templateProblem()", () => {
   });
 
   test("finds an unclosed block", () => {
-    expect(templateProblem("{% for x in data %}{{ x }}")?.message).toStartWith("line 1");
+    expect(compileProblem("{% for x in data %}{{ x }}")?.message).toStartWith("line 1");
   });
 
   test.each([
@@ -144,6 +151,9 @@ describe("templateProblem()", () => {
     ['{{ 1 }}{% from "t1" import m %}', "line 1, column 8: from"],
   ])("refuses %j, which would reach another webhook's template", (source, start) => {
     expect(templateProblem(source)?.message).toBe(
+      `${start} is not allowed: a webhook's template sees only its own change (copy what it needs into it)`,
+    );
+    expect(compileProblem(source)?.message).toBe(
       `${start} is not allowed: a webhook's template sees only its own change (copy what it needs into it)`,
     );
   });
@@ -186,10 +196,10 @@ describe("renderTemplate() limits", () => {
   }, 30_000);
 
   test("a template that crashes the engine when parsed is refused when saved", () => {
-    expect(templateProblem("{{ 'xxxx' * 1073741824 }}")?.message).toStartWith(
+    expect(compileProblem("{{ 'xxxx' * 1073741824 }}")?.message).toStartWith(
       "the template engine failed",
     );
-    expect(templateProblem("{{ data }}")).toBeNull();
+    expect(compileProblem("{{ data }}")).toBeNull();
   });
 
   test("there is no way out of the sandbox to JavaScript", () => {

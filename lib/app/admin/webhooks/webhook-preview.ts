@@ -11,6 +11,7 @@ import {
   previewTemplateRenderer,
   type RenderTemplates,
 } from "../../../webhooks/rendering/render-process.ts";
+import { compiledProblem } from "../../../webhooks/rendering/template-trial.ts";
 
 /** What a webhook's templates and conditions make of one change (the form's preview button). */
 export interface WebhookPreview {
@@ -63,13 +64,23 @@ export function sampleChangeBody(now: Date, username: string): string {
   });
 }
 
-/** Rendered as a change's deliveries are (off this thread, within the same deadline). */
+/**
+ * Rendered as a change's deliveries are (off this thread, within the same deadline), after the
+ * checks a save makes first (template-trial.ts: how many templated headers, every template
+ * compiled in the renderer): a Preview never compiles on the app's thread.
+ */
 export async function previewWebhook(
   webhook: Previewed,
   body: string,
   source: string,
   render: RenderTemplates = previewTemplateRenderer().render,
 ): Promise<WebhookPreview> {
+  const compiled = await compiledProblem(webhook, render);
+  if (compiled !== null) {
+    const error = `Template error: ${compiled.problem}`;
+    const { url, headers } = webhook;
+    return { source, matches: null, evaluation: [], url, headers, body: "", error };
+  }
   const { data, snapshots } = JSON.parse(body) as {
     data?: unknown;
     snapshots?: { prechange?: unknown; postchange?: unknown };
