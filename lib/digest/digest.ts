@@ -151,15 +151,8 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     });
     const stats: PipelineStats = { generated: 0, cached: 0, failed: 0 };
     const freshness = compareWithLastRun(stories, readLastRun(cache, baseLogger));
-    const meta: DigestMeta = {
-      generatedAt: new Date(started).toISOString(),
-      model: facts.model,
-      total: stories.length,
-      newCount: freshness.newCount,
-      lastRunAt: freshness.lastRunAt,
-      malformedHits: malformed,
-      ...(catchUp ? { catchUp: catchUp.meta(catchUp.skipped()) } : {}),
-    };
+    const catchUpMeta = catchUp ? { catchUp: catchUp.meta(catchUp.skipped()) } : {};
+    const meta = digestMeta(started, facts.model, { stories, freshness, malformed, catchUpMeta });
     // Why the run stops short, if it must: Ctrl-C, the model's first-call check, or the model gone.
     const stopNow = () => {
       if (deps.signal?.aborted) return interrupted(outFile, done);
@@ -216,44 +209,102 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     }
     await output.commit();
     if (!catchUp) recordRun(cache, started, stories, baseLogger); // "New" is since the last day
-    if (archive) {
-      const at = { timeZone: deps.timeZone, locale: config.language, logger: baseLogger };
-      const { day } = await archive.write({ meta, stories: results, at: started }, at);
-      const page = join(config.archive ?? "", `${day}.html`);
-      baseLogger.info(`Archived as ${page}, with index.html and feed.xml`);
-    }
-    // Last: a mail server that fails costs neither --out nor the archive (EmailError, exit 1).
-    const email = emailSettings(config);
-    if (email) {
-      const message = digestEmail(
-        { meta, stories: results },
-        { timeZone: deps.timeZone, locale: config.language },
-      );
-      await sendDigestEmail(message, email, { tls: deps.smtpTls });
-      const each = email.to.length === 1 ? "" : ", a message each,";
-      baseLogger.info(
-        `Emailed to ${listText(email.to)}${each} from ${email.from} through ${smtpName(email.smtp)}`,
-      );
-    }
+    await publish(
+      { meta, stories: results },
+      { config, deps, archive, started, logger: baseLogger },
+    );
     return { stories: results, stats };
   } catch (error) {
-    if (begun && stoppedEarly(error, deps.signal)) {
-      // On stdout the stories so far are out already: say that the rest never came. (A --out
-      // file is removed below, so the old one stays.) A failing output is not written again.
-      await output.write(begun.end({ written: done.written, total: done.total })).catch(() => {});
-    }
-    await output.abort();
-    if (deps.signal?.aborted) {
-      const stopped = error instanceof DigestInterruptedError ? error : interrupted(outFile, done);
+    throw await stoppedShort(error, { begun, done, output, signal: deps.signal, outFile }, () => {
       progress?.stop();
-      baseLogger.warn(stopped.message);
-      throw stopped;
-    }
-    throw error;
+      return baseLogger;
+    });
   } finally {
     progress?.stop();
     cache?.close();
   }
+}
+
+/** What the digest's opening says: when, by which model, how many stories and how many new. */
+function digestMeta(
+  started: number,
+  model: string,
+  run: {
+    stories: Story[];
+    freshness: Freshness;
+    malformed: number;
+    catchUpMeta: Pick<DigestMeta, "catchUp">;
+  },
+): DigestMeta {
+  return {
+    generatedAt: new Date(started).toISOString(),
+    model,
+    total: run.stories.length,
+    newCount: run.freshness.newCount,
+    lastRunAt: run.freshness.lastRunAt,
+    malformedHits: run.malformed,
+    ...run.catchUpMeta,
+  };
+}
+
+/**
+ * After --out is written: the archive's page, then the mail (last: a mail server that fails
+ * costs neither --out nor the archive; EmailError, exit 1).
+ */
+async function publish(
+  digest: { meta: DigestMeta; stories: StoryDigest[] },
+  run: {
+    config: DigestConfig;
+    deps: DigestDeps;
+    archive: Awaited<ReturnType<typeof openArchive>> | undefined;
+    started: number;
+    logger: Logger;
+  },
+): Promise<void> {
+  const { config, deps, archive, logger } = run;
+  if (archive) {
+    const at = { timeZone: deps.timeZone, locale: config.language, logger };
+    const { day } = await archive.write({ ...digest, at: run.started }, at);
+    const page = join(config.archive ?? "", `${day}.html`);
+    logger.info(`Archived as ${page}, with index.html and feed.xml`);
+  }
+  const email = emailSettings(config);
+  if (!email) return;
+  const message = digestEmail(digest, { timeZone: deps.timeZone, locale: config.language });
+  await sendDigestEmail(message, email, { tls: deps.smtpTls });
+  const each = email.to.length === 1 ? "" : ", a message each,";
+  logger.info(
+    `Emailed to ${listText(email.to)}${each} from ${email.from} through ${smtpName(email.smtp)}`,
+  );
+}
+
+/**
+ * A run that stopped short: a digest begun is ended with what was written (not when the output
+ * itself failed), --out is left as it was, and Ctrl-C becomes its one warning line. Returns
+ * what to throw.
+ */
+async function stoppedShort(
+  error: unknown,
+  run: {
+    begun: Renderer | undefined;
+    done: { written: number; total: number };
+    output: Output;
+    signal: AbortSignal | undefined;
+    outFile: string | undefined;
+  },
+  stopProgress: () => Logger,
+): Promise<unknown> {
+  const { begun, done, output, signal } = run;
+  if (begun && stoppedEarly(error, signal)) {
+    // On stdout the stories so far are out already: say that the rest never came. (A --out
+    // file is removed below, so the old one stays.) A failing output is not written again.
+    await output.write(begun.end({ written: done.written, total: done.total })).catch(() => {});
+  }
+  await output.abort();
+  if (!signal?.aborted) return error;
+  const stopped = error instanceof DigestInterruptedError ? error : interrupted(run.outFile, done);
+  stopProgress().warn(stopped.message);
+  return stopped;
 }
 
 /** Both of a story's summaries are in the cache and still good: a re-run needs no model call for it. */
