@@ -68,7 +68,7 @@ export async function bulkSection(options: { report: Report; count?: number }) {
     options.report(
       "in process: one chunk's write transaction, median",
       ms(percentile(chunks, 0.5)),
-      `p99 ${ms(percentile(chunks, 0.99))}, longest ${ms(Math.max(...chunks))}, ${chunks.length} chunks of ${DEFAULT_PACE.chunkSize}`,
+      `p99 ${ms(percentile(chunks, 0.99))}, longest ${ms(Math.max(...chunks))}, ${chunks.length} chunks of up to ${DEFAULT_PACE.chunkSize}`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

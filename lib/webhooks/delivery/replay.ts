@@ -8,22 +8,44 @@ export const MAX_REPLAY = 100_000;
 export const REPLAYABLE_STATES: readonly DeliveryState[] = ["successful", "failed"];
 
 /**
- * How bulk work goes: `chunkSize` deliveries per write, each write its own short transaction,
- * and `pause` between writes, so other requests are answered and workers write in between.
+ * How bulk work goes: at most `chunkSize` deliveries per write, each write its own short
+ * transaction, and `pause` between writes, so other requests are answered and workers write in
+ * between.
  */
 export interface BulkPace {
   chunkSize: number;
   pause(): Promise<void>;
+  /**
+   * When set, chunks follow the machine (nextChunkSize): one that took longer than this, its
+   * read and its write, halves the next; one that took under a quarter of it doubles the next.
+   */
+  targetMs?: number;
+  /** The clock `targetMs` is measured by, in ms (default: performance.now). */
+  now?: () => number;
 }
 
 /**
- * 1,000 rows per write: one set-based UPDATE of a chunk takes a few ms on SQLite (well under
- * 50 ms on a loaded machine); a macrotask between chunks lets the server read waiting requests.
+ * Up to 1,000 rows per write: one set-based UPDATE of a chunk takes a few ms on SQLite; on a
+ * loaded machine chunks shrink to keep each under 20 ms. A macrotask between chunks lets the
+ * server read the requests waiting meanwhile.
  */
 export const DEFAULT_PACE: BulkPace = {
   chunkSize: 1000,
+  targetMs: 20,
   pause: () => new Promise((resolve) => setImmediate(resolve)),
 };
+
+/**
+ * The next chunk's size after one of `size` took `tookMs`: halved past the target, down to a
+ * twentieth of the largest (50 of 1,000); doubled under a quarter of it, up to the largest.
+ */
+export function nextChunkSize(size: number, tookMs: number, pace: BulkPace): number {
+  const { chunkSize, targetMs } = pace;
+  if (targetMs === undefined) return chunkSize;
+  if (tookMs > targetMs) return Math.max(Math.ceil(chunkSize / 20), Math.floor(size / 2));
+  if (tookMs < targetMs / 4) return Math.min(chunkSize, size * 2);
+  return size;
+}
 
 export interface Requeued {
   /** Deliveries queued again. */
@@ -83,10 +105,15 @@ export async function retryIds(
   now: number,
   pace: BulkPace = DEFAULT_PACE,
 ): Promise<number> {
+  const clock = pace.now ?? (() => performance.now());
   let count = 0;
-  for (let at = 0; at < ids.length; at += pace.chunkSize) {
+  let size = pace.chunkSize;
+  for (let at = 0; at < ids.length; at += size) {
     if (at > 0) await pace.pause();
-    count += await queue.retry(ids.slice(at, at + pace.chunkSize), now);
+    const started = clock();
+    const chunk = ids.slice(at, at + size);
+    count += await queue.retry(chunk, now);
+    size = nextChunkSize(chunk.length, clock() - started, pace);
   }
   return count;
 }
@@ -103,13 +130,16 @@ async function requeue(
   options: { pace: BulkPace; cap: number },
 ): Promise<Requeued> {
   const { pace, cap } = options;
+  const clock = pace.now ?? (() => performance.now());
   let count = 0;
   let matched = 0;
   let after = 0;
+  let size = pace.chunkSize;
   for (;;) {
     const room = cap - matched;
     // At the cap's last page, one id more says whether more matched.
-    const asked = Math.min(pace.chunkSize, room + 1);
+    const asked = Math.min(size, room + 1);
+    const started = clock();
     const ids = await queue.matchingIds(filter, asked, after);
     const taken = ids.length > room ? ids.slice(0, room) : ids;
     if (taken.length > 0) {
@@ -122,6 +152,7 @@ async function requeue(
       return { count, matched, cut: true, nextSince: firstLeft?.delivery.createdAt ?? null };
     }
     if (ids.length < asked) return { count, matched, cut: false, nextSince: null };
+    size = nextChunkSize(size, clock() - started, pace);
     await pace.pause();
   }
 }

@@ -60,7 +60,8 @@ function servedApp(state: "failed" | "successful") {
   const app = createApp({
     store: { ...store, queue } as Store,
     now: () => new Date(LATER),
-    bulkPace: { ...DEFAULT_PACE, chunkSize: CHUNK },
+    // The production pause; chunks of a fixed size (no targetMs), so their number is known.
+    bulkPace: { pause: DEFAULT_PACE.pause, chunkSize: CHUNK },
   });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: app.fetch });
   cleanup.push(() => server.stop(true));

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import {
   type BulkPace,
+  nextChunkSize,
   replayDeliveries,
   retryAllFailed,
   retryIds,
@@ -125,5 +126,38 @@ describe("retry and replay by filter, in chunks", () => {
     expect(await retryAllFailed(queue, LATER, smallChunks(4))).toBe(25);
     expect(chunks.flat()).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     expect(states(db)).toEqual({ queued: 30 });
+  });
+});
+
+describe("chunks that follow the machine", () => {
+  const pace: BulkPace = { chunkSize: 1000, targetMs: 20, pause: async () => {} };
+
+  test("nextChunkSize() halves past the target, doubles under a quarter of it, within bounds", () => {
+    expect(nextChunkSize(1000, 21, pace)).toBe(500);
+    expect(nextChunkSize(100, 200, pace)).toBe(50);
+    expect(nextChunkSize(50, 200, pace)).toBe(50);
+    expect(nextChunkSize(500, 10, pace)).toBe(500);
+    expect(nextChunkSize(500, 4, pace)).toBe(1000);
+    expect(nextChunkSize(1000, 1, pace)).toBe(1000);
+    expect(nextChunkSize(7, 500, { chunkSize: 10, pause: pace.pause })).toBe(10);
+  });
+
+  test("a retry writes smaller chunks while they are slow and larger again once they are quick, each delivery once", async () => {
+    const { db, store } = seeded(40, "failed");
+    const { queue, chunks } = recorded(store.queue);
+    let t = 0;
+    // The first three writes take 30 ms each (a busy machine), the rest 1 ms.
+    const slow: DeliveryQueue = {
+      ...queue,
+      retry: (ids, now) => {
+        t += chunks.length < 3 ? 30 : 1;
+        return queue.retry(ids, now);
+      },
+    };
+    const adaptive: BulkPace = { chunkSize: 16, targetMs: 20, now: () => t, pause: async () => {} };
+    expect((await retryMatching(slow, {}, LATER, adaptive)).count).toBe(40);
+    expect(chunks.map((chunk) => chunk.length)).toEqual([16, 8, 4, 2, 4, 6]);
+    expect(new Set(chunks.flat()).size).toBe(40);
+    expect(states(db)).toEqual({ queued: 40 });
   });
 });
