@@ -73,6 +73,17 @@ async function snapshot() {
   };
 }
 
+/** A delivery whose first attempt failed, waiting for its automatic retry 5 minutes later. */
+async function retryingDelivery(): Promise<number> {
+  const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
+  if (!claim) throw new Error("nothing to claim");
+  await store.queue.finish(claim, record({ statusCode: 503, outcome: "http_error" }), {
+    state: "queued",
+    nextAttemptAt: T0 + 300_000,
+  });
+  return claim.delivery.id;
+}
+
 async function failedDelivery(): Promise<number> {
   const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
   if (!claim) throw new Error("nothing to claim");
@@ -509,38 +520,25 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
 
   test("deliveries --state failed lists one waiting for an automatic retry too, saying when", async () => {
     const failed = await failedDelivery();
-    const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
-    if (!claim) throw new Error("nothing to claim");
-    // The first attempt failed; the day schedule's next one is 5 minutes away (as the admin shows it).
-    await store.queue.finish(claim, record({ statusCode: 503, outcome: "http_error" }), {
-      state: "queued",
-      nextAttemptAt: T0 + 300_000,
-    });
+    const waiting = await retryingDelivery();
     const output = await cli("deliveries", "--state", "failed");
     expect(output).toContain(`${failed}   failed  hook`);
     expect(output).toMatch(
       new RegExp(
-        `${claim.delivery.id} +queued +\\S+ +item.created +1 +retrying automatically at 00:05 UTC \\(attempt 2 of 8\\)`,
+        `${waiting} +queued +\\S+ +item.created +1 +retrying automatically at 00:05 UTC \\(attempt 2 of 8\\)`,
       ),
     );
     const listed = JSON.parse(await cli("deliveries", "--state", "failed", "--json"));
-    expect(listed.map((d: { id: number }) => d.id).sort()).toEqual(
-      [claim.delivery.id, failed].sort(),
-    );
+    expect(listed.map((d: { id: number }) => d.id).sort()).toEqual([waiting, failed].sort());
   });
 
   test("retry --all-failed also sends now the deliveries waiting for an automatic retry", async () => {
     const failed = await failedDelivery();
-    const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
-    if (!claim) throw new Error("nothing to claim");
-    await store.queue.finish(claim, record({ statusCode: 503, outcome: "http_error" }), {
-      state: "queued",
-      nextAttemptAt: T0 + 300_000,
-    });
+    const waiting = await retryingDelivery();
     expect(await cli("retry", "--all-failed")).toBe("Queued 2 deliveries again");
     const after = await store.queue.list({ limit: 10 });
     const byId = new Map(after.map((d) => [d.id, d]));
-    for (const id of [failed, claim.delivery.id]) {
+    for (const id of [failed, waiting]) {
       expect(byId.get(id)).toMatchObject({ state: "queued", nextAttemptAt: T0 });
     }
     // Untouched: the one never attempted.

@@ -53,7 +53,8 @@ export function explainSqliteFailure(
   }
 }
 
-function freeSpace(folder: string): number | null {
+/** Free bytes for this user on the file system holding `folder`; null when it cannot be read. */
+export function freeSpace(folder: string): number | null {
   try {
     const stats = statfsSync(folder);
     return stats.bavail * stats.bsize;

@@ -1,8 +1,7 @@
 import type { Database } from "bun:sqlite";
-import { statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import { SchemaTooNewError } from "../schema-version.ts";
-import { explainSqliteFailure } from "./failure.ts";
+import { explainSqliteFailure, freeSpace } from "./failure.ts";
 import { MIGRATIONS } from "./migrations.ts";
 
 /** Below this much free space the database is not ready: the next write may fail. */
@@ -47,13 +46,4 @@ export function sqliteReadiness(
     return `the disk holding ${folder} is nearly full (${Math.floor(free / 1024)} KiB free): free some space there (df -h ${folder})`;
   }
   return null;
-}
-
-function freeSpace(folder: string): number | null {
-  try {
-    const stats = statfsSync(folder);
-    return stats.bavail * stats.bsize;
-  } catch {
-    return null;
-  }
 }
