@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { Resolver } from "../http/ssrf.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
@@ -10,9 +9,17 @@ import { compareWithLastRun, type Freshness } from "./freshness.ts";
 import { rememberModel, startModel } from "./model-start.ts";
 import { digestStories, type PipelineStats, readCalibration } from "./pipeline.ts";
 import { createProgress, loggerAround, type Progress, type ProgressStream } from "./progress.ts";
-import { emailSettings } from "./reader-config.ts";
 import { openArchive } from "./render/archive.ts";
-import { digestEmail, listText, sendDigestEmail, smtpName } from "./render/email.ts";
+import {
+  DigestFailedError,
+  interrupted,
+  ModelGoneError,
+  publish,
+  stoppedShort,
+} from "./run-end.ts";
+
+export { DigestFailedError, DigestInterruptedError, ModelGoneError } from "./run-end.ts";
+
 import { type Output, openOutput, refuseNonRegularTarget, type TextSink } from "./render/output.ts";
 import { createRenderer } from "./render/renderer.ts";
 import type { Renderer } from "./render/types.ts";
@@ -51,21 +58,6 @@ export interface DigestDeps {
 export interface DigestResult {
   stories: StoryDigest[];
   stats: PipelineStats;
-}
-
-/** The digest was stopped (Ctrl-C) before it was complete; --out was left as it was. */
-export class DigestInterruptedError extends Error {
-  override name = "DigestInterruptedError";
-}
-
-/** The model stopped answering (GONE_AFTER failures in a row): no more calls; --out left as it was. */
-export class ModelGoneError extends Error {
-  override name = "ModelGoneError";
-}
-
-/** Every summary the digest tried failed: the output was written, but it is of no use. */
-export class DigestFailedError extends Error {
-  override name = "DigestFailedError";
 }
 
 /**
@@ -247,66 +239,6 @@ function digestMeta(
   };
 }
 
-/**
- * After --out is written: the archive's page, then the mail (last: a mail server that fails
- * costs neither --out nor the archive; EmailError, exit 1).
- */
-async function publish(
-  digest: { meta: DigestMeta; stories: StoryDigest[] },
-  run: {
-    config: DigestConfig;
-    deps: DigestDeps;
-    archive: Awaited<ReturnType<typeof openArchive>> | undefined;
-    started: number;
-    logger: Logger;
-  },
-): Promise<void> {
-  const { config, deps, archive, logger } = run;
-  if (archive) {
-    const at = { timeZone: deps.timeZone, locale: config.language, logger };
-    const { day } = await archive.write({ ...digest, at: run.started }, at);
-    const page = join(config.archive ?? "", `${day}.html`);
-    logger.info(`Archived as ${page}, with index.html and feed.xml`);
-  }
-  const email = emailSettings(config);
-  if (!email) return;
-  const message = digestEmail(digest, { timeZone: deps.timeZone, locale: config.language });
-  await sendDigestEmail(message, email, { tls: deps.smtpTls });
-  const each = email.to.length === 1 ? "" : ", a message each,";
-  logger.info(
-    `Emailed to ${listText(email.to)}${each} from ${email.from} through ${smtpName(email.smtp)}`,
-  );
-}
-
-/**
- * A run that stopped short: a digest begun is ended with what was written (not when the output
- * itself failed), --out is left as it was, and Ctrl-C becomes its one warning line. Returns
- * what to throw.
- */
-async function stoppedShort(
-  error: unknown,
-  run: {
-    begun: Renderer | undefined;
-    done: { written: number; total: number };
-    output: Output;
-    signal: AbortSignal | undefined;
-    outFile: string | undefined;
-  },
-  stopProgress: () => Logger,
-): Promise<unknown> {
-  const { begun, done, output, signal } = run;
-  if (begun && stoppedEarly(error, signal)) {
-    // On stdout the stories so far are out already: say that the rest never came. (A --out
-    // file is removed below, so the old one stays.) A failing output is not written again.
-    await output.write(begun.end({ written: done.written, total: done.total })).catch(() => {});
-  }
-  await output.abort();
-  if (!signal?.aborted) return error;
-  const stopped = error instanceof DigestInterruptedError ? error : interrupted(run.outFile, done);
-  stopProgress().warn(stopped.message);
-  return stopped;
-}
-
 /** Both of a story's summaries are in the cache and still good: a re-run needs no model call for it. */
 function isCached(
   cache: SummaryCache | undefined,
@@ -381,19 +313,6 @@ export function summaryCounts(stats: PipelineStats, model: string): string {
   return `${plural(made)}: ${stats.generated} by ${model}, ${stats.cached} from the cache${failed}`;
 }
 
-function interrupted(
-  outFile: string | undefined,
-  done: { written: number; total: number },
-): DigestInterruptedError {
-  const after =
-    done.total === 0
-      ? "Interrupted before the front page was read"
-      : `Interrupted after ${done.written} of ${done.total} ${done.total === 1 ? "story" : "stories"}`;
-  return new DigestInterruptedError(
-    outFile === undefined ? after : `${after}; ${outFile} was left as it was`,
-  );
-}
-
 /** The previous run, for the "new" marks; without it they are left out. */
 function readLastRun(cache: SummaryCache | undefined, logger: Logger): RunRecord | null {
   try {
@@ -432,13 +351,6 @@ function openCache(
     );
     return undefined;
   }
-}
-
-/** Ctrl-C or the model gone: the run stopped before its last story, not for a broken output. */
-function stoppedEarly(error: unknown, signal: AbortSignal | undefined): boolean {
-  return (
-    error instanceof DigestInterruptedError || error instanceof ModelGoneError || !!signal?.aborted
-  );
 }
 
 function asError(reason: unknown): Error {

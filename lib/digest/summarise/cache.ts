@@ -77,14 +77,8 @@ export function sourceHash(parts: readonly string[]): string {
   return hasher.digest("hex");
 }
 
-/**
- * Opens (creating when missing) the SQLite summary cache at `path` (`:memory:` for tests).
- * It keeps the latest summary of each story's article and discussion per model, with what it
- * was made from, so a re-run can reuse or update it (see reuse.ts) whatever budget the prompt
- * had; the token counts models reported, for calibration; and the runs' stories.
- */
-export function openSummaryCache(path: string, options: { now?: () => number } = {}): SummaryCache {
-  const now = options.now ?? Date.now;
+/** The cache's database: its folder made, WAL, a wait for another digest's write, its tables. */
+function openCacheDatabase(path: string): Database {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { create: true, strict: true });
   db.run("PRAGMA journal_mode = WAL");
@@ -114,6 +108,37 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
     counted INTEGER NOT NULL
   )`);
   db.run("CREATE INDEX IF NOT EXISTS token_samples_model ON token_samples (model, id)");
+  db.run(`CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL
+  )`);
+  db.run(`CREATE TABLE IF NOT EXISTS run_stories (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    story_id INTEGER NOT NULL,
+    points INTEGER NOT NULL,
+    PRIMARY KEY (run_id, story_id)
+  ) WITHOUT ROWID`);
+  db.run(`CREATE TABLE IF NOT EXISTS checked_models (
+    server TEXT NOT NULL,
+    model TEXT NOT NULL,
+    context_length INTEGER,
+    placement TEXT,
+    checked_at INTEGER NOT NULL,
+    PRIMARY KEY (server, model)
+  ) WITHOUT ROWID`);
+  db.run("PRAGMA foreign_keys = ON");
+  return db;
+}
+
+/**
+ * Opens (creating when missing) the SQLite summary cache at `path` (`:memory:` for tests).
+ * It keeps the latest summary of each story's article and discussion per model, with what it
+ * was made from, so a re-run can reuse or update it (see reuse.ts) whatever budget the prompt
+ * had; the token counts models reported, for calibration; and the runs' stories.
+ */
+export function openSummaryCache(path: string, options: { now?: () => number } = {}): SummaryCache {
+  const now = options.now ?? Date.now;
+  const db = openCacheDatabase(path);
   // A mapped copy of StoredSummary: bun:sqlite's bindings want an index signature.
   type Row = Pick<StoredSummary, keyof StoredSummary>;
   // An id beyond 2^53 is bound as its digits: INTEGER affinity stores and compares it exactly.
@@ -145,24 +170,6 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
     addSampleStmt.run({ ...sample, model });
     forgetSamplesStmt.run({ model, keep: TOKEN_SAMPLES_KEPT });
   });
-  db.run(`CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    at INTEGER NOT NULL
-  )`);
-  db.run(`CREATE TABLE IF NOT EXISTS run_stories (
-    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    story_id INTEGER NOT NULL,
-    points INTEGER NOT NULL,
-    PRIMARY KEY (run_id, story_id)
-  ) WITHOUT ROWID`);
-  db.run(`CREATE TABLE IF NOT EXISTS checked_models (
-    server TEXT NOT NULL,
-    model TEXT NOT NULL,
-    context_length INTEGER,
-    placement TEXT,
-    checked_at INTEGER NOT NULL,
-    PRIMARY KEY (server, model)
-  ) WITHOUT ROWID`);
   type ModelKey = { server: string; model: string };
   const checkedStmt = db.query<CheckedModel, ModelKey>(
     `SELECT context_length AS contextLength, placement FROM checked_models
@@ -175,7 +182,6 @@ export function openSummaryCache(path: string, options: { now?: () => number } =
     `INSERT OR REPLACE INTO checked_models (server, model, context_length, placement, checked_at)
      VALUES ($server, $model, $contextLength, $placement, $at)`,
   );
-  db.run("PRAGMA foreign_keys = ON");
   const lastRunStmt = db.query<{ id: number; at: number }, []>(
     "SELECT id, at FROM runs ORDER BY id DESC LIMIT 1",
   );

@@ -168,15 +168,7 @@ export function admitBySendRate<T extends { webhookId: number }>(
   return admission;
 }
 
-/**
- * The claim: leases that ran out are taken over (their lost attempt recorded), queued again
- * (webhook disabled) or failed (the attempt cap reached), then due deliveries of sendable
- * webhooks are leased, oldest first. Runs inside the caller's write transaction.
- */
-/**
- * Leases that ran out, taken over: the lost attempt recorded, then the delivery queued again
- * (its webhook disabled), failed (the attempt cap reached) or leased to this worker.
- */
+/** Leases that ran out: each lost attempt recorded, then queued again, failed or taken over. */
 function createLostLeases(db: Database) {
   const anyExpiredLeaseStmt = db.prepare<{ expired: number }, Params>(CLAIM_SQL.anyExpiredLease);
   const expiredLeasesStmt = db.prepare<
@@ -307,6 +299,11 @@ function createDueLeasing(db: Database) {
   return { rows: dueRows, lease: leaseDue, anyDue };
 }
 
+/**
+ * The claim: leases that ran out are taken over (their lost attempt recorded), queued again
+ * (webhook disabled) or failed (the attempt cap reached), then due deliveries of sendable
+ * webhooks are leased, oldest first. Runs inside the caller's write transaction.
+ */
 export function createClaim(
   db: Database,
   changes: Pick<ChangeListener, "markSeen" | "notifyLocal">,

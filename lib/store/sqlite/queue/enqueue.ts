@@ -37,12 +37,6 @@ function orderedOf(webhookId: string, objectId: string): string {
   return `(${objectId} IS NOT NULL AND coalesce((SELECT w.ordered FROM webhooks w WHERE w.id = ${webhookId}), 0))`;
 }
 
-/**
- * Fans a change out to the webhooks that get it (lib/webhooks/events/fan-out.ts decides which, and
- * renders templates): the plain deliveries, which share NetBox's default body, one INSERT per 32
- * rows (payload and time bound once); templated ones a row each with what was rendered; a
- * template that failed as a failed delivery with its error as attempt 1.
- */
 /** The enabled webhooks a change may go to, as fan-out reads them (JSON columns parsed once). */
 function createCandidates(db: Database, hint: PlanHint) {
   const enabledTargetsStmt = db.prepare<CandidateRow, []>(
@@ -173,6 +167,12 @@ function createInserts(db: Database) {
   return { insertPlanned };
 }
 
+/**
+ * Fans a change out to the webhooks that get it (lib/webhooks/events/fan-out.ts decides which, and
+ * renders templates): the plain deliveries, which share NetBox's default body, one INSERT per 32
+ * rows (payload and time bound once); templated ones a row each with what was rendered; a
+ * template that failed as a failed delivery with its error as attempt 1.
+ */
 export function createEnqueue(
   db: Database,
   now: () => number,
