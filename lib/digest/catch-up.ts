@@ -12,7 +12,7 @@ import { catchUpMs } from "./edition-config.ts";
 import type { CatchUpWindow } from "./fetch/source.ts";
 import { readArchivedDay } from "./render/archive-day.ts";
 import { localDateKey } from "./render/dates.ts";
-import type { CatchUp, Story } from "./types.ts";
+import type { CatchUp, DigestMeta, SourceName, Story } from "./types.ts";
 
 /**
  * The fewest points a catch-up's story needs (or --min-points, when higher): the search API's
@@ -97,4 +97,15 @@ export async function archivedIds(
     }
   }
   return ids;
+}
+
+/** What the digest's header says of the edition: the sites read, and the catch-up's reach. */
+export function editionMeta(
+  sources: readonly SourceName[],
+  catchUp: CatchUpPlan | undefined,
+): Pick<DigestMeta, "sources" | "catchUp"> {
+  return {
+    sources: [...sources],
+    ...(catchUp ? { catchUp: catchUp.meta(catchUp.skipped()) } : {}),
+  };
 }

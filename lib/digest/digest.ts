@@ -1,7 +1,7 @@
 import type { Resolver } from "../http/ssrf.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { errorMessage } from "../text/error-message.ts";
-import { planCatchUp } from "./catch-up.ts";
+import { editionMeta, planCatchUp } from "./catch-up.ts";
 import type { DigestConfig } from "./config.ts";
 import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import { openSources } from "./fetch/sources.ts";
@@ -143,8 +143,8 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     });
     const stats: PipelineStats = { generated: 0, cached: 0, failed: 0 };
     const freshness = compareWithLastRun(stories, readLastRun(cache, baseLogger));
-    const catchUpMeta = catchUp ? { catchUp: catchUp.meta(catchUp.skipped()) } : {};
-    const meta = digestMeta(started, facts.model, { stories, freshness, malformed, catchUpMeta });
+    const edition = editionMeta(config.sources, catchUp);
+    const meta = digestMeta(started, facts.model, { stories, freshness, malformed, edition });
     // Why the run stops short, if it must: Ctrl-C, the model's first-call check, or the model gone.
     const stopNow = () => {
       if (deps.signal?.aborted) return interrupted(outFile, done);
@@ -225,7 +225,7 @@ function digestMeta(
     stories: Story[];
     freshness: Freshness;
     malformed: number;
-    catchUpMeta: Pick<DigestMeta, "catchUp">;
+    edition: Pick<DigestMeta, "sources" | "catchUp">;
   },
 ): DigestMeta {
   return {
@@ -235,7 +235,7 @@ function digestMeta(
     newCount: run.freshness.newCount,
     lastRunAt: run.freshness.lastRunAt,
     malformedHits: run.malformed,
-    ...run.catchUpMeta,
+    ...run.edition,
   };
 }
 

@@ -127,6 +127,8 @@ export interface DigestMeta {
   malformedHits?: number;
   /** A catch-up edition (--since, --days): the best stories posted since `from` (ISO). */
   catchUp?: CatchUp;
+  /** The sites read, in --source's order; absent (days from before sources): Hacker News. */
+  sources?: SourceName[];
 }
 
 export interface CatchUp {

@@ -270,9 +270,11 @@ describe("bun run digest", () => {
       "newSinceLastRun",
       "lastRunAt",
       "malformedHits",
+      "sources",
       "stories",
       "incomplete",
     ]);
+    expect(doc.sources).toEqual(["hn"]);
     expect(doc.generatedAt).toBe("2025-08-03T18:54:41.000Z");
     expect(doc.model).toBe("llama3.2");
     expect(doc.stories[0]).toEqual({

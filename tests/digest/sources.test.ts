@@ -170,6 +170,8 @@ describe("--source hn,lobsters", () => {
       `[Lobsters discussion](${sites.lobsters.url}/s/shared/lobsters_story_shared) · [HN discussion](https://news.ycombinator.com/item?id=`,
     );
     const html = await runDigestCommand(sites.env, ["--source", "hn,lobsters", "--format", "html"]);
+    expect(html.stdout).toContain("<h1>Hacker News and Lobsters digest</h1>");
+    expect(markdown.stdout).toStartWith("# Lobsters and Hacker News digest\n");
     expect(html.stdout).toContain(">Lobsters discussion</a>");
     expect(html.stdout).toContain('<span class="tags">rust, performance</span>');
   });

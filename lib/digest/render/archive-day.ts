@@ -77,6 +77,7 @@ const daySchema = z.object({
   newSinceLastRun: z.number().nullish(),
   lastRunAt: z.string().nullish(),
   malformedHits: z.number().optional(),
+  sources: z.array(sourceName).optional().catch(undefined),
   catchUp: z
     .object({ from: z.string(), hours: z.number(), skipped: z.number() })
     .optional()
@@ -106,6 +107,7 @@ export function archivedMeta(day: ArchivedDay): DigestMeta {
     lastRunAt: day.lastRunAt ?? null,
     malformedHits: day.malformedHits ?? 0,
     ...(day.catchUp ? { catchUp: day.catchUp } : {}),
+    ...(day.sources ? { sources: day.sources } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import { SOURCES } from "../fetch/sources.ts";
 import type { DigestMeta, StoryType } from "../types.ts";
 import type { Incomplete } from "./types.ts";
 
@@ -67,11 +68,15 @@ export function newCountText(newCount: number | null): string {
   return newCount === null ? "" : ` · ${newCount} new since the last run`;
 }
 
-/** The digest's heading: "Hacker News digest", or a catch-up's "… the best of the last 7 days". */
+/**
+ * The digest's heading: "Hacker News digest", "Hacker News and Lobsters digest", a catch-up's
+ * "… digest: the best of the last 7 days".
+ */
 export function digestTitle(meta: DigestMeta): string {
-  if (!meta.catchUp) return "Hacker News digest";
+  const sites = (meta.sources ?? ["hn"]).map((name) => SOURCES[name].label).join(" and ");
+  if (!meta.catchUp) return `${sites} digest`;
   const { hours } = meta.catchUp;
   const span =
     hours === 24 ? "day" : hours % 24 === 0 ? `${hours / 24} days` : countText(hours, "hour");
-  return `Hacker News digest: the best of the last ${span}`;
+  return `${sites} digest: the best of the last ${span}`;
 }

@@ -95,7 +95,7 @@ export function toJsonStory(digest: StoryDigest, now: number): JsonStory {
 
 /**
  * Exactly one JSON document, written at the end:
- * `{generatedAt, model, newSinceLastRun, lastRunAt, malformedHits, catchUp?, stories, incomplete}`;
+ * `{generatedAt, model, newSinceLastRun, lastRunAt, malformedHits, sources, catchUp?, stories, incomplete}`;
  * `incomplete` is null, or "incomplete: 3 of 10 stories" when the run stopped early.
  */
 export function jsonRenderer(): Renderer {
@@ -119,6 +119,7 @@ export function jsonRenderer(): Renderer {
         newSinceLastRun: meta?.newCount ?? null,
         lastRunAt: meta?.lastRunAt ?? null,
         malformedHits: meta?.malformedHits ?? 0,
+        sources: meta?.sources ?? ["hn"],
         // Only on a catch-up edition: {from, hours, skipped}.
         ...(meta?.catchUp ? { catchUp: meta.catchUp } : {}),
         stories,

@@ -147,6 +147,7 @@ describe("jsonRenderer()", () => {
       newSinceLastRun: 1,
       lastRunAt: "2025-08-02T18:00:00.000Z",
       malformedHits: 0,
+      sources: ["hn"],
       stories: [
         {
           id: 101,
