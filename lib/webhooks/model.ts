@@ -54,6 +54,12 @@ export interface Webhook {
   sslVerification: boolean;
   /** PEM file of the CA(s) to trust for this webhook instead of the system's, or null. */
   caFile: string | null;
+  /**
+   * PEM files of the client certificate and its key, presented to a receiver that asks for one
+   * (mutual TLS); both or neither, null when none.
+   */
+  clientCertFile: string | null;
+  clientKeyFile: string | null;
   /** Timeout of one attempt; null falls back to WEBHOOK_TIMEOUT_MS. */
   timeoutMs: number | null;
   /** When a failed attempt is tried again (policy/retry-schedule.ts); `day` by default. */
@@ -86,6 +92,8 @@ export interface NewWebhook {
   conditions?: ConditionSet | null;
   sslVerification?: boolean;
   caFile?: string | null;
+  clientCertFile?: string | null;
+  clientKeyFile?: string | null;
   timeoutMs?: number | null;
   ordered?: boolean;
   retrySchedule?: RetrySchedule;

@@ -4,6 +4,7 @@ import { type Resolver, resolveAll } from "../http/ssrf.ts";
 import type { LeaseLimits } from "../webhooks/delivery/lease-rules.ts";
 import { createClaimSender } from "../webhooks/delivery/send-claim.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../webhooks/policy/retry.ts";
+import { createClientCerts } from "../webhooks/sending/client-cert.ts";
 import { createSender } from "../webhooks/sending/send.ts";
 import { createCaFiles } from "../webhooks/sending/tls-options.ts";
 import type { WorkerConfig } from "./config.ts";
@@ -45,6 +46,7 @@ export function createWorkerSend(options: {
     attempt: createSender({
       timeoutMs: config.timeoutMs,
       caFiles: createCaFiles(),
+      clientCerts: createClientCerts(),
       allow: config.allowList,
       fetch: options.fetch,
       // One lookup per host and 30 s, not one per attempt (dns-cache.ts).

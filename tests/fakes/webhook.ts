@@ -24,6 +24,8 @@ export function webhookFixture(overrides: Partial<Webhook> = {}): Webhook {
     conditions: null,
     sslVerification: true,
     caFile: null,
+    clientCertFile: null,
+    clientKeyFile: null,
     timeoutMs: null,
     ordered: false,
     retrySchedule: "day",

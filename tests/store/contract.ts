@@ -120,6 +120,8 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           conditions: null,
           sslVerification: true,
           caFile: null,
+          clientCertFile: null,
+          clientKeyFile: null,
           timeoutMs: null,
           ordered: false,
           createdAt: T0,
@@ -166,6 +168,8 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           },
           sslVerification: false,
           caFile: "/etc/ssl/private-ca.pem",
+          clientCertFile: "/etc/webhooks/client.crt",
+          clientKeyFile: "/etc/webhooks/client.key",
           timeoutMs: 2500,
         };
         const hook = await store.webhooks.create({
@@ -213,6 +217,8 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           conditions: { or: [{ attr: "sku", value: "B" }] },
           sslVerification: false,
           caFile: "/ca.pem",
+          clientCertFile: "/c.crt",
+          clientKeyFile: "/c.key",
           timeoutMs: null,
         });
         expect(changed).toMatchObject({
@@ -220,14 +226,28 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           conditions: { or: [{ attr: "sku", value: "B" }] },
           sslVerification: false,
           caFile: "/ca.pem",
+          clientCertFile: "/c.crt",
+          clientKeyFile: "/c.key",
           timeoutMs: null,
+        });
+        expect(await store.webhooks.update(hook.id, { name: "o3" })).toMatchObject({
+          clientCertFile: "/c.crt",
+          clientKeyFile: "/c.key",
         });
         const cleared = await store.webhooks.update(hook.id, {
           conditions: null,
           caFile: null,
+          clientCertFile: null,
+          clientKeyFile: null,
           sslVerification: true,
         });
-        expect(cleared).toMatchObject({ conditions: null, caFile: null, sslVerification: true });
+        expect(cleared).toMatchObject({
+          conditions: null,
+          caFile: null,
+          clientCertFile: null,
+          clientKeyFile: null,
+          sslVerification: true,
+        });
         expect(await store.webhooks.get(hook.id)).toEqual(cleared);
       });
 

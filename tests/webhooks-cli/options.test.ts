@@ -8,6 +8,9 @@ import { useWebhooksCliFile } from "../fakes/webhooks-cli-file.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 const CA_FILE = join(import.meta.dir, "..", "fakes", "tls", "hook-test.crt");
+const CLIENT_CERT = join(import.meta.dir, "..", "fakes", "tls", "client.crt");
+const CLIENT_KEY = join(import.meta.dir, "..", "fakes", "tls", "client.key");
+const OTHER_KEY = join(import.meta.dir, "..", "fakes", "tls", "other.key");
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 const { files, cli } = useWebhooksCliFile("webhooks-options-", { now: () => T0 });
@@ -197,6 +200,25 @@ describe("webhooks add/update with NetBox's options", () => {
       "no PEM certificate in it",
     );
     expect(await files.store.webhooks.list()).toEqual([]);
+  });
+
+  test("--client-cert-file and --client-key-file set the pair; a key of another is refused", async () => {
+    expect(
+      await refused(...add, "--client-cert-file", CLIENT_CERT, "--client-key-file", OTHER_KEY),
+    ).toStartWith(
+      `Invalid --client-key-file "${OTHER_KEY}": cannot use "${OTHER_KEY}": the key does not match the certificate`,
+    );
+    expect(await refused(...add, "--client-cert-file", CLIENT_CERT)).toStartWith(
+      "Invalid --client-cert-file",
+    );
+    await cli(...add, "--client-cert-file", CLIENT_CERT, "--client-key-file", CLIENT_KEY);
+    expect(await files.store.webhooks.list()).toMatchObject([
+      { clientCertFile: CLIENT_CERT, clientKeyFile: CLIENT_KEY },
+    ]);
+    await cli("update", "chat", "--client-cert-file", "none", "--client-key-file", "none");
+    expect(await files.store.webhooks.list()).toMatchObject([
+      { clientCertFile: null, clientKeyFile: null },
+    ]);
   });
 
   test("--ordered turns ordering per object on, --no-ordered off; list shows it", async () => {

@@ -217,6 +217,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
   `,
+  // 14: a client certificate and its key per webhook (as SQLite's 17).
+  `
+  ALTER TABLE webhooks ADD COLUMN client_cert_file TEXT;
+  ALTER TABLE webhooks ADD COLUMN client_key_file TEXT;
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

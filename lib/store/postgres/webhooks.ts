@@ -24,6 +24,8 @@ export interface WebhookRow {
   conditions: ConditionSet | null;
   ssl_verification: boolean;
   ca_file: string | null;
+  client_cert_file: string | null;
+  client_key_file: string | null;
   timeout_ms: number | null;
   ordered: boolean;
   retry_schedule: string;
@@ -55,6 +57,8 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     conditions: row.conditions,
     sslVerification: row.ssl_verification,
     caFile: row.ca_file,
+    clientCertFile: row.client_cert_file,
+    clientKeyFile: row.client_key_file,
     timeoutMs: row.timeout_ms,
     ordered: row.ordered,
     retrySchedule: storedRetrySchedule(row.retry_schedule),
@@ -95,15 +99,16 @@ export function createPostgresWebhookRepo(
           (sql) => sql<WebhookRow[]>`
             INSERT INTO webhooks (name, url, method, content_type, headers, secret, events,
               enabled, disabled_reason, disabled_at, max_per_second, body_template, conditions,
-              ssl_verification, ca_file, timeout_ms, ordered, retry_schedule, retry_attempts, created_at,
-              updated_at)
+              ssl_verification, ca_file, client_cert_file, client_key_file, timeout_ms, ordered,
+              retry_schedule, retry_attempts, created_at, updated_at)
             VALUES (${input.name}, ${input.url}, ${input.method ?? "POST"},
               ${input.contentType ?? "application/json"},
               ${JSON.stringify(input.headers ?? [])}::text::jsonb, ${input.secret ?? null},
               ${JSON.stringify(input.events ?? ["*"])}::text::jsonb, ${enabled}, NULL,
               ${enabled ? null : t}, ${input.maxPerSecond ?? null}, ${input.bodyTemplate ?? null},
               ${conditionsJson(input.conditions)}::text::jsonb, ${input.sslVerification ?? true},
-              ${input.caFile ?? null}, ${input.timeoutMs ?? null}, ${input.ordered ?? false},
+              ${input.caFile ?? null}, ${input.clientCertFile ?? null},
+              ${input.clientKeyFile ?? null}, ${input.timeoutMs ?? null}, ${input.ordered ?? false},
               ${retry.retry_schedule},
               ${retry.retry_attempts}, ${t}, ${t})
             RETURNING *`,
@@ -152,6 +157,8 @@ export function createPostgresWebhookRepo(
               body_template = ${kept("bodyTemplate")},
               conditions = ${conditionsJson(kept("conditions"))}::text::jsonb,
               ssl_verification = ${kept("sslVerification")}, ca_file = ${kept("caFile")},
+              client_cert_file = ${kept("clientCertFile")},
+              client_key_file = ${kept("clientKeyFile")},
               timeout_ms = ${kept("timeoutMs")}, ordered = ${kept("ordered")},
               retry_schedule = ${retry.retry_schedule},
               retry_attempts = ${retry.retry_attempts}, updated_at = ${t},

@@ -382,4 +382,9 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
   `,
+  // 17: a client certificate and its key per webhook (mutual TLS), as PEM file paths.
+  `
+  ALTER TABLE webhooks ADD COLUMN client_cert_file TEXT;
+  ALTER TABLE webhooks ADD COLUMN client_key_file TEXT;
+  `,
 ];

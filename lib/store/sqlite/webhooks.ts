@@ -26,6 +26,8 @@ export interface WebhookRow {
   conditions: string | null;
   ssl_verification: number;
   ca_file: string | null;
+  client_cert_file: string | null;
+  client_key_file: string | null;
   timeout_ms: number | null;
   ordered: number;
   retry_schedule: string;
@@ -61,6 +63,8 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     conditions: row.conditions === null ? null : (JSON.parse(row.conditions) as ConditionSet),
     sslVerification: row.ssl_verification === 1,
     caFile: row.ca_file,
+    clientCertFile: row.client_cert_file,
+    clientKeyFile: row.client_key_file,
     timeoutMs: row.timeout_ms,
     ordered: row.ordered === 1,
     retrySchedule: storedRetrySchedule(row.retry_schedule),
@@ -76,6 +80,8 @@ type Options = Pick<
   | "conditions"
   | "sslVerification"
   | "caFile"
+  | "clientCertFile"
+  | "clientKeyFile"
   | "timeoutMs"
   | "ordered"
   | "retrySchedule"
@@ -88,6 +94,8 @@ function optionColumns(options: Options): Record<string, string | number | null>
     conditions: options.conditions ? JSON.stringify(options.conditions) : null,
     ssl_verification: options.sslVerification === false ? 0 : 1,
     ca_file: options.caFile ?? null,
+    client_cert_file: options.clientCertFile ?? null,
+    client_key_file: options.clientKeyFile ?? null,
     timeout_ms: options.timeoutMs ?? null,
     ordered: options.ordered === true ? 1 : 0,
     ...retryColumns(options.retrySchedule),
@@ -110,11 +118,11 @@ export function createSqliteWebhookRepo(
   const insertStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
     `INSERT INTO webhooks (name, url, method, content_type, headers, secret, events, enabled,
        disabled_reason, disabled_at, max_per_second, body_template, conditions,
-       ssl_verification, ca_file, timeout_ms, ordered, retry_schedule, retry_attempts, created_at,
-       updated_at)
+       ssl_verification, ca_file, client_cert_file, client_key_file, timeout_ms, ordered,
+       retry_schedule, retry_attempts, created_at, updated_at)
      VALUES ($name, $url, $method, $content_type, $headers, $secret, $events, $enabled,
        $disabled_reason, $disabled_at, $max_per_second, $body_template, $conditions,
-       $ssl_verification, $ca_file, $timeout_ms, $ordered, $retry_schedule, $retry_attempts, $now, $now)
+       $ssl_verification, $ca_file, $client_cert_file, $client_key_file, $timeout_ms, $ordered, $retry_schedule, $retry_attempts, $now, $now)
      RETURNING *`,
   );
   const updateStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
@@ -124,6 +132,7 @@ export function createSqliteWebhookRepo(
        disabled_reason = $disabled_reason, disabled_at = $disabled_at,
        max_per_second = $max_per_second, body_template = $body_template,
        conditions = $conditions, ssl_verification = $ssl_verification, ca_file = $ca_file,
+       client_cert_file = $client_cert_file, client_key_file = $client_key_file,
        timeout_ms = $timeout_ms, ordered = $ordered, retry_schedule = $retry_schedule,
        retry_attempts = $retry_attempts, updated_at = $now
      WHERE id = $id

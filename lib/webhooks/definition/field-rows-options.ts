@@ -5,6 +5,8 @@ import { field, formText, jsonAs, orBlank, same, type WebhookFields } from "./fi
 import {
   checkBodyTemplate,
   checkCaFile,
+  checkClientCertFile,
+  checkClientKeyFile,
   checkConditions,
   checkOrdered,
   checkRetrySchedule,
@@ -159,6 +161,64 @@ export const OPTION_FIELDS: WebhookFields = [
     note: {
       short: (w) => (w.caFile !== null ? "own CA" : null),
       long: (w) => (w.caFile !== null ? `CA file ${w.caFile}` : null),
+    },
+  }),
+  field({
+    name: "client_cert_file",
+    key: "clientCertFile",
+    schema: z
+      .string()
+      .nullable()
+      .describe(
+        "absolute path of the PEM client certificate sent to a receiver that asks for one (mutual TLS), with client_key_file; null: none",
+      ),
+    toRule: jsonAs.textOrNull,
+    expected: "a string or null",
+    rule: checkClientCertFile,
+    show: (w) => w.clientCertFile,
+    cli: {
+      flag: "client-cert-file",
+      type: "string",
+      description: "PEM client certificate for receivers that ask for one (with --client-key-file)",
+      valueHint: "path",
+    },
+    form: {
+      label: "Client certificate file path",
+      hint: "A PEM file on the worker's machine, presented to a receiver that asks for a client certificate (mutual TLS); with the key below.",
+      input: { kind: "text" },
+      initial: "",
+      value: (w) => w.clientCertFile ?? "",
+      toRule: formText,
+    },
+    note: {
+      short: (w) => (w.clientCertFile !== null ? "client cert" : null),
+      long: (w) => (w.clientCertFile !== null ? `client certificate ${w.clientCertFile}` : null),
+    },
+  }),
+  field({
+    name: "client_key_file",
+    key: "clientKeyFile",
+    schema: z
+      .string()
+      .nullable()
+      .describe("absolute path of the client certificate's PEM private key; null: none"),
+    toRule: jsonAs.textOrNull,
+    expected: "a string or null",
+    rule: checkClientKeyFile,
+    show: (w) => w.clientKeyFile,
+    cli: {
+      flag: "client-key-file",
+      type: "string",
+      description: "PEM private key of --client-cert-file (unencrypted, readable by the worker)",
+      valueHint: "path",
+    },
+    form: {
+      label: "Client key file path",
+      hint: "The certificate's private key, a PEM file readable by the worker (not encrypted).",
+      input: { kind: "text" },
+      initial: "",
+      value: (w) => w.clientKeyFile ?? "",
+      toRule: formText,
     },
   }),
   field({

@@ -263,6 +263,23 @@ export function checkConditions(text: string): Checked<ConditionSet | null> {
  * Whether it names a readable PEM file is checkCaFileContent's question (ca-file.ts).
  */
 export function checkCaFile(text: string): Checked<string | null> {
+  return checkPemPath(text, "/etc/ssl/certs/my-ca.pem");
+}
+
+/**
+ * The path of the client certificate's PEM file (mutual TLS), by its form, as checkCaFile;
+ * whether it holds a certificate that matches the key is checkClientCertificate's (client-cert.ts).
+ */
+export function checkClientCertFile(text: string): Checked<string | null> {
+  return checkPemPath(text, "/etc/webhooks/client.crt");
+}
+
+/** The path of the client certificate's private key (PEM), by its form, as checkClientCertFile. */
+export function checkClientKeyFile(text: string): Checked<string | null> {
+  return checkPemPath(text, "/etc/webhooks/client.key");
+}
+
+function checkPemPath(text: string, example: string): Checked<string | null> {
   const path = text.trim();
   if (path === "" || path.toLowerCase() === "none") return ok(null);
   if (path.length > MAX_PATH_LENGTH)
@@ -271,7 +288,7 @@ export function checkCaFile(text: string): Checked<string | null> {
     return refused("must not contain control or invisible characters");
   }
   if (!path.startsWith("/")) {
-    return refused("must be an absolute path to a PEM file, e.g. /etc/ssl/certs/my-ca.pem");
+    return refused(`must be an absolute path to a PEM file, e.g. ${example}`);
   }
   return ok(path);
 }

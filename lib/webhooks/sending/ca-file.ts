@@ -22,10 +22,21 @@ export async function readCaFile(
   path: string,
   deadlineMs: number = CA_FILE_DEADLINE_MS,
 ): Promise<string> {
+  return pemCertificates(await readPemFile(path, deadlineMs));
+}
+
+/**
+ * The text of a regular file of at most 1 MiB, read as readCaFile reads one (no FIFO or device,
+ * a deadline): the client certificate and key files are read the same way (client-cert.ts).
+ */
+export async function readPemFile(
+  path: string,
+  deadlineMs: number = CA_FILE_DEADLINE_MS,
+): Promise<string> {
   const signal = AbortSignal.timeout(deadlineMs);
   const reading = readRegularFile(path, signal);
   try {
-    return pemCertificates(await raceAbort(reading, signal));
+    return await raceAbort(reading, signal);
   } catch (error) {
     if (signal.aborted) throw new Error(`not read within ${deadlineMs} ms`);
     throw error;

@@ -8,6 +8,7 @@ import type { AttemptRecord, Claim, Webhook } from "../model.ts";
 import { type AttemptResult, isSuccess } from "../policy/retry.ts";
 import { isTemplated } from "../rendering/template.ts";
 import { type CheckMemory, checkAndRemember, hostOf, rememberedCheck } from "./check-memory.ts";
+import { type ClientCertificate, type ClientCerts, createClientCerts } from "./client-cert.ts";
 import { buildRequest, type OutgoingRequest } from "./request.ts";
 import { headerLines, httpError, readBody } from "./response-record.ts";
 import {
@@ -31,6 +32,8 @@ export interface SendOptions {
   maxTimeoutMs?: number;
   /** The worker's CA files (createCaFiles), read for webhooks that name one. */
   caFiles?: CaFiles;
+  /** The worker's client certificates (createClientCerts), read for webhooks that name one. */
+  clientCerts?: ClientCerts;
   allow: AllowList;
   fetch?: typeof fetch;
   resolve?: Resolver;
@@ -140,7 +143,8 @@ async function attempt(
 
 /**
  * The request, when everything it needs is at hand (the usual case): the destination checked
- * before and remembered (check-memory.ts) and no CA file to read. Null: prepareChecked's turn.
+ * before and remembered (check-memory.ts) and no CA or client certificate file to read. Null:
+ * prepareChecked's turn.
  */
 function prepareKnown(
   claim: Claim,
@@ -154,13 +158,20 @@ function prepareKnown(
   if (unrendered !== null)
     return { refused: { outcome: "template_error", error: unrendered }, url: null };
   const known = rememberedCheck(options.checks, url, startedAt);
-  if (known === undefined || claim.webhook.caFile != null) return null;
+  if (known === undefined || hasTlsFiles(claim.webhook)) return null;
   const { check } = known;
   if (!check.ok) return { refused: { outcome: "blocked", error: check.reason }, url };
-  return prepareRequest(claim, options, { url, startedAt, signal }, known.target, undefined);
+  return prepareRequest(claim, options, { url, startedAt, signal }, known.target);
 }
 
-/** The request after checking its destination (SSRF, DNS) and reading its CA file if any. */
+function hasTlsFiles(webhook: Webhook): boolean {
+  return webhook.caFile != null || webhook.clientCertFile != null;
+}
+
+/**
+ * The request after checking its destination (SSRF, DNS) and reading its CA file and client
+ * certificate if any.
+ */
 async function prepareChecked(
   claim: Claim,
   options: SenderOptions,
@@ -176,8 +187,8 @@ async function prepareChecked(
       signal,
     ));
   if (!check.ok) return { refused: { outcome: "blocked", error: check.reason }, url };
-  // Only a webhook with a CA file waits for it here (the file, read once a minute); a file that
-  // cannot be read ends the attempt as a network error (failedAttempt, first line).
+  // Only a webhook with a CA file or client certificate waits for them here (read once a
+  // minute); a file that cannot be read ends the attempt as a network error (failedAttempt).
   const ca =
     claim.webhook.caFile == null
       ? undefined
@@ -185,7 +196,11 @@ async function prepareChecked(
           caFileText(claim.webhook.caFile, options.caFiles ?? createCaFiles()),
           signal,
         );
-  return prepareRequest(claim, options, { url, startedAt, signal }, target, ca);
+  const client =
+    claim.webhook.clientCertFile == null
+      ? undefined
+      : await raceAbort((options.clientCerts ?? createClientCerts())(claim.webhook), signal);
+  return prepareRequest(claim, options, { url, startedAt, signal }, target, { ca, client });
 }
 
 function prepareRequest(
@@ -193,7 +208,7 @@ function prepareRequest(
   options: SenderOptions,
   attempt: { url: string; startedAt: number; signal: AbortSignal },
   target: { url: string; host?: string; tls?: TlsOptions },
-  ca: string | undefined,
+  files: { ca?: string; client?: ClientCertificate } = {},
 ): Prepared {
   const { url, startedAt } = attempt;
   let request: OutgoingRequest;
@@ -216,7 +231,7 @@ function prepareRequest(
     // is rather than compressed by the receiver and decompressed here.
     decompress: false,
   };
-  const tls = tlsOptionsFor(claim.webhook, target.tls, ca);
+  const tls = tlsOptionsFor(claim.webhook, target.tls, files.ca, files.client);
   if (tls) init.tls = tls;
   return { url: target.url, init };
 }

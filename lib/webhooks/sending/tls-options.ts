@@ -1,5 +1,6 @@
 import type { Webhook } from "../model.ts";
 import { readCaFile } from "./ca-file.ts";
+import type { ClientCertificate } from "./client-cert.ts";
 
 /** Bun's fetch `tls` options this sender sets. */
 export interface TlsOptions {
@@ -7,6 +8,9 @@ export interface TlsOptions {
   rejectUnauthorized?: boolean;
   /** PEM text of the CAs to trust instead of the system's. */
   ca?: string;
+  /** The client certificate and key (PEM) for a receiver that asks for one. */
+  cert?: string;
+  key?: string;
 }
 
 /** Reads a CA file's PEM text (throws when it cannot). */
@@ -39,17 +43,20 @@ export type CaFiles = ReturnType<typeof createCaFiles>;
  * The webhook's TLS choices (NetBox's ssl_verification and CA file path) over the options the
  * address pinning sets: the server name stays, so a verified certificate is still checked
  * against the URL's host. Undefined when there is nothing to set. `ca` is the CA file's text,
- * read by the caller (caFileText) only for a webhook that names one.
+ * read by the caller (caFileText) only for a webhook that names one; `client` the client
+ * certificate and key (client-cert.ts), read likewise.
  */
 export function tlsOptionsFor(
   webhook: Pick<Webhook, "sslVerification">,
   pinned: TlsOptions | undefined,
   ca?: string,
+  client?: ClientCertificate,
 ): TlsOptions | undefined {
   let tls = pinned;
   // Only an explicit false turns verification off.
   if (webhook.sslVerification === false) tls = { ...tls, rejectUnauthorized: false };
   if (ca !== undefined) tls = { ...tls, ca };
+  if (client !== undefined) tls = { ...tls, cert: client.cert, key: client.key };
   return tls;
 }
 

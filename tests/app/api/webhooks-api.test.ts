@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { WEBHOOK_FIELDS } from "../../../lib/webhooks/definition/field-table.ts";
+import { CLIENT_CERT_FILE, CLIENT_KEY_FILE, OTHER_KEY_FILE } from "../../fakes/tls-hook-server.ts";
 import { createClient, useTokenApp } from "../harness.ts";
 
 const TOKEN = "webhooks-api-test-token-0123";
@@ -75,6 +76,8 @@ describe("/api/webhooks round trip", () => {
       condition: { and: [{ attr: "quantity", op: "lt", value: 5 }] },
       ssl_verify: false,
       ca_file: null,
+      client_cert_file: CLIENT_CERT_FILE,
+      client_key_file: CLIENT_KEY_FILE,
       timeout_ms: 2500,
       max_per_second: 2.5,
       ordered: true,
@@ -104,6 +107,8 @@ describe("/api/webhooks round trip", () => {
       body_template: null,
       condition: null,
       ssl_verify: true,
+      client_cert_file: null,
+      client_key_file: null,
       timeout_ms: null,
       max_per_second: null,
       ordered: false,
@@ -204,6 +209,9 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
     condition: [{ and: [{ attr: "quantity", op: "near", value: 5 }] }, "quantity < 5", { or: 1 }],
     ssl_verify: ["no", 0],
     ca_file: ["relative/ca.pem", "/nonexistent/ca.pem", 3],
+    // Alone (the other file not given), each is refused too: the two go together.
+    client_cert_file: ["relative/client.crt", CLIENT_CERT_FILE, 3],
+    client_key_file: ["relative/client.key", CLIENT_KEY_FILE, OTHER_KEY_FILE, 3],
     timeout_ms: [50, 300_001, "1000", 1.5],
     max_per_second: [-1, 10_001, "5"],
     ordered: ["true", 1, null],
