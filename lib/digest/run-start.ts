@@ -92,6 +92,7 @@ export async function frontPageAndMachine(
   ]);
   if (front.status === "rejected") throw front.reason;
   // Filtered in readEdition, before any story's article, comments or summaries are asked for.
+  for (const line of front.value.warnings) deps.logger.warn(line);
   for (const line of front.value.lines) deps.logger.info(line);
   if (deps.catchUp) {
     const { from, minPoints } = deps.catchUp.window;

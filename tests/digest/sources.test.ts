@@ -1,6 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { SearchApiError } from "../../lib/digest/fetch/search-fetch.ts";
 import type { JsonStory } from "../../lib/digest/render/json.ts";
 import { articleHtml } from "../fakes/article-site.ts";
 import { RUN_AT, runDigestCommand } from "../fakes/digest-run.ts";
@@ -210,6 +211,26 @@ describe("--source hn,lobsters", () => {
     const before = readFileSync(join(archive, "2025-08-02.html"), "utf8");
     expect(before).toContain(">Lobsters discussion</a>");
     expect(before).toContain('href="2025-08-03.html"');
+  });
+
+  test("a site that cannot be read costs its stories, not the edition; both down stop the run", async () => {
+    using sites = twoSites();
+    using down = startFakeLobsters({
+      stories: () => [],
+      intercept: () => new Response("maintenance", { status: 404 }),
+    });
+    const env = { ...sites.env, LOBSTERS_URL: down.url };
+    const run = await runDigestCommand(env, ["--source", "hn,lobsters", "--format", "json"]);
+    expect(run.error).toBeUndefined();
+    const doc = JSON.parse(run.stdout) as { stories: JsonStory[] };
+    expect(doc.stories.map((story) => story.title)).toEqual(["A faster allocator", "HN only"]);
+    expect(
+      run.logger.lines.some((line) =>
+        line.startsWith("warn Lobsters could not be read, its stories are left out: "),
+      ),
+    ).toBe(true);
+    const alone = await runDigestCommand(env, ["--source", "lobsters"]);
+    expect(alone.error).toBeInstanceOf(SearchApiError);
   });
 
   test("a bad --source is one line naming the flag", async () => {

@@ -3,6 +3,7 @@
  * catch-up, its best stories of the window), filtered, then taken in turn by rank, a link on two
  * sites kept once with both discussions.
  */
+import { errorMessage } from "../../text/error-message.ts";
 import type { SourceName, Story } from "../types.ts";
 import { applyFilters, hitsWanted, type StoryFilter } from "./filters.ts";
 import { SEARCH_PAGE_MAX } from "./hn/client.ts";
@@ -23,6 +24,8 @@ export interface EditionRequest {
 /** The stories, how many entries were malformed, and the lines saying what filters left out. */
 export interface Edition extends FrontPage {
   lines: string[];
+  /** A site that could not be read, when another could. */
+  warnings: string[];
   /** Stories left out by `exclude`. */
   excluded: number;
 }
@@ -32,15 +35,34 @@ export async function readEdition(
   request: EditionRequest,
   options: SourceFetchOptions,
 ): Promise<Edition> {
-  const named = [...sources];
-  const pages = await Promise.all(
-    named.map(([, source]) =>
+  const asked = [...sources];
+  const settled = await Promise.allSettled(
+    asked.map(([, source]) =>
       request.catchUp
         ? source.since(request.catchUp, SEARCH_PAGE_MAX, options)
         : source.frontPage(hitsWanted(request.limit, request.filter), options),
     ),
   );
+  // One site down costs its stories, not the edition; every site down stops the run.
+  const failed = settled.find((result) => result.status === "rejected");
+  if (failed && settled.every((result) => result.status === "rejected")) throw failed.reason;
   const lines: string[] = [];
+  const warnings: string[] = [];
+  const named: [SourceName, StorySource][] = [];
+  const pages: FrontPage[] = [];
+  settled.forEach((result, index) => {
+    const entry = asked[index];
+    if (!entry) return;
+    if (result.status === "fulfilled") {
+      named.push(entry);
+      pages.push(result.value);
+      return;
+    }
+    const reason = errorMessage(result.reason);
+    warnings.push(
+      `${SOURCES[entry[0]].label} could not be read, its stories are left out: ${reason}`,
+    );
+  });
   let excluded = 0;
   const ranked = pages.map((page, index) => {
     const kept = request.exclude
@@ -58,10 +80,11 @@ export async function readEdition(
   return {
     stories: mergeDuplicates(
       interleave(ranked),
-      named.map(([name]) => name),
+      asked.map(([name]) => name),
     ),
     malformed: pages.reduce((sum, page) => sum + page.malformed, 0),
     lines,
+    warnings,
     excluded,
   };
 }
