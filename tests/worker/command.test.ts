@@ -1,15 +1,10 @@
 import { afterEach, expect, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { runCommand } from "citty";
 import { UsageError } from "../../lib/config/errors.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { createWorkerCommand } from "../../lib/worker/command.ts";
-import { change } from "../fakes/change.ts";
-import { gate, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { oneHeldDelivery } from "../fakes/database-file.ts";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -17,20 +12,10 @@ afterEach(async () => {
 });
 
 test("`worker`: a signal after the same-keypress window aborts the request in flight and releases it", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "worker-command-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, "app.db");
-  const store = openSqliteStore(path);
-  cleanups.push(() => store.close());
-  const hold = gate();
-  cleanups.push(hold.open);
-  const endpoint = startFakeEndpoint(async () => {
-    await hold.promise;
-    return new Response("ok");
+  const { path, store, endpoint, id } = await oneHeldDelivery({
+    cleanups,
+    prefix: "worker-command-",
   });
-  cleanups.push(() => endpoint.stop());
-  await store.webhooks.create({ name: "hook", url: endpoint.url });
-  const [id] = await store.queue.enqueue(change());
 
   const source = new EventEmitter();
   let time = 0;
@@ -49,7 +34,7 @@ test("`worker`: a signal after the same-keypress window aborts the request in fl
   time += 1000;
   source.emit("SIGINT");
   await running;
-  expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+  expect((await store.queue.get(id))?.delivery).toMatchObject({
     state: "queued",
     attempts: 0,
     leaseOwner: null,

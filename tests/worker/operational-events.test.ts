@@ -10,6 +10,7 @@ import type { AutoDisableSettings } from "../../lib/webhooks/policy/webhook-heal
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { change } from "../fakes/change.ts";
+import { jsonLogLines } from "../fakes/json-log.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
@@ -272,28 +273,6 @@ describe("worker process", () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  /** The child's JSON log lines, read as they come. */
-  function logLines(stream: ReadableStream<Uint8Array>) {
-    const reader = stream.getReader();
-    cleanups.push(() => reader.releaseLock());
-    const decoder = new TextDecoder();
-    let buffered = "";
-    return async function find(match: (msg: string) => boolean): Promise<Record<string, unknown>> {
-      for (;;) {
-        const newline = buffered.indexOf("\n");
-        if (newline === -1) {
-          const { done, value } = await reader.read();
-          if (done) throw new Error(`log ended without the line looked for: ${buffered}`);
-          buffered += decoder.decode(value, { stream: true });
-          continue;
-        }
-        const line = JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>;
-        buffered = buffered.slice(newline + 1);
-        if (match(String(line.msg))) return line;
-      }
-    };
-  }
-
   test("bun run worker disables a webhook on a 410: one warn line, webhook.disabled sent, --metrics-port counts it", async () => {
     const path = join(temporaryDirectory(), "app.db");
     store = openSqliteStore(path);
@@ -311,11 +290,11 @@ describe("worker process", () => {
       args: ["--metrics-port", "0"],
       cleanups,
     });
-    const find = logLines(child.stderr);
-    const metricsUrl = String((await find((msg) => msg.startsWith("Metrics on"))).msg).slice(
-      "Metrics on ".length,
-    );
-    const warned = await find((msg) => msg.startsWith("Webhook"));
+    const log = jsonLogLines(child.stderr, cleanups);
+    const metricsUrl = String(
+      (await log.find(({ msg }) => msg.startsWith("Metrics on"))).msg,
+    ).slice("Metrics on ".length);
+    const warned = await log.find(({ msg }) => msg.startsWith("Webhook"));
     expect([warned.level, warned.msg]).toEqual([
       "warn",
       'Webhook "dead": Disabled automatically: the endpoint answered 410 Gone',

@@ -1,13 +1,11 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { change } from "../fakes/change.ts";
-import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { databaseFileAndEndpoint } from "../fakes/database-file.ts";
 import { spawnWorker } from "../fakes/worker-process.ts";
 
 // Worker processes, and outages longer than a lease and than busy_timeout (5 s).
@@ -34,28 +32,19 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-interface Setup {
-  path: string;
-  store: Store;
-  endpoint: FakeEndpoint;
-}
-
-async function setup(): Promise<Setup> {
-  const dir = mkdtempSync(join(tmpdir(), "sqlite-outage-"));
-  const path = join(dir, "app.db");
-  const store = openSqliteStore(path);
+async function setup() {
   // Answers after 100 ms, so 12 requests in flight take a few seconds for all: the outage falls
   // in the middle of the work.
-  const endpoint = startFakeEndpoint(async () => {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    return new Response("ok");
-  });
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => store.close());
-  cleanups.push(() => endpoint.stop());
-  await store.webhooks.create({ name: "hook", url: `${endpoint.url}/in` });
-  await store.queue.enqueueMany(Array.from({ length: TOTAL }, () => change()));
-  return { path, store, endpoint };
+  const env = databaseFileAndEndpoint(
+    async () => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return new Response("ok");
+    },
+    { cleanups, prefix: "sqlite-outage-" },
+  );
+  await env.store.webhooks.create({ name: "hook", url: `${env.endpoint.url}/in` });
+  await env.store.queue.enqueueMany(Array.from({ length: TOTAL }, () => change()));
+  return env;
 }
 
 function startWorker(path: string) {
@@ -132,7 +121,10 @@ async function claimAsNewcomer(store: Store): Promise<void> {
   await store.queue.release(claims);
 }
 
-async function expectEachSentOnceAndSuccessful(env: Setup, workers: Subprocess[]) {
+async function expectEachSentOnceAndSuccessful(
+  env: Awaited<ReturnType<typeof setup>>,
+  workers: Subprocess[],
+) {
   await untilAllSuccessful(env.store);
   for (const worker of workers) worker.kill("SIGTERM");
   expect(await Promise.all(workers.map((worker) => worker.exited))).toEqual(workers.map(() => 0));

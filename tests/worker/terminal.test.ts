@@ -1,12 +1,9 @@
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
-import { change } from "../fakes/change.ts";
+import { oneHeldDelivery } from "../fakes/database-file.ts";
 import { hasTool } from "../fakes/system-tools.ts";
 import { startInTerminal } from "../fakes/terminal.ts";
-import { gate, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 // A shell, `bun run` and a worker or the demo in a tmux pane: seconds on a loaded 2-core machine.
@@ -20,20 +17,10 @@ afterEach(async () => {
 test.skipIf(!HAS_TMUX)(
   "`bun run worker` in a real terminal: one Ctrl-C keypress lets the request in flight finish, nothing is released",
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), "worker-terminal-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, "app.db");
-    const store = openSqliteStore(path);
-    cleanups.push(() => store.close());
-    const hold = gate();
-    cleanups.push(hold.open);
-    const endpoint = startFakeEndpoint(async () => {
-      await hold.promise;
-      return new Response("ok");
+    const { path, store, endpoint, id, hold } = await oneHeldDelivery({
+      cleanups,
+      prefix: "worker-terminal-",
     });
-    cleanups.push(() => endpoint.stop());
-    await store.webhooks.create({ name: "hook", url: endpoint.url });
-    const [id] = await store.queue.enqueue(change());
 
     const terminal = startInTerminal(
       `env DATABASE_URL='${path}' WEBHOOK_ALLOWED_HOSTS=127.0.0.1 NO_COLOR=1 bun run worker; echo "EXIT=$?"`,
@@ -47,7 +34,7 @@ test.skipIf(!HAS_TMUX)(
     const text = await terminal.until(/EXIT=\d+/);
     expect(text).toMatch(/stopped: 1 successful, 0 to retry, 0 failed, 0 discarded, 0 released/);
     expect(text).toContain("EXIT=0");
-    expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+    expect((await store.queue.get(id))?.delivery).toMatchObject({
       state: "successful",
       attempts: 1,
     });

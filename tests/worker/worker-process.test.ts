@@ -1,20 +1,14 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand } from "citty";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
-import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { change } from "../fakes/change.ts";
+import { databaseFileAndEndpoint, oneHeldDelivery } from "../fakes/database-file.ts";
+import { jsonLogLines } from "../fakes/json-log.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { rawHttp, statusOf } from "../fakes/raw-http.ts";
-import {
-  type FakeEndpoint,
-  gate,
-  type Responder,
-  startFakeEndpoint,
-} from "../fakes/webhook-endpoint.ts";
+import { gate, type Responder } from "../fakes/webhook-endpoint.ts";
 import { spawnWorker } from "../fakes/worker-process.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
@@ -25,21 +19,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-interface Setup {
-  path: string;
-  store: Store;
-  endpoint: FakeEndpoint;
-}
-
-function setup(respond: Responder): Setup {
-  const dir = mkdtempSync(join(tmpdir(), "worker-process-"));
-  const path = join(dir, "app.db");
-  const store = openSqliteStore(path);
-  const endpoint = startFakeEndpoint(respond);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => store.close());
-  cleanups.push(() => endpoint.stop());
-  return { path, store, endpoint };
+function setup(respond: Responder) {
+  return databaseFileAndEndpoint(respond, { cleanups, prefix: "worker-process-" });
 }
 
 function startWorker(path: string, env: Record<string, string> = {}, args: string[] = []) {
@@ -126,14 +107,7 @@ describe("worker process", () => {
   });
 
   test("SIGTERM lets the in-flight request finish, then the worker exits 0", async () => {
-    const hold = gate();
-    cleanups.push(hold.open);
-    const { path, store, endpoint } = setup(async () => {
-      await hold.promise;
-      return new Response("ok");
-    });
-    await store.webhooks.create({ name: "hook", url: endpoint.url });
-    const [id] = await store.queue.enqueue(change());
+    const { path, store, endpoint, id, hold } = await oneHeldDelivery({ cleanups });
     const child = startWorker(path);
     await endpoint.waitForRequests(1);
     child.kill("SIGTERM");
@@ -141,18 +115,11 @@ describe("worker process", () => {
     await waitForOutput(child.stderr, "Stopping");
     hold.open();
     expect(await child.exited).toBe(0);
-    expect((await store.queue.get(id ?? 0))?.delivery.state).toBe("successful");
+    expect((await store.queue.get(id))?.delivery.state).toBe("successful");
   });
 
   test("two SIGINTs in quick succession (one Ctrl-C under `bun run`) stop gracefully: the request in flight finishes", async () => {
-    const hold = gate();
-    cleanups.push(hold.open);
-    const { path, store, endpoint } = setup(async () => {
-      await hold.promise;
-      return new Response("ok");
-    });
-    await store.webhooks.create({ name: "hook", url: endpoint.url });
-    const [id] = await store.queue.enqueue(change());
+    const { path, store, endpoint, id, hold } = await oneHeldDelivery({ cleanups });
     const child = startWorker(path, { LOG_LEVEL: "debug" });
     const stderr = outputOf(child.stderr);
     await endpoint.waitForRequests(1);
@@ -166,7 +133,7 @@ describe("worker process", () => {
     expect(await stderr.rest()).toContain(
       "1 successful, 0 to retry, 0 failed, 0 discarded, 0 released",
     );
-    expect((await store.queue.get(id ?? 0))?.delivery).toMatchObject({
+    expect((await store.queue.get(id))?.delivery).toMatchObject({
       state: "successful",
       attempts: 1,
     });
@@ -210,7 +177,7 @@ describe("worker process", () => {
       { LOG_FORMAT: "json", LOG_LEVEL: "debug", WORKER_HEARTBEAT_MS: "1000" },
       ["--metrics-port", "0"],
     );
-    const log = jsonLines(child.stderr);
+    const log = jsonLogLines(child.stderr, cleanups);
     const metricsUrl = /^Metrics on (\S+)$/.exec(
       (await log.find((l) => l.msg.startsWith("Metrics on"))).msg,
     )?.[1];
@@ -271,36 +238,6 @@ async function webhooksCli(path: string, args: string[]): Promise<string> {
     { rawArgs: args },
   );
   return lines.join("\n");
-}
-
-interface JsonLogLine {
-  level: string;
-  msg: string;
-  [field: string]: unknown;
-}
-
-/** A child's JSON-lines log: find() reads on until a line matches (each line is seen once). */
-function jsonLines(stream: ReadableStream<Uint8Array>) {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let buffered = "";
-  cleanups.push(() => reader.releaseLock());
-  return {
-    async find(match: (line: JsonLogLine) => boolean): Promise<JsonLogLine> {
-      for (;;) {
-        const newline = buffered.indexOf("\n");
-        if (newline === -1) {
-          const { done, value } = await reader.read();
-          if (done) throw new Error(`log ended without the line looked for: ${buffered}`);
-          buffered += decoder.decode(value, { stream: true });
-          continue;
-        }
-        const line = JSON.parse(buffered.slice(0, newline)) as JsonLogLine;
-        buffered = buffered.slice(newline + 1);
-        if (match(line)) return line;
-      }
-    },
-  };
 }
 
 /** Reads a child's output until `text` appears. */
