@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { abortableSleep } from "../../lib/async/sleep.ts";
-import { createMemoryLogger } from "../../lib/log.ts";
+import { createMemoryLogger, type Logger } from "../../lib/log.ts";
 import type { Store, WorkerRegistry } from "../../lib/webhooks/ports.ts";
 import { startHeartbeat, type WorkerSnapshot } from "../../lib/worker/heartbeat.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
@@ -26,7 +26,14 @@ function setup() {
     inFlight,
     concurrency: 16,
   });
-  const start = (options: { registry?: WorkerRegistry; signal?: AbortSignal } = {}) =>
+  const start = (
+    options: {
+      registry?: WorkerRegistry;
+      signal?: AbortSignal;
+      logger?: Logger;
+      onFailed?: () => void;
+    } = {},
+  ) =>
     startHeartbeat({
       registry: options.registry ?? store.workers,
       info: snapshot,
@@ -34,11 +41,26 @@ function setup() {
       now: clock.now,
       sleep: clock.sleep,
       signal: options.signal,
+      logger: options.logger,
+      onFailed: options.onFailed,
     });
+  /** The store's registry, whose first `failures` beats throw `message`. */
+  const failingFirst = (failures: number, message: string): WorkerRegistry => ({
+    heartbeat: async (info) => {
+      if (failures > 0) {
+        failures--;
+        throw new Error(message);
+      }
+      await store.workers.heartbeat(info);
+    },
+    remove: (id) => store.workers.remove(id),
+    list: () => store.workers.list(),
+  });
   return {
     clock,
     store,
     start,
+    failingFirst,
     setInFlight: (n: number) => {
       inFlight = n;
     },
@@ -113,36 +135,9 @@ describe("startHeartbeat()", () => {
   });
 
   test("a failing write is logged and the next beat records again", async () => {
-    const { clock, store } = setup();
+    const { clock, store, start, failingFirst } = setup();
     const logger = createMemoryLogger();
-    let failNext = true;
-    const flaky: WorkerRegistry = {
-      heartbeat: async (info) => {
-        if (failNext) {
-          failNext = false;
-          throw new Error("database is locked");
-        }
-        await store.workers.heartbeat(info);
-      },
-      remove: (id) => store.workers.remove(id),
-      list: () => store.workers.list(),
-    };
-    const heartbeat = startHeartbeat({
-      registry: flaky,
-      info: () => ({
-        id: "w1",
-        host: "h",
-        pid: 1,
-        version: "0.1.0",
-        startedAt: 0,
-        inFlight: 0,
-        concurrency: 1,
-      }),
-      intervalMs: INTERVAL,
-      now: clock.now,
-      sleep: clock.sleep,
-      logger,
-    });
+    const heartbeat = start({ registry: failingFirst(1, "database is locked"), logger });
     await clock.sleeping();
     expect(logger.lines).toEqual([
       "warn Could not record the worker heartbeat: database is locked",
@@ -157,35 +152,11 @@ describe("startHeartbeat()", () => {
 
 describe("startHeartbeat() through a run of failures", () => {
   test("a run of failed beats (a full disk) is one line, then one with the count when a beat succeeds; each is counted", async () => {
-    const { clock, store } = setup();
+    const { clock, store, start, failingFirst } = setup();
     const logger = createMemoryLogger();
-    let failures = 4;
     let counted = 0;
-    const full: WorkerRegistry = {
-      heartbeat: async (info) => {
-        if (failures > 0) {
-          failures--;
-          throw new Error("database or disk is full");
-        }
-        await store.workers.heartbeat(info);
-      },
-      remove: (id) => store.workers.remove(id),
-      list: () => store.workers.list(),
-    };
-    const heartbeat = startHeartbeat({
-      registry: full,
-      info: () => ({
-        id: "w1",
-        host: "h",
-        pid: 1,
-        version: "0.1.0",
-        startedAt: 0,
-        inFlight: 0,
-        concurrency: 1,
-      }),
-      intervalMs: INTERVAL,
-      now: clock.now,
-      sleep: clock.sleep,
+    const heartbeat = start({
+      registry: failingFirst(4, "database or disk is full"),
       logger,
       onFailed: () => counted++,
     });
