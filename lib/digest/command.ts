@@ -23,7 +23,7 @@ export function digestArgs(): ArgsDef {
 }
 
 const DESCRIPTION =
-  "Summarise the Hacker News front page with a local model (Ollama, or any OpenAI-compatible server): for each story, its article and its discussion";
+  "Summarise the Hacker News front page (and Lobsters', with --source hn,lobsters) with a local model (Ollama, or any OpenAI-compatible server): for each story, its article and its discussion, the comments it draws on linked";
 
 const NOTES = [
   `Needs Ollama running (\`ollama serve\`) with the model pulled (\`ollama pull ${DEFAULT_MODEL}\`), or with --api=openai an OpenAI-compatible server at OPENAI_BASE_URL (\`llama-server -m model.gguf --port 8080\`, LM Studio, vLLM).`,
