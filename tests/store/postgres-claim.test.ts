@@ -3,6 +3,7 @@ import { SQL } from "bun";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
+import { holdRowLock } from "../fakes/row-lock.ts";
 import { change } from "./contract.ts";
 
 /**
@@ -38,20 +39,10 @@ describePostgres("PostgreSQL claim when send-rate admission fails", () => {
     fault: "pg_cancel_backend" | "pg_terminate_backend",
   ): Promise<unknown> {
     const admin = client(url);
-    let unlock: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      unlock = resolve;
-    });
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const holder = admin.begin(async (tx) => {
-      await tx`SELECT id FROM webhooks WHERE id = ${webhookId} FOR UPDATE`;
-      locked();
-      await held;
-    });
-    await isLocked;
+    const { unlock, holder } = await holdRowLock(
+      admin,
+      (tx) => tx`SELECT id FROM webhooks WHERE id = ${webhookId} FOR UPDATE`,
+    );
     const claiming = store.queue
       .claim({ workerId: "w1", limit: 10, leaseMs: 60_000, now: Date.now() })
       .then(

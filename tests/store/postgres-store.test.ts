@@ -8,6 +8,7 @@ import { SchemaTooNewError } from "../../lib/store/schema-version.ts";
 import { createItem, updateItem } from "../../lib/webhooks/events/item-changes.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
+import { holdRowLock } from "../fakes/row-lock.ts";
 import { change, record } from "./contract.ts";
 
 /** Behaviour only PostgreSQL has (locks, NOTIFY, concurrent migrations); the rest is contract.ts. */
@@ -115,22 +116,11 @@ describePostgres("PostgreSQL store specifics", () => {
       ...(await store.queue.enqueue(change())),
       ...(await store.queue.enqueue(change())),
     ];
-    let unlock: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      unlock = resolve;
-    });
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const other = client(url);
-    const holder = other.begin(async (tx) => {
-      await tx`SELECT id FROM deliveries WHERE id = ${ids[0]} FOR UPDATE`;
-      locked();
-      await held;
-    });
-    await isLocked;
-    // Were claim() to wait for the lock, it would wait for `held`, and this test would time out.
+    const { unlock, holder } = await holdRowLock(
+      client(url),
+      (tx) => tx`SELECT id FROM deliveries WHERE id = ${ids[0]} FOR UPDATE`,
+    );
+    // Were claim() to wait for the lock, it would wait for unlock(), and this test would time out.
     const claims = await store.queue.claim({
       workerId: "w1",
       limit: 10,
