@@ -17,7 +17,12 @@ export type ItemEvent = (typeof ITEM_EVENTS)[number];
  * delivery itself, not the inventory. A webhook gets them only when it names them: "*" means
  * the item events.
  */
-export const OPERATIONAL_EVENTS = ["webhook.disabled", "delivery.exhausted"] as const;
+export const OPERATIONAL_EVENTS = [
+  "webhook.disabled",
+  "delivery.exhausted",
+  "webhook.failing",
+  "webhook.recovered",
+] as const;
 export type OperationalEvent = (typeof OPERATIONAL_EVENTS)[number];
 /** "ping" is only ever queued for one webhook, by "Send test"; "*" does not match it. */
 export type EventName = ItemEvent | OperationalEvent | "ping";
@@ -70,6 +75,18 @@ export interface Webhook {
    */
   ordered: boolean;
   /**
+   * The failed attempt of a delivery (its number) at which webhook.failing is announced, once
+   * per failing run (events/failing-notices.ts); 0 never. DEFAULT_FAILING_NOTICE_AFTER by default.
+   */
+  failingNoticeAfter: number;
+  /**
+   * When webhook.failing was announced for the current failing run; null when none is open
+   * (none yet, or webhook.recovered since). Set by the stores; absent on a Webhook built elsewhere.
+   */
+  failingNoticedAt?: number | null;
+  /** When the last webhook.recovered was; null before any. Set by the stores, as above. */
+  failingRecoveredAt?: number | null;
+  /**
    * Start of the current failure streak (every attempt failed since), null while healthy.
    * Set by the stores; absent on a Webhook built elsewhere (unknown).
    */
@@ -97,6 +114,7 @@ export interface NewWebhook {
   timeoutMs?: number | null;
   ordered?: boolean;
   retrySchedule?: RetrySchedule;
+  failingNoticeAfter?: number;
 }
 
 /**

@@ -128,11 +128,15 @@ export function createDeliveryWorker(
         const written = finishBatched({ claim, record, outcome });
         // The usual case, a success to a webhook with no failure streak, writes nothing more.
         const failed = outcome.state === "failed";
-        if (!hasAfterEffects(delivered) && !failed) return written;
+        // A success that ends a failing notice records its webhook.recovered.
+        const recovers =
+          outcome.state === "successful" && (claim.webhook.failingNoticedAt ?? null) !== null;
+        if (!hasAfterEffects(delivered) && !failed && !recovers) return written;
         return written.then(async (applied) => {
           if (applied) await afterAttempt(claim, delivered);
-          // A delivery ending failed, or a webhook disabled, may have recorded an event.
-          if (applied && (failed || delivered.streak === "extend")) relay.kick();
+          // A delivery ending failed, a webhook disabled, failing or recovering may have
+          // recorded an event.
+          if (applied && (failed || recovers || delivered.streak !== undefined)) relay.kick();
           return applied;
         });
       },

@@ -29,6 +29,7 @@ export function webhookFixture(overrides: Partial<Webhook> = {}): Webhook {
     timeoutMs: null,
     ordered: false,
     retrySchedule: "day",
+    failingNoticeAfter: 4,
     createdAt: 0,
     updatedAt: 0,
     ...overrides,

@@ -222,6 +222,14 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN client_cert_file TEXT;
   ALTER TABLE webhooks ADD COLUMN client_key_file TEXT;
   `,
+  // 15: the failing notice (lib/webhooks/events/failing-notices.ts; as SQLite's 18): which failed attempt of a
+  // delivery announces webhook.failing; when the open notice was given (NULL: none open), and
+  // when the last webhook.recovered was (for the metrics' counts).
+  `
+  ALTER TABLE webhooks ADD COLUMN failing_notice_after INTEGER NOT NULL DEFAULT 4;
+  ALTER TABLE webhooks ADD COLUMN failing_noticed_at BIGINT;
+  ALTER TABLE webhooks ADD COLUMN failing_recovered_at BIGINT;
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

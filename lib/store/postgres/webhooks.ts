@@ -1,4 +1,5 @@
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
+import { DEFAULT_FAILING_NOTICE_AFTER } from "../../webhooks/events/failing-notices.ts";
 import { disabledEvent } from "../../webhooks/events/operational-events.ts";
 import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import { storedRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
@@ -33,6 +34,9 @@ export interface WebhookRow {
   previous_secret: string | null;
   previous_secret_until: string | number | null;
   failing_since: string | number | null;
+  failing_notice_after: number;
+  failing_noticed_at: string | number | null;
+  failing_recovered_at: string | number | null;
   created_at: string | number;
   updated_at: string | number;
 }
@@ -62,6 +66,9 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     timeoutMs: row.timeout_ms,
     ordered: row.ordered,
     retrySchedule: storedRetrySchedule(row.retry_schedule),
+    failingNoticeAfter: row.failing_notice_after,
+    failingNoticedAt: toNumberOrNull(row.failing_noticed_at),
+    failingRecoveredAt: toNumberOrNull(row.failing_recovered_at),
     failingSince: toNumberOrNull(row.failing_since),
     createdAt: toNumber(row.created_at),
     updatedAt: toNumber(row.updated_at),
@@ -100,7 +107,7 @@ export function createPostgresWebhookRepo(
             INSERT INTO webhooks (name, url, method, content_type, headers, secret, events,
               enabled, disabled_reason, disabled_at, max_per_second, body_template, conditions,
               ssl_verification, ca_file, client_cert_file, client_key_file, timeout_ms, ordered,
-              retry_schedule, retry_attempts, created_at, updated_at)
+              retry_schedule, retry_attempts, failing_notice_after, created_at, updated_at)
             VALUES (${input.name}, ${input.url}, ${input.method ?? "POST"},
               ${input.contentType ?? "application/json"},
               ${JSON.stringify(input.headers ?? [])}::text::jsonb, ${input.secret ?? null},
@@ -110,7 +117,8 @@ export function createPostgresWebhookRepo(
               ${input.caFile ?? null}, ${input.clientCertFile ?? null},
               ${input.clientKeyFile ?? null}, ${input.timeoutMs ?? null}, ${input.ordered ?? false},
               ${retry.retry_schedule},
-              ${retry.retry_attempts}, ${t}, ${t})
+              ${retry.retry_attempts},
+              ${input.failingNoticeAfter ?? DEFAULT_FAILING_NOTICE_AFTER}, ${t}, ${t})
             RETURNING *`,
         ),
       );
@@ -161,7 +169,8 @@ export function createPostgresWebhookRepo(
               client_key_file = ${kept("clientKeyFile")},
               timeout_ms = ${kept("timeoutMs")}, ordered = ${kept("ordered")},
               retry_schedule = ${retry.retry_schedule},
-              retry_attempts = ${retry.retry_attempts}, updated_at = ${t},
+              retry_attempts = ${retry.retry_attempts},
+              failing_notice_after = ${kept("failingNoticeAfter")}, updated_at = ${t},
               failing_since = CASE WHEN ${reenabled}::boolean THEN NULL ELSE failing_since END,
               failed_deliveries = CASE WHEN ${reenabled}::boolean THEN 0 ELSE failed_deliveries END,
               paused_until = CASE WHEN ${reenabled}::boolean THEN 0 ELSE paused_until END

@@ -387,4 +387,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN client_cert_file TEXT;
   ALTER TABLE webhooks ADD COLUMN client_key_file TEXT;
   `,
+  // 18: the failing notice (lib/webhooks/events/failing-notices.ts): which failed attempt of a
+  // delivery announces webhook.failing; when the open notice was given (NULL: none open), and
+  // when the last webhook.recovered was (for the metrics' counts).
+  `
+  ALTER TABLE webhooks ADD COLUMN failing_notice_after INTEGER NOT NULL DEFAULT 4;
+  ALTER TABLE webhooks ADD COLUMN failing_noticed_at INTEGER;
+  ALTER TABLE webhooks ADD COLUMN failing_recovered_at INTEGER;
+  `,
 ];

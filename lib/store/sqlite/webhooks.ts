@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
+import { DEFAULT_FAILING_NOTICE_AFTER } from "../../webhooks/events/failing-notices.ts";
 import { disabledEvent } from "../../webhooks/events/operational-events.ts";
 import type { ConditionSet, NewWebhook, Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import { storedRetrySchedule } from "../../webhooks/policy/retry-schedule.ts";
@@ -36,6 +37,9 @@ export interface WebhookRow {
   previous_secret: string | null;
   previous_secret_until: number | null;
   failing_since: number | null;
+  failing_notice_after: number;
+  failing_noticed_at: number | null;
+  failing_recovered_at: number | null;
   /** The 429/503 pause and the next rate-limit slot (claims read them; not in Webhook). */
   paused_until: number;
   next_send_at: number;
@@ -68,6 +72,9 @@ export function webhookFromRow(row: WebhookRow): Webhook {
     timeoutMs: row.timeout_ms,
     ordered: row.ordered === 1,
     retrySchedule: storedRetrySchedule(row.retry_schedule),
+    failingNoticeAfter: row.failing_notice_after,
+    failingNoticedAt: row.failing_noticed_at,
+    failingRecoveredAt: row.failing_recovered_at,
     failingSince: row.failing_since,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -85,6 +92,7 @@ type Options = Pick<
   | "timeoutMs"
   | "ordered"
   | "retrySchedule"
+  | "failingNoticeAfter"
 >;
 
 /** The options' columns (NetBox's body template, conditions, TLS, timeout; ordering; retries). */
@@ -99,6 +107,7 @@ function optionColumns(options: Options): Record<string, string | number | null>
     timeout_ms: options.timeoutMs ?? null,
     ordered: options.ordered === true ? 1 : 0,
     ...retryColumns(options.retrySchedule),
+    failing_notice_after: options.failingNoticeAfter ?? DEFAULT_FAILING_NOTICE_AFTER,
   };
 }
 
@@ -119,10 +128,11 @@ export function createSqliteWebhookRepo(
     `INSERT INTO webhooks (name, url, method, content_type, headers, secret, events, enabled,
        disabled_reason, disabled_at, max_per_second, body_template, conditions,
        ssl_verification, ca_file, client_cert_file, client_key_file, timeout_ms, ordered,
-       retry_schedule, retry_attempts, created_at, updated_at)
+       retry_schedule, retry_attempts, failing_notice_after, created_at, updated_at)
      VALUES ($name, $url, $method, $content_type, $headers, $secret, $events, $enabled,
        $disabled_reason, $disabled_at, $max_per_second, $body_template, $conditions,
-       $ssl_verification, $ca_file, $client_cert_file, $client_key_file, $timeout_ms, $ordered, $retry_schedule, $retry_attempts, $now, $now)
+       $ssl_verification, $ca_file, $client_cert_file, $client_key_file, $timeout_ms, $ordered,
+       $retry_schedule, $retry_attempts, $failing_notice_after, $now, $now)
      RETURNING *`,
   );
   const updateStmt = db.prepare<WebhookRow, Record<string, string | number | null>>(
@@ -134,7 +144,8 @@ export function createSqliteWebhookRepo(
        conditions = $conditions, ssl_verification = $ssl_verification, ca_file = $ca_file,
        client_cert_file = $client_cert_file, client_key_file = $client_key_file,
        timeout_ms = $timeout_ms, ordered = $ordered, retry_schedule = $retry_schedule,
-       retry_attempts = $retry_attempts, updated_at = $now
+       retry_attempts = $retry_attempts, failing_notice_after = $failing_notice_after,
+       updated_at = $now
      WHERE id = $id
      RETURNING *`,
   );

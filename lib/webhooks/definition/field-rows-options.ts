@@ -1,4 +1,8 @@
 import { z } from "zod";
+import {
+  DEFAULT_FAILING_NOTICE_AFTER,
+  MAX_FAILING_NOTICE_AFTER,
+} from "../events/failing-notices.ts";
 import { CONDITION_OPS } from "../model.ts";
 import { DEFAULT_RETRY_SCHEDULE, formatRetrySchedule } from "../policy/retry-schedule.ts";
 import { field, formText, jsonAs, orBlank, same, type WebhookFields } from "./field-faces.ts";
@@ -8,6 +12,7 @@ import {
   checkClientCertFile,
   checkClientKeyFile,
   checkConditions,
+  checkFailingNoticeAfter,
   checkOrdered,
   checkRetrySchedule,
   checkTimeoutMs,
@@ -305,6 +310,51 @@ export const OPTION_FIELDS: WebhookFields = [
       long: (w) =>
         w.retrySchedule !== DEFAULT_RETRY_SCHEDULE
           ? `retries ${formatRetrySchedule(w.retrySchedule)}`
+          : null,
+    },
+  }),
+  field({
+    name: "failing_notice_after",
+    key: "failingNoticeAfter",
+    schema: z
+      .int()
+      .min(0)
+      .max(MAX_FAILING_NOTICE_AFTER)
+      .describe(
+        `which failed attempt of a delivery announces webhook.failing to the other webhooks that name it, once until the next success (webhook.recovered); 0: never; ${DEFAULT_FAILING_NOTICE_AFTER} by default`,
+      ),
+    toRule: (value) =>
+      typeof value === "number" && Number.isInteger(value) ? String(value) : undefined,
+    expected: "a whole number",
+    rule: checkFailingNoticeAfter,
+    show: (w) => w.failingNoticeAfter,
+    cli: {
+      flag: "failing-notice-after",
+      type: "string",
+      description: `announce webhook.failing at a delivery's Nth failed attempt, once until a success (0: never)`,
+      valueHint: "n",
+      addDefault: `[default ${DEFAULT_FAILING_NOTICE_AFTER}]`,
+    },
+    form: {
+      label: "Failing notice after attempt",
+      hint: `Other webhooks that name webhook.failing hear of it at a delivery's failed attempt of this number (${DEFAULT_FAILING_NOTICE_AFTER}: about 35 min into the day schedule), once until a success sends webhook.recovered; 0 for never.`,
+      input: { kind: "text", inputmode: "numeric" },
+      initial: String(DEFAULT_FAILING_NOTICE_AFTER),
+      value: (w) => String(w.failingNoticeAfter),
+      toRule: formText,
+    },
+    note: {
+      short: (w) =>
+        w.failingNoticeAfter !== DEFAULT_FAILING_NOTICE_AFTER
+          ? w.failingNoticeAfter === 0
+            ? "no failing notice"
+            : `failing notice at attempt ${w.failingNoticeAfter}`
+          : null,
+      long: (w) =>
+        w.failingNoticeAfter !== DEFAULT_FAILING_NOTICE_AFTER
+          ? w.failingNoticeAfter === 0
+            ? "no failing notice"
+            : `failing notice at attempt ${w.failingNoticeAfter}`
           : null,
     },
   }),

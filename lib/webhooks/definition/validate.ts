@@ -1,6 +1,10 @@
 import { escapeControl, invisibleCharacter, invisibleCharacterAt } from "../../text/control.ts";
 import { hasMaskedPassword, MASKED_PASSWORD } from "../../text/url-credentials.ts";
 import { isSubscribableEvent, SUBSCRIBABLE_EVENTS } from "../events/events.ts";
+import {
+  DEFAULT_FAILING_NOTICE_AFTER,
+  MAX_FAILING_NOTICE_AFTER,
+} from "../events/failing-notices.ts";
 import { ALL_EVENTS, type ConditionSet } from "../model.ts";
 import { parseRetrySchedule, type RetrySchedule } from "../policy/retry-schedule.ts";
 import { ConditionError, parseConditionText } from "../rendering/conditions.ts";
@@ -305,6 +309,23 @@ export function checkTimeoutMs(text: string): Checked<number | null> {
     );
   }
   return ok(ms);
+}
+
+/**
+ * Which failed attempt of a delivery announces webhook.failing (Webhook.failingNoticeAfter):
+ * a whole number from 1, or 0 (none, never) for no notice; blank is the default, the fourth.
+ */
+export function checkFailingNoticeAfter(text: string): Checked<number> {
+  const trimmed = text.trim().toLowerCase();
+  if (trimmed === "") return ok(DEFAULT_FAILING_NOTICE_AFTER);
+  if (trimmed === "none" || trimmed === "never") return ok(0);
+  const n = Number(trimmed);
+  if (!/^\d+$/.test(trimmed) || n > MAX_FAILING_NOTICE_AFTER) {
+    return refused(
+      `must be a whole number of attempts from 1 to ${MAX_FAILING_NOTICE_AFTER}, or 0 for no notice`,
+    );
+  }
+  return ok(n);
 }
 
 /**

@@ -55,7 +55,11 @@ function itemChangeBody(
  * An operational event's body (operational-events.ts): NetBox's shape, sent by a worker, about
  * a webhook or a delivery rather than an item; there are no snapshots.
  */
-function operationalBody(action: "disabled" | "exhausted", model: string, data: z.ZodType) {
+function operationalBody(
+  action: "disabled" | "exhausted" | "failing" | "recovered",
+  model: string,
+  data: z.ZodType,
+) {
   return z.strictObject({
     event: z.literal(action),
     timestamp: netboxTimestamp.describe("when it happened, NetBox's format"),
@@ -94,6 +98,34 @@ const deliveryExhausted = z.strictObject({
   object_id: z.int().nullable(),
 });
 
+const webhookFailing = z.strictObject({
+  id: z.int().min(1).describe("the webhook whose attempts are failing"),
+  name: z.string(),
+  url: z.string().describe("its URL, a password in it shown as ***"),
+  failing_notice_after: z
+    .int()
+    .min(1)
+    .describe("the webhook's setting: the failed attempt of a delivery that announces this"),
+  delivery_id: z.int().min(1).describe("the delivery whose failed attempt it was"),
+  message_id: z.string().describe("its webhook-id header"),
+  event: z.string().describe("its event, e.g. item.updated"),
+  attempt: z.int().min(1).describe("the attempt that failed"),
+  last_status: z.int().nullable().describe("its HTTP status; null without an answer"),
+  last_error: z.string().nullable().describe("its error line (up to 1000 characters)"),
+  next_attempt_at: z.iso
+    .datetime()
+    .nullable()
+    .describe("when that delivery is tried again; null when it will not be (it ended failed)"),
+});
+
+const webhookRecovered = z.strictObject({
+  id: z.int().min(1).describe("the webhook that recovered"),
+  name: z.string(),
+  failing_noticed_at: z.iso.datetime().describe("when its webhook.failing was announced"),
+  delivery_id: z.int().min(1).describe("the delivery whose attempt succeeded"),
+  message_id: z.string().describe("its webhook-id header"),
+});
+
 export const EVENT_CATALOGUE: Readonly<Record<string, CatalogueEvent>> = {
   "item.created": {
     description: "An item was created; prechange is null.",
@@ -116,6 +148,16 @@ export const EVENT_CATALOGUE: Readonly<Record<string, CatalogueEvent>> = {
     description:
       'Operational: a delivery ended failed after its last attempt (retries ran out, or a 410). Sent to the other webhooks that name this event; a delivery of an operational event announces nothing. "*" does not include it.',
     schema: operationalBody("exhausted", "delivery", deliveryExhausted),
+  },
+  "webhook.failing": {
+    description:
+      "Operational: a webhook's attempts are failing: a delivery's failed attempt was the webhook's failing_notice_after-th (the fourth by default, as Svix's message.attempt.failing). Once per failing run, until webhook.recovered. Sent to the other webhooks that name this event, never to the one failing; \"*\" does not include it.",
+    schema: operationalBody("failing", "webhook", webhookFailing),
+  },
+  "webhook.recovered": {
+    description:
+      'Operational: the first successful attempt to a webhook after its webhook.failing. Sent to the other webhooks that name this event, never to the one recovered; "*" does not include it.',
+    schema: operationalBody("recovered", "webhook", webhookRecovered),
   },
 };
 

@@ -10,7 +10,8 @@ import { isOperationalEvent } from "./events.ts";
 
 /**
  * Operational events, as Svix's `endpoint.disabled` and `message.attempt.exhausted`: a webhook
- * was disabled (automatically or by hand), a delivery's attempts ran out. Any other webhook that names the
+ * was disabled (automatically or by hand), a delivery's attempts ran out; and the failing notice
+ * (failing-notices.ts): a webhook's attempts are failing, and then it recovered. Any other webhook that names the
  * event gets it, in NetBox's body shape (`model` "webhook" or "delivery", the facts in `data`),
  * so its templates and conditions work as for item changes.
  *
@@ -71,7 +72,7 @@ export function disabledEvent(
 export function operationalChange(stored: StoredOperationalEvent, requestId: string): ChangeEvent {
   return {
     event: stored.event,
-    model: stored.event === "webhook.disabled" ? "webhook" : "delivery",
+    model: stored.event.startsWith("webhook.") ? "webhook" : "delivery",
     username: "worker",
     requestId,
     timestamp: new Date(stored.createdAt),

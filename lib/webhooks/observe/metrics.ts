@@ -67,11 +67,20 @@ export interface MetricsSource {
     after(afterId: number, limit: number): Promise<AttemptSample[]>;
   };
   /**
-   * The webhooks, for the disabled gauge; with `attempts` (the app) also for the automatic
-   * disables counter, which a worker counts itself (observeAutoDisable).
+   * The webhooks, for the disabled and failing-notice gauges; with `attempts` (the app) also
+   * for the automatic disables counter, which a worker counts itself (observeAutoDisable), and
+   * the failing notices' counter.
    */
-  webhooks?(): Promise<Array<Pick<Webhook, "enabled" | "disabledReason" | "disabledAt">>>;
+  webhooks?(): Promise<
+    Array<
+      Pick<Webhook, "enabled" | "disabledReason" | "disabledAt"> &
+        Partial<Pick<Webhook, "failingNoticedAt" | "failingRecoveredAt">>
+    >
+  >;
 }
+
+/** Labels of webhook_failing_notices_total. */
+export const FAILING_NOTICE_EVENTS = ["webhook.failing", "webhook.recovered"] as const;
 
 /** Labels of webhook_disabled_webhooks; the first two also of webhook_auto_disabled_total. */
 export const DISABLED_REASONS = ["gone", "failing", "manual"] as const;
@@ -94,6 +103,53 @@ const ATTEMPT_PAGE = 5_000;
 
 /** The worker's store calls, shown at 0 before any fails. */
 const STORE_PHASES = ["claim", "finish", "release", "wait", "heartbeat"] as const;
+
+type WebhookSample = Awaited<ReturnType<NonNullable<MetricsSource["webhooks"]>>>[number];
+
+/**
+ * The failing notices' gauge and counter (events/failing-notices.ts); the function counts them
+ * from the webhooks read at a scrape. The app (`fromDatabase`) counts, after its first scrape, a
+ * webhook whose failing_noticed_at (webhook.failing) or failing_recovered_at (webhook.recovered)
+ * is past the newest seen, as automatic disables: one failing and recovering twice between two
+ * scrapes counts once each.
+ */
+function failingNoticeMetrics(
+  registry: Registry,
+  options: { fromDatabase: boolean; now: () => number },
+): (webhooks: readonly WebhookSample[]) => void {
+  const open = new Gauge({
+    name: "webhook_failing_notices_open",
+    help: "Webhooks whose webhook.failing was announced and no webhook.recovered yet.",
+    registers: [registry],
+  });
+  const notices = new Counter({
+    name: "webhook_failing_notices_total",
+    help: "Failing notices announced, by event (webhook.failing, webhook.recovered); counted by the app.",
+    labelNames: ["event"] as const,
+    registers: [registry],
+  });
+  for (const event of FAILING_NOTICE_EVENTS) notices.inc({ event }, 0);
+  let cursor: number | undefined;
+  return (webhooks) => {
+    let count = 0;
+    let newest = cursor ?? Number.NEGATIVE_INFINITY;
+    for (const webhook of webhooks) {
+      const noticed = webhook.failingNoticedAt ?? null;
+      if (noticed !== null) count += 1;
+      const times = [
+        ["webhook.failing", noticed],
+        ["webhook.recovered", webhook.failingRecoveredAt ?? null],
+      ] as const;
+      for (const [event, at] of times) {
+        if (at === null) continue;
+        if (options.fromDatabase && cursor !== undefined && at > cursor) notices.inc({ event });
+        newest = Math.max(newest, at);
+      }
+    }
+    cursor = Math.max(newest, cursor ?? options.now());
+    open.set(count);
+  };
+}
 
 /**
  * Webhook delivery metrics on a registry of their own (never prom-client's global one), so
@@ -160,6 +216,8 @@ export function createMetrics(options: {
     registers: [registry],
   });
   for (const reason of ["gone", "failing"] as const) autoDisabled.inc({ reason }, 0);
+  const fromDatabase = source.attempts !== undefined;
+  const countNotices = failingNoticeMetrics(registry, { fromDatabase, now });
   for (const outcome of ATTEMPT_OUTCOME_LABELS) attempts.inc({ outcome }, 0);
   for (const phase of STORE_PHASES) storeErrors.inc({ phase }, 0);
 
@@ -191,6 +249,7 @@ export function createMetrics(options: {
     const webhooks = await list();
     const counts = { gone: 0, failing: 0, manual: 0 };
     let newest = disabledCursor ?? Number.NEGATIVE_INFINITY;
+    countNotices(webhooks);
     for (const webhook of webhooks) {
       if (webhook.enabled) continue;
       const kind = disabledReasonKind(webhook.disabledReason);

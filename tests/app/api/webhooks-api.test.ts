@@ -82,6 +82,7 @@ describe("/api/webhooks round trip", () => {
       max_per_second: 2.5,
       ordered: true,
       retry_schedule: "5s,5m,30m,2h",
+      failing_notice_after: 2,
       enabled: false,
     };
     // Every field of the table is in this request, so a field added there is tested here.
@@ -113,6 +114,7 @@ describe("/api/webhooks round trip", () => {
       max_per_second: null,
       ordered: false,
       retry_schedule: "none",
+      failing_notice_after: 0,
       enabled: true,
     };
     const changed = await ctx.api.json("PATCH", `/api/webhooks/${hook.id}`, patch);
@@ -216,6 +218,7 @@ describe("/api/webhooks bad input: 400 naming the field", () => {
     max_per_second: [-1, 10_001, "5"],
     ordered: ["true", 1, null],
     retry_schedule: ["weekly", "5", "5s,30d", 5, null],
+    failing_notice_after: [-1, 101, "4", 1.5, null],
     enabled: ["yes", null],
   };
 

@@ -1,4 +1,5 @@
 import type { SQL } from "bun";
+import { failingEvent } from "../../../webhooks/events/failing-notices.ts";
 import { exhaustedEvent } from "../../../webhooks/events/operational-events.ts";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
 import type { FinishItem } from "../../../webhooks/ports.ts";
@@ -92,6 +93,8 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
       webhook_id: claim.delivery.webhookId,
       // A delivery whose attempts ran out: its delivery.exhausted, recorded below if subscribed.
       exhausted: exhaustedEvent({ claim, record, outcome })?.data ?? null,
+      // Its webhook.failing, recorded below when no notice of the webhook is open.
+      failing: failingEvent({ claim, record, outcome })?.data ?? null,
     }));
     // A test clock is read at the decision too, so the distance is kept exactly.
     const at = clock.param(decidedAt);
@@ -104,7 +107,8 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::text::jsonb) AS f(
           id bigint, message_id text, attempt int, generation int, state text, next_in bigint, status int,
           error text, worker_id text, started_at bigint, duration_ms float8, outcome text,
-          response_headers text, response_body text, url text, webhook_id bigint, exhausted text)
+          response_headers text, response_body text, url text, webhook_id bigint, exhausted text,
+          failing text)
       ), updated AS (
         UPDATE deliveries d SET state = f.state,
           next_attempt_at = coalesce((SELECT t FROM clock) + f.next_in, d.next_attempt_at),
@@ -128,6 +132,40 @@ export function createFinish(db: Db, options: { clock: StoreClock; persistence: 
         FROM input f JOIN updated u ON u.id = f.id
         WHERE f.exhausted IS NOT NULL AND EXISTS (SELECT 1 FROM webhooks w
           WHERE w.enabled AND w.id <> f.webhook_id AND w.events ? 'delivery.exhausted')
+      ), runs AS (
+        -- The failing notice (failing-notices.ts), per webhook of the batch: a success in it
+        -- ends an open notice (webhook.recovered); else its first webhook.failing opens one.
+        SELECT f.webhook_id, bool_or(f.state = 'successful') AS ok,
+          (array_agg(f.failing ORDER BY f.id) FILTER (WHERE f.failing IS NOT NULL))[1] AS failing,
+          (array_agg(f.id ORDER BY f.id) FILTER (WHERE f.state = 'successful'))[1] AS ok_id,
+          (array_agg(f.message_id ORDER BY f.id) FILTER (WHERE f.state = 'successful'))[1]
+            AS ok_message
+        FROM input f JOIN updated u ON u.id = f.id
+        GROUP BY f.webhook_id
+      ), noticed AS (
+        UPDATE webhooks w SET
+          failing_noticed_at = CASE WHEN r.ok THEN NULL ELSE (SELECT t FROM clock) END,
+          failing_recovered_at = CASE WHEN r.ok THEN (SELECT t FROM clock)
+            ELSE w.failing_recovered_at END
+        FROM runs r, webhooks before
+        WHERE w.id = r.webhook_id AND before.id = r.webhook_id
+          AND CASE WHEN r.ok THEN w.failing_noticed_at IS NOT NULL
+            ELSE r.failing IS NOT NULL AND w.failing_noticed_at IS NULL END
+        RETURNING w.id, w.name, r.ok, r.failing, r.ok_id, r.ok_message,
+          before.failing_noticed_at AS noticed_at
+      ), notices AS (
+        INSERT INTO operational_events (event, not_for, data, created_at)
+        SELECT n.event, n.id, n.data, (SELECT t FROM clock)
+        FROM (
+          SELECT id, CASE WHEN ok THEN 'webhook.recovered' ELSE 'webhook.failing' END AS event,
+            CASE WHEN ok THEN jsonb_build_object('id', id, 'name', name,
+              'failing_noticed_at', to_char(to_timestamp(noticed_at / 1000.0) AT TIME ZONE 'UTC',
+                'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+              'delivery_id', ok_id, 'message_id', ok_message)::text
+            ELSE failing END AS data
+          FROM noticed) n
+        WHERE EXISTS (SELECT 1 FROM webhooks w
+          WHERE w.enabled AND w.id <> n.id AND w.events ? n.event)
       )
       SELECT r.delivery_id AS id,
         CASE WHEN f.state = 'queued' OR u.ordered THEN pg_notify(${CHANGE_CHANNEL}, '') END

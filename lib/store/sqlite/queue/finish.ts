@@ -1,4 +1,5 @@
 import type { Database, SQLQueryBindings } from "bun:sqlite";
+import { failingEvent, recoveredEvent } from "../../../webhooks/events/failing-notices.ts";
 import { exhaustedEvent } from "../../../webhooks/events/operational-events.ts";
 import type { AttemptRecord, Claim, Outcome } from "../../../webhooks/model.ts";
 import type { FinishItem } from "../../../webhooks/ports.ts";
@@ -52,6 +53,16 @@ export function createFinish(db: Database) {
       VALUES ${valueRows(count, ATTEMPT_VALUES, 0)}`,
   );
   const recordEvent = createSqliteEventRecorder(db);
+  // The failing notice's state (failing-notices.ts): set by webhook.failing, once per run.
+  const noticeStmt = db.prepare<unknown, [number, number]>(
+    "UPDATE webhooks SET failing_noticed_at = ?2 WHERE id = ?1 AND failing_noticed_at IS NULL",
+  );
+  const noticedStmt = db.prepare<{ failing_noticed_at: number | null }, [number]>(
+    "SELECT failing_noticed_at FROM webhooks WHERE id = ?",
+  );
+  const recoverStmt = db.prepare<unknown, [number, number]>(
+    "UPDATE webhooks SET failing_noticed_at = NULL, failing_recovered_at = ?2 WHERE id = ?1",
+  );
   const releaseStmt = db.prepare<unknown, SQLQueryBindings[]>(
     `UPDATE deliveries SET state = 'queued', attempts = attempts - 1, lease_owner = NULL,
        lease_expires_at = NULL, updated_at = ?4
@@ -109,8 +120,35 @@ export function createFinish(db: Database) {
         const exhausted = exhaustedEvent(item);
         if (exhausted) recordEvent(exhausted, at);
       }
+      noticeFailing(written, at);
     }
     return items.map((item) => applied.has(item.claim.delivery.id));
+  }
+
+  /**
+   * The failing notice of results written (failing-notices.ts), in their transaction: a
+   * webhook's first webhook.failing of a run, and its webhook.recovered at the next success.
+   * A success reads the webhook once per chunk; the usual one, with no notice open, writes nothing.
+   */
+  function noticeFailing(written: readonly FinishItem[], at: number): void {
+    const open = new Map<number, number | null>();
+    for (const item of written) {
+      const id = item.claim.webhook.id;
+      if (item.outcome.state === "successful") {
+        if (!open.has(id)) open.set(id, noticedStmt.get(id)?.failing_noticed_at ?? null);
+        const noticedAt = open.get(id);
+        if (noticedAt === null || noticedAt === undefined) continue;
+        recoverStmt.run(id, at);
+        open.set(id, null);
+        recordEvent(recoveredEvent(item, noticedAt), at);
+        continue;
+      }
+      const failing = failingEvent(item);
+      if (failing && noticeStmt.run(id, at).changes > 0) {
+        open.set(id, at);
+        recordEvent(failing, at);
+      }
+    }
   }
 
   /**
