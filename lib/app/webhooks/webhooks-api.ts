@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import type { WebhookFields } from "../../webhooks/definition/field-faces.ts";
 import {
   fieldByKey,
@@ -8,14 +9,29 @@ import {
 } from "../../webhooks/definition/field-table.ts";
 import { rotateSecret } from "../../webhooks/definition/rotation.ts";
 import { type SaveRefusal, saveWebhook } from "../../webhooks/definition/save.ts";
-import { checkGraceSeconds } from "../../webhooks/definition/validate.ts";
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
-import { fieldProblems, jsonBodyLimit, readJsonObject } from "../api/json-body.ts";
+import { fieldProblems, jsonBodyLimit } from "../api/json-body.ts";
+import {
+  apiErrorSchema,
+  fieldErrorsSchema,
+  idParameter,
+  json,
+  notJson,
+  throttled,
+  tooLarge,
+  unauthorized,
+} from "../api/openapi-parts.ts";
+import { validatedJson } from "../api/validated-json.ts";
 import type { AppEnv } from "../context.ts";
 import { idParam } from "../items/items-api.ts";
-import { webhookRouteDocs } from "./webhooks-openapi.ts";
+import {
+  refuseBySchema,
+  rotatedSchema,
+  rotationSchema,
+  webhookSchemas,
+} from "./webhook-schemas.ts";
 
 export interface WebhooksApiOptions {
   store: Store;
@@ -36,133 +52,220 @@ export interface WebhooksApiOptions {
  * as `***`, which a PATCH may send back to keep it.
  */
 export function createWebhooksApi(options: WebhooksApiOptions): Hono<AppEnv> {
-  const { store } = options;
   const fields = options.fields ?? WEBHOOK_FIELDS;
-  const docs = webhookRouteDocs(fields);
-  const webhookJson = (webhook: Webhook, masked = false) =>
-    webhookAnswer(webhook, { masked, fields });
   const api = new Hono<AppEnv>();
   api.use(jsonBodyLimit(options.bodyLimitBytes));
-
-  api.get("/", docs.list, async (c) => {
-    const webhooks = await store.webhooks.list();
-    const masked = c.get("readOnly");
-    return c.json({
-      webhooks: webhooks.map((w) => webhookJson(w, masked)),
-      total: webhooks.length,
-    });
-  });
-
-  api.post("/", docs.create, async (c) => {
-    const body = await readJsonObject(c);
-    if (body instanceof Response) return body;
-    const read = readWebhookFields(body, {
-      required: ["name", "url"],
-      answerOnly: ANSWER_ONLY,
-      fields,
-    });
-    if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
-    const generate = read.patch.secret === undefined;
-    try {
-      const saved = await saveWebhook(store.webhooks, {
-        before: null,
-        fields: read.patch,
-        generateSecret: options.generateSecret,
-      });
-      if (!saved.ok) return refusedOnSave(c, saved.refused, fields);
-      const { webhook } = saved;
-      c.header("Location", `/api/webhooks/${webhook.id}`);
-      const answer = { ...webhookJson(webhook), ...(generate ? { secret: webhook.secret } : {}) };
-      return c.json({ ...answer, ...(await warnings(options, webhook.url)) }, 201);
-    } catch (error) {
-      return duplicateNameResponse(c, error);
-    }
-  });
-
-  api.get("/:id", docs.get, async (c) => {
-    const id = idParam(c.req.param("id"));
-    const webhook = id === null ? null : await store.webhooks.get(id);
-    return webhook ? c.json(webhookJson(webhook, c.get("readOnly"))) : notFound(c);
-  });
-
-  api.patch("/:id", docs.update, async (c) => {
-    const id = idParam(c.req.param("id"));
-    const before = id === null ? null : await store.webhooks.get(id);
-    if (id === null || before === null) return notFound(c);
-    const body = await readJsonObject(c);
-    if (body instanceof Response) return body;
-    const read = readWebhookFields(body, { answerOnly: ANSWER_ONLY, fields });
-    if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
-    const patch: WebhookPatch = read.patch;
-    if (Object.keys(patch).length === 0) {
-      return c.json({ error: "Nothing to change: give at least one field" }, 400);
-    }
-    if (patch.enabled === false && before.enabled)
-      patch.disabledReason = "disabled through the API";
-    try {
-      const saved = await saveWebhook(store.webhooks, { before, fields: patch });
-      if (!saved.ok) return refusedOnSave(c, saved.refused, fields);
-      const updated = saved.webhook;
-      const warned = patch.url === undefined ? {} : await warnings(options, updated.url);
-      return c.json({ ...webhookJson(updated), ...warned });
-    } catch (error) {
-      if (error instanceof WebhookNotFoundError) return notFound(c);
-      return duplicateNameResponse(c, error);
-    }
-  });
-
-  api.post("/:id/rotate-secret", docs.rotateSecret, async (c) => {
-    const id = idParam(c.req.param("id"));
-    if (id === null) return notFound(c);
-    // No body at all is the default grace; a body is a JSON object with grace_seconds only.
-    const body = (await emptyBody(c)) ? {} : await readJsonObject(c);
-    if (body instanceof Response) return body;
-    const unknown = Object.keys(body).find((name) => name !== "grace_seconds");
-    if (unknown !== undefined) {
-      return fieldProblems(c, "Invalid rotation", { [unknown]: "unknown field" });
-    }
-    const given = body.grace_seconds;
-    const grace =
-      given === undefined
-        ? undefined
-        : typeof given === "number"
-          ? checkGraceSeconds(String(given))
-          : { ok: false as const, problem: "must be a number" };
-    if (grace !== undefined && !grace.ok) {
-      return fieldProblems(c, "Invalid rotation", { grace_seconds: grace.problem });
-    }
-    const rotated = await rotateSecret(store.webhooks, id, {
-      graceSeconds: grace?.value,
-      now: options.now().getTime(),
-      generateSecret: options.generateSecret,
-    });
-    if (rotated === null) return notFound(c);
-    return c.json({
-      secret: rotated.secret,
-      previous_valid_until: isoOrNull(rotated.previousValidUntil),
-    });
-  });
-
-  api.delete("/:id", docs.remove, async (c) => {
-    const id = idParam(c.req.param("id"));
-    const removed = id === null ? false : await store.webhooks.remove(id);
-    return removed ? c.body(null, 204) : notFound(c);
-  });
-
+  const routes: WebhookRoutes = {
+    api,
+    options,
+    fields,
+    schemas: webhookSchemas(fields),
+    webhookJson: (webhook, masked = false) => webhookAnswer(webhook, { masked, fields }),
+  };
+  readRoutes(routes);
+  saveRoutes(routes);
+  rotateRoute(routes);
   return api;
 }
 
-/** What an answer has besides the table's fields: refused in a request, with the reason. */
-const ANSWER_ONLY: ReadonlySet<string> = new Set([
-  "id",
-  "has_secret",
-  "disabled_reason",
-  "disabled_at",
-  "failing_since",
-  "created_at",
-  "updated_at",
-  "warnings",
-]);
+/** What the webhooks API's route groups share. */
+interface WebhookRoutes {
+  api: Hono<AppEnv>;
+  options: WebhooksApiOptions;
+  fields: WebhookFields;
+  schemas: ReturnType<typeof webhookSchemas>;
+  webhookJson(webhook: Webhook, masked?: boolean): ReturnType<typeof webhookAnswer>;
+}
+
+/** List, read, delete. */
+function readRoutes(routes: WebhookRoutes): void {
+  const { api, schemas, webhookJson } = routes;
+  const { store } = routes.options;
+  api.get(
+    "/",
+    describeRoute({
+      summary: "List webhooks",
+      tags: ["webhooks"],
+      responses: {
+        200: json("Every webhook", schemas.webhookListSchema),
+        401: unauthorized,
+        429: throttled,
+      },
+    }),
+    async (c) => {
+      const webhooks = await store.webhooks.list();
+      const masked = c.get("readOnly");
+      return c.json({
+        webhooks: webhooks.map((w) => webhookJson(w, masked)),
+        total: webhooks.length,
+      });
+    },
+  );
+
+  api.get(
+    "/:id",
+    describeRoute({
+      summary: "One webhook",
+      tags: ["webhooks"],
+      parameters: [idParameter("webhook")],
+      responses: {
+        200: json("The webhook", schemas.webhookSchema),
+        401: unauthorized,
+        404: notFound,
+        429: throttled,
+      },
+    }),
+    async (c) => {
+      const id = idParam(c.req.param("id"));
+      const webhook = id === null ? null : await store.webhooks.get(id);
+      return webhook ? c.json(webhookJson(webhook, c.get("readOnly"))) : webhookNotFound(c);
+    },
+  );
+
+  api.delete(
+    "/:id",
+    describeRoute({
+      summary: "Delete a webhook and its deliveries",
+      tags: ["webhooks"],
+      parameters: [idParameter("webhook")],
+      responses: {
+        204: { description: "Deleted" },
+        401: unauthorized,
+        404: notFound,
+        429: throttled,
+      },
+    }),
+    async (c) => {
+      const id = idParam(c.req.param("id"));
+      const removed = id === null ? false : await store.webhooks.remove(id);
+      return removed ? c.body(null, 204) : webhookNotFound(c);
+    },
+  );
+}
+
+/** Create and change: the body validated by its schema, then the field rules, then saveWebhook. */
+function saveRoutes(routes: WebhookRoutes): void {
+  const { api, options, fields, schemas, webhookJson } = routes;
+  const { store } = options;
+  const invalidWebhook = refuseBySchema("Invalid webhook", fields);
+  api.post(
+    "/",
+    describeRoute({
+      summary: "Create a webhook; a secret is generated unless one is given, and shown only here",
+      tags: ["webhooks"],
+      responses: {
+        201: json("The webhook created; Location names it", schemas.createdSchema),
+        400: invalid,
+        401: unauthorized,
+        409: duplicateName,
+        413: tooLarge,
+        415: notJson,
+        429: throttled,
+      },
+    }),
+    ...validatedJson(schemas.newWebhookSchema, invalidWebhook),
+    async (c) => {
+      const read = readWebhookFields(c.req.valid("json"), { fields });
+      if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
+      const generate = read.patch.secret === undefined;
+      try {
+        const saved = await saveWebhook(store.webhooks, {
+          before: null,
+          fields: read.patch,
+          generateSecret: options.generateSecret,
+        });
+        if (!saved.ok) return refusedOnSave(c, saved.refused, fields);
+        const { webhook } = saved;
+        c.header("Location", `/api/webhooks/${webhook.id}`);
+        const answer = { ...webhookJson(webhook), ...(generate ? { secret: webhook.secret } : {}) };
+        return c.json({ ...answer, ...(await warnings(options, webhook.url)) }, 201);
+      } catch (error) {
+        return duplicateNameResponse(c, error);
+      }
+    },
+  );
+
+  api.patch(
+    "/:id",
+    describeRoute({
+      summary: "Change some of a webhook's fields; the others keep their values",
+      tags: ["webhooks"],
+      parameters: [idParameter("webhook")],
+      responses: {
+        200: json("The webhook as it is now", schemas.webhookSchema),
+        400: invalid,
+        401: unauthorized,
+        404: notFound,
+        409: duplicateName,
+        413: tooLarge,
+        415: notJson,
+        429: throttled,
+      },
+    }),
+    ...validatedJson(schemas.webhookPatchSchema, invalidWebhook),
+    async (c) => {
+      const id = idParam(c.req.param("id"));
+      const before = id === null ? null : await store.webhooks.get(id);
+      if (id === null || before === null) return webhookNotFound(c);
+      const read = readWebhookFields(c.req.valid("json"), { fields });
+      if (!read.ok) return fieldProblems(c, "Invalid webhook", read.problems);
+      const patch: WebhookPatch = read.patch;
+      if (patch.enabled === false && before.enabled)
+        patch.disabledReason = "disabled through the API";
+      try {
+        const saved = await saveWebhook(store.webhooks, { before, fields: patch });
+        if (!saved.ok) return refusedOnSave(c, saved.refused, fields);
+        const updated = saved.webhook;
+        const warned = patch.url === undefined ? {} : await warnings(options, updated.url);
+        return c.json({ ...webhookJson(updated), ...warned });
+      } catch (error) {
+        if (error instanceof WebhookNotFoundError) return webhookNotFound(c);
+        return duplicateNameResponse(c, error);
+      }
+    },
+  );
+}
+
+/** A new signing secret, the previous one signing beside it for a grace period. */
+function rotateRoute(routes: WebhookRoutes): void {
+  const { api, options } = routes;
+  const { store } = options;
+  api.post(
+    "/:id/rotate-secret",
+    describeRoute({
+      summary:
+        "A new signing secret; the previous one signs too (both in webhook-signature) for a grace period",
+      tags: ["webhooks"],
+      parameters: [idParameter("webhook")],
+      responses: {
+        200: json("The new secret, shown only here", rotatedSchema),
+        400: invalid,
+        401: unauthorized,
+        404: notFound,
+        413: tooLarge,
+        415: notJson,
+        429: throttled,
+      },
+    }),
+    // No body at all is the default grace; a body is a JSON object with grace_seconds only.
+    ...validatedJson(rotationSchema, refuseBySchema("Invalid rotation", []), { optional: true }),
+    async (c) => {
+      const id = idParam(c.req.param("id"));
+      if (id === null) return webhookNotFound(c);
+      const grace = c.req.valid("json").grace_seconds;
+      const rotated = await rotateSecret(store.webhooks, id, {
+        graceSeconds: grace,
+        now: options.now().getTime(),
+        generateSecret: options.generateSecret,
+      });
+      if (rotated === null) return webhookNotFound(c);
+      return c.json({
+        secret: rotated.secret,
+        previous_valid_until: isoOrNull(rotated.previousValidUntil),
+      });
+    },
+  );
+}
 
 /**
  * A webhook as the API answers with it: the table's fields and what the app keeps about it;
@@ -212,12 +315,13 @@ function duplicateNameResponse(c: Context<AppEnv>, error: unknown): Response {
   throw error;
 }
 
-/** A request with no content type and nothing in its body (the jsonBodyLimit bounds the read). */
-async function emptyBody(c: Context<AppEnv>): Promise<boolean> {
-  if (c.req.header("content-type") !== undefined) return false;
-  return (await c.req.raw.clone().arrayBuffer()).byteLength === 0;
-}
+const notFound = json("No webhook with this id", apiErrorSchema);
+const invalid = json(
+  "A field is refused (fieldErrors names it and says why), or the body is not a JSON object",
+  fieldErrorsSchema,
+);
+const duplicateName = json("Another webhook has this name (fieldErrors.name)", fieldErrorsSchema);
 
-function notFound(c: Context<AppEnv>): Response {
+function webhookNotFound(c: Context<AppEnv>): Response {
   return c.json({ error: "Webhook not found" }, 404);
 }

@@ -93,7 +93,9 @@ export const REQUEST_FIELDS: WebhookFields = [
   field({
     name: "method",
     key: "method",
-    schema: z.enum(WEBHOOK_METHODS),
+    schema: z
+      .enum([...WEBHOOK_METHODS, ...WEBHOOK_METHODS.map((m) => m.toLowerCase())])
+      .describe("the request's method, in upper or lower case; answered in upper case"),
     toRule: jsonAs.text,
     expected: "a string",
     rule: checkMethod,
