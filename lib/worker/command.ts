@@ -5,6 +5,7 @@ import { SAME_KEYPRESS_MS, type StopSignalsOptions, stopSignals } from "../cli/s
 import type { Env } from "../config/env.ts";
 import { type EnvVarHelp, fieldArgs, fieldEnvironment } from "../config/fields.ts";
 import { loadOperabilityConfig, OPERABILITY_FIELDS } from "../config/operability.ts";
+import { withoutEnvironmentProxies } from "../http/proxy.ts";
 import type { Logger } from "../log.ts";
 import { createFormattedLogger } from "../log-format.ts";
 import { DEFAULT_DATABASE_URL } from "../store/database-url.ts";
@@ -45,6 +46,16 @@ export const WORKER_ENVIRONMENT: readonly EnvVarHelp[] = [
     description:
       "comma list of hosts, host:port or CIDR the worker may send to although private or loopback [default none]",
   },
+  {
+    name: "WEBHOOK_PROXY_URL",
+    description:
+      "http:// or https:// proxy deliveries go through (user:password@ allowed, never shown); HTTP_PROXY, HTTPS_PROXY and NO_PROXY are not used [default none]",
+  },
+  {
+    name: "WEBHOOK_NO_PROXY",
+    description:
+      "comma list of host names (with their subdomains), IPs or CIDR sent to directly; loopback always is [default none]",
+  },
   ...fieldEnvironment(WORKER_FIELDS),
   poolMaxHelp("worker"),
   {
@@ -80,6 +91,8 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
     args,
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
+      // Bun's fetch would read these on every request by itself: only WEBHOOK_PROXY_URL counts.
+      const ignoredProxies = withoutEnvironmentProxies(options.env);
       const config = loadWorkerConfig(options.env, flags);
       const operability = loadOperabilityConfig(options.env);
       const metrics = loadWorkerMetrics(options.env, flags);
@@ -90,6 +103,11 @@ export function createWorkerCommand(options: WorkerCommandOptions): CommandDef {
           format: operability.log.format,
           level: verbose ? 4 : operability.log.level,
         });
+      if (ignoredProxies.length > 0) {
+        logger.info(
+          `${ignoredProxies.join(", ")} set in the environment: not used by the worker (deliveries go through WEBHOOK_PROXY_URL only${config.proxy ? "" : ", which is not set"})`,
+        );
+      }
       // First signal: stop claiming; a later one: abort the requests in flight.
       const signals = stopSignals({
         ...options.signals,

@@ -4,6 +4,7 @@ import { type Env, intInRange, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
 import { type Field, type Flags, loadFields } from "../config/fields.ts";
 import { type AllowedHosts, parseAllowedHosts } from "../http/host-check.ts";
+import { loadProxySetting, type ProxySetting } from "../http/proxy.ts";
 import { type AllowList, parseAllowList } from "../http/ssrf.ts";
 import { type DatabaseTarget, parseDatabaseUrl } from "../store/database-url.ts";
 import { LEASE_MARGIN_MS } from "../webhooks/delivery/lease-rules.ts";
@@ -19,6 +20,11 @@ export interface WorkerConfig {
    */
   maxAttempts: number | null;
   allowList: AllowList;
+  /**
+   * WEBHOOK_PROXY_URL and WEBHOOK_NO_PROXY: the proxy deliveries go through, null (or absent)
+   * for none. HTTP_PROXY and the like are never used (lib/http/proxy.ts).
+   */
+  proxy?: ProxySetting | null;
   /** How long a claim is leased; a delivery whose worker died is retried after this. */
   leaseMs: number;
   concurrency: number;
@@ -35,7 +41,7 @@ export interface WorkerConfig {
   pollMs: number;
 }
 
-type WorkerKey = Exclude<keyof WorkerConfig, "database" | "allowList">;
+type WorkerKey = Exclude<keyof WorkerConfig, "database" | "allowList" | "proxy">;
 
 /** Lease = timeout + this by default: room for the DB write after the slowest request. */
 const DEFAULT_LEASE_EXTRA_MS = 30_000;
@@ -163,6 +169,7 @@ export function loadWorkerConfig(env: Env, flags: Flags = {}): WorkerConfig {
     maxAttempts: given.has("maxAttempts") ? (values.maxAttempts as number) : null,
     database: loadDatabaseTarget(env, flags),
     allowList: parseAllowList(withoutEmpty(env).WEBHOOK_ALLOWED_HOSTS),
+    proxy: loadProxySetting(env, { url: "WEBHOOK_PROXY_URL", noProxy: "WEBHOOK_NO_PROXY" }),
   };
   if (given.has("leaseMs") && config.leaseMs < config.timeoutMs + LEASE_MARGIN_MS) {
     // A lease shorter than a request would let a second worker resend a delivery in flight.

@@ -123,7 +123,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
           onFailed: () => metrics?.observeStoreError("heartbeat"),
         });
   logger.info(
-    `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts ?? "by schedule"}; database ${describeDatabase(config.database)}`,
+    `Worker ${worker.id} ${options.once ? "draining due deliveries" : "started"}: concurrency ${config.concurrency}${config.prefetch ? ` (+${config.prefetch} prefetched)` : ""}, timeout ${config.timeoutMs} ms, lease ${config.leaseMs} ms, max attempts ${config.maxAttempts ?? "by schedule"}; database ${describeDatabase(config.database)}${config.proxy ? `; proxy ${config.proxy.shown}` : ""}`,
   );
   if (server) {
     logger.info(`Metrics on ${server.url}`);

@@ -11,10 +11,12 @@ import type { WorkerConfig } from "./config.ts";
 
 type SendConfig = Pick<
   WorkerConfig,
-  "timeoutMs" | "maxAttempts" | "allowList" | "retryBaseMs" | "retryMaxMs"
+  "timeoutMs" | "maxAttempts" | "allowList" | "retryBaseMs" | "retryMaxMs" | "proxy"
 >;
 
-export function retryPolicyOf(config: Omit<SendConfig, "timeoutMs" | "allowList">): RetryPolicy {
+export function retryPolicyOf(
+  config: Omit<SendConfig, "timeoutMs" | "allowList" | "proxy">,
+): RetryPolicy {
   return {
     ...DEFAULT_RETRY_POLICY,
     maxAttempts: config.maxAttempts,
@@ -53,6 +55,7 @@ export function createWorkerSend(options: {
       resolve: createCachedResolver(options.resolve ?? resolveAll, { now }),
       now,
       checks: new Map(),
+      proxy: config.proxy,
     }),
   });
 }

@@ -20,6 +20,7 @@ describe("loadWorkerConfig", () => {
       retryMaxMs: 3_600_000,
       pollMs: 50,
       allowList: [],
+      proxy: null,
     });
   });
 

@@ -1,4 +1,5 @@
 import { DNS_TTL_MS } from "../../http/dns-cache.ts";
+import { type ProxySetting, proxyFor } from "../../http/proxy.ts";
 import { setNewest } from "../../http/recent-map.ts";
 import {
   type AllowList,
@@ -12,8 +13,11 @@ import {
 /** URLs remembered at most: a templated URL can make one per delivery. */
 const MAX_REMEMBERED = 1000;
 
-/** Where a checked request goes: the checked address, with the URL's name in Host and SNI. */
-export type Target = ReturnType<typeof pinnedTarget>;
+/**
+ * Where a checked request goes: the checked address, with the URL's name in Host and SNI; or,
+ * through a proxy (`proxy`), the URL as it is, for the proxy to resolve.
+ */
+export type Target = ReturnType<typeof pinnedTarget> & { proxy?: ProxySetting };
 
 export interface RememberedCheck {
   check: DestinationCheck;
@@ -51,15 +55,31 @@ export async function checkAndRemember(
     /** This machine's own addresses; default os.networkInterfaces(). */
     interfaces?: InterfaceSource;
     memory?: CheckMemory;
+    /** WEBHOOK_PROXY_URL and WEBHOOK_NO_PROXY; absent: every request goes directly. */
+    proxy?: ProxySetting | null;
   },
   at: number,
 ): Promise<RememberedCheck> {
   const { allow, resolve, interfaces } = options;
   const check = await checkDestination(url, { allow, resolve, interfaces });
-  const target = check.ok ? pinnedTarget(url, check.addresses) : { url };
+  const target = check.ok ? targetOf(url, check.addresses, options.proxy) : { url };
   const entry = { check, target, until: at + DNS_TTL_MS };
   if (options.memory) setNewest(options.memory, url, entry, MAX_REMEMBERED);
   return entry;
+}
+
+/**
+ * A checked URL's target. Through a proxy the request names the host, not the checked address
+ * (a proxy connects where it resolves the name; the residual is in docs/security.md); only a
+ * URL the guard accepted gets here, so a refused destination never reaches the proxy.
+ */
+function targetOf(
+  url: string,
+  addresses: string[],
+  proxy: ProxySetting | null | undefined,
+): Target {
+  const via = proxyFor(proxy, url, addresses);
+  return via ? { url, proxy: via } : pinnedTarget(url, addresses);
 }
 
 export function hostOf(url: string): string {

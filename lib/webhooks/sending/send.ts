@@ -1,6 +1,7 @@
 import { raceAbort } from "../../async/race-abort.ts";
 import { parseRetryAfter } from "../../http/backoff.ts";
 import { describeNetworkError } from "../../http/network-error.ts";
+import type { ProxySetting } from "../../http/proxy.ts";
 import type { AllowList, InterfaceSource, Resolver } from "../../http/ssrf.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import { timeoutMsOf, timeoutOf } from "../delivery/lease-rules.ts";
@@ -46,6 +47,11 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** The worker's remembered destination checks (check-memory.ts); absent: checked every time. */
   checks?: CheckMemory;
+  /**
+   * WEBHOOK_PROXY_URL with WEBHOOK_NO_PROXY: requests the guard accepted go through it by host
+   * name; absent or null: every request goes directly to the checked address.
+   */
+  proxy?: ProxySetting | null;
 }
 
 export interface SendResult extends AttemptResult {
@@ -83,9 +89,9 @@ export function sendAttempt(claim: Claim, options: SendOptions): Promise<SendRes
 
 /** A request ready to go, or the attempt's end before any request (refused, unrenderable). */
 type Prepared =
-  | { url: string; init: FetchInit }
+  | { url: string; init: FetchInit; proxy?: ProxySetting }
   | { refused: Partial<AttemptRecord> & Pick<AttemptRecord, "outcome">; url: string | null };
-type FetchInit = RequestInit & { decompress: boolean; tls?: unknown };
+type FetchInit = RequestInit & { decompress: boolean; tls?: unknown; proxy?: string };
 
 /**
  * One attempt. Kept small on purpose: the usual attempt (destination already checked, no CA
@@ -116,12 +122,14 @@ async function attempt(
   }, timeoutMs);
   const siblings = parent ? abortOnParent(parent, controller) : undefined;
   let requested: string | null = null;
+  let proxy: ProxySetting | undefined;
   try {
     const prepared =
       prepareKnown(claim, options, url, startedAt, controller.signal) ??
       (await prepareChecked(claim, options, url, startedAt, controller.signal));
     if ("refused" in prepared) return result(startedAt, started, prepared.url, prepared.refused);
     requested = prepared.url;
+    proxy = prepared.proxy;
     const response = await (options.fetch ?? fetch)(prepared.url, prepared.init);
     requested = null;
     const responseBody = await readBody(response, RESPONSE_LIMIT_BYTES);
@@ -133,7 +141,7 @@ async function attempt(
       startedAt,
       started,
       url,
-      failedAttempt(error, claim, url, { timedOut, limits, requested }),
+      failedAttempt(error, claim, url, { timedOut, limits, requested, proxy }),
     );
   } finally {
     clearTimeout(timer);
@@ -179,11 +187,11 @@ async function prepareChecked(
   startedAt: number,
   signal: AbortSignal,
 ): Promise<Prepared> {
-  const { allow, resolve, interfaces, checks: memory } = options;
+  const { allow, resolve, interfaces, checks: memory, proxy } = options;
   const { check, target } =
     rememberedCheck(memory, url, startedAt) ??
     (await raceAbort(
-      checkAndRemember(url, { allow, resolve, interfaces, memory }, startedAt),
+      checkAndRemember(url, { allow, resolve, interfaces, memory, proxy }, startedAt),
       signal,
     ));
   if (!check.ok) return { refused: { outcome: "blocked", error: check.reason }, url };
@@ -207,7 +215,7 @@ function prepareRequest(
   claim: Claim,
   options: SenderOptions,
   attempt: { url: string; startedAt: number; signal: AbortSignal },
-  target: { url: string; host?: string; tls?: TlsOptions },
+  target: { url: string; host?: string; tls?: TlsOptions; proxy?: ProxySetting },
   files: { ca?: string; client?: ClientCertificate } = {},
 ): Prepared {
   const { url, startedAt } = attempt;
@@ -233,7 +241,10 @@ function prepareRequest(
   };
   const tls = tlsOptionsFor(claim.webhook, target.tls, files.ca, files.client);
   if (tls) init.tls = tls;
-  return { url: target.url, init };
+  if (target.proxy === undefined) return { url: target.url, init };
+  // An https destination is a CONNECT tunnel to host:port; an http one a request by full URL.
+  init.proxy = target.proxy.url;
+  return { url: target.url, init, proxy: target.proxy };
 }
 
 /** The record of an answer, whatever its status. */
@@ -276,6 +287,8 @@ function failedAttempt(
     limits: { timeoutMs: number; maxTimeoutMs?: number };
     /** The URL a request was being made to when it failed; null before or after. */
     requested: string | null;
+    /** The proxy it went through, named (password masked) in the error. */
+    proxy?: ProxySetting;
   },
 ): Partial<AttemptRecord> & Pick<AttemptRecord, "outcome"> {
   if (how.timedOut) {
@@ -283,9 +296,10 @@ function failedAttempt(
     return { outcome: "timeout", error: `Timed out after ${timeout.ms} ms (${timeout.source})` };
   }
   if (how.requested !== null) {
+    const described = describeNetworkError(error, how.requested, hostOf(url));
     return {
       outcome: "network_error",
-      error: describeNetworkError(error, how.requested, hostOf(url)),
+      error: how.proxy ? `${described}, through the proxy ${how.proxy.shown}` : described,
     };
   }
   return { outcome: "network_error", error: firstLineOf(error) };
