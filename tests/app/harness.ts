@@ -1,10 +1,10 @@
-import { afterEach, beforeEach } from "bun:test";
 import { createApp } from "../../lib/app/create-app.ts";
 import { parseAllowList, type Resolver } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { WebhookFields } from "../../lib/webhooks/definition/field-faces.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
+import { perTest } from "../fakes/per-test.ts";
 
 export const ORIGIN = "http://localhost";
 export const T0 = new Date("2025-03-04T05:06:07.000Z");
@@ -71,24 +71,32 @@ export function webhookForm(
  * after it), and `api`, a client sending that token as bearer.
  */
 export function useTokenApp(token: string): { readonly t: TestApp; readonly api: Client } {
-  let current: { t: TestApp; api: Client } | undefined;
-  beforeEach(() => {
-    const t = testApp({ adminToken: token });
-    current = { t, api: createClient(t.app, { headers: { authorization: `Bearer ${token}` } }) };
-  });
-  afterEach(() => current?.t.store.close());
-  const now = () => {
-    if (!current) throw new Error("useTokenApp: only inside a test");
-    return current;
-  };
-  return {
-    get t() {
-      return now().t;
+  return perTest(
+    () => {
+      const t = testApp({ adminToken: token });
+      return { t, api: createClient(t.app, { headers: { authorization: `Bearer ${token}` } }) };
     },
-    get api() {
-      return now().api;
+    ({ t }) => t.store.close(),
+  );
+}
+
+/**
+ * For a file of admin tests: a fresh app per test (closed after it) with one webhook, "hook",
+ * for every event; `webhookId` is its id.
+ */
+export function useAppWithWebhook(): { readonly t: TestApp; readonly webhookId: number } {
+  return perTest(
+    async () => {
+      const t = testApp();
+      const hook = await t.store.webhooks.create({
+        name: "hook",
+        url: "http://h.example/",
+        events: ["*"],
+      });
+      return { t, webhookId: hook.id };
     },
-  };
+    ({ t }) => t.store.close(),
+  );
 }
 
 export type TestApp = ReturnType<typeof testApp>;

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { createDeliveryWorker } from "../../lib/worker/bind.ts";
-import { loopbackWorkerConfig } from "../fakes/test-worker.ts";
+import { appWorker } from "../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { testApp, webhookForm } from "./harness.ts";
 
@@ -16,11 +15,7 @@ afterEach(async () => {
 });
 
 function worker() {
-  return createDeliveryWorker({
-    store: t.store,
-    now: () => t.clock.now.getTime(),
-    config: loopbackWorkerConfig(),
-  });
+  return appWorker(t);
 }
 
 test("prechange. conditions through the app and a worker: created, updated and deleted items", async () => {

@@ -1,5 +1,6 @@
 import { parseAllowList } from "../../lib/http/ssrf.ts";
-import type { DeliveryWorkerOptions } from "../../lib/worker/bind.ts";
+import type { Store } from "../../lib/webhooks/ports.ts";
+import { createDeliveryWorker, type DeliveryWorkerOptions } from "../../lib/worker/bind.ts";
 
 type TestWorkerConfig = DeliveryWorkerOptions["config"];
 
@@ -18,4 +19,20 @@ export function loopbackWorkerConfig(overrides: Partial<TestWorkerConfig> = {}):
     retryMaxMs: 1000,
     ...overrides,
   };
+}
+
+/**
+ * A real delivery worker on a test app's store and clock (`app.clock.now`), with
+ * loopbackWorkerConfig(`config`): what the app queued goes to the fake endpoint over HTTP.
+ */
+export function appWorker(
+  app: { store: Store; clock: { now: Date } },
+  options: { config?: Partial<TestWorkerConfig>; random?: () => number } = {},
+) {
+  return createDeliveryWorker({
+    store: app.store,
+    now: () => app.clock.now.getTime(),
+    random: options.random,
+    config: loopbackWorkerConfig(options.config),
+  });
 }

@@ -1,3 +1,4 @@
+import { perTest } from "./per-test.ts";
 /**
  * A webhook receiver for tests: real HTTP on 127.0.0.1, port 0. It records every request and
  * answers with `respond` (200 "ok" by default); `waitForRequests(n)` resolves when the n-th
@@ -87,4 +88,12 @@ export function hangFirst(): { respond: Responder; release(): void } {
     },
     release: hang.open,
   };
+}
+
+/** For a file or describe: a fake endpoint per test answering with `respond`, stopped after it. */
+export function useFakeEndpoint(respond?: Responder): FakeEndpoint {
+  return perTest(
+    () => startFakeEndpoint(respond),
+    (endpoint) => endpoint.stop(),
+  );
 }

@@ -1,18 +1,9 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { AttemptRecord, Outcome } from "../../../lib/webhooks/model.ts";
 import { itemChange } from "../../fakes/change.ts";
-import { T0, testApp } from "../harness.ts";
+import { T0, useAppWithWebhook } from "../harness.ts";
 
-let t: ReturnType<typeof testApp>;
-let webhookId: number;
-
-beforeEach(async () => {
-  t = testApp();
-  webhookId = (
-    await t.store.webhooks.create({ name: "hook", url: "http://h.example/", events: ["*"] })
-  ).id;
-});
-afterEach(() => t.store.close());
+const ctx = useAppWithWebhook();
 
 function change(n: number) {
   return itemChange(n, {
@@ -24,20 +15,20 @@ function change(n: number) {
 
 async function enqueue(count: number): Promise<number[]> {
   const ids: number[] = [];
-  for (let n = 1; n <= count; n++) ids.push(...(await t.store.queue.enqueue(change(n))));
+  for (let n = 1; n <= count; n++) ids.push(...(await ctx.t.store.queue.enqueue(change(n))));
   return ids;
 }
 
 /** Claims everything due and finishes it with `outcome`, recording one attempt each. */
 async function attemptAll(outcome: Outcome, record: Partial<AttemptRecord> = {}) {
-  const claims = await t.store.queue.claim({
+  const claims = await ctx.t.store.queue.claim({
     workerId: "w1",
     limit: 100,
     leaseMs: 60_000,
     now: T0.getTime(),
   });
   for (const claim of claims) {
-    await t.store.queue.finish(
+    await ctx.t.store.queue.finish(
       claim,
       {
         startedAt: T0.getTime(),
@@ -57,7 +48,7 @@ async function attemptAll(outcome: Outcome, record: Partial<AttemptRecord> = {})
 
 describe("GET /admin/background-tasks", () => {
   test("/admin leads there", async () => {
-    const response = await t.client.request("/admin");
+    const response = await ctx.t.client.request("/admin");
     expect(response.status).toBe(302);
     expect(response.headers.get("location")).toBe("/admin/background-tasks");
   });
@@ -66,7 +57,7 @@ describe("GET /admin/background-tasks", () => {
     await enqueue(2);
     await attemptAll({ state: "failed" });
     await enqueue(3);
-    const { html } = await t.client.open("/admin/background-tasks");
+    const { html } = await ctx.t.client.open("/admin/background-tasks");
     expect(html).toMatch(/<strong>3<\/strong>queued/);
     expect(html).toMatch(/<strong>2<\/strong>failed/);
     expect(html).toMatch(/<strong>0<\/strong>successful/);
@@ -77,7 +68,7 @@ describe("GET /admin/background-tasks", () => {
   });
 
   test("says None for an empty state and offers no Retry all when nothing failed", async () => {
-    const { html } = await t.client.open("/admin/background-tasks");
+    const { html } = await ctx.t.client.open("/admin/background-tasks");
     expect(html).toContain("None.");
     expect(html).not.toContain("Retry all failed");
   });
@@ -86,14 +77,14 @@ describe("GET /admin/background-tasks", () => {
 describe("GET /admin/background-tasks/deliveries", () => {
   test("pages through one state newest first with an Older link", async () => {
     await enqueue(30);
-    const first = await t.client.open("/admin/background-tasks/deliveries?state=queued");
+    const first = await ctx.t.client.open("/admin/background-tasks/deliveries?state=queued");
     const ids = [...first.html.matchAll(/id="delivery-(\d+)"/g)].map((m) => Number(m[1]));
     expect(ids).toHaveLength(25);
     expect(ids[0]).toBe(30);
     expect(ids.at(-1)).toBe(6);
     const older = first.html.match(/href="([^"]+)">Older/)?.[1]?.replaceAll("&amp;", "&");
     expect(older).toBe("/admin/background-tasks/deliveries?state=queued&before=6");
-    const second = await t.client.open(older ?? "");
+    const second = await ctx.t.client.open(older ?? "");
     const rest = [...second.html.matchAll(/id="delivery-(\d+)"/g)].map((m) => Number(m[1]));
     expect(rest).toEqual([5, 4, 3, 2, 1]);
     expect(second.html).not.toContain(">Older");
@@ -101,9 +92,11 @@ describe("GET /admin/background-tasks/deliveries", () => {
   });
 
   test("filters by webhook", async () => {
-    const other = await t.store.webhooks.create({ name: "other", url: "http://o.example/" });
+    const other = await ctx.t.store.webhooks.create({ name: "other", url: "http://o.example/" });
     await enqueue(2);
-    const { html } = await t.client.open(`/admin/background-tasks/deliveries?webhook=${other.id}`);
+    const { html } = await ctx.t.client.open(
+      `/admin/background-tasks/deliveries?webhook=${other.id}`,
+    );
     expect(html).toContain("All deliveries to other");
     expect([...html.matchAll(/>other<\/a><\/td>/g)]).toHaveLength(2);
     expect(html).not.toMatch(/>hook<\/a><\/td>/);
@@ -115,7 +108,7 @@ describe("GET /admin/background-tasks/deliveries/:id", () => {
     const [id] = await enqueue(1);
     await attemptAll({ state: "queued", nextAttemptAt: T0.getTime() });
     await attemptAll({ state: "failed" }, { statusCode: 503, responseBody: "try later" });
-    const { response, html } = await t.client.open(`/admin/background-tasks/deliveries/${id}`);
+    const { response, html } = await ctx.t.client.open(`/admin/background-tasks/deliveries/${id}`);
     expect(response.status).toBe(200);
     expect(html).toContain("&quot;request_id&quot;: &quot;req-1&quot;");
     expect(html).toContain('id="attempt-1"');
@@ -133,7 +126,7 @@ describe("GET /admin/background-tasks/deliveries/:id", () => {
       { url: "http://h.example/" },
     );
     await attemptAll({ state: "failed" }, { url: "http://new.example/hook?a=1&b=<2>" });
-    const { html } = await t.client.open(`/admin/background-tasks/deliveries/${id}`);
+    const { html } = await ctx.t.client.open(`/admin/background-tasks/deliveries/${id}`);
     const row = (n: number) => html.slice(html.indexOf(`id="attempt-${n}"`)).split("</tr>")[0];
     expect(html).toContain("<th>URL</th>");
     expect(row(1)).toContain(`<td class="wrap" data-label="URL">http://h.example/</td>`);
@@ -143,24 +136,24 @@ describe("GET /admin/background-tasks/deliveries/:id", () => {
   });
 
   test("a failed ordered delivery says the item's later changes went on without it", async () => {
-    await t.store.webhooks.update(webhookId, { ordered: true });
-    const [first] = await t.store.queue.enqueue(change(4));
-    const [second] = await t.store.queue.enqueue(change(4));
+    await ctx.t.store.webhooks.update(ctx.webhookId, { ordered: true });
+    const [first] = await ctx.t.store.queue.enqueue(change(4));
+    const [second] = await ctx.t.store.queue.enqueue(change(4));
     const page = (id: number | undefined) => `/admin/background-tasks/deliveries/${id}`;
     expect(await attemptAll({ state: "failed" })).toBe(1); // the second waits for the first
-    expect((await t.client.open(page(first))).html).toContain(
+    expect((await ctx.t.client.open(page(first))).html).toContain(
       "Ordered webhook: 1 later change of item 4 goes on without this one",
     );
-    await t.store.queue.enqueue(change(4));
+    await ctx.t.store.queue.enqueue(change(4));
     expect(await attemptAll({ state: "successful" })).toBe(1);
-    expect((await t.client.open(page(first))).html).toContain(
+    expect((await ctx.t.client.open(page(first))).html).toContain(
       "Ordered webhook: 2 later changes of item 4 go on without this one; the receiver may lack this change.",
     );
-    expect((await t.client.open(page(second))).html).not.toContain("Ordered webhook");
+    expect((await ctx.t.client.open(page(second))).html).not.toContain("Ordered webhook");
   });
 
   test("answers 404 for an unknown delivery", async () => {
-    const response = await t.client.request("/admin/background-tasks/deliveries/999");
+    const response = await ctx.t.client.request("/admin/background-tasks/deliveries/999");
     expect(response.status).toBe(404);
     expect(await response.text()).toContain("Delivery not found");
   });
@@ -170,29 +163,32 @@ describe("Retry", () => {
   test("POST retry queues a failed delivery again, keeps its history and says so", async () => {
     const [id] = await enqueue(1);
     await attemptAll({ state: "failed" });
-    const response = await t.client.submit(
+    const response = await ctx.t.client.submit(
       `/admin/background-tasks/deliveries/${id}/retry`,
       { return_to: "/admin/background-tasks" },
       { from: "/admin/background-tasks" },
     );
     expect(response.status).toBe(303);
     expect(response.headers.get("location")).toBe(`/admin/background-tasks?notice=retried&n=${id}`);
-    const found = await t.store.queue.get(id ?? 0);
+    const found = await ctx.t.store.queue.get(id ?? 0);
     expect(found?.delivery.state).toBe("queued");
     expect(found?.attempts).toHaveLength(1);
-    const { html } = await t.client.open(response.headers.get("location") ?? "");
+    const { html } = await ctx.t.client.open(response.headers.get("location") ?? "");
     expect(html).toContain(`Delivery #${id} is queued again`);
   });
 
   test("retry of a delivery that is not failed changes nothing", async () => {
     const [id] = await enqueue(1);
-    const response = await t.client.submit(`/admin/background-tasks/deliveries/${id}/retry`, {});
+    const response = await ctx.t.client.submit(
+      `/admin/background-tasks/deliveries/${id}/retry`,
+      {},
+    );
     expect(response.headers.get("location")).toContain("notice=not-retried");
   });
 
   test("return_to outside the admin falls back to the delivery page", async () => {
     const [id] = await enqueue(1);
-    const response = await t.client.submit(`/admin/background-tasks/deliveries/${id}/retry`, {
+    const response = await ctx.t.client.submit(`/admin/background-tasks/deliveries/${id}/retry`, {
       return_to: "//evil.example/admin",
     });
     expect(response.headers.get("location")).toStartWith(
@@ -203,28 +199,28 @@ describe("Retry", () => {
   test("Retry all failed queues every failed delivery", async () => {
     await enqueue(3);
     await attemptAll({ state: "failed" });
-    const response = await t.client.submit("/admin/background-tasks/retry-failed", {});
+    const response = await ctx.t.client.submit("/admin/background-tasks/retry-failed", {});
     expect(response.headers.get("location")).toBe("/admin/background-tasks?notice=retried-all&n=3");
-    expect((await t.store.queue.stats()).queued).toBe(3);
+    expect((await ctx.t.store.queue.stats()).queued).toBe(3);
   });
 
   test("Retry is refused without the CSRF field", async () => {
     const [id] = await enqueue(1);
     await attemptAll({ state: "failed" });
-    const response = await t.client.submit(
+    const response = await ctx.t.client.submit(
       `/admin/background-tasks/deliveries/${id}/retry`,
       {},
       { csrf: "" },
     );
     expect(response.status).toBe(403);
-    expect((await t.store.queue.stats()).failed).toBe(1);
+    expect((await ctx.t.store.queue.stats()).failed).toBe(1);
   });
 });
 
 test("the Webhook link of a delivery row filters by its webhook", async () => {
   await enqueue(1);
-  const { html } = await t.client.open("/admin/background-tasks");
-  expect(html).toContain(`href="/admin/background-tasks/deliveries?webhook=${webhookId}"`);
+  const { html } = await ctx.t.client.open("/admin/background-tasks");
+  expect(html).toContain(`href="/admin/background-tasks/deliveries?webhook=${ctx.webhookId}"`);
 });
 
 describe("Background Tasks: workers", () => {
@@ -238,19 +234,19 @@ describe("Background Tasks: workers", () => {
   const NO_WORKER = "No worker is running: start one with `bun run worker`";
 
   test("lists each worker with its age, live within 3 heartbeats and stale after", async () => {
-    await t.store.workers.heartbeat({
+    await ctx.t.store.workers.heartbeat({
       ...worker,
       id: "box:41:aa",
       pid: 41,
       lastSeenAt: T0.getTime() - 4000,
     });
-    await t.store.workers.heartbeat({
+    await ctx.t.store.workers.heartbeat({
       ...worker,
       id: "box:42:bb",
       pid: 42,
       lastSeenAt: T0.getTime() - 16_000,
     });
-    const { html } = await t.client.open("/admin/background-tasks");
+    const { html } = await ctx.t.client.open("/admin/background-tasks");
     const row = (pid: number) => html.slice(html.indexOf(`id="worker-${pid}"`)).split("</tr>")[0];
     expect(row(41)).toContain("box:41:aa");
     expect(row(41)).toContain("3/16");
@@ -263,14 +259,14 @@ describe("Background Tasks: workers", () => {
 
   test(`warns "${NO_WORKER}" when deliveries are due and no worker is live`, async () => {
     await enqueue(2);
-    await t.store.workers.heartbeat({
+    await ctx.t.store.workers.heartbeat({
       ...worker,
       id: "box:41:aa",
       pid: 41,
       lastSeenAt: T0.getTime() - 60_000,
     });
-    t.clock.now = new Date(T0.getTime() + 90_000);
-    const { html } = await t.client.open("/admin/background-tasks");
+    ctx.t.clock.now = new Date(T0.getTime() + 90_000);
+    const { html } = await ctx.t.client.open("/admin/background-tasks");
     // The command is shown as code, not with the literal backticks of the text.
     expect(html).toContain(
       "<strong>No worker is running: start one with <code>bun run worker</code></strong>",
@@ -280,24 +276,24 @@ describe("Background Tasks: workers", () => {
   });
 
   test("shows no warning with a live worker, nor when nothing is due", async () => {
-    const page = async () => (await t.client.open("/admin/background-tasks")).html;
+    const page = async () => (await ctx.t.client.open("/admin/background-tasks")).html;
     expect(await page()).toContain("No worker has reported a heartbeat.");
     expect(await page()).not.toContain('role="alert"');
     await enqueue(1);
     expect(await page()).toContain('role="alert"');
-    await t.store.workers.heartbeat({ ...worker, id: "w", pid: 7, lastSeenAt: T0.getTime() });
+    await ctx.t.store.workers.heartbeat({ ...worker, id: "w", pid: 7, lastSeenAt: T0.getTime() });
     expect(await page()).not.toContain('role="alert"');
   });
 
   test("escapes what a worker wrote about itself", async () => {
-    await t.store.workers.heartbeat({
+    await ctx.t.store.workers.heartbeat({
       ...worker,
       id: "<script>alert(1)</script>",
       host: "<b>h</b>",
       pid: 9,
       lastSeenAt: T0.getTime(),
     });
-    const { html } = await t.client.open("/admin/background-tasks");
+    const { html } = await ctx.t.client.open("/admin/background-tasks");
     expect(html).not.toContain("<script>alert(1)");
     expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(html).toContain("&lt;b&gt;h&lt;/b&gt;");

@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { isRetrying, retryingText } from "../../../lib/webhooks/delivery/retrying.ts";
-import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
 import { change } from "../../fakes/change.ts";
-import { loopbackWorkerConfig } from "../../fakes/test-worker.ts";
+import { appWorker } from "../../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../../fakes/webhook-endpoint.ts";
 import { T0, testApp } from "../harness.ts";
 
@@ -22,12 +21,9 @@ afterEach(async () => {
 
 /** A real worker on the app's store and clock: sends whatever is due now. */
 function sendDue() {
-  return createDeliveryWorker({
-    store: t.store,
-    now: () => t.clock.now.getTime(),
+  return appWorker(t, {
     random: () => 0.5,
-    logAttempts: false,
-    config: loopbackWorkerConfig({ maxAttempts: null, retryBaseMs: 10_000, retryMaxMs: 3_600_000 }),
+    config: { maxAttempts: null, retryBaseMs: 10_000, retryMaxMs: 3_600_000 },
   }).runOnce();
 }
 

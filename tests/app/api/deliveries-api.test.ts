@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, setSystemTime, test } from "bun:test";
 import { Webhook as StandardWebhook } from "standardwebhooks";
-import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
-import { loopbackWorkerConfig } from "../../fakes/test-worker.ts";
+import { appWorker } from "../../fakes/test-worker.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../../fakes/webhook-endpoint.ts";
 import { T0, testApp } from "../harness.ts";
 
@@ -22,11 +21,7 @@ afterEach(async () => {
 
 /** A real worker on the app's store and clock, sending to the fake endpoint; one attempt each. */
 function worker() {
-  return createDeliveryWorker({
-    store: t.store,
-    now: () => t.clock.now.getTime(),
-    config: loopbackWorkerConfig({ concurrency: 2 }),
-  });
+  return appWorker(t, { config: { concurrency: 2 } });
 }
 
 async function call(method: string, path: string, body?: unknown) {

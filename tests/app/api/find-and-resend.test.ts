@@ -1,43 +1,27 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
+import { describe, expect, test } from "bun:test";
 import { change } from "../../fakes/change.ts";
-import { loopbackWorkerConfig } from "../../fakes/test-worker.ts";
-import { type FakeEndpoint, startFakeEndpoint } from "../../fakes/webhook-endpoint.ts";
-import { createClient, testApp } from "../harness.ts";
+import { appWorker } from "../../fakes/test-worker.ts";
+import { useFakeEndpoint } from "../../fakes/webhook-endpoint.ts";
+import { useTokenApp } from "../harness.ts";
 
 const TOKEN = "find-and-resend-test-token-01";
 const HOUR = 3_600_000;
 
-let t: ReturnType<typeof testApp>;
-let api: ReturnType<typeof createClient>;
-let endpoint: FakeEndpoint;
-
-beforeEach(() => {
-  t = testApp({ adminToken: TOKEN });
-  api = createClient(t.app, { headers: { authorization: `Bearer ${TOKEN}` } });
-  endpoint = startFakeEndpoint();
-});
-afterEach(async () => {
-  await endpoint.stop();
-  t.store.close();
-});
+const ctx = useTokenApp(TOKEN);
+const endpoint = useFakeEndpoint();
 
 /** A real worker on the app's store and clock, sending to the fake endpoint over HTTP. */
 function send() {
-  return createDeliveryWorker({
-    store: t.store,
-    now: () => t.clock.now.getTime(),
-    logAttempts: false,
-    config: loopbackWorkerConfig({ retryBaseMs: 10_000, retryMaxMs: HOUR }),
-  }).runOnce();
+  return appWorker(ctx.t, { config: { retryBaseMs: 10_000, retryMaxMs: HOUR } }).runOnce();
 }
 
 /** Two webhooks to the endpoint, three changes sent: six requests received. */
 async function sentSix() {
   for (const name of ["erp", "crm"]) {
-    await t.store.webhooks.create({ name, url: `${endpoint.url}/${name}`, secret: null });
+    await ctx.t.store.webhooks.create({ name, url: `${endpoint.url}/${name}`, secret: null });
   }
-  for (const id of [1, 2, 3]) await t.store.queue.enqueue(change({ data: { id, name: `i${id}` } }));
+  for (const id of [1, 2, 3])
+    await ctx.t.store.queue.enqueue(change({ data: { id, name: `i${id}` } }));
   await send();
   expect(endpoint.requests).toHaveLength(6);
 }
@@ -53,7 +37,7 @@ describe("find a delivery by the webhook-id a receiver logged", () => {
     const received = endpoint.requests[4];
     const messageId = received?.headers["webhook-id"] ?? "";
     expect(messageId).toMatch(/^msg_/);
-    const response = await api.request(
+    const response = await ctx.api.request(
       `/api/deliveries?message_id=${encodeURIComponent(messageId)}`,
     );
     expect(response.status).toBe(200);
@@ -64,11 +48,11 @@ describe("find a delivery by the webhook-id a receiver logged", () => {
     // With other filters, all must hold; an unknown id finds nothing.
     const other = page.deliveries[0]?.webhook_name === "erp" ? 2 : 1;
     const narrowed = (await (
-      await api.request(`/api/deliveries?message_id=${messageId}&webhook=${other}`)
+      await ctx.api.request(`/api/deliveries?message_id=${messageId}&webhook=${other}`)
     ).json()) as Listed;
     expect(narrowed.total).toBe(0);
     const unknown = (await (
-      await api.request("/api/deliveries?message_id=msg_nothing")
+      await ctx.api.request("/api/deliveries?message_id=msg_nothing")
     ).json()) as Listed;
     expect(unknown).toMatchObject({ total: 0, deliveries: [] });
   });
@@ -76,7 +60,7 @@ describe("find a delivery by the webhook-id a receiver logged", () => {
   test("the object filters narrow the listing to one object's deliveries", async () => {
     await sentSix();
     const page = (await (
-      await api.request("/api/deliveries?object_model=item&object_id=2")
+      await ctx.api.request("/api/deliveries?object_model=item&object_id=2")
     ).json()) as Listed;
     expect(page.total).toBe(2);
     expect(page.deliveries.map((d) => d.object_id)).toEqual([2, 2]);
@@ -85,16 +69,16 @@ describe("find a delivery by the webhook-id a receiver logged", () => {
   test("the admin's search box on Background Tasks finds it", async () => {
     await sentSix();
     const messageId = endpoint.requests[1]?.headers["webhook-id"] ?? "";
-    const overview = await api.request("/admin/background-tasks");
+    const overview = await ctx.api.request("/admin/background-tasks");
     expect(await overview.text()).toContain('name="message_id"');
-    const found = await api.request(
+    const found = await ctx.api.request(
       `/admin/background-tasks/deliveries?message_id=${encodeURIComponent(messageId)}`,
     );
     const html = await found.text();
     expect(found.status).toBe(200);
     expect(html).toContain(`with webhook-id ${messageId}`);
     expect(html.match(/id="delivery-\d+"/g)).toHaveLength(1);
-    const none = await api.request("/admin/background-tasks/deliveries?message_id=msg_nothing");
+    const none = await ctx.api.request("/admin/background-tasks/deliveries?message_id=msg_nothing");
     expect(await none.text()).toContain("None.");
   });
 });

@@ -1,47 +1,26 @@
-import { afterEach, beforeEach, describe, expect, setSystemTime, test } from "bun:test";
+import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { netboxSignature } from "../../../lib/webhooks/sending/signing.ts";
-import { createDeliveryWorker } from "../../../lib/worker/bind.ts";
 import { change } from "../../fakes/change.ts";
-import { loopbackWorkerConfig } from "../../fakes/test-worker.ts";
-import {
-  type FakeEndpoint,
-  type ReceivedRequest,
-  startFakeEndpoint,
-} from "../../fakes/webhook-endpoint.ts";
-import { createClient, testApp } from "../harness.ts";
+import { appWorker } from "../../fakes/test-worker.ts";
+import { type ReceivedRequest, useFakeEndpoint } from "../../fakes/webhook-endpoint.ts";
+import { useTokenApp } from "../harness.ts";
 
 const TOKEN = "rotate-secret-test-token-0123";
 const OLD = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const HOUR = 3_600_000;
 
-let t: ReturnType<typeof testApp>;
-let api: ReturnType<typeof createClient>;
-let endpoint: FakeEndpoint;
-
-beforeEach(() => {
-  t = testApp({ adminToken: TOKEN });
-  api = createClient(t.app, { headers: { authorization: `Bearer ${TOKEN}` } });
-  endpoint = startFakeEndpoint();
-});
-afterEach(async () => {
-  setSystemTime();
-  await endpoint.stop();
-  t.store.close();
-});
+const ctx = useTokenApp(TOKEN);
+const endpoint = useFakeEndpoint();
+afterEach(() => setSystemTime());
 
 /** A real worker on the app's store and clock, sending to the fake endpoint over HTTP. */
 function send() {
-  return createDeliveryWorker({
-    store: t.store,
-    now: () => t.clock.now.getTime(),
-    logAttempts: false,
-    config: loopbackWorkerConfig({ retryBaseMs: 10_000, retryMaxMs: HOUR }),
-  }).runOnce();
+  return appWorker(ctx.t, { config: { retryBaseMs: 10_000, retryMaxMs: HOUR } }).runOnce();
 }
 
 async function webhook(): Promise<number> {
-  const created = await t.store.webhooks.create({
+  const created = await ctx.t.store.webhooks.create({
     name: "erp",
     url: `${endpoint.url}/in`,
     secret: OLD,
@@ -51,8 +30,8 @@ async function webhook(): Promise<number> {
 
 async function rotate(id: number, body?: unknown): Promise<Response> {
   if (body === undefined)
-    return api.request(`/api/webhooks/${id}/rotate-secret`, { method: "POST" });
-  return api.json("POST", `/api/webhooks/${id}/rotate-secret`, body);
+    return ctx.api.request(`/api/webhooks/${id}/rotate-secret`, { method: "POST" });
+  return ctx.api.json("POST", `/api/webhooks/${id}/rotate-secret`, body);
 }
 
 /** Whether the reference library accepts the request with `secret`, at the request's own time. */
@@ -72,15 +51,17 @@ describe("POST /api/webhooks/{id}/rotate-secret", () => {
   test("signs with both secrets during the grace, the new one only after (reference library)", async () => {
     const id = await webhook();
     // Queued before the rotation, sent during the grace: signed when sent, so with both.
-    await t.store.queue.enqueue(change());
+    await ctx.t.store.queue.enqueue(change());
     const response = await rotate(id, { grace_seconds: 3600 });
     expect(response.status).toBe(200);
     const rotated = (await response.json()) as { secret: string; previous_valid_until: string };
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(OLD);
-    expect(rotated.previous_valid_until).toBe(new Date(t.clock.now.getTime() + HOUR).toISOString());
+    expect(rotated.previous_valid_until).toBe(
+      new Date(ctx.t.clock.now.getTime() + HOUR).toISOString(),
+    );
 
-    t.clock.now = new Date(t.clock.now.getTime() + HOUR - 1000);
+    ctx.t.clock.now = new Date(ctx.t.clock.now.getTime() + HOUR - 1000);
     await send();
     const during = endpoint.requests[0];
     if (!during) throw new Error("Nothing was sent during the grace");
@@ -90,8 +71,8 @@ describe("POST /api/webhooks/{id}/rotate-secret", () => {
     // NetBox's header has one value: the new secret's.
     expect(during.headers["x-hook-signature"]).toBe(netboxSignature(rotated.secret, during.body));
 
-    t.clock.now = new Date(t.clock.now.getTime() + 1000);
-    await t.store.queue.enqueue(change());
+    ctx.t.clock.now = new Date(ctx.t.clock.now.getTime() + 1000);
+    await ctx.t.store.queue.enqueue(change());
     await send();
     const after = endpoint.requests[1];
     if (!after) throw new Error("Nothing was sent after the grace");
@@ -100,7 +81,7 @@ describe("POST /api/webhooks/{id}/rotate-secret", () => {
     expect(verifies(OLD, after)).toBe(false);
 
     // The answer to GET says until when; the secrets themselves are never shown.
-    const shown = await (await api.request(`/api/webhooks/${id}`)).text();
+    const shown = await (await ctx.api.request(`/api/webhooks/${id}`)).text();
     expect(JSON.parse(shown)).toMatchObject({
       previous_secret_valid_until: rotated.previous_valid_until,
     });
@@ -112,14 +93,14 @@ describe("POST /api/webhooks/{id}/rotate-secret", () => {
     const id = await webhook();
     const rotated = (await (await rotate(id)).json()) as { previous_valid_until: string };
     expect(rotated.previous_valid_until).toBe(
-      new Date(t.clock.now.getTime() + 24 * HOUR).toISOString(),
+      new Date(ctx.t.clock.now.getTime() + 24 * HOUR).toISOString(),
     );
     const again = (await (await rotate(id, { grace_seconds: 0 })).json()) as {
       secret: string;
       previous_valid_until: string | null;
     };
     expect(again.previous_valid_until).toBeNull();
-    await t.store.queue.enqueue(change());
+    await ctx.t.store.queue.enqueue(change());
     await send();
     const request = endpoint.requests[0];
     if (!request) throw new Error("Nothing was sent");
@@ -131,7 +112,7 @@ describe("POST /api/webhooks/{id}/rotate-secret", () => {
     const id = await webhook();
     const first = (await (await rotate(id)).json()) as { secret: string };
     const second = (await (await rotate(id)).json()) as { secret: string };
-    await t.store.queue.enqueue(change());
+    await ctx.t.store.queue.enqueue(change());
     await send();
     const request = endpoint.requests[0];
     if (!request) throw new Error("Nothing was sent");
@@ -141,10 +122,10 @@ describe("POST /api/webhooks/{id}/rotate-secret", () => {
   });
 
   test("a webhook without a secret gets one, with nothing to overlap", async () => {
-    const { id } = await t.store.webhooks.create({ name: "open", url: `${endpoint.url}/in` });
+    const { id } = await ctx.t.store.webhooks.create({ name: "open", url: `${endpoint.url}/in` });
     const rotated = (await (await rotate(id)).json()) as { previous_valid_until: unknown };
     expect(rotated.previous_valid_until).toBeNull();
-    expect((await t.store.webhooks.get(id))?.secret).toMatch(/^whsec_/);
+    expect((await ctx.t.store.webhooks.get(id))?.secret).toMatch(/^whsec_/);
   });
 
   test("bad grace_seconds or another field: 400 naming it; an unknown webhook: 404", async () => {
@@ -160,6 +141,6 @@ describe("POST /api/webhooks/{id}/rotate-secret", () => {
       grace: ["Unknown field"],
     });
     expect((await rotate(999)).status).toBe(404);
-    expect((await t.store.webhooks.get(id))?.secret).toBe(OLD);
+    expect((await ctx.t.store.webhooks.get(id))?.secret).toBe(OLD);
   });
 });
