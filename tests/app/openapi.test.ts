@@ -8,7 +8,7 @@ import {
   itemPageSchema,
   itemSchema,
   openApiDocument,
-} from "../../lib/app/items/items-openapi.ts";
+} from "../../lib/app/items/item-schemas.ts";
 import { itemPatchSchema, newItemSchema } from "../../lib/inventory/schemas.ts";
 import { testApp } from "./harness.ts";
 

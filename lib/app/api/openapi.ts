@@ -4,8 +4,8 @@ import { VERSION } from "../../version.ts";
 import { EVENT_CATALOGUE, eventJsonSchema } from "../../webhooks/events/catalogue.ts";
 
 /**
- * /api/openapi.json: the routes each API file describes (items-openapi.ts, webhooks-openapi.ts,
- * deliveries-openapi.ts), and the event catalogue (lib/webhooks/events/catalogue.ts) as OpenAPI 3.1's
+ * /api/openapi.json: the routes as each API file describes them beside their handlers (a body's
+ * schema is the one its validator checks it with), and the event catalogue (lib/webhooks/events/catalogue.ts) as OpenAPI 3.1's
  * top-level `webhooks`: what a receiver is sent, per event.
  */
 

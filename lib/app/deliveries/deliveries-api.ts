@@ -1,4 +1,6 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Context, Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { maskUrlPassword, maskUrlPasswords, maskUrlSecrets } from "../../text/url-credentials.ts";
 import {
   type FilterField,
@@ -16,12 +18,32 @@ import {
 } from "../../webhooks/delivery/replay.ts";
 import type { Attempt, Delivery } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
-import { fieldProblems, jsonBodyLimit, readJsonObject } from "../api/json-body.ts";
+import { fieldProblems, jsonBodyLimit } from "../api/json-body.ts";
+import {
+  apiErrorSchema,
+  idParameter,
+  json,
+  notJson,
+  queryParameters,
+  throttled,
+  tooLarge,
+  unauthorized,
+} from "../api/openapi-parts.ts";
+import { issueField, validatedJson } from "../api/validated-json.ts";
 import type { AppEnv } from "../context.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/item-schemas.ts";
 import { idParam, wholeNumber } from "../items/items-api.ts";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/items-openapi.ts";
 import { isoOrNull } from "../webhooks/webhooks-api.ts";
-import { deliveryRouteDocs } from "./deliveries-openapi.ts";
+import {
+  deliveryDetailSchema,
+  deliveryPageSchema,
+  invalid,
+  listQuery,
+  replayedSchema,
+  replaySchema,
+  retriedSchema,
+  retrySchema,
+} from "./delivery-schemas.ts";
 
 export interface DeliveriesApiOptions {
   store: Store;
@@ -54,77 +76,141 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
   const api = new Hono<AppEnv>();
   api.use(jsonBodyLimit(options.bodyLimitBytes));
 
-  api.get("/", deliveryRouteDocs.list, async (c) => {
-    // An empty parameter (`?webhook=&state=failed`) is no filter, as limit and offset read it.
-    const query = Object.fromEntries(Object.entries(c.req.query()).filter(([, v]) => v !== ""));
-    const limit = wholeNumber(query.limit, {
-      fallback: DEFAULT_PAGE_SIZE,
-      min: 1,
-      max: MAX_PAGE_SIZE,
-    });
-    const offset = wholeNumber(query.offset, { fallback: 0, min: 0, max: 1e12 });
-    const read = readDeliveryFilter(query, { ignore: ["limit", "offset"] });
-    const problems = read.ok ? {} : { ...read.problems };
-    if (limit === null) problems.limit = `must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
-    if (offset === null) problems.offset = "must be a whole number, 0 or more";
-    if (!read.ok || limit === null || offset === null) {
-      return fieldProblems(c, "Invalid filter", problems);
-    }
-    const page = await store.queue.search(read.filter, { limit, offset });
-    return c.json({
-      deliveries: page.deliveries.map((d) => deliveryJson(d, urlShown(c))),
-      total: page.total,
-      limit,
-      offset,
-    });
-  });
-
-  api.post("/retry", deliveryRouteDocs.retry, async (c) => {
-    const body = await readJsonObject(c);
-    if (body instanceof Response) return body;
-    if (body.ids !== undefined) {
-      if (Object.keys(body).length > 1) {
-        return fieldProblems(c, "Invalid retry", { ids: "give either ids or a filter, not both" });
-      }
-      const ids = readIds(body.ids);
-      if (typeof ids === "string") return fieldProblems(c, "Invalid retry", { ids });
-      const count = await retryIds(store.queue, ids, now().getTime(), pace);
-      const done = { count, matched: ids.length, cut: false, nextSince: null };
-      return c.json(requeuedJson(done, "Retried"));
-    }
-    const read = readDeliveryFilter(body, { allowed: RETRY_FILTER });
-    if (!read.ok) return fieldProblems(c, "Invalid retry", read.problems);
-    if (Object.keys(read.filter).length === 0)
-      return needsFilter(c, "retry", ["ids", ...RETRY_FILTER]);
-    const done = await retryMatching(store.queue, read.filter, now().getTime(), pace);
-    return c.json(requeuedJson(done, "Retried"));
-  });
-
-  api.post("/replay", deliveryRouteDocs.replay, async (c) => {
-    const body = await readJsonObject(c);
-    if (body instanceof Response) return body;
-    const read = readDeliveryFilter(body, { allowed: REPLAY_FILTER });
-    if (!read.ok) return fieldProblems(c, "Invalid replay", read.problems);
-    const wrong = read.filter.states?.find((s) => s !== "successful" && s !== "failed");
-    if (wrong !== undefined) {
-      return fieldProblems(c, "Invalid replay", {
-        states: `replay takes successful and failed deliveries; ${wrong} ones are on their way already`,
+  api.get(
+    "/",
+    describeRoute({
+      summary: "List deliveries by filter, newest first",
+      tags: ["deliveries"],
+      parameters: queryParameters(listQuery),
+      responses: {
+        200: json("A page of deliveries and how many match", deliveryPageSchema),
+        400: invalid,
+        401: unauthorized,
+        429: throttled,
+      },
+    }),
+    async (c) => {
+      // An empty parameter (`?webhook=&state=failed`) is no filter, as limit and offset read it.
+      const query = Object.fromEntries(Object.entries(c.req.query()).filter(([, v]) => v !== ""));
+      const limit = wholeNumber(query.limit, {
+        fallback: DEFAULT_PAGE_SIZE,
+        min: 1,
+        max: MAX_PAGE_SIZE,
       });
-    }
-    const { states: _, ...narrowing } = read.filter;
-    if (Object.keys(narrowing).length === 0) return needsFilter(c, "replay", RETRY_FILTER);
-    const done = await replayDeliveries(store.queue, read.filter, now().getTime(), pace);
-    return c.json(requeuedJson(done, "Replayed"));
-  });
+      const offset = wholeNumber(query.offset, { fallback: 0, min: 0, max: 1e12 });
+      const read = readDeliveryFilter(query, { ignore: ["limit", "offset"] });
+      const problems = read.ok ? {} : { ...read.problems };
+      if (limit === null) problems.limit = `must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
+      if (offset === null) problems.offset = "must be a whole number, 0 or more";
+      if (!read.ok || limit === null || offset === null) {
+        return fieldProblems(c, "Invalid filter", problems);
+      }
+      const page = await store.queue.search(read.filter, { limit, offset });
+      return c.json({
+        deliveries: page.deliveries.map((d) => deliveryJson(d, urlShown(c))),
+        total: page.total,
+        limit,
+        offset,
+      });
+    },
+  );
 
-  api.get("/:id", deliveryRouteDocs.get, async (c) => {
-    const id = idParam(c.req.param("id"));
-    const found = id === null ? null : await store.queue.get(id);
-    if (!found) return c.json({ error: "Delivery not found" }, 404);
-    const shownUrl = urlShown(c);
-    const attempts = found.attempts.map((a) => attemptJson(a, shownUrl));
-    return c.json({ ...deliveryJson(found.delivery, shownUrl), attempts });
-  });
+  api.post(
+    "/retry",
+    describeRoute({
+      summary:
+        "Retry failed deliveries, by ids or by filter: each is queued for one more attempt now",
+      description: "A body of ids, or of filter fields (at least one).",
+      tags: ["deliveries"],
+      responses: {
+        200: json("How many were queued again", retriedSchema),
+        400: invalid,
+        401: unauthorized,
+        413: tooLarge,
+        415: notJson,
+        429: throttled,
+      },
+    }),
+    ...validatedJson(retrySchema, refuseAs("Invalid retry", retryProblems)),
+    async (c) => {
+      const body: Record<string, unknown> = c.req.valid("json");
+      if (body.ids !== undefined) {
+        if (Object.keys(body).length > 1) {
+          return fieldProblems(c, "Invalid retry", {
+            ids: "give either ids or a filter, not both",
+          });
+        }
+        const ids = readIds(body.ids);
+        if (typeof ids === "string") return fieldProblems(c, "Invalid retry", { ids });
+        const count = await retryIds(store.queue, ids, now().getTime(), pace);
+        const done = { count, matched: ids.length, cut: false, nextSince: null };
+        return c.json(requeuedJson(done, "Retried"));
+      }
+      const read = readDeliveryFilter(body, { allowed: RETRY_FILTER });
+      if (!read.ok) return fieldProblems(c, "Invalid retry", read.problems);
+      if (Object.keys(read.filter).length === 0)
+        return needsFilter(c, "retry", ["ids", ...RETRY_FILTER]);
+      const done = await retryMatching(store.queue, read.filter, now().getTime(), pace);
+      return c.json(requeuedJson(done, "Retried"));
+    },
+  );
+
+  api.post(
+    "/replay",
+    describeRoute({
+      summary:
+        "Replay ended deliveries (successful included) by filter: the same message sent again as a new attempt",
+      description: "A body of filter fields, at least one besides states.",
+      tags: ["deliveries"],
+      responses: {
+        200: json("How many were queued again", replayedSchema),
+        400: invalid,
+        401: unauthorized,
+        413: tooLarge,
+        415: notJson,
+        429: throttled,
+      },
+    }),
+    ...validatedJson(replaySchema, refuseAs("Invalid replay", replayProblems)),
+    async (c) => {
+      const body: Record<string, unknown> = c.req.valid("json");
+      const read = readDeliveryFilter(body, { allowed: REPLAY_FILTER });
+      if (!read.ok) return fieldProblems(c, "Invalid replay", read.problems);
+      const wrong = read.filter.states?.find((s) => s !== "successful" && s !== "failed");
+      if (wrong !== undefined) {
+        return fieldProblems(c, "Invalid replay", {
+          states: `replay takes successful and failed deliveries; ${wrong} ones are on their way already`,
+        });
+      }
+      const { states: _, ...narrowing } = read.filter;
+      if (Object.keys(narrowing).length === 0) return needsFilter(c, "replay", RETRY_FILTER);
+      const done = await replayDeliveries(store.queue, read.filter, now().getTime(), pace);
+      return c.json(requeuedJson(done, "Replayed"));
+    },
+  );
+
+  api.get(
+    "/:id",
+    describeRoute({
+      summary: "One delivery with its attempts",
+      tags: ["deliveries"],
+      parameters: [idParameter("delivery")],
+      responses: {
+        200: json("The delivery and its attempts, oldest first", deliveryDetailSchema),
+        401: unauthorized,
+        404: json("No delivery with this id", apiErrorSchema),
+        429: throttled,
+      },
+    }),
+    async (c) => {
+      const id = idParam(c.req.param("id"));
+      const found = id === null ? null : await store.queue.get(id);
+      if (!found) return c.json({ error: "Delivery not found" }, 404);
+      const shownUrl = urlShown(c);
+      const attempts = found.attempts.map((a) => attemptJson(a, shownUrl));
+      return c.json({ ...deliveryJson(found.delivery, shownUrl), attempts });
+    },
+  );
 
   return api;
 }
@@ -210,4 +296,46 @@ function requeuedJson(done: Requeued, verb: "Retried" | "Replayed") {
 /** An empty filter would take every delivery: one of the fields must narrow it. */
 function needsFilter(c: Context<AppEnv>, what: string, fields: readonly string[]): Response {
   return c.json({ error: `Nothing to ${what}: give at least one of ${fields.join(", ")}` }, 400);
+}
+
+/**
+ * A body its schema refused, answered in the words the API always used: `problems` reads the
+ * body by the filter's rules (delivery-filter.ts); what only the schema refuses is named by its
+ * issue's field.
+ */
+function refuseAs(
+  error: string,
+  problems: (body: Record<string, unknown>) => Record<string, string>,
+) {
+  return (issues: readonly StandardSchemaV1.Issue[], body: unknown, c: Context<AppEnv>) => {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      return c.json({ error: "The body must be a JSON object" }, 400);
+    }
+    const found = problems(body as Record<string, unknown>);
+    if (Object.keys(found).length > 0) return fieldProblems(c, error, found);
+    const named = issues.filter((issue) => issueField(issue) !== null);
+    if (named.length === 0) return c.json({ error: issues[0]?.message ?? error }, 400);
+    return fieldProblems(
+      c,
+      error,
+      Object.fromEntries(named.map((issue) => [issueField(issue), issue.message])),
+    );
+  };
+}
+
+/** A retry's problems by the rules its handler always had: ids, or a filter, not both. */
+function retryProblems(body: Record<string, unknown>): Record<string, string> {
+  if (body.ids !== undefined) {
+    if (Object.keys(body).length > 1) return { ids: "give either ids or a filter, not both" };
+    const ids = readIds(body.ids);
+    return typeof ids === "string" ? { ids } : {};
+  }
+  const read = readDeliveryFilter(body, { allowed: RETRY_FILTER });
+  return read.ok ? {} : read.problems;
+}
+
+/** A replay's problems by the filter's rules. */
+function replayProblems(body: Record<string, unknown>): Record<string, string> {
+  const read = readDeliveryFilter(body, { allowed: REPLAY_FILTER });
+  return read.ok ? {} : read.problems;
 }

@@ -1,5 +1,7 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Context, Hono } from "hono";
-import type { z } from "zod";
+import { describeRoute } from "hono-openapi";
+import { z } from "zod";
 import { DuplicateSkuError } from "../../inventory/model.ts";
 import { fieldErrorsOf, itemPatchSchema, newItemSchema } from "../../inventory/schemas.ts";
 import {
@@ -9,9 +11,27 @@ import {
   updateItem,
 } from "../../webhooks/events/item-changes.ts";
 import type { Store } from "../../webhooks/ports.ts";
-import { DEFAULT_BODY_LIMIT_BYTES, jsonBodyLimit, readJsonBody } from "../api/json-body.ts";
+import { DEFAULT_BODY_LIMIT_BYTES, jsonBodyLimit } from "../api/json-body.ts";
+import {
+  apiErrorSchema,
+  fieldErrorsSchema,
+  idParameter,
+  json,
+  notJson,
+  parameterSchema,
+  throttled,
+  tooLarge,
+  unauthorized,
+} from "../api/openapi-parts.ts";
+import { validatedJson } from "../api/validated-json.ts";
 import type { AppEnv } from "../context.ts";
-import { DEFAULT_PAGE_SIZE, itemRouteDocs, MAX_PAGE_SIZE } from "./items-openapi.ts";
+import {
+  DEFAULT_PAGE_SIZE,
+  itemPageSchema,
+  itemSchema,
+  MAX_PAGE_SIZE,
+  pageQuery,
+} from "./item-schemas.ts";
 
 export { DEFAULT_BODY_LIMIT_BYTES };
 
@@ -24,7 +44,8 @@ export interface ItemsApiOptions {
 /**
  * The JSON inventory API, mounted at /api/items. Errors are `{error, ...details}`: 400 with
  * zod field errors, 404, 409 duplicate sku, 413 body too large, 415 not JSON. Each route carries
- * its OpenAPI description (items-openapi.ts), served at /api/openapi.json.
+ * its OpenAPI description beside its handler, its body validated by the schema the document
+ * shows (/api/openapi.json).
  */
 export function createItemsApi(options: ItemsApiOptions): Hono<AppEnv> {
   const { store } = options;
@@ -34,62 +55,138 @@ export function createItemsApi(options: ItemsApiOptions): Hono<AppEnv> {
 
   api.use(jsonBodyLimit(limitBytes));
 
-  api.get("/", itemRouteDocs.list, async (c) => {
-    const limit = wholeNumber(c.req.query("limit"), {
-      fallback: DEFAULT_PAGE_SIZE,
-      min: 1,
-      max: MAX_PAGE_SIZE,
-    });
-    const offset = wholeNumber(c.req.query("offset"), { fallback: 0, min: 0, max: 1e12 });
-    if (limit === null || offset === null) {
-      return c.json(
-        { error: `limit must be a whole number from 1 to ${MAX_PAGE_SIZE}, offset 0 or more` },
-        400,
-      );
-    }
-    const [items, total] = await Promise.all([
-      store.items.list({ limit, offset }),
-      store.items.count(),
-    ]);
-    return c.json({ items, total, limit, offset });
-  });
+  api.get(
+    "/",
+    describeRoute({
+      summary: "List items, newest first",
+      parameters: Object.entries(pageQuery).map(([name, schema]) => ({
+        name,
+        in: "query" as const,
+        required: false,
+        schema: parameterSchema(schema),
+      })),
+      responses: {
+        200: json("A page of items and how many there are", itemPageSchema),
+        400: json("limit or offset is not a whole number in range", apiErrorSchema),
+        401: unauthorized,
+        429: throttled,
+      },
+    }),
+    async (c) => {
+      const limit = wholeNumber(c.req.query("limit"), {
+        fallback: DEFAULT_PAGE_SIZE,
+        min: 1,
+        max: MAX_PAGE_SIZE,
+      });
+      const offset = wholeNumber(c.req.query("offset"), { fallback: 0, min: 0, max: 1e12 });
+      if (limit === null || offset === null) {
+        return c.json(
+          { error: `limit must be a whole number from 1 to ${MAX_PAGE_SIZE}, offset 0 or more` },
+          400,
+        );
+      }
+      const [items, total] = await Promise.all([
+        store.items.list({ limit, offset }),
+        store.items.count(),
+      ]);
+      return c.json({ items, total, limit, offset });
+    },
+  );
 
-  api.post("/", itemRouteDocs.create, async (c) => {
-    const body = await readJson(c, newItemSchema);
-    if (body instanceof Response) return body;
-    try {
-      const { item } = await createItem(store, body, changeContext(c, now));
-      c.header("Location", `/api/items/${item.id}`);
-      return c.json(item, 201);
-    } catch (error) {
-      return duplicateSkuResponse(c, error);
-    }
-  });
+  api.post(
+    "/",
+    describeRoute({
+      summary: "Create an item; queues its item.created deliveries in the same transaction",
+      responses: {
+        201: json("The item created; Location names it", itemSchema),
+        400: invalid,
+        401: unauthorized,
+        409: duplicateSku,
+        413: tooLarge,
+        415: notJson,
+        429: throttled,
+      },
+    }),
+    ...validatedJson(newItemSchema, invalidItem),
+    async (c) => {
+      const body = c.req.valid("json");
+      try {
+        const { item } = await createItem(store, body, changeContext(c, now));
+        c.header("Location", `/api/items/${item.id}`);
+        return c.json(item, 201);
+      } catch (error) {
+        return duplicateSkuResponse(c, error);
+      }
+    },
+  );
 
-  api.get("/:id", itemRouteDocs.get, async (c) => {
-    const id = idParam(c.req.param("id"));
-    const item = id === null ? null : await store.items.get(id);
-    return item ? c.json(item) : notFound(c);
-  });
+  api.get(
+    "/:id",
+    describeRoute({
+      summary: "One item",
+      parameters: [idParameter("item")],
+      responses: {
+        200: json("The item", itemSchema),
+        401: unauthorized,
+        404: notFoundAnswer,
+        429: throttled,
+      },
+    }),
+    async (c) => {
+      const id = idParam(c.req.param("id"));
+      const item = id === null ? null : await store.items.get(id);
+      return item ? c.json(item) : notFound(c);
+    },
+  );
 
-  api.patch("/:id", itemRouteDocs.update, async (c) => {
-    const id = idParam(c.req.param("id"));
-    if (id === null) return notFound(c);
-    const patch = await readJson(c, itemPatchSchema);
-    if (patch instanceof Response) return patch;
-    try {
-      const result = await updateItem(store, id, patch, changeContext(c, now));
-      return result ? c.json(result.item) : notFound(c);
-    } catch (error) {
-      return duplicateSkuResponse(c, error);
-    }
-  });
+  api.patch(
+    "/:id",
+    describeRoute({
+      summary: "Change some of an item's fields; queues item.updated deliveries when one changed",
+      parameters: [idParameter("item")],
+      responses: {
+        200: json("The item as it is now", itemSchema),
+        400: invalid,
+        401: unauthorized,
+        404: notFoundAnswer,
+        409: duplicateSku,
+        413: tooLarge,
+        415: notJson,
+        429: throttled,
+      },
+    }),
+    ...validatedJson(itemPatchSchema, invalidItem),
+    async (c) => {
+      const id = idParam(c.req.param("id"));
+      if (id === null) return notFound(c);
+      const patch = c.req.valid("json");
+      try {
+        const result = await updateItem(store, id, patch, changeContext(c, now));
+        return result ? c.json(result.item) : notFound(c);
+      } catch (error) {
+        return duplicateSkuResponse(c, error);
+      }
+    },
+  );
 
-  api.delete("/:id", itemRouteDocs.remove, async (c) => {
-    const id = idParam(c.req.param("id"));
-    const result = id === null ? null : await deleteItem(store, id, changeContext(c, now));
-    return result ? c.body(null, 204) : notFound(c);
-  });
+  api.delete(
+    "/:id",
+    describeRoute({
+      summary: "Delete an item; queues its item.deleted deliveries",
+      parameters: [idParameter("item")],
+      responses: {
+        204: { description: "Deleted" },
+        401: unauthorized,
+        404: notFoundAnswer,
+        429: throttled,
+      },
+    }),
+    async (c) => {
+      const id = idParam(c.req.param("id"));
+      const result = id === null ? null : await deleteItem(store, id, changeContext(c, now));
+      return result ? c.body(null, 204) : notFound(c);
+    },
+  );
 
   return api;
 }
@@ -98,19 +195,22 @@ export function changeContext(c: Context<AppEnv>, now: () => Date): ChangeContex
   return { username: c.get("username"), requestId: c.get("requestId"), now: now() };
 }
 
-/** The validated body, or the 415/400 response to send instead. */
-async function readJson<S extends z.ZodType>(
+/** A body its schema refused: 400 with the schema's problems per field. */
+function invalidItem(
+  issues: readonly StandardSchemaV1.Issue[],
+  _body: unknown,
   c: Context<AppEnv>,
-  schema: S,
-): Promise<z.output<S> | Response> {
-  const raw = await readJsonBody(c);
-  if (raw instanceof Response) return raw;
-  const result = schema.safeParse(raw);
-  if (!result.success) {
-    return c.json({ error: "Invalid item", ...fieldErrorsOf(result.error) }, 400);
-  }
-  return result.data;
+) {
+  const error = new z.ZodError(issues as z.core.$ZodIssue[]);
+  return c.json({ error: "Invalid item", ...fieldErrorsOf(error) }, 400);
 }
+
+const notFoundAnswer = json("No item with this id", apiErrorSchema);
+const invalid = json(
+  "The body does not validate (fieldErrors per field), or is not JSON ({error} only)",
+  fieldErrorsSchema,
+);
+const duplicateSku = json("Another item has this sku (fieldErrors.sku)", fieldErrorsSchema);
 
 function duplicateSkuResponse(c: Context<AppEnv>, error: unknown): Response {
   if (error instanceof DuplicateSkuError) {

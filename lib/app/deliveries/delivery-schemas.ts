@@ -1,22 +1,13 @@
-import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { MAX_REPLAY } from "../../webhooks/delivery/replay.ts";
 import { DELIVERY_STATES } from "../../webhooks/model.ts";
-import {
-  apiErrorSchema,
-  body,
-  fieldErrorsSchema,
-  idParameter,
-  json,
-  notJson,
-  queryParameters,
-  throttled,
-  tooLarge,
-  unauthorized,
-} from "../api/openapi-parts.ts";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/items-openapi.ts";
+import { fieldErrorsSchema, json } from "../api/openapi-parts.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/item-schemas.ts";
 
-/** The deliveries API (deliveries-api.ts) described as OpenAPI 3.1. */
+/**
+ * The deliveries API's bodies, query and answers as zod schemas: the retry and replay bodies are
+ * validated by them, and the document shows them all (deliveries-api.ts).
+ */
 
 const state = z.enum(DELIVERY_STATES);
 const time = z.iso.datetime({ offset: true });
@@ -31,7 +22,7 @@ const filterFields = {
   until: time.describe("queued before (ISO 8601)"),
 };
 
-const listQuery = {
+export const listQuery = {
   webhook: z.int().min(1).describe("a webhook's id"),
   message_id: z
     .string()
@@ -75,7 +66,7 @@ export const deliverySchema = z
   })
   .meta({ id: "Delivery" });
 
-const attemptSchema = z
+export const attemptSchema = z
   .object({
     number: z.int().min(1),
     time: time.describe("when it started"),
@@ -90,7 +81,7 @@ const attemptSchema = z
   })
   .meta({ id: "Attempt" });
 
-const deliveryPageSchema = z
+export const deliveryPageSchema = z
   .object({
     deliveries: z.array(deliverySchema),
     total: z.int().min(0),
@@ -99,7 +90,7 @@ const deliveryPageSchema = z
   })
   .meta({ id: "DeliveryPage" });
 
-const requeuedFields = {
+export const requeuedFields = {
   matched: z.int().min(0).describe(`deliveries taken, at most ${MAX_REPLAY}`),
   cut: z.boolean().describe(`more matched than ${MAX_REPLAY}: the oldest were taken`),
   limit: z.literal(MAX_REPLAY),
@@ -107,13 +98,13 @@ const requeuedFields = {
   message: z.string(),
 };
 
-const retrySchema = z
+export const retrySchema = z
   .union([
     z.strictObject({ ids: z.array(z.int().min(1)).min(1).max(MAX_REPLAY) }),
-    z.strictObject(filterFields).partial(),
+    z.strictObject(filterFields).partial().meta({ minProperties: 1 }),
   ])
   .meta({ id: "RetryRequest" });
-const replaySchema = z
+export const replaySchema = z
   .strictObject({
     ...filterFields,
     states: z
@@ -122,68 +113,22 @@ const replaySchema = z
       .describe("default: both"),
   })
   .partial()
-  .meta({ id: "ReplayRequest" });
+  .meta({ id: "ReplayRequest", minProperties: 1 });
 
-const invalid = json("A field is refused: fieldErrors names it and says why", fieldErrorsSchema);
+export const invalid = json(
+  "A field is refused: fieldErrors names it and says why",
+  fieldErrorsSchema,
+);
 
-export const deliveryRouteDocs = {
-  list: describeRoute({
-    summary: "List deliveries by filter, newest first",
-    tags: ["deliveries"],
-    parameters: queryParameters(listQuery),
-    responses: {
-      200: json("A page of deliveries and how many match", deliveryPageSchema),
-      400: invalid,
-      401: unauthorized,
-      429: throttled,
-    },
-  }),
-  get: describeRoute({
-    summary: "One delivery with its attempts",
-    tags: ["deliveries"],
-    parameters: [idParameter("delivery")],
-    responses: {
-      200: json(
-        "The delivery and its attempts, oldest first",
-        deliverySchema.extend({ attempts: z.array(attemptSchema) }).meta({ id: "DeliveryDetail" }),
-      ),
-      401: unauthorized,
-      404: json("No delivery with this id", apiErrorSchema),
-      429: throttled,
-    },
-  }),
-  retry: describeRoute({
-    summary:
-      "Retry failed deliveries, by ids or by filter: each is queued for one more attempt now",
-    tags: ["deliveries"],
-    requestBody: body(retrySchema, "ids, or filter fields (at least one)"),
-    responses: {
-      200: json(
-        "How many were queued again",
-        z.object({ retried: z.int().min(0), ...requeuedFields }).meta({ id: "Retried" }),
-      ),
-      400: invalid,
-      401: unauthorized,
-      413: tooLarge,
-      415: notJson,
-      429: throttled,
-    },
-  }),
-  replay: describeRoute({
-    summary:
-      "Replay ended deliveries (successful included) by filter: the same message sent again as a new attempt",
-    tags: ["deliveries"],
-    requestBody: body(replaySchema, "filter fields, at least one besides states"),
-    responses: {
-      200: json(
-        "How many were queued again",
-        z.object({ replayed: z.int().min(0), ...requeuedFields }).meta({ id: "Replayed" }),
-      ),
-      400: invalid,
-      401: unauthorized,
-      413: tooLarge,
-      415: notJson,
-      429: throttled,
-    },
-  }),
-};
+/** The single delivery's answer: the delivery and its attempts. */
+export const deliveryDetailSchema = deliverySchema
+  .extend({ attempts: z.array(attemptSchema) })
+  .meta({ id: "DeliveryDetail" });
+
+export const retriedSchema = z
+  .object({ retried: z.int().min(0), ...requeuedFields })
+  .meta({ id: "Retried" });
+
+export const replayedSchema = z
+  .object({ replayed: z.int().min(0), ...requeuedFields })
+  .meta({ id: "Replayed" });
