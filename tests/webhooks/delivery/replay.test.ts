@@ -9,7 +9,7 @@ import {
   retryMatching,
 } from "../../../lib/webhooks/delivery/replay.ts";
 import type { DeliveryQueue, Store } from "../../../lib/webhooks/ports.ts";
-import { openSqliteDb } from "../../fakes/sqlite-db.ts";
+import { insertDeliveries, openSqliteDb } from "../../fakes/sqlite-db.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 const LATER = T0 + 3_600_000;
@@ -23,17 +23,7 @@ afterEach(async () => {
 function seeded(count: number, state: "failed" | "successful") {
   const { db, store } = openSqliteDb({ now: () => LATER });
   opened.push(store);
-  db.run(
-    "INSERT INTO webhooks (id, name, url, created_at, updated_at) VALUES (1, 'erp', 'https://erp.example/h', 0, 0)",
-  );
-  const insert = db.prepare(
-    `INSERT INTO deliveries (webhook_id, message_id, event, state, attempts, next_attempt_at,
-       created_at, updated_at, completed_at)
-     VALUES (1, ?1, 'item.created', ?3, 1, ?2, ?2, ?2, ?2)`,
-  );
-  db.transaction(() => {
-    for (let i = 0; i < count; i++) insert.run(`msg_${i}`, T0 + i, state);
-  })();
+  insertDeliveries(db, { count, state, from: T0 });
   return { db, store };
 }
 

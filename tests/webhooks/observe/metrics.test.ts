@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { register as globalRegistry } from "prom-client";
 import { dueSummary } from "../../../lib/store/sqlite/queue/due.ts";
 import { attemptsAfter, lastAttemptId } from "../../../lib/store/sqlite/queue/listing.ts";
@@ -14,7 +14,7 @@ import { itemChange } from "../../fakes/change.ts";
 import { attemptRecord, completeClaim } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
 import { family, parsePrometheusText } from "../../fakes/prometheus-text.ts";
-import { openSqliteDb } from "../../fakes/sqlite-db.ts";
+import { openSqliteDb, useSqliteDbs } from "../../fakes/sqlite-db.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 const INTERVAL = 5_000;
@@ -41,15 +41,11 @@ describe("attemptOutcomeLabel()", () => {
 });
 
 describe("createMetrics()", () => {
-  const stores: Store[] = [];
-  afterEach(async () => {
-    for (const store of stores.splice(0)) await store.close();
-  });
+  const openDb = useSqliteDbs();
 
   function setup() {
     const clock = createFakeClock(T0);
-    const { db, store } = openSqliteDb({ now: clock.now });
-    stores.push(store);
+    const { db, store } = openDb({ now: clock.now });
     const source = (options: { followAttempts?: boolean } = {}): MetricsSource => ({
       stats: () => store.queue.stats(),
       dueSummary: async (now) => dueSummary(db, now),

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createMemoryLogger } from "../../../lib/log.ts";
 import { createSqliteHealthStore } from "../../../lib/store/sqlite/health.ts";
 import {
@@ -8,11 +8,10 @@ import {
   DEFAULT_AUTO_DISABLE,
   shouldDisable,
 } from "../../../lib/webhooks/policy/webhook-health.ts";
-import type { Store } from "../../../lib/webhooks/ports.ts";
 import { itemChange } from "../../fakes/change.ts";
 import { attemptRecord, completeClaim } from "../../fakes/delivery.ts";
 import { createFakeClock } from "../../fakes/fake-clock.ts";
-import { openSqliteDb } from "../../fakes/sqlite-db.ts";
+import { useSqliteDbs } from "../../fakes/sqlite-db.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2025, 0, 1);
@@ -64,15 +63,11 @@ describe("shouldDisable()", () => {
 });
 
 describe("endpoint health on the SQLite store", () => {
-  const stores: Store[] = [];
-  afterEach(async () => {
-    for (const store of stores.splice(0)) await store.close();
-  });
+  const openDb = useSqliteDbs();
 
   function setup() {
     const clock = createFakeClock(T0);
-    const { db, store } = openSqliteDb({ now: clock.now });
-    stores.push(store);
+    const { db, store } = openDb({ now: clock.now });
     const logger = createMemoryLogger();
     const health = createWebhookHealth({
       store: createSqliteHealthStore(db),
