@@ -5,7 +5,7 @@ import { UsageError } from "../../lib/config/errors.ts";
 import { createDemoCommand } from "../../lib/demo/command.ts";
 import { demoWorkerHooks } from "../../lib/demo/run.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
-import type { Claim } from "../../lib/webhooks/model.ts";
+import { claimFixture } from "../fakes/claim.ts";
 
 test("`demo` prints one line per attempt and deletes its database when stopped", async () => {
   const lines: string[] = [];
@@ -47,12 +47,13 @@ test("demoWorkerHooks() prints a failed attempt once and does not log it too", (
   const printed: string[] = [];
   const logger = createMemoryLogger();
   const hooks = demoWorkerHooks((text) => printed.push(text), logger, { maxAttempts: 5 });
-  const claim = {
-    delivery: { id: 2, event: "item.updated" },
+  const claim = claimFixture({
+    id: 2,
+    delivery: { event: "item.updated" },
     webhook: { name: "demo receiver", retrySchedule: "short" },
     attempt: 1,
     workerId: "w1",
-  } as unknown as Claim;
+  });
   hooks.onFinished?.(
     claim,
     {

@@ -3,8 +3,8 @@ import { loadOperabilityConfig } from "../../lib/config/operability.ts";
 import { createLogger, createMemoryLogger } from "../../lib/log.ts";
 import { createFormattedLogger, createJsonLogger } from "../../lib/log-format.ts";
 import { stripControl } from "../../lib/text/control.ts";
-import type { Claim } from "../../lib/webhooks/model.ts";
 import { attemptLogEntry, describeAttempt, logAttempt } from "../../lib/worker/attempt-log.ts";
+import { claimFixture } from "../fakes/claim.ts";
 
 const T = Date.UTC(2025, 0, 2, 3, 4, 5);
 const failure = {
@@ -79,12 +79,13 @@ describe("logAttempt()", () => {
   });
 
   test("attemptLogEntry() takes the event, attempt of max and next step from the claim and result", () => {
-    const claim = {
-      delivery: { id: 5, event: "item.created" },
+    const claim = claimFixture({
+      id: 5,
+      delivery: { event: "item.created" },
       webhook: { name: "crm", retrySchedule: "day" },
       attempt: 3,
       workerId: "w1",
-    } as unknown as Claim;
+    });
     const entry = attemptLogEntry(
       claim,
       {
@@ -107,12 +108,13 @@ describe("logAttempt()", () => {
   });
 
   test("masks the password of a URL quoted in an attempt's error, in the line and its fields", () => {
-    const claim = {
-      delivery: { id: 5, event: "item.created" },
+    const claim = claimFixture({
+      id: 5,
+      delivery: { event: "item.created" },
       webhook: { name: "crm", retrySchedule: "day", url: "https://crm:s3cret@crm.example/in" },
       attempt: 1,
       workerId: "w1",
-    } as unknown as Claim;
+    });
     const error = "fetch https://crm:s3cret@crm.example/in failed";
     const entry = attemptLogEntry(claim, {
       record: {
