@@ -4,6 +4,8 @@ import { helpMeta } from "../cli/help.ts";
 import { type StopSignalsOptions, stopSignals } from "../cli/signals.ts";
 import type { Env } from "../config/env.ts";
 import { fieldArgs, fieldEnvironment } from "../config/fields.ts";
+import { fetchThroughProxy, loadProxySetting, withoutEnvironmentProxies } from "../http/proxy.ts";
+import { createLogger } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { DEFAULT_MODEL, type DigestFlags, FIELDS, loadDigestConfig } from "./config.ts";
 import { type DigestDeps, DigestInterruptedError, type DigestResult, runDigest } from "./digest.ts";
@@ -52,6 +54,16 @@ export function createDigestCommand(deps: DigestCommandDeps): CommandDef {
       environment: [
         ...fieldEnvironment(FIELDS),
         {
+          name: "DIGEST_PROXY_URL",
+          description:
+            "http:// or https:// proxy for the digest's requests (user:password@ allowed, never shown); HTTP_PROXY, HTTPS_PROXY and NO_PROXY are not used [default none]",
+        },
+        {
+          name: "DIGEST_NO_PROXY",
+          description:
+            "comma list of host names (with their subdomains), IPs or CIDR reached directly; loopback always is [default none]",
+        },
+        {
           name: "XDG_CACHE_HOME",
           description: "where the summary cache lives ($XDG_CACHE_HOME/hn-digest/summaries.sqlite)",
         },
@@ -61,11 +73,23 @@ export function createDigestCommand(deps: DigestCommandDeps): CommandDef {
     args,
     async run({ args: parsed, rawArgs }) {
       rejectUnknown(rawArgs, args);
+      // Bun's fetch would read these on every request by itself: only DIGEST_PROXY_URL counts.
+      const ignored = withoutEnvironmentProxies(deps.env);
       const config = loadDigestConfig(deps.env, parsed as DigestFlags);
+      const proxy = loadProxySetting(deps.env, {
+        url: "DIGEST_PROXY_URL",
+        noProxy: "DIGEST_NO_PROXY",
+      });
+      if (ignored.length > 0) {
+        (deps.logger ?? createLogger()).info(
+          `${ignored.join(", ")} set in the environment: not used (the digest's requests go through DIGEST_PROXY_URL only${proxy ? "" : ", which is not set"})`,
+        );
+      }
+      const fetch = fetchThroughProxy(deps.fetch ?? globalThis.fetch, proxy);
       // A digest has nothing worth finishing after Ctrl-C: the first signal stops everything.
       const signals = stopSignals(deps.signals);
       try {
-        const result = await runDigest(config, { ...deps, signal: signals.stop });
+        const result = await runDigest(config, { ...deps, fetch, signal: signals.stop });
         deps.onResult?.(result);
       } catch (error) {
         if (!(error instanceof DigestInterruptedError)) throw error;

@@ -180,7 +180,10 @@ export function proxyFor(
 
 /**
  * `fetch` with the proxy `setting` chooses for each request's URL (the digest's requests: the
- * sources, articles and the model server). Without a setting, `fetch` itself.
+ * sources, articles and the model server). A request the SSRF guard pinned (an IP URL with a
+ * `host` header naming the host, ssrf.ts pinnedTarget) goes to the proxy by that name, as the
+ * worker's do: the guard has accepted the name's addresses, and the proxy resolves it. Without
+ * a setting, `fetch` itself.
  */
 export function fetchThroughProxy(
   fetchFn: typeof fetch,
@@ -188,9 +191,34 @@ export function fetchThroughProxy(
 ): typeof fetch {
   if (!setting) return fetchFn;
   const proxied = (input: string | URL | Request, init?: RequestInit) => {
-    const url = input instanceof Request ? input.url : input;
-    const proxy = proxyFor(setting, url);
-    return fetchFn(input, proxy ? ({ ...init, proxy: proxy.url } as RequestInit) : init);
+    const url = input instanceof Request ? input.url : String(input);
+    const named = pinnedName(url, init?.headers);
+    const proxy = proxyFor(setting, named?.url ?? url, named ? [named.address] : []);
+    if (proxy === null) return fetchFn(input, init);
+    if (named === null) return fetchFn(input, { ...init, proxy: proxy.url } as RequestInit);
+    return fetchFn(named.url, { ...init, headers: named.headers, proxy: proxy.url } as RequestInit);
   };
   return Object.assign(proxied, { preconnect: fetchFn.preconnect }) as typeof fetch;
+}
+
+/** A pinned request's URL by name, its address and its headers without `host`; or null. */
+function pinnedName(
+  url: string,
+  headers: RequestInit["headers"],
+): { url: string; address: string; headers: Headers } | null {
+  if (headers === undefined) return null;
+  const all = new Headers(headers);
+  const host = all.get("host");
+  if (host === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  const address = parsed.hostname.replace(/^\[|\]$/g, "");
+  if (!ipaddr.isValid(address)) return null;
+  parsed.host = host;
+  all.delete("host");
+  return { url: parsed.href, address, headers: all };
 }

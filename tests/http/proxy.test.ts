@@ -1,11 +1,16 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { loadProxySetting, type ProxySetting, proxyFor } from "../../../lib/http/proxy.ts";
-import { parseAllowList } from "../../../lib/http/ssrf.ts";
-import type { Webhook } from "../../../lib/webhooks/model.ts";
-import { sendAttempt } from "../../../lib/webhooks/sending/send.ts";
-import { claimFixture } from "../../fakes/claim.ts";
-import { type ConnectProxy, startConnectProxy } from "../../fakes/connect-proxy.ts";
-import { HOOK_TEST_CERT_FILE, startTlsHookServer } from "../../fakes/tls-hook-server.ts";
+import {
+  fetchThroughProxy,
+  loadProxySetting,
+  type ProxySetting,
+  proxyFor,
+} from "../../lib/http/proxy.ts";
+import { parseAllowList } from "../../lib/http/ssrf.ts";
+import type { Webhook } from "../../lib/webhooks/model.ts";
+import { sendAttempt } from "../../lib/webhooks/sending/send.ts";
+import { claimFixture } from "../fakes/claim.ts";
+import { type ConnectProxy, startConnectProxy } from "../fakes/connect-proxy.ts";
+import { HOOK_TEST_CERT_FILE, startTlsHookServer } from "../fakes/tls-hook-server.ts";
 
 const USER = "relay";
 const PASSWORD = "s3cret:p@ss";
@@ -191,5 +196,42 @@ describe("loadProxySetting() and proxyFor()", () => {
     expect(through("https://erp.lan/", ["10.1.2.3"])).toBe(false);
     expect(through("https://[fd00::1]/")).toBe(false);
     expect(through("https://hooks.example/", ["93.184.215.14"])).toBe(true);
+  });
+});
+
+describe("fetchThroughProxy() (the digest's requests)", () => {
+  function capture() {
+    const calls: Array<{ url: string; init: RequestInit & { proxy?: string } }> = [];
+    const fake = Object.assign(
+      async (input: string | URL | Request, init?: RequestInit) => {
+        calls.push({ url: String(input), init: init ?? {} });
+        return new Response("ok");
+      },
+      { preconnect: fetch.preconnect },
+    ) as typeof fetch;
+    return { calls, fake };
+  }
+
+  test("a request pinned by the SSRF guard goes to the proxy by its name; loopback and DIGEST_NO_PROXY directly", async () => {
+    const { calls, fake } = capture();
+    const proxied = fetchThroughProxy(
+      fake,
+      setting("http://relay:pw@proxy.corp:3128", "10.0.0.0/8"),
+    );
+    await proxied("http://93.184.215.14/a?b=1", {
+      headers: { host: "example.org", accept: "*/*" },
+    });
+    await proxied("http://10.1.2.3/lan", { headers: { host: "wiki.lan" } });
+    await proxied("http://localhost:11434/api/generate", { method: "POST" });
+    await proxied("https://hn.algolia.com/api/v1/search");
+    const [pinned, lan, local, search] = calls;
+    expect(pinned?.url).toBe("http://example.org/a?b=1");
+    expect(pinned?.init.proxy).toBe("http://relay:pw@proxy.corp:3128");
+    expect(new Headers(pinned?.init.headers).get("host")).toBeNull();
+    expect(new Headers(pinned?.init.headers).get("accept")).toBe("*/*");
+    expect(lan).toEqual({ url: "http://10.1.2.3/lan", init: { headers: { host: "wiki.lan" } } });
+    expect(local?.init.proxy).toBeUndefined();
+    expect(search?.init.proxy).toBe("http://relay:pw@proxy.corp:3128");
+    expect(fetchThroughProxy(fake, null)).toBe(fake);
   });
 });
