@@ -146,6 +146,12 @@ export interface Delivery {
   context: string | null;
   /** A template failed to render at enqueue: failed at once, nothing is ever sent. */
   templateFailed: boolean;
+  /**
+   * Not rendered at enqueue for want of time (a busy machine, or the change's renders out of
+   * wall-clock time): the worker renders it from `context` before the send, with the webhook's
+   * templates as they are then and a budget of its own, and keeps what rendered.
+   */
+  renderPending: boolean;
   /** The changed object (NetBox's content type and object id), or null (a ping, older rows). */
   objectModel: string | null;
   objectId: number | null;
@@ -364,6 +370,8 @@ export interface RenderedDelivery {
 /** One delivery to insert: queued, or failed at once when `templateError` is set. */
 export interface PlannedDelivery extends RenderedDelivery {
   webhookId: number;
+  /** Left for the worker to render (Delivery.renderPending): `context` holds the change. */
+  renderLater?: boolean;
 }
 
 /**
@@ -378,6 +386,6 @@ export interface ChangePlan {
   /** Each enabled webhook as read when planning, by id (fingerprint). */
   seen: ReadonlyMap<number, string>;
   planned: PlannedDelivery[];
-  /** CPU the renders took, out of the change's budget. */
+  /** Wall-clock time the renders took, out of the change's (CHANGE_WALL_CEILING_MS). */
   spentMs: number;
 }

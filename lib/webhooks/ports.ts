@@ -14,6 +14,7 @@ import type {
   NewWebhook,
   OperationalEvent,
   Outcome,
+  RenderedDelivery,
   Streak,
   Webhook,
   WebhookPatch,
@@ -105,6 +106,12 @@ export interface DeliveryQueue {
   finishMany(items: readonly FinishItem[]): Promise<Array<boolean | Error>>;
   /** Gives claims back unattempted (shutdown): queued again, attempt number not consumed. */
   release(claims: Claim[]): Promise<void>;
+  /**
+   * Keeps what the worker rendered for a claim whose delivery was left to render
+   * (renderPending), so every attempt sends the same bytes; fenced by the claim. False: the
+   * claim no longer holds it (nothing written, nothing to send).
+   */
+  keepRendered(claim: Claim, rendered: RenderedDelivery): Promise<boolean>;
   /** Earliest time something becomes due (queued or lease expiry), or null when nothing waits. */
   nextDueAt(): Promise<number | null>;
   list(filter?: DeliveryFilter): Promise<Delivery[]>;

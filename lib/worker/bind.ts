@@ -100,6 +100,7 @@ export function createDeliveryWorker(
     sleep: options.sleep,
     fetch: options.fetch,
     resolve: options.resolve,
+    keepRendered: (claim, rendered) => store.queue.keepRendered(claim, rendered),
   });
 
   // Group commit, one mechanism for both stores (graphile-worker's batch() around completeJob).

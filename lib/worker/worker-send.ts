@@ -3,7 +3,13 @@ import { createCachedResolver } from "../http/dns-cache.ts";
 import { type Resolver, resolveAll } from "../http/ssrf.ts";
 import type { LeaseLimits } from "../webhooks/delivery/lease-rules.ts";
 import { createClaimSender } from "../webhooks/delivery/send-claim.ts";
+import type { Claim, RenderedDelivery } from "../webhooks/model.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../webhooks/policy/retry.ts";
+import { renderBeforeSend } from "../webhooks/rendering/render-at-send.ts";
+import {
+  type RenderTemplates,
+  workerTemplateRenderer,
+} from "../webhooks/rendering/render-process.ts";
 import { createClientCerts } from "../webhooks/sending/client-cert.ts";
 import { createSender } from "../webhooks/sending/send.ts";
 import { createCaFiles } from "../webhooks/sending/tls-options.ts";
@@ -37,6 +43,10 @@ export function createWorkerSend(options: {
   sleep?: Sleep;
   fetch?: typeof fetch;
   resolve?: Resolver;
+  /** Keeps what was rendered for a delivery left to render, before its send (the store's). */
+  keepRendered(claim: Claim, rendered: RenderedDelivery): Promise<boolean>;
+  /** Renders such deliveries (default: this process's worker renderer, started on demand). */
+  render?: RenderTemplates;
 }): ReturnType<typeof createClaimSender> {
   const { config, now } = options;
   return createClaimSender({
@@ -45,17 +55,24 @@ export function createWorkerSend(options: {
     sleep: options.sleep ?? abortableSleep,
     now,
     random: options.random,
-    attempt: createSender({
-      timeoutMs: config.timeoutMs,
-      caFiles: createCaFiles(),
-      clientCerts: createClientCerts(),
-      allow: config.allowList,
-      fetch: options.fetch,
-      // One lookup per host and 30 s, not one per attempt (dns-cache.ts).
-      resolve: createCachedResolver(options.resolve ?? resolveAll, { now }),
-      now,
-      checks: new Map(),
-      proxy: config.proxy,
-    }),
+    attempt: renderBeforeSend(
+      createSender({
+        timeoutMs: config.timeoutMs,
+        caFiles: createCaFiles(),
+        clientCerts: createClientCerts(),
+        allow: config.allowList,
+        fetch: options.fetch,
+        // One lookup per host and 30 s, not one per attempt (dns-cache.ts).
+        resolve: createCachedResolver(options.resolve ?? resolveAll, { now }),
+        now,
+        checks: new Map(),
+        proxy: config.proxy,
+      }),
+      {
+        render: options.render ?? ((...args) => workerTemplateRenderer().render(...args)),
+        keep: options.keepRendered,
+        now,
+      },
+    ),
   });
 }

@@ -32,6 +32,7 @@ export function claimFixture(options: ClaimFixtureOptions = {}): Claim {
     headers: null,
     context: null,
     templateFailed: false,
+    renderPending: false,
     ordered: false,
     objectModel: "item",
     objectId: 1,

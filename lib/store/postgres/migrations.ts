@@ -230,6 +230,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN failing_noticed_at BIGINT;
   ALTER TABLE webhooks ADD COLUMN failing_recovered_at BIGINT;
   `,
+  // 16: a delivery left for the worker to render (as SQLite's 19).
+  `
+  ALTER TABLE deliveries ADD COLUMN render_pending BOOLEAN NOT NULL DEFAULT FALSE;
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

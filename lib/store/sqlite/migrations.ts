@@ -395,4 +395,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN failing_noticed_at INTEGER;
   ALTER TABLE webhooks ADD COLUMN failing_recovered_at INTEGER;
   `,
+  // 19: a delivery left for the worker to render (issue 33): a render stopped for want of time
+  // (a busy machine, a change's renders out of wall-clock time) is not a failure; the worker
+  // renders it before the send, from the change kept in context, and keeps what rendered.
+  `
+  ALTER TABLE deliveries ADD COLUMN render_pending INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

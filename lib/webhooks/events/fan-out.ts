@@ -1,12 +1,15 @@
-import type { ChangeEvent, ConditionSet, PlannedDelivery } from "../model.ts";
+import type { ChangeEvent, ConditionSet, PlannedDelivery, RenderedDelivery } from "../model.ts";
 import { conditionsMatch, hasRegex } from "../rendering/conditions.ts";
 import { usesTemplates } from "../rendering/render.ts";
 import {
-  CHANGE_RENDER_BUDGET_MS,
   CHANGE_WALL_CEILING_MS,
-  failure,
+  OWN_BUDGET_SPENT,
+  overranOwnBudget,
+  RENDER_DEADLINE_MS,
+  type RenderResult,
   type RenderTemplates,
   sharedTemplateRenderer,
+  WALL_CEILING_MS,
 } from "../rendering/render-process.ts";
 import { subscribes } from "./events.ts";
 import { buildPayload } from "./payload.ts";
@@ -50,33 +53,36 @@ export type { PlannedDelivery } from "../model.ts";
  * match the changed object's data and its snapshots before and after, the body, URL and headers
  * rendered now, so every attempt sends the same bytes. A ping (Send test) is not filtered by
  * conditions. Templates, and condition sets with a regex, are run by `render`, off this thread
- * and within a deadline (render-process.ts); the webhooks of one change share one budget of CPU
- * (CHANGE_RENDER_BUDGET_MS), so a change reaching many costly templates costs that much at most,
- * not a deadline each. A template that fails or overruns, or whose turn comes after the budget
- * ran out, is a delivery with its templateError (retried by hand once fixed: its context is
- * kept), never a lost change. Ascending by webhook id, as they are inserted.
+ * (render-process.ts). Each webhook's renders have a CPU budget of their own
+ * (RENDER_DEADLINE_MS): a template past it fails that webhook's delivery, saying so, and costs no
+ * other webhook anything. Time is the change's: its renders together take at most
+ * CHANGE_WALL_CEILING_MS of wall-clock time, one render at most WALL_CEILING_MS. A render
+ * stopped for want of CPU (a busy machine), and the webhooks whose turn comes after the change's
+ * time ran out, are no failure: their deliveries are queued to be rendered by the worker before
+ * the send (renderLater). Ascending by webhook id, as they are inserted.
  */
 export async function planDeliveries(
   candidates: readonly FanOutCandidate[],
   change: ChangeEvent,
-  options: { only?: number; render?: RenderTemplates; budgetMs?: number } = {},
+  options: { only?: number; render?: RenderTemplates; wallMs?: number } = {},
 ): Promise<PlannedDelivery[]> {
   return (await planChange(candidates, change, options)).planned;
 }
 
 /**
- * planDeliveries, and the CPU the change's renders took in all. `spentMs`: what an earlier plan
- * of the same change already took of its budget (a re-plan at insert has only the rest).
+ * planDeliveries, and the wall-clock time the change's renders took. `spentMs`: what an earlier
+ * plan of the same change already took of its time (a re-plan at insert has only the rest).
  */
 export async function planChange(
   candidates: readonly FanOutCandidate[],
   change: ChangeEvent,
-  options: { only?: number; render?: RenderTemplates; budgetMs?: number; spentMs?: number } = {},
+  options: { only?: number; render?: RenderTemplates; wallMs?: number; spentMs?: number } = {},
 ): Promise<{ planned: PlannedDelivery[]; spentMs: number }> {
   const wanted = new Set(
     receivers(candidates, change.event, { only: options.only, except: change.notFor }),
   );
-  if (wanted.size === 0) return { planned: [], spentMs: options.spentMs ?? 0 };
+  const before = options.spentMs ?? 0;
+  if (wanted.size === 0) return { planned: [], spentMs: before };
   const render = options.render ?? sharedTemplateRenderer().render;
   const body = buildPayload(change);
   const subject = {
@@ -84,9 +90,7 @@ export async function planChange(
     prechange: change.prechange ?? null,
     postchange: change.postchange ?? null,
   };
-  const budget = options.budgetMs ?? CHANGE_RENDER_BUDGET_MS;
-  let spentMs = Math.min(budget, options.spentMs ?? 0);
-  const wallCeiling = (CHANGE_WALL_CEILING_MS * (budget - spentMs)) / CHANGE_RENDER_BUDGET_MS;
+  const wallMs = (options.wallMs ?? CHANGE_WALL_CEILING_MS) - before;
   const started = performance.now();
   const planned: PlannedDelivery[] = [];
   for (const candidate of [...candidates].sort((a, b) => a.id - b.id)) {
@@ -99,27 +103,45 @@ export async function planChange(
     }
     const offThread =
       usesTemplates(candidate) || (conditions !== undefined && hasRegex(conditions));
-    const wallLeft = wallCeiling - (performance.now() - started);
-    if (offThread && (spentMs >= budget || wallLeft <= 0)) {
-      planned.push({ webhookId: candidate.id, ...failure(budgetGone(budget), body) });
+    const wallLeft = wallMs - (performance.now() - started);
+    if (offThread && wallLeft <= 0) {
+      planned.push(renderLater(candidate.id, body));
       continue;
     }
     const result = await render(candidate, body, {
-      deadlineMs: Math.max(1, budget - spentMs),
-      wallMs: Math.max(1, wallLeft),
+      deadlineMs: RENDER_DEADLINE_MS,
+      wallMs: Math.max(1, Math.min(WALL_CEILING_MS, wallLeft)),
       conditions: conditions !== undefined && hasRegex(conditions) ? conditions : undefined,
       subject,
     });
-    spentMs += result.spentMs;
+    if (result.busy) {
+      planned.push(renderLater(candidate.id, body));
+      continue;
+    }
     if (!result.matched) continue;
-    const { matched: _matched, spentMs: _spent, ...rendered } = result;
-    planned.push({ webhookId: candidate.id, ...rendered });
+    planned.push({ webhookId: candidate.id, ...ownBudgetWorded(result) });
   }
-  return { planned, spentMs };
+  return { planned, spentMs: before + (performance.now() - started) };
 }
 
-function budgetGone(budgetMs: number): string {
-  return `this change's templates had used their ${budgetMs} ms of CPU (for all its webhooks; ${(CHANGE_WALL_CEILING_MS * budgetMs) / CHANGE_RENDER_BUDGET_MS} ms of wall-clock time on a busy machine) before this webhook's turn; retry the delivery to render it again`;
+/** Left for the worker to render before the send: the change's body kept as its context. */
+function renderLater(webhookId: number, body: string): PlannedDelivery {
+  return {
+    webhookId,
+    payload: body,
+    url: null,
+    headers: null,
+    context: body,
+    templateError: null,
+    renderLater: true,
+  };
+}
+
+/** A render stopped at its CPU deadline says whose budget it was: its own webhook's. */
+function ownBudgetWorded(result: RenderResult): RenderedDelivery {
+  const { payload, url, headers, context, templateError } = result;
+  const worded = overranOwnBudget(result) ? OWN_BUDGET_SPENT : templateError;
+  return { payload, url, headers, context, templateError: worded };
 }
 
 /**

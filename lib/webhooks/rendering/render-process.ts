@@ -3,7 +3,13 @@ import type { ConditionSet } from "../model.ts";
 import type { ConditionSubject, EvaluatedCondition } from "./conditions.ts";
 import { type RenderedDelivery, renderDelivery, type Templates, usesTemplates } from "./render.ts";
 import type { CompileProblem } from "./render-child.ts";
-import { createRenderSlot, type RenderSlot, type SlotJob, WALL_CEILING_MS } from "./render-slot.ts";
+import {
+  createRenderSlot,
+  OVERRAN,
+  type RenderSlot,
+  type SlotJob,
+  WALL_CEILING_MS,
+} from "./render-slot.ts";
 
 /**
  * The template renderers: a pool for changes (sharedTemplateRenderer) and one for what a person
@@ -12,21 +18,33 @@ import { createRenderSlot, type RenderSlot, type SlotJob, WALL_CEILING_MS } from
  * webhooks in fan-out.ts. The engine's memory is capped inside the child (template.ts).
  */
 
-/** How long one webhook's templates may take for one change (a normal one takes well under 1 ms). */
+/**
+ * One webhook's CPU budget for one change (a normal render takes well under 1 ms): a render past
+ * it fails that webhook's delivery, never another's.
+ */
 export const RENDER_DEADLINE_MS = 100;
 /**
- * One change's renders, all its webhooks together, may take this much CPU: a change reaching
- * many templated webhooks costs at most this, not 100 ms each (lib/webhooks/events/fan-out.ts).
+ * One change's renders, all its webhooks together, may take this long of wall-clock time (its
+ * caller waits for them): the webhooks whose turn comes later are rendered by the worker
+ * instead, before the send (fan-out.ts).
  */
-export const CHANGE_RENDER_BUDGET_MS = 200;
-/**
- * However starved of CPU the machine, one change's renders together stop after this long of
- * wall-clock time: on a busy machine CPU time undercounts what the change's caller waits.
- */
-export const CHANGE_WALL_CEILING_MS = 2 * CHANGE_RENDER_BUDGET_MS;
+export const CHANGE_WALL_CEILING_MS = 400;
 /** Renderer processes working at once, each on one job: renders of different changes in parallel. */
 export const RENDER_POOL_SIZE = 2;
-export { WALL_CEILING_MS };
+export { OVERRAN, WALL_CEILING_MS };
+
+/**
+ * The template error of a webhook whose render passed its CPU deadline (RENDER_DEADLINE_MS), at
+ * enqueue or at the send: the budget was its own.
+ */
+export const OWN_BUDGET_SPENT = `Template error: this webhook's templates took more than their ${RENDER_DEADLINE_MS} ms of CPU for this change (each webhook's own budget; other webhooks' renders do not count against it) and were stopped`;
+
+/** Whether a render stopped at its CPU deadline (not the machine's want of CPU, not memory). */
+export function overranOwnBudget(result: Pick<RenderResult, "templateError" | "busy">): boolean {
+  return (
+    result.busy !== true && result.templateError?.startsWith(`Template error: ${OVERRAN}`) === true
+  );
+}
 
 /** Whether a template error says a render hit a bound (time, memory, fuel, size), not the data. */
 export function hitRenderLimit(templateError: string): boolean {
@@ -163,7 +181,10 @@ export function createTemplateRenderer(
         explain: renderOptions.explain,
         check: renderOptions.check,
         deadlineMs: renderOptions.deadlineMs ?? deadlineMs,
-        wallMs: Math.min(wallCeilingMs, renderOptions.wallMs ?? wallCeilingMs),
+        // A check at save (a person waiting, not a change) may ask for more than the ceiling.
+        wallMs: renderOptions.check
+          ? Math.max(wallCeilingMs, renderOptions.wallMs ?? 0)
+          : Math.min(wallCeilingMs, renderOptions.wallMs ?? wallCeilingMs),
         settle: resolve,
       });
       dispatch();
@@ -239,6 +260,20 @@ export function sharedTemplateRenderer(): TemplateRenderer {
 }
 
 let forPeople: TemplateRenderer | null = null;
+
+/**
+ * A worker's render of a delivery left to render may wait this long for CPU: nobody waits for
+ * it but the send, and a busy machine is what left it to the worker in the first place.
+ */
+export const WORKER_WALL_CEILING_MS = 5_000;
+
+let forWorker: TemplateRenderer | null = null;
+
+/** A worker's renderer (deliveries left to render, before their send): one process, on demand. */
+export function workerTemplateRenderer(): TemplateRenderer {
+  forWorker ??= createTemplateRenderer({ size: 1, wallCeilingMs: WORKER_WALL_CEILING_MS });
+  return forWorker;
+}
 
 /**
  * A job of the renderer for people may wait this long for CPU: a person waits for it, not a

@@ -1,7 +1,12 @@
 import { buildPayload } from "../events/payload.ts";
 import type { Webhook } from "../model.ts";
 import type { RenderedDelivery, Templates } from "./render.ts";
-import { hitRenderLimit, previewTemplateRenderer, type RenderTemplates } from "./render-process.ts";
+import {
+  hitRenderLimit,
+  PEOPLE_WALL_CEILING_MS,
+  previewTemplateRenderer,
+  type RenderTemplates,
+} from "./render-process.ts";
 import { isTemplated } from "./template.ts";
 
 /**
@@ -60,7 +65,11 @@ export async function compiledProblem(
 ): Promise<{ field: TemplateField; problem: string } | null> {
   const counted = templateCountProblem(webhook);
   if (counted !== null) return { field: "headers", problem: counted };
-  const result = await render(webhook, SAMPLE_BODY, { check: true, deadlineMs: CHECK_DEADLINE_MS });
+  const result = await render(webhook, SAMPLE_BODY, {
+    check: true,
+    deadlineMs: CHECK_DEADLINE_MS,
+    wallMs: PEOPLE_WALL_CEILING_MS,
+  });
   const found = result.problem;
   if (found) {
     const where = found.header === undefined ? "" : `header ${found.header}: `;

@@ -36,6 +36,7 @@ interface Rows {
   headers: Array<string | null>;
   context: Array<string | null>;
   failed: boolean[];
+  later: boolean[];
   error: Array<string | null>;
   objectModel: Array<string | null>;
   objectId: Array<number | null>;
@@ -93,6 +94,7 @@ export function createEnqueue(
       headers: [],
       context: [],
       failed: [],
+      later: [],
       error: [],
       objectModel: [],
       objectId: [],
@@ -114,23 +116,23 @@ export function createEnqueue(
         ), inserted AS (
           INSERT INTO deliveries (webhook_id, message_id, event, payload, url, headers, context,
             template_failed, state, attempts, last_error, next_attempt_at, created_at,
-            updated_at, completed_at, object_model, object_id, ordered)
+            updated_at, completed_at, object_model, object_id, render_pending, ordered)
           SELECT target.webhook_id, target.message_id, target.event, target.payload,
             target.url, target.headers::jsonb, target.context, target.failed,
             CASE WHEN target.failed THEN 'failed' ELSE 'queued' END,
             CASE WHEN target.failed THEN 1 ELSE 0 END, target.error,
             (SELECT t FROM clock), (SELECT t FROM clock), (SELECT t FROM clock),
             CASE WHEN target.failed THEN (SELECT t FROM clock) END,
-            target.object_model, target.object_id,
+            target.object_model, target.object_id, target.later,
             w.ordered AND target.object_id IS NOT NULL
           FROM unnest(${slice(rows.webhook)}::bigint[], ${slice(rows.message)}::text[],
                       ${slice(rows.event)}::text[], ${slice(rows.payload)}::text[],
                       ${slice(rows.url)}::text[], ${slice(rows.headers)}::text[],
                       ${slice(rows.context)}::text[], ${slice(rows.failed)}::boolean[],
                       ${slice(rows.error)}::text[], ${slice(rows.objectModel)}::text[],
-                      ${slice(rows.objectId)}::bigint[])
+                      ${slice(rows.objectId)}::bigint[], ${slice(rows.later)}::boolean[])
             WITH ORDINALITY AS target(webhook_id, message_id, event, payload, url, headers,
-              context, failed, error, object_model, object_id, n)
+              context, failed, error, object_model, object_id, later, n)
           JOIN webhooks w ON w.id = target.webhook_id AND w.enabled
           ORDER BY target.n
           RETURNING id, template_failed, last_error
@@ -178,6 +180,7 @@ function push(rows: Rows, change: ChangeEvent, planned: PlannedDelivery): void {
   rows.headers.push(planned.headers === null ? null : JSON.stringify(planned.headers));
   rows.context.push(planned.context);
   rows.failed.push(planned.templateError !== null);
+  rows.later.push(planned.renderLater === true);
   rows.error.push(planned.templateError);
   const object = changedObject(change);
   rows.objectModel.push(object?.model ?? null);

@@ -10,6 +10,7 @@ import { createClaim } from "./claim.ts";
 import { createDue } from "./due.ts";
 import { createEnqueue } from "./enqueue.ts";
 import { createFinish } from "./finish.ts";
+import { createKeepRendered } from "./keep-rendered.ts";
 import { createListing } from "./listing.ts";
 import { createMaintenance } from "./maintenance.ts";
 import type { OutageWatch } from "./outages.ts";
@@ -70,6 +71,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     finish,
     finishMany,
     release,
+    keepRendered: createKeepRendered(db),
     nextDueAt: due.nextDueAt,
     dueSummary: due.dueSummary,
     list: listing.list,

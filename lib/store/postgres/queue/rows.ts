@@ -13,6 +13,8 @@ export interface DeliveryRow {
   headers: Array<[string, string]> | null;
   context: string | null;
   template_failed: boolean;
+  /** Absent in rows read before migration (tests write older schemas). */
+  render_pending?: boolean;
   object_model: string | null;
   object_id: Int8 | null;
   ordered: boolean;
@@ -58,6 +60,7 @@ export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery
     headers: row.headers,
     context: row.context,
     templateFailed: row.template_failed,
+    renderPending: row.render_pending === true,
     objectModel: row.object_model,
     objectId: toNumberOrNull(row.object_id),
     ordered: row.ordered === true,

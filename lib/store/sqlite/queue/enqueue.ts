@@ -102,8 +102,8 @@ function createInserts(db: Database) {
   const insertRenderedStmt = db.prepare<{ id: number }, SQLQueryBindings[]>(
     `INSERT INTO deliveries (webhook_id, message_id, event, url, headers, context,
        template_failed, state, attempts, last_error, next_attempt_at, created_at, updated_at,
-       completed_at, object_model, object_id, ordered)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11, ?12, ?13, ?14,
+       completed_at, object_model, object_id, render_pending, ordered)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11, ?12, ?13, ?14, ?15,
        ${orderedOf("?1", "?14")})
      RETURNING id`,
   );
@@ -131,6 +131,7 @@ function createInserts(db: Database) {
       failed ? t : null,
       object?.model ?? null,
       object?.id ?? null,
+      delivery.renderLater ? 1 : 0,
     );
     if (!row) throw new Error("Inserting a delivery returned no id");
     insertPayloadsStmt(1).run(delivery.payload, row.id);

@@ -19,6 +19,7 @@ import { createClaim } from "./claim.ts";
 import { dueSummary, nextDueAt } from "./due.ts";
 import { createEnqueue } from "./enqueue.ts";
 import { createFinish } from "./finish.ts";
+import { createKeepRendered } from "./keep-rendered.ts";
 import { attemptsAfter, createListing, lastAttemptId } from "./listing.ts";
 import { createMaintenance, purgeBatch } from "./maintenance.ts";
 import { createRenew } from "./renew.ts";
@@ -77,6 +78,7 @@ export function createSqliteQueue(
 
   return {
     ...claiming,
+    keepRendered: createKeepRendered(db),
 
     async enqueue(change, enqueueOptions = {}) {
       const ids = await enqueue([change], enqueueOptions.webhookId, enqueueOptions.plan);

@@ -21,6 +21,8 @@ export interface DeliveryRow {
   headers: string | null;
   context: string | null;
   template_failed: number;
+  /** Absent in rows read before migration (tests write older schemas). */
+  render_pending?: number;
   object_model: string | null;
   object_id: number | null;
   ordered: number;
@@ -69,6 +71,7 @@ export function deliveryFromRow(row: DeliveryRow, webhookName: string): Delivery
     headers: row.headers === null ? null : (JSON.parse(row.headers) as Array<[string, string]>),
     context: row.context,
     templateFailed: row.template_failed === 1,
+    renderPending: row.render_pending === 1,
     objectModel: row.object_model,
     objectId: row.object_id,
     ordered: row.ordered === 1,

@@ -1,0 +1,129 @@
+import type { AttemptOutcome, AttemptRecord, Claim, RenderedDelivery } from "../model.ts";
+import type { SendResult } from "../sending/send.ts";
+import {
+  OWN_BUDGET_SPENT,
+  overranOwnBudget,
+  RENDER_DEADLINE_MS,
+  type RenderTemplates,
+} from "./render-process.ts";
+
+/** One HTTP attempt, as the worker's sender makes it (createSender). */
+export type Attempt = (
+  claim: Claim,
+  call: { maxTimeoutMs?: number; signal?: AbortSignal },
+) => Promise<SendResult>;
+
+/** Below this much of the lease left for the request after rendering, the send waits. */
+const MIN_REQUEST_MS = 100;
+
+/**
+ * A worker's attempt for a delivery left to render at enqueue (renderPending: the change's
+ * renders ran out of time, or the machine was too busy): rendered first, from the change it
+ * kept, with the webhook's templates and conditions as claimed (as they are now) and a CPU
+ * budget of its own (RENDER_DEADLINE_MS; the worker's renderer waits up to 5 s for CPU), then
+ * kept (fenced by the claim, so a retry sends the same bytes), then sent. Its own template past
+ * its budget, or failing, is the delivery's template_error, as at enqueue. Stopped again for
+ * want of CPU, nothing is sent and the attempt is retried as a timeout is. Every other delivery
+ * goes straight to `attempt`.
+ */
+export function renderBeforeSend(
+  attempt: Attempt,
+  options: {
+    render: RenderTemplates;
+    keep(claim: Claim, rendered: RenderedDelivery): Promise<boolean>;
+    now: () => number;
+  },
+): Attempt {
+  return async (claim, call) => {
+    if (!claim.delivery.renderPending) return attempt(claim, call);
+    const startedAt = options.now();
+    const started = performance.now();
+    const notSent = (outcome: AttemptOutcome, error: string) =>
+      unsent(startedAt, started, outcome, error);
+    const { webhook, delivery } = claim;
+    const context = delivery.context ?? delivery.payload;
+    let change: { event?: unknown; data?: unknown; snapshots?: Record<string, unknown> };
+    try {
+      change = JSON.parse(context);
+    } catch {
+      return notSent(
+        "template_error",
+        "Template error: the change kept for this delivery cannot be read",
+      );
+    }
+    const conditions =
+      change.event === "ping" || webhook.conditions === null ? undefined : webhook.conditions;
+    const result = await options.render(webhook, context, {
+      deadlineMs: RENDER_DEADLINE_MS,
+      conditions,
+      subject: {
+        data: change.data ?? null,
+        prechange: change.snapshots?.prechange ?? null,
+        postchange: change.snapshots?.postchange ?? null,
+      },
+    });
+    if (result.busy) {
+      return notSent(
+        "timeout",
+        `${result.templateError?.replace(/^Template error: /, "Rendering before the send: ")}; nothing was sent, it is rendered again at the next attempt`,
+      );
+    }
+    if (!result.matched) {
+      return notSent(
+        "template_error",
+        "Condition error: the webhook's conditions do not match this change (checked when it was rendered, before the send); nothing was sent",
+      );
+    }
+    if (result.templateError !== null) {
+      const error = overranOwnBudget(result) ? OWN_BUDGET_SPENT : result.templateError;
+      return notSent("template_error", error);
+    }
+    const { payload, url, headers, context: kept } = result;
+    const rendered = { payload, url, headers, context: kept, templateError: null };
+    if (!(await options.keep(claim, rendered))) {
+      return notSent(
+        "lease_expired",
+        "The delivery was no longer this worker's once rendered; nothing was sent",
+      );
+    }
+    const left = (call.maxTimeoutMs ?? Number.POSITIVE_INFINITY) - (performance.now() - started);
+    if (left < MIN_REQUEST_MS) {
+      return notSent(
+        "timeout",
+        "Rendering before the send took the time the lease left for the request; nothing was sent",
+      );
+    }
+    const sent = {
+      ...delivery,
+      payload,
+      url,
+      headers,
+      context: rendered.context,
+      renderPending: false,
+    };
+    return attempt(
+      { ...claim, delivery: sent },
+      { ...call, maxTimeoutMs: Math.min(left, call.maxTimeoutMs ?? left) },
+    );
+  };
+}
+
+/** What an attempt that sent nothing records. */
+function unsent(
+  startedAt: number,
+  started: number,
+  outcome: AttemptOutcome,
+  error: string,
+): SendResult {
+  const record: AttemptRecord = {
+    startedAt,
+    durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+    statusCode: null,
+    outcome,
+    error,
+    responseHeaders: null,
+    responseBody: null,
+    url: null,
+  };
+  return { record, outcome, statusCode: null };
+}
