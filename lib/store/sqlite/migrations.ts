@@ -299,14 +299,10 @@ export const MIGRATIONS: readonly string[] = [
     created_at INTEGER NOT NULL
   );
   `,
-  // 15: item and webhook ids never reused (issue 33), as migration 12 did for deliveries: with
-  // max(id) + 1, deleting the newest item gave its id to the next one, and a receiver holding a
-  // retried item.deleted of the old item took it for the new one. Both rebuilt with
-  // AUTOINCREMENT, every row and id kept. migrate() turns foreign keys off around a migration
-  // (SQLite's own procedure for rebuilding a table), so dropping the old webhooks table does not
-  // cascade to their deliveries; the renamed table is then what deliveries refer to. An item id
-  // used once is remembered past the rebuild where a delivery still names it, so a deleted
-  // newest item's id is not handed out again either.
+  // 15: item and webhook ids never reused (issue 33; as 12 for deliveries): rebuilt with
+  // AUTOINCREMENT, every row and id kept. Foreign keys are off in migrate(), so dropping the old
+  // webhooks does not cascade to their deliveries. An item id a delivery still names counts as
+  // used (a deleted newest item's id is not handed out again).
   `
   CREATE TABLE webhooks_v15 (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -395,9 +391,8 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE webhooks ADD COLUMN failing_noticed_at INTEGER;
   ALTER TABLE webhooks ADD COLUMN failing_recovered_at INTEGER;
   `,
-  // 19: a delivery left for the worker to render (issue 33): a render stopped for want of time
-  // (a busy machine, a change's renders out of wall-clock time) is not a failure; the worker
-  // renders it before the send, from the change kept in context, and keeps what rendered.
+  // 19: a delivery left for the worker to render before the send (issue 33): its render was
+  // stopped for want of time (a busy machine, the change's time spent), which is no failure.
   `
   ALTER TABLE deliveries ADD COLUMN render_pending INTEGER NOT NULL DEFAULT 0;
   `,
