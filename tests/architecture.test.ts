@@ -108,6 +108,16 @@ describe("architecture", () => {
     expect(readers).toEqual([]);
   });
 
+  test("no folder in lib holds more than 20 source files directly (a prefix doing a folder's job)", () => {
+    const perFolder = new Map<string, number>();
+    for (const file of libFiles)
+      perFolder.set(dirname(file), (perFolder.get(dirname(file)) ?? 0) + 1);
+    const crowded = [...perFolder]
+      .filter(([, count]) => count > 20)
+      .map(([folder, count]) => `${folder}: ${count} files`);
+    expect(crowded).toEqual([]);
+  });
+
   test("lib never calls process.exit", () => {
     expect(libFiles.filter((file) => /process\.exit\s*\(/.test(text.get(file) ?? ""))).toEqual([]);
   });

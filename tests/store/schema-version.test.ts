@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { exitCodeFor } from "../../lib/cli/run.ts";
 import { openStore } from "../../lib/store/open.ts";
-import { MIGRATIONS } from "../../lib/store/sqlite/migrations.ts";
+import { MIGRATIONS } from "../../lib/store/sqlite/schema/migrations.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
 
 const tempDir = tempDirs("schema-version-");

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "../../lib/store/open.ts";
 import { openSqlite } from "../../lib/store/sqlite/connection.ts";
-import { MIGRATIONS } from "../../lib/store/sqlite/migrations.ts";
 import { DUE_SUMMARY_SQLITE } from "../../lib/store/sqlite/queue/due.ts";
 import { CLAIM_SQL, LIST_SQL } from "../../lib/store/sqlite/queue/index.ts";
+import { MIGRATIONS } from "../../lib/store/sqlite/schema/migrations.ts";
 import { createSqliteStore, openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { change, record } from "./contract.ts";
 

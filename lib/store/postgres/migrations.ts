@@ -2,7 +2,7 @@ import type { SQL } from "bun";
 import { refuseNewerSchema } from "../schema-version.ts";
 
 /**
- * Versioned schema migrations, the PostgreSQL twin of lib/store/sqlite/migrations.ts (same
+ * Versioned schema migrations, the PostgreSQL twin of lib/store/sqlite/schema/migrations.ts (same
  * tables, columns and meaning): ids are BIGSERIAL, times BIGINT epoch milliseconds, webhook
  * headers and events JSONB. A delivery's payload stays TEXT: it is the exact body that is
  * signed and sent, which JSONB would reformat. Never edit a released migration: append one.

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import type { SqliteSynchronous } from "../database-url.ts";
 import { prepareDatabaseFile, type Warn } from "./file-safety.ts";
-import { migrate } from "./migrate.ts";
+import { migrate } from "./schema/migrate.ts";
 
 /**
  * Opens (creating file and folder) and migrates a SQLite database set up for a queue shared by

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { dirname } from "node:path";
 import { SchemaTooNewError } from "../schema-version.ts";
 import { explainSqliteFailure, freeSpace } from "./failure.ts";
-import { MIGRATIONS } from "./migrations.ts";
+import { MIGRATIONS } from "./schema/migrations.ts";
 
 /** Below this much free space the database is not ready: the next write may fail. */
 const LOW_SPACE_BYTES = 1_048_576;

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { refuseNewerSchema } from "../schema-version.ts";
+import { refuseNewerSchema } from "../../schema-version.ts";
 import { MIGRATIONS } from "./migrations.ts";
 
 /**
