@@ -1,4 +1,5 @@
-import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import { type AddressInfo, connect, createServer, type Server, type Socket } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
 
 /** One request a proxy was asked to carry: its method and target, and whether it could log in. */
 export interface ProxiedRequest {
@@ -14,18 +15,20 @@ export interface ProxiedRequest {
  * (https destinations), an absolute-form request is passed on (http ones). It resolves names by
  * its own table (`hosts`, name → address; an address is used as is), so a test can see that the
  * name, not the worker's checked address, is what reaches it; a name it does not know is 502.
+ * With `tls` (a certificate and key) it is an https proxy: the client speaks TLS to it first.
  */
 export async function startConnectProxy(options: {
   user: string;
   password: string;
   hosts?: Record<string, string>;
+  tls?: { cert: string; key: string };
 }) {
   const requests: ProxiedRequest[] = [];
   const sockets = new Set<Socket>();
   const expected = `Basic ${Buffer.from(`${options.user}:${options.password}`).toString("base64")}`;
   const addressOf = (host: string) =>
     options.hosts?.[host] ?? (/^[\d.]+$/.test(host) ? host : undefined);
-  const server = createServer((client) => {
+  const onClient = (client: Socket) => {
     sockets.add(client);
     client.on("close", () => sockets.delete(client));
     client.on("error", () => client.destroy());
@@ -70,7 +73,10 @@ export async function startConnectProxy(options: {
       upstream.on("error", () => client.destroy());
     };
     client.on("data", onData);
-  });
+  };
+  const server: Server = options.tls
+    ? createTlsServer(options.tls, onClient)
+    : createServer(onClient);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   const credentials = `${encodeURIComponent(options.user)}:${encodeURIComponent(options.password)}`;
@@ -78,7 +84,7 @@ export async function startConnectProxy(options: {
     port,
     requests,
     /** The proxy's URL with its credentials, as WEBHOOK_PROXY_URL. */
-    url: `http://${credentials}@127.0.0.1:${port}`,
+    url: `${options.tls ? "https" : "http"}://${credentials}@127.0.0.1:${port}`,
     /** The proxy's URL with a wrong password. */
     wrongUrl: `http://${encodeURIComponent(options.user)}:wrong@127.0.0.1:${port}`,
     async stop() {

@@ -8,6 +8,9 @@ export const CLIENT_CA_FILE = join(TLS_DIR, "client-ca.crt");
 export const CLIENT_CERT_FILE = join(TLS_DIR, "client.crt");
 export const CLIENT_KEY_FILE = join(TLS_DIR, "client.key");
 export const OTHER_KEY_FILE = join(TLS_DIR, "other.key");
+/** An https proxy's certificate for 127.0.0.1 (self-signed), and its key. */
+export const PROXY_CERT_FILE = join(TLS_DIR, "proxy.crt");
+export const PROXY_KEY_FILE = join(TLS_DIR, "proxy.key");
 
 /**
  * An https receiver for hook.test on 127.0.0.1 with the test certificate, recording each

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import {
   fetchThroughProxy,
   loadProxySetting,
@@ -10,12 +12,19 @@ import type { Webhook } from "../../lib/webhooks/model.ts";
 import { sendAttempt } from "../../lib/webhooks/sending/send.ts";
 import { claimFixture } from "../fakes/claim.ts";
 import { type ConnectProxy, startConnectProxy } from "../fakes/connect-proxy.ts";
-import { HOOK_TEST_CERT_FILE, startTlsHookServer } from "../fakes/tls-hook-server.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
+import {
+  HOOK_TEST_CERT_FILE,
+  PROXY_CERT_FILE,
+  PROXY_KEY_FILE,
+  startTlsHookServer,
+} from "../fakes/tls-hook-server.ts";
 
 const USER = "relay";
 const PASSWORD = "s3cret:p@ss";
 const VARIABLES = { url: "WEBHOOK_PROXY_URL", noProxy: "WEBHOOK_NO_PROXY" };
 
+const makeDir = tempDirs("proxy-");
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -81,6 +90,40 @@ describe("deliveries through WEBHOOK_PROXY_URL", () => {
     );
     expect(sent.record).toMatchObject({ outcome: "success", statusCode: 200 });
     // The name reached the proxy, which resolved it; the certificate was checked against it.
+    expect(relay.requests).toEqual([
+      { method: "CONNECT", target: `hook.test:${tls.server.port}`, authorized: true },
+    ]);
+    expect(tls.hosts).toEqual([`hook.test:${tls.server.port}`]);
+  });
+
+  test("an https proxy: reached over TLS, its certificate checked with the webhook's TLS settings (the CA file must hold its CA too)", async () => {
+    const relay = await startConnectProxy({
+      user: USER,
+      password: PASSWORD,
+      hosts: { "hook.test": "127.0.0.1" },
+      tls: {
+        cert: await Bun.file(PROXY_CERT_FILE).text(),
+        key: await Bun.file(PROXY_KEY_FILE).text(),
+      },
+    });
+    cleanups.push(() => relay.stop());
+    expect(relay.url).toStartWith("https://");
+    const tls = await startTlsHookServer();
+    cleanups.push(() => tls.server.stop(true));
+    const bundle = join(makeDir(), "cas.pem");
+    writeFileSync(
+      bundle,
+      (await Bun.file(HOOK_TEST_CERT_FILE).text()) + (await Bun.file(PROXY_CERT_FILE).text()),
+    );
+    const via = options(setting(relay.url));
+    const onlyReceiver = await sendAttempt(
+      claimFor({ url: tls.url("hook.test"), caFile: HOOK_TEST_CERT_FILE }),
+      via,
+    );
+    expect(onlyReceiver.record.outcome).toBe("network_error");
+    expect(relay.requests).toEqual([]);
+    const both = await sendAttempt(claimFor({ url: tls.url("hook.test"), caFile: bundle }), via);
+    expect(both.record).toMatchObject({ outcome: "success", statusCode: 200 });
     expect(relay.requests).toEqual([
       { method: "CONNECT", target: `hook.test:${tls.server.port}`, authorized: true },
     ]);
