@@ -33,6 +33,16 @@ export const itemFields = {
   location: lineOfText(200),
 };
 
+/** A stored item's fields (lib/inventory/model.ts's Item): the API's answer, a change's snapshot. */
+export const storedItemFields = {
+  id: z.int().min(1),
+  sku: itemFields.sku,
+  name: itemFields.name,
+  quantity: itemFields.quantity,
+  location: itemFields.location,
+  updatedAt: z.iso.datetime().describe("when it last changed (ISO 8601)"),
+};
+
 /** POST /api/items and the admin's new-item form; unknown keys (id, updatedAt, …) are errors. */
 export const newItemSchema = z.strictObject({
   sku: itemFields.sku,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { itemFields } from "../../inventory/schemas.ts";
+import { storedItemFields } from "../../inventory/schemas.ts";
 import { apiErrorSchema, fieldErrorsSchema } from "../api/openapi-parts.ts";
 
 export { OPENAPI_PATH, openApiDocument } from "../api/openapi.ts";
@@ -15,16 +15,7 @@ export const MAX_PAGE_SIZE = 500;
 export const DEFAULT_PAGE_SIZE = 50;
 
 /** An item as the API answers with it. */
-export const itemSchema = z
-  .object({
-    id: z.int().min(1),
-    sku: itemFields.sku,
-    name: itemFields.name,
-    quantity: itemFields.quantity,
-    location: itemFields.location,
-    updatedAt: z.iso.datetime().describe("when it last changed (ISO 8601)"),
-  })
-  .meta({ id: "Item" });
+export const itemSchema = z.object(storedItemFields).meta({ id: "Item" });
 
 export const itemPageSchema = z
   .object({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { itemFields } from "../../inventory/schemas.ts";
+import { storedItemFields } from "../../inventory/schemas.ts";
 
 /**
  * The event catalogue: every event a webhook can receive, with a one-line description and the
@@ -16,14 +16,7 @@ export interface CatalogueEvent {
 }
 
 /** An item as the change snapshots it (lib/inventory/model.ts's Item). */
-const itemSnapshot = z.strictObject({
-  id: z.int().min(1),
-  sku: itemFields.sku,
-  name: itemFields.name,
-  quantity: itemFields.quantity,
-  location: itemFields.location,
-  updatedAt: z.iso.datetime().describe("when it last changed (ISO 8601)"),
-});
+const itemSnapshot = z.strictObject(storedItemFields);
 
 /** Python's `isoformat(" ")` in UTC, as NetBox sends: `2021-03-09 17:55:33.968016+00:00`. */
 const netboxTimestamp = z
