@@ -122,10 +122,15 @@ export interface DeliveryQueue {
    * enqueue stays failed: it has no body to send.
    */
   retry(ids: number[], now: number): Promise<number>;
-  /** The deliveries `filter` matches, newest first, a page of them, and how many match. */
+  /**
+   * The deliveries `filter` matches, newest first, a page of them, and how many match (all of
+   * them, whatever the page). A page is `offset` rows in, or, with `beforeId` (keyset paging:
+   * the last id of the page before), those below that id: no row twice or missed while others
+   * insert and delete, since ids only grow and are never reused.
+   */
   search(
     filter: DeliverySearch,
-    page: { limit: number; offset: number },
+    page: { limit: number; offset: number; beforeId?: number },
   ): Promise<{ deliveries: Delivery[]; total: number }>;
   /**
    * The ids of deliveries `filter` matches, oldest first, at most `limit`; only those after

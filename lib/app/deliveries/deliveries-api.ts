@@ -18,6 +18,7 @@ import {
 } from "../../webhooks/delivery/replay.ts";
 import type { Attempt, Delivery } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
+import { linkHeader, pageOf, readCursor, setNextLink } from "../api/cursor-paging.ts";
 import { fieldProblems, jsonBodyLimit } from "../api/json-body.ts";
 import {
   apiErrorSchema,
@@ -83,7 +84,13 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
       tags: ["deliveries"],
       parameters: queryParameters(listQuery),
       responses: {
-        200: json("A page of deliveries and how many match", deliveryPageSchema),
+        200: {
+          ...json(
+            "A page of deliveries, newest first, how many match, and the cursor of the next page",
+            deliveryPageSchema,
+          ),
+          headers: linkHeader,
+        },
         400: invalid,
         401: unauthorized,
         429: throttled,
@@ -98,19 +105,31 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
         max: MAX_PAGE_SIZE,
       });
       const offset = wholeNumber(query.offset, { fallback: 0, min: 0, max: 1e12 });
-      const read = readDeliveryFilter(query, { ignore: ["limit", "offset"] });
-      const problems = read.ok ? {} : { ...read.problems };
+      const read = readDeliveryFilter(query, { ignore: ["limit", "offset", "cursor"] });
+      const cursor = readCursor(query);
+      const problems = {
+        ...(read.ok ? {} : read.problems),
+        ...(cursor.ok ? {} : cursor.problems),
+      };
       if (limit === null) problems.limit = `must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
       if (offset === null) problems.offset = "must be a whole number, 0 or more";
-      if (!read.ok || limit === null || offset === null) {
+      if (!read.ok || !cursor.ok || limit === null || offset === null) {
         return fieldProblems(c, "Invalid filter", problems);
       }
-      const page = await store.queue.search(read.filter, { limit, offset });
+      // One row more than the page: whether another page follows.
+      const found = await store.queue.search(read.filter, {
+        limit: limit + 1,
+        offset,
+        ...(cursor.cursor === undefined ? {} : { beforeId: cursor.cursor }),
+      });
+      const page = pageOf(found.deliveries, limit);
+      setNextLink(c, page.next);
       return c.json({
-        deliveries: page.deliveries.map((d) => deliveryJson(d, urlShown(c))),
-        total: page.total,
+        deliveries: page.rows.map((d) => deliveryJson(d, urlShown(c))),
+        total: found.total,
         limit,
         offset,
+        next: page.next,
       });
     },
   );

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { MAX_REPLAY } from "../../webhooks/delivery/replay.ts";
 import { DELIVERY_STATES } from "../../webhooks/model.ts";
+import { cursorSchema, nextSchema } from "../api/cursor-paging.ts";
 import { fieldErrorsSchema, json } from "../api/openapi-parts.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/item-schemas.ts";
 
@@ -36,6 +37,7 @@ export const listQuery = {
   until: z.string().describe("queued before, ISO 8601 with its zone"),
   limit: z.int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
   offset: z.int().min(0).default(0),
+  cursor: cursorSchema,
 };
 
 export const deliverySchema = z
@@ -87,6 +89,7 @@ export const deliveryPageSchema = z
     total: z.int().min(0),
     limit: z.int().min(1).max(MAX_PAGE_SIZE),
     offset: z.int().min(0),
+    next: nextSchema,
   })
   .meta({ id: "DeliveryPage" });
 

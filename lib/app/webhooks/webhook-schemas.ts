@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { WebhookFields } from "../../webhooks/definition/field-faces.ts";
 import { fieldByName } from "../../webhooks/definition/field-table.ts";
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from "../../webhooks/definition/rotation.ts";
+import { nextSchema } from "../api/cursor-paging.ts";
 import { fieldProblems } from "../api/json-body.ts";
 import { issueField, unknownKeys } from "../api/validated-json.ts";
 import type { AppEnv } from "../context.ts";
@@ -67,7 +68,11 @@ export function webhookSchemas(fields: WebhookFields) {
     .meta({ id: "WebhookPatch", minProperties: 1 });
 
   const webhookListSchema = z
-    .object({ webhooks: z.array(webhookSchema), total: z.int().min(0) })
+    .object({
+      webhooks: z.array(webhookSchema),
+      total: z.int().min(0).describe("every webhook, whatever the page"),
+      next: nextSchema,
+    })
     .meta({ id: "WebhookList" });
   return { webhookSchema, createdSchema, newWebhookSchema, webhookPatchSchema, webhookListSchema };
 }

@@ -45,18 +45,21 @@ export function searchWhere(filter: DeliverySearch): { where: string; params: un
 export function createSearch(db: Db) {
   async function search(
     filter: DeliverySearch,
-    page: { limit: number; offset: number },
+    page: { limit: number; offset: number; beforeId?: number },
   ): Promise<{ deliveries: Delivery[]; total: number }> {
     const { where, params } = searchWhere(filter);
     const n = params.length;
+    // Keyset paging: below the last id of the page before.
+    const before = page.beforeId === undefined ? "" : ` AND d.id < $${n + 3}::bigint`;
+    const keyset = page.beforeId === undefined ? [] : [page.beforeId];
     // Two statements on the pool: under concurrent writes the count may differ from the page
     // by what committed in between, as any paged listing's does from one page to the next.
     const [rows, counted] = await Promise.all([
       db.sql.unsafe(
         `SELECT d.*, w.name AS webhook_name
          FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-         WHERE ${where} ORDER BY d.id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
-        [...params, page.limit, page.offset],
+         WHERE ${where}${before} ORDER BY d.id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
+        [...params, page.limit, page.offset, ...keyset],
       ) as Promise<ListedRow[]>,
       db.sql.unsafe(
         `SELECT count(*)::bigint AS n FROM deliveries d WHERE ${where}`,

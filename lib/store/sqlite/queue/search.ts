@@ -48,18 +48,24 @@ export function searchWhere(filter: DeliverySearch): { where: string; params: Pa
 export function createSearch(db: Database) {
   function search(
     filter: DeliverySearch,
-    page: { limit: number; offset: number },
+    page: { limit: number; offset: number; beforeId?: number },
   ): { deliveries: Delivery[]; total: number } {
     const { where, params } = searchWhere(filter);
+    const before = page.beforeId === undefined ? "" : " AND d.id < $before";
     // One read transaction: the page and the count come from one snapshot.
     return db.transaction(() => {
       const rows = db
         .query<ListedRow, Params>(
           `SELECT d.*, w.name AS webhook_name, ${payloadColumn("d")}
            FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-           WHERE ${where} ORDER BY d.id DESC LIMIT $limit OFFSET $offset`,
+           WHERE ${where}${before} ORDER BY d.id DESC LIMIT $limit OFFSET $offset`,
         )
-        .all({ ...params, limit: page.limit, offset: page.offset });
+        .all({
+          ...params,
+          limit: page.limit,
+          offset: page.offset,
+          ...(page.beforeId === undefined ? {} : { before: page.beforeId }),
+        });
       const counted = db
         .query<{ n: number }, Params>(`SELECT count(*) AS n FROM deliveries d WHERE ${where}`)
         .get(params);
