@@ -16,7 +16,7 @@ import {
   retryIds,
   retryMatching,
 } from "../../webhooks/delivery/replay.ts";
-import type { Attempt, Delivery } from "../../webhooks/model.ts";
+import type { Attempt, Delivery, DeliverySearch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
 import { linkHeader, pageOf, readCursor, setNextLink } from "../api/cursor-paging.ts";
 import { fieldProblems, jsonBodyLimit } from "../api/json-body.ts";
@@ -66,6 +66,30 @@ const RETRY_FILTER: readonly FilterField[] = [
 /** The filter a replay takes; `states` among successful and failed (both by default). */
 const REPLAY_FILTER: readonly FilterField[] = [...RETRY_FILTER, "states"];
 
+/** The list's query: the filter, and the page by offset or cursor. */
+function readListQuery(
+  given: Record<string, string>,
+):
+  | { ok: true; filter: DeliverySearch; limit: number; offset: number; beforeId?: number }
+  | { ok: false; problems: Record<string, string> } {
+  // An empty parameter (`?webhook=&state=failed`) is no filter, as limit and offset read it.
+  const query = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== ""));
+  const limit = wholeNumber(query.limit, {
+    fallback: DEFAULT_PAGE_SIZE,
+    min: 1,
+    max: MAX_PAGE_SIZE,
+  });
+  const offset = wholeNumber(query.offset, { fallback: 0, min: 0, max: 1e12 });
+  const read = readDeliveryFilter(query, { ignore: ["limit", "offset", "cursor"] });
+  const cursor = readCursor(query);
+  const problems = { ...(read.ok ? {} : read.problems), ...(cursor.ok ? {} : cursor.problems) };
+  if (limit === null) problems.limit = `must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
+  if (offset === null) problems.offset = "must be a whole number, 0 or more";
+  if (!read.ok || !cursor.ok || limit === null || offset === null) return { ok: false, problems };
+  const keyset = cursor.cursor === undefined ? {} : { beforeId: cursor.cursor };
+  return { ok: true, filter: read.filter, limit, offset, ...keyset };
+}
+
 /**
  * /api/deliveries: the queue for programs. A filtered, paged listing; one delivery with its
  * attempts; retry of failed deliveries by id or filter; replay of ended ones (successful
@@ -97,30 +121,14 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
       },
     }),
     async (c) => {
-      // An empty parameter (`?webhook=&state=failed`) is no filter, as limit and offset read it.
-      const query = Object.fromEntries(Object.entries(c.req.query()).filter(([, v]) => v !== ""));
-      const limit = wholeNumber(query.limit, {
-        fallback: DEFAULT_PAGE_SIZE,
-        min: 1,
-        max: MAX_PAGE_SIZE,
-      });
-      const offset = wholeNumber(query.offset, { fallback: 0, min: 0, max: 1e12 });
-      const read = readDeliveryFilter(query, { ignore: ["limit", "offset", "cursor"] });
-      const cursor = readCursor(query);
-      const problems = {
-        ...(read.ok ? {} : read.problems),
-        ...(cursor.ok ? {} : cursor.problems),
-      };
-      if (limit === null) problems.limit = `must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
-      if (offset === null) problems.offset = "must be a whole number, 0 or more";
-      if (!read.ok || !cursor.ok || limit === null || offset === null) {
-        return fieldProblems(c, "Invalid filter", problems);
-      }
+      const read = readListQuery(c.req.query());
+      if (!read.ok) return fieldProblems(c, "Invalid filter", read.problems);
+      const { filter, limit, offset, beforeId } = read;
       // One row more than the page: whether another page follows.
-      const found = await store.queue.search(read.filter, {
+      const found = await store.queue.search(filter, {
         limit: limit + 1,
         offset,
-        ...(cursor.cursor === undefined ? {} : { beforeId: cursor.cursor }),
+        ...(beforeId === undefined ? {} : { beforeId }),
       });
       const page = pageOf(found.deliveries, limit);
       setNextLink(c, page.next);
