@@ -34,6 +34,32 @@ export function describeNetworkError(error: unknown, url: string, name?: string)
   }
 }
 
+/**
+ * describeNetworkError for a request sent through a proxy (`proxy`: its URL, password masked):
+ * a connection never made names the proxy, the one connection a proxied request makes
+ * ("connection refused by the proxy 10.0.0.3:3128, for hooks.example:443"); anything else names
+ * the destination, as the proxy carried the request that far.
+ */
+export function describeProxiedError(error: unknown, url: string, proxy: string): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const at = destination(proxy, undefined);
+  const target = `, for ${destination(url, undefined)}`;
+  switch (code) {
+    case "ECONNREFUSED":
+    case "ConnectionRefused":
+      return `connection refused by the proxy ${at}${target}`;
+    case "ENOTFOUND":
+      return `the proxy's host not found: ${hostOf(proxy)}${target}`;
+    case "ETIMEDOUT":
+      return `no answer from the proxy ${at}${target}`;
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return `no route to the proxy ${at}${target}`;
+    default:
+      return `${describeNetworkError(error, url)}, through the proxy ${proxy}`;
+  }
+}
+
 function destination(url: string, name: string | undefined): string {
   try {
     const parsed = new URL(url);

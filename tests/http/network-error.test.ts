@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { describeNetworkError } from "../../lib/http/network-error.ts";
+import { describeNetworkError, describeProxiedError } from "../../lib/http/network-error.ts";
 
 function failure(code: string, message = `${code}: something`) {
   return Object.assign(new TypeError(message), { code });
@@ -33,5 +33,23 @@ describe("describeNetworkError()", () => {
     await server.stop(true);
     const error = await fetch(url).catch((e: unknown) => e);
     expect(describeNetworkError(error, url)).toBe(`connection refused by 127.0.0.1:${port}`);
+  });
+});
+
+describe("describeProxiedError()", () => {
+  const proxy = "http://relay:***@10.0.0.3:3128";
+  test("a connection never made names the proxy; anything else the destination, through it", () => {
+    const refused = Object.assign(new Error("Unable to connect"), { code: "ConnectionRefused" });
+    expect(describeProxiedError(refused, "https://hooks.example/in", proxy)).toBe(
+      "connection refused by the proxy 10.0.0.3:3128, for hooks.example:443",
+    );
+    const notFound = Object.assign(new Error("getaddrinfo"), { code: "ENOTFOUND" });
+    expect(
+      describeProxiedError(notFound, "http://hooks.example/in", "http://proxy.corp:3128"),
+    ).toBe("the proxy's host not found: proxy.corp, for hooks.example:80");
+    const tunnel = new Error("Proxy refused to open a tunnel: 407 Proxy Authentication Required");
+    expect(describeProxiedError(tunnel, "https://hooks.example/in", proxy)).toBe(
+      `Proxy refused to open a tunnel: 407 Proxy Authentication Required (hooks.example:443), through the proxy ${proxy}`,
+    );
   });
 });

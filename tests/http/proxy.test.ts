@@ -159,6 +159,11 @@ describe("deliveries through WEBHOOK_PROXY_URL", () => {
       expect(record.outcome).not.toBe("success");
       expect(JSON.stringify(record)).not.toContain("wrong");
     }
+    // https: the tunnel refused; http: the proxy's own 407 answer.
+    expect(attempts[0]?.record.error).toBe(
+      `Proxy refused to open a tunnel: 407 Proxy Authentication Required (hook.test:${tls.server.port}), through the proxy http://${USER}:***@127.0.0.1:${relay.port}`,
+    );
+    expect(attempts[1]?.record).toMatchObject({ outcome: "http_error", statusCode: 407 });
     expect(relay.requests.map((r) => r.authorized)).toEqual([false, false]);
     expect(tls.hosts).toEqual([]);
     expect(receiver.hosts).toEqual([]);

@@ -1,6 +1,6 @@
 import { raceAbort } from "../../async/race-abort.ts";
 import { parseRetryAfter } from "../../http/backoff.ts";
-import { describeNetworkError } from "../../http/network-error.ts";
+import { describeNetworkError, describeProxiedError } from "../../http/network-error.ts";
 import type { ProxySetting } from "../../http/proxy.ts";
 import type { AllowList, InterfaceSource, Resolver } from "../../http/ssrf.ts";
 import { errorMessage } from "../../text/error-message.ts";
@@ -296,10 +296,11 @@ function failedAttempt(
     return { outcome: "timeout", error: `Timed out after ${timeout.ms} ms (${timeout.source})` };
   }
   if (how.requested !== null) {
-    const described = describeNetworkError(error, how.requested, hostOf(url));
     return {
       outcome: "network_error",
-      error: how.proxy ? `${described}, through the proxy ${how.proxy.shown}` : described,
+      error: how.proxy
+        ? describeProxiedError(error, how.requested, how.proxy.shown)
+        : describeNetworkError(error, how.requested, hostOf(url)),
     };
   }
   return { outcome: "network_error", error: firstLineOf(error) };
