@@ -2,16 +2,16 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { createApp } from "../../lib/app/create-app.ts";
 import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
+import { launchChromium } from "../fakes/chromium.ts";
 import { hasTool } from "../fakes/system-tools.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const available = hasTool("chromium", "browser: Background Tasks");
 // Launching Chromium and driving pages takes seconds on a loaded 2-core machine: Bun's default
 // of 5 s per test and hook was seen to fail 3 runs of 3 there.
@@ -46,18 +46,7 @@ beforeAll(async () => {
     hostname: "127.0.0.1",
     fetch: createApp({ store, logger }).fetch,
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { createApp } from "../../lib/app/create-app.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { change } from "../fakes/change.ts";
+import { launchChromium } from "../fakes/chromium.ts";
 import { hasTool } from "../fakes/system-tools.ts";
 import { record } from "../store/contract.ts";
 
@@ -18,7 +19,6 @@ import { record } from "../store/contract.ts";
  * open one: nothing in the database changes. The same request from the app's own page does.
  */
 
-const CHROMIUM = "/usr/bin/chromium";
 const available = hasTool("chromium", "browser: cross-site writes");
 setDefaultTimeout(120_000);
 const browserTest = available ? test : test.skip;
@@ -169,11 +169,7 @@ async function attack(page: Page, base: string, routes: Target["routes"]) {
 beforeAll(async () => {
   if (!available) return;
   dir = mkdtempSync(join(tmpdir(), "cross-site-"));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { archiveIndexHtml } from "../../lib/digest/render/archive-index.ts";
 import { htmlRenderer } from "../../lib/digest/render/html.ts";
+import { launchChromium } from "../fakes/chromium.ts";
 import { PAGE_META, sampleDigests } from "../fakes/digest-page.ts";
 import { hasTool } from "../fakes/system-tools.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const available = hasTool("chromium", "browser: digest page");
 // Launching Chromium takes seconds on a loaded 2-core machine.
 setDefaultTimeout(60_000);
@@ -32,11 +32,7 @@ beforeAll(async () => {
     ["2026-11-25", { stories: sampleDigests().length, headlines }],
   ]);
   writeFileSync(join(dir, "index.html"), archiveIndexHtml(days));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { createApp } from "../../lib/app/create-app.ts";
 import { parseAllowList } from "../../lib/http/ssrf.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
+import { launchChromium } from "../fakes/chromium.ts";
 import { hasTool } from "../fakes/system-tools.ts";
 import { type FakeEndpoint, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const available = hasTool("chromium", "browser: narrow screen");
 const browserTest = available ? test : test.skip;
 // Launching Chromium and driving pages takes seconds on a loaded 2-core machine: Bun's default
@@ -54,11 +54,7 @@ beforeAll(async () => {
       retryMaxMs: 1000,
     },
   }).runOnce();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
