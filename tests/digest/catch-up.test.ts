@@ -2,7 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JsonStory } from "../../lib/digest/render/json.ts";
-import { articleHtml } from "../fakes/article-site.ts";
+import { articleHtml, articleParagraphs } from "../fakes/article-site.ts";
 import { RUN_AT, runDigestCommand } from "../fakes/digest-run.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { storyHit } from "../fakes/hn-search.ts";
@@ -12,10 +12,7 @@ setDefaultTimeout(30_000);
 
 const tempDir = tempDirs("digest-catch-up-");
 
-const BODY = Array.from(
-  { length: 10 },
-  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
-);
+const BODY = articleParagraphs();
 const NOW = Math.floor(RUN_AT / 1000);
 const DAY = 86_400;
 

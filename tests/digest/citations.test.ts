@@ -1,6 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { JsonStory } from "../../lib/digest/render/json.ts";
-import { articleHtml } from "../fakes/article-site.ts";
+import { articleHtml, articleParagraphs } from "../fakes/article-site.ts";
 import { runDigestCommand } from "../fakes/digest-run.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
@@ -12,10 +12,7 @@ setDefaultTimeout(30_000);
 
 const tempDir = tempDirs("digest-citations-");
 
-const BODY = Array.from(
-  { length: 10 },
-  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
-);
+const BODY = articleParagraphs();
 
 /** The id the prompt gives the comment that opens with `text`: `[c3 bob] text…`. */
 function idOf(prompt: string, text: string): string {

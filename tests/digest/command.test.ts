@@ -12,19 +12,16 @@ import { DigestFailedError, summaryCounts } from "../../lib/digest/digest.ts";
 import { SearchApiError } from "../../lib/digest/fetch/search-fetch.ts";
 import { PreflightError } from "../../lib/digest/summarise/models/model-client.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
-import { articleHtml } from "../fakes/article-site.ts";
+import { articleHtml, articleParagraphs } from "../fakes/article-site.ts";
 import { endlessResponse, gate, startDigestWorld } from "../fakes/digest-world.ts";
-import { commentHit, storyHit } from "../fakes/hn-search.ts";
+import { askHnHit, commentHit, storyHit, textPost } from "../fakes/hn-search.ts";
 import { echoTitle, promptKind } from "../fakes/ollama.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
 import { htmlText, viewNotes } from "./render/markdown-view.ts";
 
 const tempDir = tempDirs("digest-cmd-");
 
-const BODY = Array.from(
-  { length: 10 },
-  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
-);
+const BODY = articleParagraphs();
 
 function twoStories() {
   const first = storyHit({
@@ -33,13 +30,7 @@ function twoStories() {
     points: 300,
     num_comments: 2,
   });
-  const ask = storyHit({
-    title: "Ask HN: What are you reading?",
-    url: undefined,
-    story_text: "Books, papers, anything.",
-    points: 42,
-    num_comments: 1,
-  });
+  const ask = askHnHit();
   const firstId = Number(first.objectID);
   const top = commentHit(firstId, { comment_text: "Nice work &amp; clean code." });
   return {
@@ -364,9 +355,7 @@ describe("bun run digest", () => {
   });
 
   test("strips control characters from titles, comments and model output", async () => {
-    const evil = storyHit({
-      title: "Totally \u001b[2J\u001b]0;pwned\u0007 normal",
-      url: undefined,
+    const evil = textPost("Totally \u001b[2J\u001b]0;pwned\u0007 normal", {
       story_text: "text",
       num_comments: 1,
     });

@@ -9,9 +9,9 @@ import { createDigestCommand } from "../../lib/digest/command.ts";
 import { ModelGoneError } from "../../lib/digest/digest.ts";
 import { PreflightError } from "../../lib/digest/summarise/models/model-client.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
-import { articleHtml } from "../fakes/article-site.ts";
+import { articleHtml, articleParagraphs } from "../fakes/article-site.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
-import { commentHit, storyHit } from "../fakes/hn-search.ts";
+import { askHnHit, commentHit, storyHit, textPosts } from "../fakes/hn-search.ts";
 import { promptKind } from "../fakes/ollama.ts";
 import {
   DEFAULT_OPENAI_MODEL,
@@ -26,20 +26,11 @@ setDefaultTimeout(30_000);
 
 const tempDir = tempDirs("digest-openai-");
 
-const BODY = Array.from(
-  { length: 10 },
-  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
-);
+const BODY = articleParagraphs();
 
 function twoStories() {
   const first = storyHit({ title: "A tiny database", url: "/db", points: 300, num_comments: 1 });
-  const ask = storyHit({
-    title: "Ask HN: What are you reading?",
-    url: undefined,
-    story_text: "Books, papers, anything.",
-    points: 42,
-    num_comments: 1,
-  });
+  const ask = askHnHit();
   return {
     stories: [first, ask],
     pages: { "/db": { body: articleHtml("A tiny database", BODY) } },
@@ -263,16 +254,6 @@ describe("bun run digest --api=openai", () => {
 });
 
 describe("bun run digest --api=openai: the server gone", () => {
-  /** Text posts without comments: one summary each, in front-page order. */
-  const textPosts = (count: number) =>
-    Array.from({ length: count }, (_, i) =>
-      storyHit({
-        title: `Post ${i + 1}`,
-        url: undefined,
-        story_text: `Text ${i + 1}`,
-        num_comments: 0,
-      }),
-    );
   const YESTERDAY = "# Yesterday's digest\n\nA good one.";
 
   function yesterdaysDigest(): string {

@@ -17,25 +17,13 @@ import { createDigestCommand } from "../../lib/digest/command.ts";
 import { ModelGoneError } from "../../lib/digest/digest.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
-import { storyHit } from "../fakes/hn-search.ts";
+import { textPosts } from "../fakes/hn-search.ts";
 import { echoTitle } from "../fakes/ollama.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
 
 setDefaultTimeout(30_000);
 
 const tempDir = tempDirs("digest-trust-");
-
-/** Text posts without comments: one model call each, in front-page order. */
-function textPosts(count: number) {
-  return Array.from({ length: count }, (_, i) =>
-    storyHit({
-      title: `Post ${i + 1}`,
-      url: undefined,
-      story_text: `Text ${i + 1}`,
-      num_comments: 0,
-    }),
-  );
-}
 
 async function digest(
   world: ReturnType<typeof startDigestWorld>,

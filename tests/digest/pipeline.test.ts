@@ -11,7 +11,7 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml, javascriptWallHtml } from "../fakes/article-site.ts";
 import { busyThread } from "../fakes/digest-corpus.ts";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
-import { commentHit, storyHit } from "../fakes/hn-search.ts";
+import { commentHit, storyHit, textPost } from "../fakes/hn-search.ts";
 import type { GenerateBody } from "../fakes/ollama.ts";
 import { echoTitle, generateSuccess, promptKind } from "../fakes/ollama.ts";
 
@@ -390,12 +390,7 @@ describe("digestStories()", () => {
   });
 
   test("shows the model every top-level comment of a 300-comment thread, and replies", async () => {
-    const story = storyHit({
-      title: "Busy",
-      url: undefined,
-      story_text: "Text",
-      num_comments: 300,
-    });
+    const story = textPost("Busy", { story_text: "Text", num_comments: 300 });
     const thread = busyThread(Number(story.objectID));
     using world = startDigestWorld({
       stories: [story],
@@ -414,12 +409,7 @@ describe("digestStories()", () => {
   });
 
   test("says when --max-comments kept comments from being fetched", async () => {
-    const story = storyHit({
-      title: "Busy",
-      url: undefined,
-      story_text: "Text",
-      num_comments: 300,
-    });
+    const story = textPost("Busy", { story_text: "Text", num_comments: 300 });
     using world = startDigestWorld({
       stories: [story],
       comments: { [Number(story.objectID)]: busyThread(Number(story.objectID)).hits },

@@ -14,7 +14,7 @@ import type { JsonStory } from "../../lib/digest/render/json.ts";
 import { openSummaryCache } from "../../lib/digest/summarise/cache.ts";
 import { answerReserve } from "../../lib/digest/summarise/prompt.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
-import { articleHtml, type Page } from "../fakes/article-site.ts";
+import { articleHtml, articleParagraphs, type Page } from "../fakes/article-site.ts";
 import { grownThread, type ShapedThread, shapedThread } from "../fakes/digest-corpus.ts";
 import { type DigestWorldOptions, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, type Hit, storyHit } from "../fakes/hn-search.ts";
@@ -34,10 +34,7 @@ afterEach(() => {
 
 const HOUR = 3_600_000;
 const SHAPE = { total: 40, topLevel: 10, largest: [12, 6, 4] } as const;
-const BODY = Array.from(
-  { length: 12 },
-  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
-);
+const BODY = articleParagraphs(12);
 
 interface NewsStory {
   hit: Hit;

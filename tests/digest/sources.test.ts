@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SearchApiError } from "../../lib/digest/fetch/search-fetch.ts";
 import type { JsonStory } from "../../lib/digest/render/json.ts";
-import { articleHtml } from "../fakes/article-site.ts";
+import { articleHtml, articleParagraphs } from "../fakes/article-site.ts";
 import { RUN_AT, runDigestCommand } from "../fakes/digest-run.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
@@ -15,10 +15,7 @@ setDefaultTimeout(30_000);
 
 const tempDir = tempDirs("digest-sources-");
 
-const BODY = Array.from(
-  { length: 10 },
-  (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
-);
+const BODY = articleParagraphs();
 
 /**
  * Hacker News with two stories, Lobsters with two, one link on both: the allocator article,

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
-import { storyHit } from "../fakes/hn-search.ts";
+import { textPosts } from "../fakes/hn-search.ts";
 import { echoTitle } from "../fakes/ollama.ts";
 import { outputOf } from "../fakes/process-output.ts";
 import { hasTool } from "../fakes/system-tools.ts";
@@ -23,18 +23,6 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "digest-stop-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** Text posts without comments: one summary each, in front-page order. */
-function textPosts(count: number) {
-  return Array.from({ length: count }, (_, i) =>
-    storyHit({
-      title: `Post ${i + 1}`,
-      url: undefined,
-      story_text: `Text ${i + 1}`,
-      num_comments: 0,
-    }),
-  );
 }
 
 /** `bun scripts/digest.ts --out <file>` over an existing digest, in a child process. */

@@ -4,9 +4,7 @@
  * busiest thread's three largest subthreads (132, 47 and 11 of its 366 comments) the model saw.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { loadDigestConfig } from "../../lib/digest/config.ts";
-import { runDigest } from "../../lib/digest/digest.ts";
-import { createMemoryLogger } from "../../lib/log.ts";
+import { promptSent, runDigestOnModelClock } from "../fakes/digest-run.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { frontPageToday } from "../fakes/front-page-today.ts";
 
@@ -17,18 +15,11 @@ async function largestSeen(machine: { prefillPerSecond: number; decodePerSecond:
   const today = frontPageToday();
   const placement = machine.prefillPerSecond > 1000 ? "gpu" : "cpu";
   using world = startDigestWorld({ ...today, ollama: { placement, machine } });
-  const config = loadDigestConfig(world.env, { cache: false });
-  await runDigest(config, {
-    stdout: { write() {} },
-    stderr: { write() {} },
-    logger: createMemoryLogger(),
-    now: world.ollama.now,
-  });
-  const prompt =
-    world.ollama.generateCalls
-      .map((call) => call.prompt)
-      .find((text) => /^Story: Front-page story 1$/m.test(text) && text.includes("Comments:")) ??
-    "";
+  await runDigestOnModelClock(world);
+  const prompt = promptSent(
+    world,
+    (text) => /^Story: Front-page story 1$/m.test(text) && text.includes("Comments:"),
+  );
   return today.largest.map((markers) => markers.filter((m) => prompt.includes(`] ${m} `)).length);
 }
 

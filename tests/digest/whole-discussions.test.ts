@@ -5,10 +5,8 @@
  * it answers, whatever the budget and however many comments were fetched.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { loadDigestConfig } from "../../lib/digest/config.ts";
-import { runDigest } from "../../lib/digest/digest.ts";
-import { createMemoryLogger } from "../../lib/log.ts";
 import { shapedThread } from "../fakes/digest-corpus.ts";
+import { promptSent, runDigestOnModelClock } from "../fakes/digest-run.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { frontPageToday } from "../fakes/front-page-today.ts";
 import { promptKind } from "../fakes/ollama.ts";
@@ -49,19 +47,11 @@ async function topDiscussionPrompt(
 ) {
   const { today, largest, parentOf } = frontPageWithBigThread();
   using world = startDigestWorld({ ...today, ollama: { placement, machine } });
-  const config = loadDigestConfig(world.env, { ...flags, cache: false });
-  await runDigest(config, {
-    stdout: { write() {} },
-    stderr: { write() {} },
-    logger: createMemoryLogger(),
-    now: world.ollama.now,
-  });
-  const prompt =
-    world.ollama.generateCalls
-      .map((call) => call.prompt)
-      .find(
-        (text) => /^Story: Front-page story 1$/m.test(text) && promptKind(text) === "discussion",
-      ) ?? "";
+  await runDigestOnModelClock(world, flags);
+  const prompt = promptSent(
+    world,
+    (text) => /^Story: Front-page story 1$/m.test(text) && promptKind(text) === "discussion",
+  );
   return { prompt, largest, parentOf };
 }
 

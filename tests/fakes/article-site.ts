@@ -17,6 +17,14 @@ export interface Page {
   redirect?: string;
 }
 
+/** `count` paragraphs of plain text, an article long enough for Readability to keep as such. */
+export function articleParagraphs(count = 10): string[] {
+  return Array.from(
+    { length: count },
+    (_, i) => `Paragraph ${i + 1} of an article long enough for Readability to keep it.`,
+  );
+}
+
 /** A readable article page with navigation around it, as Readability expects to meet it. */
 export function articleHtml(title: string, paragraphs: string[]): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body>

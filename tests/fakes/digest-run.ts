@@ -5,7 +5,10 @@
 import { EventEmitter } from "node:events";
 import { runCommand } from "citty";
 import { createDigestCommand } from "../../lib/digest/command.ts";
+import { loadDigestConfig } from "../../lib/digest/config.ts";
+import { runDigest } from "../../lib/digest/digest.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
+import type { startDigestWorld } from "./digest-world.ts";
 
 export const RUN_AT = Date.parse("2025-08-03T18:54:41Z");
 
@@ -35,4 +38,27 @@ export async function runDigestCommand(
     error = caught;
   }
   return { stdout: stdout.join(""), logger, error };
+}
+
+type DigestWorld = ReturnType<typeof startDigestWorld>;
+
+/**
+ * runDigest() on `world`'s env with `flags` and no cache, on its Ollama's modelled clock, the
+ * output and log thrown away: for tests that look at what the model was asked.
+ */
+export async function runDigestOnModelClock(
+  world: DigestWorld,
+  flags: Record<string, string> = {},
+): Promise<void> {
+  await runDigest(loadDigestConfig(world.env, { ...flags, cache: false }), {
+    stdout: { write() {} },
+    stderr: { write() {} },
+    logger: createMemoryLogger(),
+    now: world.ollama.now,
+  });
+}
+
+/** The first prompt `world`'s Ollama was sent for which `match` holds, or "". */
+export function promptSent(world: DigestWorld, match: (prompt: string) => boolean): string {
+  return world.ollama.generateCalls.map((call) => call.prompt).find(match) ?? "";
 }

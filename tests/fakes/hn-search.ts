@@ -32,6 +32,27 @@ export function storyHit(overrides: Hit = {}): Hit {
   return hit;
 }
 
+/** A text post (no link: its text is on the page) titled `title`; `overrides` as storyHit's. */
+export function textPost(title: string, overrides: Hit = {}): Hit {
+  return storyHit({ title, url: undefined, story_text: `Text of ${title}`, ...overrides });
+}
+
+/** `count` text posts ("Post 1", "Text 1", …) without comments: one model call each, in order. */
+export function textPosts(count: number): Hit[] {
+  return Array.from({ length: count }, (_, i) =>
+    textPost(`Post ${i + 1}`, { story_text: `Text ${i + 1}`, num_comments: 0 }),
+  );
+}
+
+/** The Ask HN of the two-story runs: a text post with one comment. */
+export function askHnHit(): Hit {
+  return textPost("Ask HN: What are you reading?", {
+    story_text: "Books, papers, anything.",
+    points: 42,
+    num_comments: 1,
+  });
+}
+
 /** A comment hit; `parent_id` is the story id for a top-level comment. */
 export function commentHit(storyId: number, overrides: Hit = {}): Hit {
   const id = nextId++;

@@ -1,29 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { markdownRenderer } from "../../../lib/digest/render/markdown.ts";
 import type { StoryDigest } from "../../../lib/digest/types.ts";
+import { allocatorDigest } from "../../fakes/story-digest.ts";
 import { htmlText, viewMarkdown, viewNotes } from "./markdown-view.ts";
 
-const base: StoryDigest = {
-  story: {
-    id: 101,
-    title: "A faster allocator",
-    url: "https://example.com/malloc",
-    storyText: null,
-    author: "ada",
-    points: 512,
-    numComments: 230,
-    type: "article",
-    site: "example.com",
-    createdAt: null,
-  },
-  hnUrl: "https://news.ycombinator.com/item?id=101",
-  articleSummary: null,
-  articleSource: "article",
-  discussionSummary: null,
-  notes: [],
-  isNew: false,
-  pointsSinceLastRun: null,
-};
+const base = allocatorDigest({ story: { createdAt: null } });
 
 function story(digest: Partial<StoryDigest>): string {
   return markdownRenderer().story({ ...base, ...digest }, 0);

@@ -8,6 +8,7 @@ import {
 } from "../../../lib/digest/render/markdown.ts";
 import type { Renderer } from "../../../lib/digest/render/types.ts";
 import type { DigestMeta, StoryDigest } from "../../../lib/digest/types.ts";
+import { allocatorDigest } from "../../fakes/story-digest.ts";
 
 const meta: DigestMeta = {
   generatedAt: "2025-08-03T18:54:41.000Z",
@@ -17,29 +18,13 @@ const meta: DigestMeta = {
   lastRunAt: "2025-08-02T18:00:00.000Z",
 };
 
-const linked: StoryDigest = {
-  story: {
-    id: 101,
-    title: "A faster allocator",
-    url: "https://example.com/malloc",
-    storyText: null,
-    author: "ada",
-    points: 512,
-    numComments: 230,
-    type: "article",
-    site: "example.com",
-    createdAt: 1754236481,
-  },
-  hnUrl: "https://news.ycombinator.com/item?id=101",
+const linked = allocatorDigest({
   articleSummary: "The allocator is faster.\n\nIt uses per-thread caches.",
-  articleSource: "article",
   discussionSummary: "Commenters agree it is faster.",
-  notes: [],
   coverage: { commentsShown: 104, commentsTotal: 230, articleShare: 0.41 },
-  isNew: false,
   pointsSinceLastRun: 40,
   articleWords: 1380,
-};
+});
 
 const askHn: StoryDigest = {
   story: {
