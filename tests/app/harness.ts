@@ -99,6 +99,18 @@ export function useAppWithWebhook(): { readonly t: TestApp; readonly webhookId: 
   );
 }
 
+/** For a file of tests reading the API's document: a fresh app per test and its /api/openapi.json. */
+export function useDocumentedApp<Doc>(): { readonly t: TestApp; readonly doc: Doc } {
+  return perTest(
+    async () => {
+      const t = testApp();
+      const doc = (await (await t.app.request("/api/openapi.json")).json()) as Doc;
+      return { t, doc };
+    },
+    ({ t }) => t.store.close(),
+  );
+}
+
 export type TestApp = ReturnType<typeof testApp>;
 export type Client = ReturnType<typeof createClient>;
 type Requester = { request(input: string, init?: RequestInit): Response | Promise<Response> };

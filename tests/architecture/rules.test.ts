@@ -1,13 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import {
-  findCycles,
-  folderGraph,
-  importsOf,
-  layerOf,
-  longFunctions,
-  readsEnvironment,
-  sqlStatementsIn,
-} from "./rules.ts";
+import * as rules from "./rules.ts";
 
 describe("findCycles()", () => {
   test("finds a three-file cycle and a self-import, not a diamond", () => {
@@ -21,7 +13,7 @@ describe("findCycles()", () => {
       ["right", ["bottom"]],
       ["bottom", []],
     ]);
-    expect(findCycles(graph)).toEqual([["a", "b", "c"], ["d"]]);
+    expect(rules.findCycles(graph)).toEqual([["a", "b", "c"], ["d"]]);
   });
 });
 
@@ -35,11 +27,11 @@ describe("folderGraph()", () => {
       ["lib/webhooks/events/catalogue.ts", ["lib/inventory/model.ts", "lib/log.ts"]],
       ["lib/log.ts", []],
     ]);
-    const folders = folderGraph(graph);
+    const folders = rules.folderGraph(graph);
     expect(folders.get("lib/webhooks")).toEqual(["lib/inventory", "lib/log.ts"]);
     expect(folders.get("lib/inventory")).toEqual(["lib/webhooks"]);
-    expect(findCycles(folders)).toEqual([["lib/inventory", "lib/webhooks"]]);
-    expect(findCycles(graph)).toEqual([]);
+    expect(rules.findCycles(folders)).toEqual([["lib/inventory", "lib/webhooks"]]);
+    expect(rules.findCycles(graph)).toEqual([]);
   });
 });
 
@@ -52,7 +44,7 @@ describe("importsOf()", () => {
       'export { c } from "./c.ts";',
       'const d = await import("./d.ts");',
     ].join("\n");
-    expect(importsOf(source).sort()).toEqual([
+    expect(rules.importsOf(source).sort()).toEqual([
       "../b.ts",
       "./a.ts",
       "./c.ts",
@@ -69,9 +61,9 @@ describe("layerOf()", () => {
       "lib/webhooks/model.ts",
       "lib/store/open.ts",
       "lib/worker/bind.ts",
-    ].map((path) => layerOf(path)?.rank);
+    ].map((path) => rules.layerOf(path)?.rank);
     expect(ranks).toEqual([0, 1, 2, 3]);
-    expect(layerOf("lib/somewhere-new/x.ts")).toBeNull();
+    expect(rules.layerOf("lib/somewhere-new/x.ts")).toBeNull();
   });
 });
 
@@ -84,17 +76,19 @@ describe("sqlStatementsIn()", () => {
       "const sql = `DELETE FROM attempts WHERE id = 1`;",
       'const url = "http://example.com/select";',
     ].join("\n");
-    expect(sqlStatementsIn(source)).toEqual(["SELECT i", "DELETE FROM"]);
+    expect(rules.sqlStatementsIn(source)).toEqual(["SELECT i", "DELETE FROM"]);
   });
 });
 
 describe("readsEnvironment()", () => {
   test("counts property reads and hand-offs, not a spread into a child's environment", () => {
-    expect(readsEnvironment("const n = process.env.BENCH_N;")).toBe(true);
-    expect(readsEnvironment("await main(process.env);")).toBe(true);
-    expect(readsEnvironment('const x = process.env["A"];')).toBe(true);
-    expect(readsEnvironment("Bun.spawn(cmd, { env: { ...process.env, A: '1' } });")).toBe(false);
-    expect(readsEnvironment("// process.env.X is read by the script")).toBe(false);
+    expect(rules.readsEnvironment("const n = process.env.BENCH_N;")).toBe(true);
+    expect(rules.readsEnvironment("await main(process.env);")).toBe(true);
+    expect(rules.readsEnvironment('const x = process.env["A"];')).toBe(true);
+    expect(rules.readsEnvironment("Bun.spawn(cmd, { env: { ...process.env, A: '1' } });")).toBe(
+      false,
+    );
+    expect(rules.readsEnvironment("// process.env.X is read by the script")).toBe(false);
   });
 });
 
@@ -118,8 +112,8 @@ describe("longFunctions()", () => {
       body(2),
       "};",
     ].join("\n");
-    expect(longFunctions(source, 15)).toEqual([]);
-    expect(longFunctions(source, 3)).toEqual([
+    expect(rules.longFunctions(source, 15)).toEqual([]);
+    expect(rules.longFunctions(source, 3)).toEqual([
       "line 1: export function make(options: { (15 lines)",
       "line 9: run(next) { (5 lines)",
       "line 16: const arrow = async (x: number) => { (4 lines)",
@@ -128,6 +122,6 @@ describe("longFunctions()", () => {
 
   test("an if, for or catch block is not a function", () => {
     const source = ["if (ready) {", body(10), "}", "for (const x of xs) {", body(10), "}"];
-    expect(longFunctions(source.join("\n"), 3)).toEqual([]);
+    expect(rules.longFunctions(source.join("\n"), 3)).toEqual([]);
   });
 });

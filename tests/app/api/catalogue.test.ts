@@ -1,10 +1,10 @@
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { EVENT_CATALOGUE } from "../../../lib/webhooks/events/catalogue.ts";
 import { ITEM_EVENTS } from "../../../lib/webhooks/model.ts";
-import { testApp } from "../harness.ts";
+import { useDocumentedApp } from "../harness.ts";
 
 interface EventOperation {
   summary: string;
@@ -12,39 +12,36 @@ interface EventOperation {
 }
 type Doc = { openapi: string; webhooks: Record<string, { post: EventOperation }> };
 
-let t: ReturnType<typeof testApp>;
-let doc: Doc;
-
-beforeEach(async () => {
-  t = testApp();
-  doc = (await (await t.app.request("/api/openapi.json")).json()) as Doc;
-});
-afterEach(() => t.store.close());
+const app = useDocumentedApp<Doc>();
 
 function validatorFor(event: string) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
-  const schema = doc.webhooks[event]?.post.requestBody.content["application/json"].schema;
+  const schema = app.doc.webhooks[event]?.post.requestBody.content["application/json"].schema;
   if (!schema) throw new Error(`${event} is not in the document's webhooks`);
   return ajv.compile(schema);
 }
 
 /** Real bodies: each item change made through the API, as queued for a webhook of every event. */
 async function queuedBodies(): Promise<Array<{ event: string; body: unknown }>> {
-  await t.store.webhooks.create({ name: "all", url: "https://example.com/hook", events: ["*"] });
+  await app.t.store.webhooks.create({
+    name: "all",
+    url: "https://example.com/hook",
+    events: ["*"],
+  });
   const json = (method: string, path: string, body?: unknown) =>
-    t.client.json(method, path, body).then((r) => expect(r.status).toBeLessThan(300));
+    app.t.client.json(method, path, body).then((r) => expect(r.status).toBeLessThan(300));
   await json("POST", "/api/items", { sku: "W-1", name: "Widget", quantity: 3, location: "A" });
   await json("POST", "/api/items", { sku: "W-2", name: "Gadget", quantity: 0 });
   await json("PATCH", "/api/items/1", { quantity: 4, location: "" });
   await json("DELETE", "/api/items/2");
-  const deliveries = await t.store.queue.list({ limit: 100 });
+  const deliveries = await app.t.store.queue.list({ limit: 100 });
   return deliveries.map((d) => ({ event: d.event, body: JSON.parse(d.payload) }));
 }
 
 test("the document's webhooks are the catalogue: item.created, item.updated, item.deleted", () => {
-  expect(Object.keys(doc.webhooks).sort()).toEqual(Object.keys(EVENT_CATALOGUE).sort());
-  for (const event of ITEM_EVENTS) expect(doc.webhooks[event]?.post.summary).toBe(event);
+  expect(Object.keys(app.doc.webhooks).sort()).toEqual(Object.keys(EVENT_CATALOGUE).sort());
+  for (const event of ITEM_EVENTS) expect(app.doc.webhooks[event]?.post.summary).toBe(event);
 });
 
 test("every body sent for an item change validates against its event's schema (ajv)", async () => {
@@ -79,7 +76,7 @@ test("the schemas refuse a body that drifted: a field added, one missing, the wr
 
 test("the document with its webhooks is valid OpenAPI 3.1", async () => {
   type Spec = Parameters<Validator["validate"]>[0];
-  const result = await new Validator().validate(structuredClone(doc) as unknown as Spec);
+  const result = await new Validator().validate(structuredClone(app.doc) as unknown as Spec);
   expect(result.errors ?? []).toEqual([]);
-  expect(doc.openapi).toStartWith("3.1");
+  expect(app.doc.openapi).toStartWith("3.1");
 });

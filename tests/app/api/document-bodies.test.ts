@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { testApp } from "../harness.ts";
+import { useDocumentedApp } from "../harness.ts";
 
 /**
  * The requests the document describes are the ones the API takes: bodies built from the
@@ -33,18 +33,13 @@ interface Doc {
   components: { schemas: Record<string, JsonSchema> };
 }
 
-let t: ReturnType<typeof testApp>;
-let doc: Doc;
-beforeEach(async () => {
-  t = testApp();
-  doc = (await (await t.app.request("/api/openapi.json")).json()) as Doc;
-});
-afterEach(() => t.store.close());
+const app = useDocumentedApp<Doc>();
 
 function bodySchema(path: string, method: string): JsonSchema {
-  const schema = doc.paths[path]?.[method]?.requestBody?.content["application/json"]?.schema ?? {};
+  const schema =
+    app.doc.paths[path]?.[method]?.requestBody?.content["application/json"]?.schema ?? {};
   const name = schema.$ref?.split("/").at(-1);
-  return name === undefined ? schema : (doc.components.schemas[name] ?? {});
+  return name === undefined ? schema : (app.doc.components.schemas[name] ?? {});
 }
 
 /** The schemas a property may take (anyOf for a nullable one), null among them or not. */
@@ -105,7 +100,7 @@ function refusal(body: unknown): number {
 function compile(schema: JsonSchema) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
-  return ajv.compile({ ...schema, components: doc.components });
+  return ajv.compile({ ...schema, components: app.doc.components });
 }
 
 describe("webhook bodies built from the document", () => {
@@ -120,7 +115,7 @@ describe("webhook bodies built from the document", () => {
       for (const value of refusedValues(property)) {
         const body = { ...base(), [name]: value };
         expect({ name, value, valid: valid(body) }).toEqual({ name, value, valid: false });
-        const response = await t.client.json("POST", "/api/webhooks", body);
+        const response = await app.t.client.json("POST", "/api/webhooks", body);
         expect({ name, value, status: response.status }).toEqual({
           name,
           value,
@@ -131,14 +126,14 @@ describe("webhook bodies built from the document", () => {
       for (const value of allowedValues(property)) {
         const body = { ...base(), [name]: value };
         expect({ name, value, valid: valid(body) }).toEqual({ name, value, valid: true });
-        const response = await t.client.json("POST", "/api/webhooks", body);
+        const response = await app.t.client.json("POST", "/api/webhooks", body);
         expect({ name, value, status: response.status }).toEqual({ name, value, status: 201 });
         seen.allowed++;
       }
     }
     for (const body of [{ url: "https://hooks.example/" }, { ...base(), retries: 3 }, []]) {
       expect(valid(body)).toBe(false);
-      expect((await t.client.json("POST", "/api/webhooks", body)).status).toBe(400);
+      expect((await app.t.client.json("POST", "/api/webhooks", body)).status).toBe(400);
     }
     expect(seen.refused).toBeGreaterThan(40);
     expect(seen.allowed).toBeGreaterThan(20);
@@ -147,7 +142,7 @@ describe("webhook bodies built from the document", () => {
   test("PATCH: the same, and an empty body is refused by the rule the document states", async () => {
     const schema = bodySchema("/api/webhooks/{id}", "patch");
     const valid = compile(schema);
-    const created = await t.client.json("POST", "/api/webhooks", {
+    const created = await app.t.client.json("POST", "/api/webhooks", {
       name: "erp",
       url: "https://hooks.example/in",
     });
@@ -156,7 +151,7 @@ describe("webhook bodies built from the document", () => {
       for (const value of refusedValues(property)) {
         expect(valid({ [name]: value })).toBe(false);
         const body = { [name]: value };
-        const response = await t.client.json("PATCH", `/api/webhooks/${id}`, body);
+        const response = await app.t.client.json("PATCH", `/api/webhooks/${id}`, body);
         expect({ name, value, status: response.status }).toEqual({
           name,
           value,
@@ -165,12 +160,12 @@ describe("webhook bodies built from the document", () => {
       }
       for (const value of allowedValues(property)) {
         expect(valid({ [name]: value })).toBe(true);
-        const response = await t.client.json("PATCH", `/api/webhooks/${id}`, { [name]: value });
+        const response = await app.t.client.json("PATCH", `/api/webhooks/${id}`, { [name]: value });
         expect({ name, value, status: response.status }).toEqual({ name, value, status: 200 });
       }
     }
     expect(valid({})).toBe(false);
-    const empty = await t.client.json("PATCH", `/api/webhooks/${id}`, {});
+    const empty = await app.t.client.json("PATCH", `/api/webhooks/${id}`, {});
     expect(empty.status).toBe(400);
     expect(await empty.json()).toEqual({ error: "Nothing to change: give at least one field" });
   });
@@ -182,11 +177,15 @@ describe("item bodies built from the document", () => {
     const patch = bodySchema("/api/items/{id}", "patch");
     let n = 0;
     const base = () => ({ sku: `SKU-${++n}`, name: "Bolt", quantity: 1 });
-    const first = await t.client.json("POST", "/api/items", base());
+    const first = await app.t.client.json("POST", "/api/items", base());
     const { id } = (await first.json()) as { id: number };
     for (const [schema, send, ok] of [
-      [post, (body: object) => t.client.json("POST", "/api/items", { ...base(), ...body }), 201],
-      [patch, (body: object) => t.client.json("PATCH", `/api/items/${id}`, body), 200],
+      [
+        post,
+        (body: object) => app.t.client.json("POST", "/api/items", { ...base(), ...body }),
+        201,
+      ],
+      [patch, (body: object) => app.t.client.json("PATCH", `/api/items/${id}`, body), 200],
     ] as const) {
       const valid = compile(schema);
       for (const [name, property] of Object.entries(schema.properties ?? {})) {
