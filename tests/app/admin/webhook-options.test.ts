@@ -69,6 +69,24 @@ describe("the webhook form's NetBox options", () => {
     }
   });
 
+  test("takes a client certificate and its key; a key of another is refused inline, nothing saved", async () => {
+    const tls = join(import.meta.dir, "..", "..", "fakes", "tls");
+    const cert = join(tls, "client.crt");
+    const key = join(tls, "client.key");
+    const other = join(tls, "other.key");
+    const mismatch = await create({ ...form, clientCertFile: cert, clientKeyFile: other });
+    expect(mismatch.status).toBe(400);
+    expect(await mismatch.text()).toContain("the key does not match the certificate");
+    expect(await t.store.webhooks.list()).toEqual([]);
+    expect((await create({ ...form, clientCertFile: cert, clientKeyFile: key })).status).toBe(200);
+    const [webhook] = await t.store.webhooks.list();
+    expect(webhook).toMatchObject({ clientCertFile: cert, clientKeyFile: key });
+    const { html } = await t.client.open(`/admin/webhooks/${webhook?.id}`);
+    expect(html).toContain("Client certificate file path");
+    expect(html).toContain(`value="${key}"`);
+    expect((await t.client.open("/admin/webhooks")).html).toContain("client cert");
+  });
+
   test("the Ordered box turns ordering per object on and, left out on edit, off", async () => {
     await create({ ...form, ordered: "on" });
     const [webhook] = await t.store.webhooks.list();
