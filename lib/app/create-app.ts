@@ -29,6 +29,7 @@ import { createDeliveriesApi } from "./deliveries/deliveries-api.ts";
 import { healthRoutes } from "./health.ts";
 import { createItemsApi, DEFAULT_BODY_LIMIT_BYTES } from "./items/items-api.ts";
 import { requestIdMiddleware } from "./request-id.ts";
+import { createWebhookStatsApi } from "./webhooks/webhook-stats-api.ts";
 import { createWebhooksApi } from "./webhooks/webhooks-api.ts";
 
 export interface CreateAppOptions {
@@ -146,6 +147,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
       resolve: options.resolve,
     });
   app.route("/api/items", createItemsApi({ store, now, bodyLimitBytes: limitBytes }));
+  app.route("/api/webhooks", createWebhookStatsApi({ store, now }));
   app.route(
     "/api/webhooks",
     createWebhooksApi({

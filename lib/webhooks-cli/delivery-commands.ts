@@ -5,10 +5,11 @@ import { escapeControl } from "../text/control.ts";
 import { retryAllFailed } from "../webhooks/delivery/replay.ts";
 import type { ChangeEvent, EventName } from "../webhooks/model.ts";
 import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
+import { statsLines, webhookStats } from "../webhooks/observe/webhook-stats.ts";
 import { awaitsRetry } from "../webhooks/policy/retry.ts";
 import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
-import { json, plural, table, time } from "./format.ts";
+import { json, oneLine, plural, table, time } from "./format.ts";
 import { findWebhook } from "./webhook-commands.ts";
 
 const EMIT_EVENTS: readonly string[] = [...ITEM_EVENTS, "ping"];
@@ -172,13 +173,35 @@ export function retryCommand(deps: CliDeps) {
 }
 
 export function statsCommand(deps: CliDeps) {
-  const args = { ...commonArgs } as const;
+  const args = {
+    webhook: {
+      type: "string",
+      description: "this webhook's health instead: attempts by outcome, streak, latency",
+      valueHint: "id|name",
+    },
+    ...commonArgs,
+  } as const;
   return defineCommand({
-    meta: { name: "stats", description: "Count deliveries per state" },
+    meta: { name: "stats", description: "Count deliveries per state, or show a webhook's health" },
     args,
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
-      await withStore(deps, flags, async ({ store, out }) => {
+      const webhookRef = stringFlag(flags.webhook, "webhook");
+      await withStore(deps, flags, async ({ store, out, now }) => {
+        if (webhookRef !== undefined) {
+          const webhook = await findWebhook(store, webhookRef);
+          const at = now();
+          const health = webhookStats(webhook, await store.queue.attemptTally(webhook.id, at), at);
+          out(
+            flags.json
+              ? json(health)
+              : [
+                  `Webhook ${webhook.id} "${oneLine(webhook.name)}"`,
+                  ...statsLines(health, time),
+                ].join("\n"),
+          );
+          return;
+        }
         const stats = await store.queue.stats();
         if (flags.json) {
           out(JSON.stringify(stats));

@@ -11,6 +11,7 @@ import { WEBHOOK_FIELDS } from "../webhooks/definition/field-table.ts";
 import { rotationPatch } from "../webhooks/definition/rotation.ts";
 import { saveWebhook } from "../webhooks/definition/save.ts";
 import type { Webhook } from "../webhooks/model.ts";
+import { percent, type WebhookStats, webhookStats } from "../webhooks/observe/webhook-stats.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { urlRefusalWarning } from "../webhooks/sending/url-refusal.ts";
 import { commonArgs, stringFlag } from "./args.ts";
@@ -99,14 +100,19 @@ export function listCommand(deps: CliDeps) {
   const fields = deps.webhookFields ?? WEBHOOK_FIELDS;
   const args = { ...commonArgs } as const;
   return defineCommand({
-    meta: { name: "list", description: "List webhooks" },
+    meta: { name: "list", description: "List webhooks with their health" },
     args,
     async run({ args: flags, rawArgs }) {
       rejectUnknown(rawArgs, args);
-      await withStore(deps, flags, async ({ store, out }) => {
+      await withStore(deps, flags, async ({ store, out, now }) => {
         const webhooks = await store.webhooks.list();
+        const at = now();
+        const health: WebhookStats[] = [];
+        for (const w of webhooks) {
+          health.push(webhookStats(w, await store.queue.attemptTally(w.id, at), at));
+        }
         if (flags.json) {
-          out(json(webhooks.map(webhookJson)));
+          out(json(webhooks.map((w, i) => ({ ...webhookJson(w), health: health[i] }))));
           return;
         }
         if (webhooks.length === 0) {
@@ -114,11 +120,12 @@ export function listCommand(deps: CliDeps) {
           return;
         }
         const [header = "", ...lines] = table(
-          ["ID", "NAME", "ENABLED", "EVENTS", "METHOD", "SIGNED", "MAX/S", "URL"],
-          webhooks.map((w) => [
+          ["ID", "NAME", "ENABLED", "HEALTH (24 H)", "EVENTS", "METHOD", "SIGNED", "MAX/S", "URL"],
+          webhooks.map((w, i) => [
             String(w.id),
             oneLine(w.name),
             w.enabled ? "yes" : "no",
+            healthCell(health[i]),
             w.events.join(","),
             w.method,
             w.secret ? "yes" : "no",
@@ -144,6 +151,14 @@ export function listCommand(deps: CliDeps) {
       });
     },
   });
+}
+
+/** Its status, with the day's success rate when it had attempts ("failing 40% of 120"). */
+function healthCell(stats: WebhookStats | undefined): string {
+  if (stats === undefined) return "-";
+  const day = stats.windows.day;
+  if (day.attempts === 0) return stats.status;
+  return `${stats.status} ${percent(day.successRate)} of ${day.attempts}`;
 }
 
 export function updateCommand(deps: CliDeps) {

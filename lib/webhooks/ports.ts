@@ -20,6 +20,7 @@ import type {
   WebhookPatch,
   WorkerInfo,
 } from "./model.ts";
+import type { AttemptTally } from "./observe/webhook-stats.ts";
 
 /**
  * The storage interfaces (ports) of webhook delivery. The SQLite and PostgreSQL adapters in
@@ -144,6 +145,12 @@ export interface DeliveryQueue {
    */
   replay(ids: number[], now: number): Promise<number>;
   stats(): Promise<Record<DeliveryState, number>>;
+  /**
+   * A webhook's attempts at `now` (its health: observe/webhook-stats.ts), from one snapshot,
+   * through the attempts index by (webhook, outcome, time): cost grows with the webhook's own
+   * attempts in the window, never with the table.
+   */
+  attemptTally(webhookId: number, now: number): Promise<AttemptTally>;
   /** Deletes terminal deliveries (and their attempts) completed before `olderThan`, in batches. */
   purge(olderThan: number, options?: { batchSize?: number }): Promise<number>;
   /**

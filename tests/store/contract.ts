@@ -12,6 +12,7 @@ import { change } from "../fakes/change.ts";
 import { LOOP_BOMB, STRING_BOMB } from "../fakes/template-bombs.ts";
 import { describePlannedChanges } from "./contract-plans.ts";
 import { describeDeliverySearch } from "./contract-search.ts";
+import { describeWebhookStats } from "./contract-stats.ts";
 
 /**
  * The behaviour every Store must have (SQLite, PostgreSQL), run against each by its own test
@@ -101,6 +102,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
 
     describeDeliverySearch({ store: () => store, clock, claim: () => claim(), record });
     describePlannedChanges({ makeStore, clock });
+    describeWebhookStats({ store: () => store, clock, claim: () => claim({ limit: 1 }), record });
 
     describe("webhooks", () => {
       test("create() applies NetBox's defaults", async () => {

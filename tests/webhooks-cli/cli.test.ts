@@ -263,9 +263,9 @@ describe("webhooks list, update, enable, disable, remove", () => {
   test("list prints a table; --json prints every webhook without secrets", async () => {
     expect(await cli("list")).toBe(
       [
-        "ID  NAME   ENABLED  EVENTS        METHOD  SIGNED  MAX/S  URL",
-        "1   alpha  yes      *             POST    yes     -      http://a.example/",
-        "2   beta   yes      item.deleted  POST    no      -      http://b.example/",
+        "ID  NAME   ENABLED  HEALTH (24 H)  EVENTS        METHOD  SIGNED  MAX/S  URL",
+        "1   alpha  yes      idle           *             POST    yes     -      http://a.example/",
+        "2   beta   yes      idle           item.deleted  POST    no      -      http://b.example/",
       ].join("\n"),
     );
     const listed = JSON.parse(await cli("list", "--json"));
@@ -281,10 +281,10 @@ describe("webhooks list, update, enable, disable, remove", () => {
     });
     expect(await cli("list")).toBe(
       [
-        "ID  NAME   ENABLED  EVENTS        METHOD  SIGNED  MAX/S  URL",
-        "1   alpha  no       *             POST    yes     -      http://a.example/",
+        "ID  NAME   ENABLED  HEALTH (24 H)  EVENTS        METHOD  SIGNED  MAX/S  URL",
+        "1   alpha  no       disabled       *             POST    yes     -      http://a.example/",
         "    disabled 2029-12-31T23:59:55.000Z: Disabled automatically: the endpoint answered 410 Gone",
-        "2   beta   yes      item.deleted  POST    no      -      http://b.example/",
+        "2   beta   yes      idle           item.deleted  POST    no      -      http://b.example/",
         "    every attempt failed since 2029-12-31T23:59:00.000Z",
       ].join("\n"),
     );
@@ -665,6 +665,26 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     const withIds = args.map((arg) => (arg === "FAILED" ? String(failed) : arg));
     expect(await refused("retry", ...withIds)).toContain(message);
     expect(await snapshot()).toEqual(before);
+  });
+
+  test("stats --webhook shows its health; list its status and the day's success rate", async () => {
+    const [claim] = await store.queue.claim({ workerId: "w", limit: 1, leaseMs: 1000, now: T0 });
+    if (!claim) throw new Error("nothing to claim");
+    // A minute ago, by the CLI's clock: in every window.
+    const failing = record({ startedAt: T0 - 60_000, statusCode: 500, outcome: "http_error" });
+    await store.queue.finish(claim, failing, { state: "failed" });
+    const webhook = claim.delivery.webhookName;
+    const output = await cli("stats", "--webhook", webhook);
+    expect(output).toContain("  status        failing");
+    expect(output).toContain("  last success  never");
+    expect(output).toMatch(/failing since \S+ \(1 attempt failed in a row\)/);
+    expect(output).toContain("  latency       p50 13 ms, p95 13 ms (newest 1 answered attempts");
+    expect(output).toMatch(/\n {2}day +1 +0% +1 /);
+    const health = JSON.parse(await cli("stats", "--webhook", webhook, "--json"));
+    expect(health).toMatchObject({ status: "failing", consecutiveFailures: 1 });
+    expect(health.windows.week.outcomes.http_error).toBe(1);
+    expect(await cli("list")).toMatch(new RegExp(`${webhook} +yes +failing 0% of 1 `));
+    expect(await refused("stats", "--webhook", "nobody")).toContain("No webhook");
   });
 
   test("stats prints counts per state; --json is exactly one object keyed by state", async () => {

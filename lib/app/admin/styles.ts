@@ -42,6 +42,9 @@ table.fields th { width: 12rem; background: #f3f5f8; }
 .badge.successful, .badge.enabled { background: var(--ok); }
 .badge.failed, .badge.disabled, .badge.stale { background: var(--bad); }
 .badge.live { background: var(--ok); }
+.badge.healthy { background: var(--ok); } .badge.failing { background: var(--bad); }
+.badge.idle { background: var(--muted); }
+section.health table.fields { margin-bottom: .75rem; }
 .warning { margin: 1rem 0; }
 .url-warning { background: #fff6e0; border: 1px solid #e8c26b; padding: .4rem .6rem; border-radius: 4px;
   font-weight: normal; overflow-wrap: anywhere; }

@@ -234,6 +234,14 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE deliveries ADD COLUMN render_pending BOOLEAN NOT NULL DEFAULT FALSE;
   `,
+  // 17: a webhook's health from its attempts (as SQLite's 20): each attempt names its webhook,
+  // one index by (webhook, outcome, time) with the duration in it.
+  `
+  ALTER TABLE attempts ADD COLUMN webhook_id BIGINT;
+  UPDATE attempts a SET webhook_id = d.webhook_id FROM deliveries d WHERE d.id = a.delivery_id;
+  CREATE INDEX attempts_webhook_outcome ON attempts (webhook_id, outcome, started_at)
+    INCLUDE (duration_ms);
+  `,
 ];
 
 /** Key of the advisory lock that serialises migrations across processes (any constant will do). */

@@ -24,6 +24,7 @@ import {
   type WebhookFormValues,
   webhookFormValues,
 } from "./webhook-form.ts";
+import { HealthSection, loadHealth } from "./webhook-health.tsx";
 import { lastChangeBody, previewWebhook, sampleChangeBody } from "./webhook-preview.ts";
 import { WEBHOOKS, WebhookFormPage } from "./webhooks-views.tsx";
 
@@ -96,9 +97,11 @@ export function webhookPages(deps: WebhookRouteDeps) {
   ) {
     const page = pageContext(c);
     const recent = await store.queue.list({ webhookId: webhook.id, limit: RECENT_DELIVERIES });
+    const nowMs = now().getTime();
     return renderPage(
       c,
       <WebhookFormPage
+        head={<HealthSection stats={await loadHealth(store, webhook, nowMs)} nowMs={nowMs} />}
         page={page}
         values={webhookFormValues(webhook, fields)}
         fields={fields}

@@ -6,12 +6,14 @@ import { maskUrlPassword } from "../../../text/url-credentials.ts";
 import type { WebhookFields } from "../../../webhooks/definition/field-faces.ts";
 import { WEBHOOK_FIELDS } from "../../../webhooks/definition/field-table.ts";
 import type { Webhook } from "../../../webhooks/model.ts";
+import type { WebhookStats } from "../../../webhooks/observe/webhook-stats.ts";
 import { DELIVERIES } from "../background-tasks/background-tasks-views.tsx";
 import { formatTime } from "../format.ts";
 import { CsrfField, Layout, type PageContext, PostButton } from "../layout.tsx";
 import { UrlWarning } from "./url-warning.tsx";
 import { OptionNote, WebhookFieldInputs } from "./webhook-fields-view.tsx";
 import type { WebhookFormValues } from "./webhook-form.ts";
+import { HealthCell } from "./webhook-health.tsx";
 import type { WebhookPreview } from "./webhook-preview.ts";
 import { PreviewSection } from "./webhook-preview-view.tsx";
 
@@ -21,8 +23,10 @@ export function WebhookListPage(props: {
   page: PageContext;
   webhooks: Webhook[];
   fields?: WebhookFields;
+  /** Each webhook's health by id (the Health column); absent: the column is left out. */
+  health?: Map<number, WebhookStats>;
 }) {
-  const { page } = props;
+  const { page, health } = props;
   const fields = props.fields ?? WEBHOOK_FIELDS;
   return (
     <Layout title="Webhooks" page={page}>
@@ -42,6 +46,7 @@ export function WebhookListPage(props: {
               <th>URL</th>
               <th>Events</th>
               <th>State</th>
+              {health ? <th>Health</th> : null}
               <th>Secret</th>
               <th />
             </tr>
@@ -65,6 +70,15 @@ export function WebhookListPage(props: {
                   </span>
                   <HealthNote webhook={w} />
                 </td>
+                {health ? (
+                  <td data-label="Health">
+                    {health.has(w.id) ? (
+                      <HealthCell stats={health.get(w.id) as WebhookStats} />
+                    ) : (
+                      "–"
+                    )}
+                  </td>
+                ) : null}
                 <td data-label="Secret">{w.secret ? "set" : "none"}</td>
                 <td class="action">
                   <div class="actions">
@@ -115,6 +129,8 @@ export function WebhookFormPage(props: {
   urlWarning?: string | null;
   /** Shown between the form and Delete (the webhook's recent deliveries). */
   children?: Child;
+  /** Shown first, above the form (the webhook's health). */
+  head?: Child;
   fields?: WebhookFields;
 }) {
   const { page, values, webhook } = props;
@@ -141,6 +157,8 @@ export function WebhookFormPage(props: {
           />
         </div>
       ) : null}
+      {props.head}
+      {props.head && webhook ? <h2>Settings</h2> : null}
       {props.errors ? (
         <p class="error-box" role="alert">
           {[...props.errors.formErrors, "Please correct the fields marked below."].join(" ")}

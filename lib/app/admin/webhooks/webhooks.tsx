@@ -13,6 +13,7 @@ import { pageContext, renderPage } from "../page.tsx";
 import { parseReplayForm, readReplayForm } from "./replay-form.tsx";
 import { SecretRotatedPage } from "./secret-rotation.tsx";
 import { emptyWebhookForm, parseWebhookForm } from "./webhook-form.ts";
+import { loadHealthOf } from "./webhook-health.tsx";
 import {
   refusedErrors,
   type WebhookPages,
@@ -49,9 +50,10 @@ function listAndCreateRoutes(routes: Hono<AppEnv>, deps: WebhookRouteDeps, pages
 
   routes.get("/", async (c) => {
     const webhooks = await store.webhooks.list();
+    const health = await loadHealthOf(store, webhooks, deps.now().getTime());
     return renderPage(
       c,
-      <WebhookListPage page={pageContext(c)} webhooks={webhooks} fields={fields} />,
+      <WebhookListPage page={pageContext(c)} webhooks={webhooks} fields={fields} health={health} />,
     );
   });
 

@@ -242,7 +242,8 @@ function leaseRows(
           UPDATE outages SET back_at = u.back_at, grace_until = u.grace_until
           FROM outage u WHERE outages.id = 1 AND (SELECT yes FROM returned)
         ), lost AS (
-          SELECT d.id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at, w.enabled,
+          SELECT d.id, d.webhook_id, d.attempts, d.lease_owner, d.updated_at, d.lease_expires_at,
+            w.enabled,
             CASE WHEN w.retry_attempts IS NULL THEN ${shortCap}::int
               ELSE least(w.retry_attempts, ${maxAttempts}::int) END AS cap,
             ${LEASE_EXPIRED_TEXT.before}::text || coalesce(d.lease_owner, '?')
@@ -297,9 +298,10 @@ function leaseRows(
           SELECT id, 'fail', error FROM lost WHERE attempts >= cap
         ), recorded AS (
           INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
-            status_code, outcome, error)
+            status_code, outcome, error, webhook_id)
           SELECT id, attempts, lease_owner, updated_at,
-            greatest(0, (SELECT t FROM clock) - updated_at), NULL, 'lease_expired', error
+            greatest(0, (SELECT t FROM clock) - updated_at), NULL, 'lease_expired', error,
+            webhook_id
           FROM lost
           ON CONFLICT (delivery_id, attempt) DO NOTHING
         ), updated AS (

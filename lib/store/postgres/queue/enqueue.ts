@@ -135,12 +135,12 @@ export function createEnqueue(
               context, failed, error, object_model, object_id, later, n)
           JOIN webhooks w ON w.id = target.webhook_id AND w.enabled
           ORDER BY target.n
-          RETURNING id, template_failed, last_error
+          RETURNING id, template_failed, last_error, webhook_id
         ), template_errors AS (
           -- A template that cannot render is attempt 1, recorded at once: nothing is sent.
           INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
-            outcome, error)
-          SELECT id, 1, NULL, (SELECT t FROM clock), 0, 'template_error', last_error
+            outcome, error, webhook_id)
+          SELECT id, 1, NULL, (SELECT t FROM clock), 0, 'template_error', last_error, webhook_id
           FROM inserted WHERE template_failed
         )
         SELECT id, pg_notify(${CHANGE_CHANNEL}, '') AS notified FROM inserted`;

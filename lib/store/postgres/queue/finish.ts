@@ -80,9 +80,9 @@ async function writeResults(
       RETURNING d.id, d.ordered
     ), recorded AS (
       INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
-        status_code, outcome, error, response_headers, response_body, url)
+        status_code, outcome, error, response_headers, response_body, url, webhook_id)
       SELECT f.id, f.attempt, f.worker_id, f.started_at, f.duration_ms, f.status, f.outcome,
-        f.error, f.response_headers, f.response_body, f.url
+        f.error, f.response_headers, f.response_body, f.url, f.webhook_id
       FROM input f JOIN updated u ON u.id = f.id
       RETURNING delivery_id
     ), announced AS (

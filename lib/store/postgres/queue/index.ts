@@ -18,6 +18,7 @@ import type { Persistence } from "./persist.ts";
 import { createRenew } from "./renew.ts";
 import { createRerender } from "./rerender.ts";
 import { createSearch } from "./search.ts";
+import { createWebhookStats } from "./webhook-stats.ts";
 
 export interface PostgresQueueOptions {
   /** A test clock; absent, the database's clock is used (see clock.ts). */
@@ -77,6 +78,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     list: listing.list,
     get: listing.get,
     stats: listing.stats,
+    attemptTally: createWebhookStats(db),
     lastAttemptId: listing.lastAttemptId,
     attemptsAfter: listing.attemptsAfter,
     // A delivery failed by its template is rendered again first (its template may be fixed).

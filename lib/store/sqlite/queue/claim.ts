@@ -177,8 +177,9 @@ function createLostLeases(db: Database) {
   >(CLAIM_SQL.expiredLeases);
   const lostAttemptStmt = db.prepare<unknown, Params>(
     `INSERT OR IGNORE INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
-       status_code, outcome, error)
-     VALUES ($id, $attempt, $worker_id, $started_at, $duration_ms, NULL, 'lease_expired', $error)`,
+       status_code, outcome, error, webhook_id)
+     VALUES ($id, $attempt, $worker_id, $started_at, $duration_ms, NULL, 'lease_expired', $error,
+       $webhook_id)`,
   );
   const requeueLostStmt = db.prepare<unknown, Params>(
     `UPDATE deliveries SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,
@@ -213,6 +214,7 @@ function createLostLeases(db: Database) {
         started_at: lost.updated_at,
         duration_ms: Math.max(0, at - lost.updated_at),
         error,
+        webhook_id: lost.webhook_id,
       });
       const params = { id: lost.id, attempt: lost.attempts, now: at, error };
       // The lost attempt may have been sent: it counts towards the cap like any other.

@@ -109,8 +109,9 @@ function createInserts(db: Database) {
   );
   // A template that cannot render is attempt 1, recorded at once: nothing is ever sent for it.
   const insertTemplateErrorStmt = db.prepare<unknown, SQLQueryBindings[]>(
-    `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms, outcome, error)
-     VALUES (?1, 1, NULL, ?2, 0, 'template_error', ?3)`,
+    `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms, outcome, error,
+       webhook_id)
+     VALUES (?1, 1, NULL, ?2, 0, 'template_error', ?3, ?4)`,
   );
 
   function insertRendered(change: ChangeEvent, delivery: PlannedDelivery, t: number): number {
@@ -135,7 +136,7 @@ function createInserts(db: Database) {
     );
     if (!row) throw new Error("Inserting a delivery returned no id");
     insertPayloadsStmt(1).run(delivery.payload, row.id);
-    if (failed) insertTemplateErrorStmt.run(row.id, t, delivery.templateError);
+    if (failed) insertTemplateErrorStmt.run(row.id, t, delivery.templateError, delivery.webhookId);
     return row.id;
   }
 

@@ -10,7 +10,7 @@ import { perRowCount } from "./rows.ts";
 const RESULTS_PER_STATEMENT = 64;
 /** Values bound per result in the fenced UPDATE and in the attempts INSERT. */
 const OUTCOME_VALUES = 8;
-const ATTEMPT_VALUES = 11;
+const ATTEMPT_VALUES = 12;
 
 /** `(?s+1, …, ?s+width)` for each of `count` rows, numbered from `start`. */
 function valueRows(count: number, width: number, start: number): string {
@@ -49,7 +49,7 @@ export function createFinish(db: Database) {
   const attemptsStmt = perRowCount(
     db,
     (count) => `INSERT INTO attempts (delivery_id, attempt, worker_id, started_at, duration_ms,
-        status_code, outcome, error, response_headers, response_body, url)
+        status_code, outcome, error, response_headers, response_body, url, webhook_id)
       VALUES ${valueRows(count, ATTEMPT_VALUES, 0)}`,
   );
   const recordEvent = createSqliteEventRecorder(db);
@@ -97,6 +97,7 @@ export function createFinish(db: Database) {
       record.responseHeaders,
       record.responseBody,
       record.url ?? null,
+      claim.delivery.webhookId,
     ];
   }
 

@@ -25,6 +25,7 @@ import { createMaintenance, purgeBatch } from "./maintenance.ts";
 import { createRenew } from "./renew.ts";
 import { createRerender } from "./rerender.ts";
 import { createSearch } from "./search.ts";
+import { createWebhookStats } from "./webhook-stats.ts";
 
 export { CLAIM_SQL } from "./claim.ts";
 export { LIST_SQL } from "./listing.ts";
@@ -68,6 +69,7 @@ export function createSqliteQueue(
   const maintenance = createMaintenance(db);
   const rerender = createRerender(db, options.render ?? sharedTemplateRenderer().render, read);
   const searching = createSearch(db);
+  const tally = createWebhookStats(db);
   const availability = options.availability ?? createAvailabilityWatch();
   const claiming = createClaiming(db, { now, changes, availability, clock: options.now });
 
@@ -135,6 +137,10 @@ export function createSqliteQueue(
 
     async stats() {
       return listing.stats();
+    },
+
+    async attemptTally(webhookId, at) {
+      return tally(webhookId, at);
     },
 
     async purgeBatch(olderThan, batchSize) {

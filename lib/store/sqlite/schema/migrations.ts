@@ -221,4 +221,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE deliveries ADD COLUMN render_pending INTEGER NOT NULL DEFAULT 0;
   `,
+  // 20: a webhook's health (GET /api/webhooks/{id}/stats) from its attempts: each attempt names
+  // its webhook; one index by (webhook, outcome, time) answers a window's counts per outcome, the
+  // last success and the streak since as index ranges, the durations read from the index too.
+  `
+  ALTER TABLE attempts ADD COLUMN webhook_id INTEGER;
+  UPDATE attempts SET webhook_id = (SELECT webhook_id FROM deliveries d WHERE d.id = attempts.delivery_id);
+  CREATE INDEX attempts_webhook_outcome ON attempts (webhook_id, outcome, started_at, duration_ms);
+  `,
 ];
