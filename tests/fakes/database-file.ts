@@ -8,20 +8,26 @@ import { gate, type Responder, startFakeEndpoint } from "./webhook-endpoint.ts";
 type Cleanups = Array<() => unknown>;
 
 /**
- * A SQLite database file in a temporary folder with the real store on it (for a worker process
- * or command to open by `path`), and a fake endpoint answering with `respond`. `cleanups` gets
- * their ends: the endpoint stopped, the store closed, the folder removed.
+ * A SQLite database file (`path`) in a temporary folder (`dir`) with the real store on it, for a
+ * worker process or command to open by path. `cleanups` gets the store's close, then the
+ * folder's removal.
  */
+export function databaseFile(options: { cleanups: Cleanups; prefix?: string; now?: () => number }) {
+  const dir = mkdtempSync(join(tmpdir(), options.prefix ?? "database-file-"));
+  const path = join(dir, "app.db");
+  const store = openSqliteStore(path, options.now ? { now: options.now } : {});
+  options.cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  options.cleanups.push(() => store.close());
+  return { dir, path, store };
+}
+
+/** databaseFile() and a fake endpoint answering with `respond`, stopped at cleanup. */
 export function databaseFileAndEndpoint(
   respond: Responder | undefined,
   options: { cleanups: Cleanups; prefix?: string; now?: () => number },
 ) {
-  const dir = mkdtempSync(join(tmpdir(), options.prefix ?? "database-file-"));
-  const path = join(dir, "app.db");
-  const store = openSqliteStore(path, options.now ? { now: options.now } : {});
+  const { path, store } = databaseFile(options);
   const endpoint = startFakeEndpoint(respond);
-  options.cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  options.cleanups.push(() => store.close());
   options.cleanups.push(() => endpoint.stop());
   return { path, store, endpoint };
 }

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, renameSync, rmSync, unlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { renameSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { loadOperabilityConfig } from "../../lib/config/operability.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
@@ -8,6 +7,7 @@ import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { loadWorkerConfig } from "../../lib/worker/config.ts";
 import { DatabaseFileError } from "../../lib/worker/database-file.ts";
 import { runWorker } from "../../lib/worker/process.ts";
+import { databaseFile } from "../fakes/database-file.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -16,11 +16,7 @@ afterEach(async () => {
 
 /** A worker running (not --once) on a database file, checking the file every 10 ms. */
 function startWorker() {
-  const dir = mkdtempSync(join(tmpdir(), "worker-db-file-"));
-  const path = join(dir, "app.db");
-  const store = openSqliteStore(path);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => store.close());
+  const { dir, path, store } = databaseFile({ cleanups, prefix: "worker-db-file-" });
   const env = { DATABASE_URL: path };
   const logger = createMemoryLogger();
   const stop = new AbortController();
@@ -66,11 +62,7 @@ describe("the worker and its database file", () => {
   });
 
   test("keeps running while the file stays, and stops cleanly on a signal", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "worker-db-file-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, "app.db");
-    const store = openSqliteStore(path);
-    cleanups.push(() => store.close());
+    const { path, store } = databaseFile({ cleanups, prefix: "worker-db-file-" });
     let checks = 0;
     const stop = new AbortController();
     const env = { DATABASE_URL: path };

@@ -1,11 +1,7 @@
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { change } from "../fakes/change.ts";
 import { startConnectProxy } from "../fakes/connect-proxy.ts";
-import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { databaseFileAndEndpoint } from "../fakes/database-file.ts";
 import { spawnWorker } from "../fakes/worker-process.ts";
 
 setDefaultTimeout(60_000);
@@ -16,13 +12,10 @@ afterEach(async () => {
 });
 
 test("`worker --once` with HTTP_PROXY and HTTPS_PROXY in its environment: not used, said once; WEBHOOK_PROXY_URL named with its password masked", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "env-proxy-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, "app.db");
-  const store = openSqliteStore(path);
-  cleanups.push(() => store.close());
-  const endpoint = startFakeEndpoint(() => new Response("ok"));
-  cleanups.push(() => endpoint.stop());
+  const { path, store, endpoint } = databaseFileAndEndpoint(undefined, {
+    cleanups,
+    prefix: "env-proxy-",
+  });
   const proxy = await startConnectProxy({ user: "relay", password: "hunter2" });
   cleanups.push(() => proxy.stop());
   await store.webhooks.create({ name: "direct", url: endpoint.url });

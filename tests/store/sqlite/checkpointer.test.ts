@@ -1,19 +1,17 @@
 import { afterEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkpointInBackground } from "../../../lib/store/sqlite/checkpointer.ts";
 import { openSqlite } from "../../../lib/store/sqlite/connection.ts";
+import { tempDirs } from "../../fakes/temp-dirs.ts";
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
+const tempDir = tempDirs("checkpointer-");
 
 test("the thread copies the WAL back, and the connection's commits no longer checkpoint themselves", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "checkpointer-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, "app.db");
+  const path = join(tempDir(), "app.db");
   const db = openSqlite(path);
   cleanups.push(() => db.close());
   expect(db.query("PRAGMA wal_autocheckpoint").get()).toEqual({ wal_autocheckpoint: 1000 });
