@@ -51,8 +51,6 @@ test("demoWorkerHooks() prints a failed attempt once and does not log it too", (
     id: 2,
     delivery: { event: "item.updated" },
     webhook: { name: "demo receiver", retrySchedule: "short" },
-    attempt: 1,
-    workerId: "w1",
   });
   hooks.onFinished?.(
     claim,

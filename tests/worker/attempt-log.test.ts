@@ -81,10 +81,8 @@ describe("logAttempt()", () => {
   test("attemptLogEntry() takes the event, attempt of max and next step from the claim and result", () => {
     const claim = claimFixture({
       id: 5,
-      delivery: { event: "item.created" },
       webhook: { name: "crm", retrySchedule: "day" },
       attempt: 3,
-      workerId: "w1",
     });
     const entry = attemptLogEntry(
       claim,
@@ -110,10 +108,7 @@ describe("logAttempt()", () => {
   test("masks the password of a URL quoted in an attempt's error, in the line and its fields", () => {
     const claim = claimFixture({
       id: 5,
-      delivery: { event: "item.created" },
       webhook: { name: "crm", retrySchedule: "day", url: "https://crm:s3cret@crm.example/in" },
-      attempt: 1,
-      workerId: "w1",
     });
     const error = "fetch https://crm:s3cret@crm.example/in failed";
     const entry = attemptLogEntry(claim, {
