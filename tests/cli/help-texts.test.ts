@@ -2,7 +2,6 @@ import { describe, expect, test } from "bun:test";
 import type { CommandDef } from "citty";
 import { createAppCommand } from "../../lib/app/command.ts";
 import { renderHelp, resolveForHelp } from "../../lib/cli/help.ts";
-import { ConfigError } from "../../lib/config/errors.ts";
 import { createDemoCommand } from "../../lib/demo/command.ts";
 import { createDigestCommand } from "../../lib/digest/command.ts";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
@@ -10,6 +9,7 @@ import { createReceiverCommand } from "../../lib/receiver/command.ts";
 import { VERSION } from "../../lib/version.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { createWorkerCommand } from "../../lib/worker/command.ts";
+import { configErrorOf } from "../fakes/config-error.ts";
 
 const sink = { write() {}, on() {}, off() {} };
 const SCRIPTS: Record<string, CommandDef> = {
@@ -53,14 +53,10 @@ describe("help texts say what happens", () => {
   });
 
   test("a bad HN_SEARCH_URL is answered with the search API's own address as the example", () => {
-    let error: unknown;
-    try {
-      loadDigestConfig({ HOME: "/home/test", HN_SEARCH_URL: "hn.algolia.com/api/v1" });
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toBe(
+    const message = configErrorOf(() =>
+      loadDigestConfig({ HOME: "/home/test", HN_SEARCH_URL: "hn.algolia.com/api/v1" }),
+    );
+    expect(message).toBe(
       'HN_SEARCH_URL="hn.algolia.com/api/v1" is invalid: expected an http:// or https:// URL, e.g. https://hn.algolia.com/api/v1',
     );
   });

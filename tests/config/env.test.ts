@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { z } from "zod";
 import { httpUrl, intInRange, parseEnv, withoutEmpty } from "../../lib/config/env.ts";
-import { ConfigError } from "../../lib/config/errors.ts";
+import { configErrorOf } from "../fakes/config-error.ts";
 
 describe("withoutEmpty()", () => {
   test("drops unset, empty and blank values and trims the rest", () => {
@@ -44,30 +44,18 @@ describe("parseEnv()", () => {
   });
 
   test("throws a one-line ConfigError naming the variable, the value and the expected form", () => {
-    let error: unknown;
-    try {
-      parseEnv(schema, { MAX: "abc" });
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toBe(
-      'MAX="abc" is invalid: expected a whole number from 1 to 1000',
-    );
+    const message = configErrorOf(() => parseEnv(schema, { MAX: "abc" }));
+    expect(message).toBe('MAX="abc" is invalid: expected a whole number from 1 to 1000');
   });
 });
 
 describe("parseEnv() and a URL's credentials", () => {
   test("names a bad URL without its user:password@", () => {
     const schema = z.object({ OLLAMA_ENDPOINT_URL: httpUrl().optional() });
-    let error: unknown;
-    try {
-      parseEnv(schema, { OLLAMA_ENDPOINT_URL: "ftp://digest:s3cret@ollama.lan:11434" });
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toBe(
+    const message = configErrorOf(() =>
+      parseEnv(schema, { OLLAMA_ENDPOINT_URL: "ftp://digest:s3cret@ollama.lan:11434" }),
+    );
+    expect(message).toBe(
       'OLLAMA_ENDPOINT_URL="ftp://ollama.lan:11434" is invalid: expected an http:// or https:// URL, e.g. http://localhost:11434',
     );
   });

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { ConfigError } from "../../lib/config/errors.ts";
 import {
   loadDatabaseTarget,
   loadWorkerConfig,
   loadWorkerMetrics,
 } from "../../lib/worker/config.ts";
+import { configErrorOf } from "../fakes/config-error.ts";
 
 describe("loadWorkerConfig", () => {
   test("loadWorkerConfig() defaults: 10 s timeout, attempts by schedule, 16 in flight and 64 ready, lease = timeout + 30 s", () => {
@@ -94,15 +94,9 @@ describe("loadWorkerConfig", () => {
       "WEBHOOK_RETRY_MAX_MS=1000 is invalid",
     ],
   ])("loadWorkerConfig(%o, %o) throws one line: %s", (env, flags, message) => {
-    let error: unknown;
-    try {
-      loadWorkerConfig(env, flags);
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toContain(message);
-    expect((error as Error).message).not.toContain("\n");
+    const said = configErrorOf(() => loadWorkerConfig(env, flags));
+    expect(said).toContain(message);
+    expect(said).not.toContain("\n");
   });
 });
 
@@ -142,16 +136,9 @@ describe("connection budget", () => {
       [{ DATABASE_POOL_MAX: "lots", DATABASE_URL: "x.db" }, 'DATABASE_POOL_MAX="lots"'],
       [{ DATABASE_URL: "postgres://u@h/db?max=-1" }, 'DATABASE_URL max="-1" is invalid'],
     ] as const) {
-      const error = (() => {
-        try {
-          loadDatabaseTarget(env);
-        } catch (e) {
-          return e;
-        }
-      })();
-      expect(error).toBeInstanceOf(ConfigError);
-      expect((error as Error).message).toContain(message);
-      expect((error as Error).message).not.toContain("\n");
+      const said = configErrorOf(() => loadDatabaseTarget(env));
+      expect(said).toContain(message);
+      expect(said).not.toContain("\n");
     }
   });
 });
@@ -193,14 +180,8 @@ describe("loadWorkerMetrics", () => {
     [{}, { "metrics-port": "" }, "--metrics-port needs a value"],
     [{ ADMIN_TOKEN: "short" }, { "metrics-port": "1" }, "ADMIN_TOKEN"],
   ])("loadWorkerMetrics(%j, %j) is refused in one line: %s", (env, flags, message) => {
-    let error: unknown;
-    try {
-      loadWorkerMetrics(env, flags);
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toContain(message);
-    expect((error as Error).message).not.toContain("\n");
+    const said = configErrorOf(() => loadWorkerMetrics(env, flags));
+    expect(said).toContain(message);
+    expect(said).not.toContain("\n");
   });
 });
