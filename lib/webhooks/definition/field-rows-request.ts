@@ -183,8 +183,7 @@ export const REQUEST_FIELDS: WebhookFields = [
     cli: {
       flag: "events",
       type: "string",
-      description:
-        "comma list of item.created, item.updated, item.deleted (* for all three), webhook.disabled, delivery.exhausted",
+      description: `comma list of item.created, item.updated, item.deleted (* for all three), ${OPERATIONAL_EVENTS.join(", ")}`,
       valueHint: "list",
       addDefault: "[default *]",
       toRule: (text) => text.split(","),
