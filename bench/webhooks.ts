@@ -37,6 +37,7 @@ import { SLOW_RENDERS_TITLE, slowRendersSection } from "./slow-renders.ts";
 import { SUSTAINED_TITLE, sustainedSection } from "./sustained.ts";
 import { TEMPLATE_BOMB_TITLE, templateBombSection } from "./template-bomb.ts";
 import { TEMPLATES_SECTION_TITLE, templatesSection } from "./templates.ts";
+import { STATS_TITLE, statsSection } from "./webhook-stats.ts";
 import { ANATOMY_TITLE, anatomySection } from "./worker-anatomy.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -107,6 +108,7 @@ const SECTIONS: Array<[string, string, Section]> = [
   ["limits", CHANGE_LIMITS_TITLE, (context) => changeLimitsSection({ report: context.report })],
   ["slow-renders", SLOW_RENDERS_TITLE, (context) => slowRendersSection({ report: context.report })],
   ["bulk", BULK_TITLE, (context) => bulkSection({ report: context.report })],
+  ["stats", STATS_TITLE, (context) => statsSection({ report: context.report })],
   ["throughput", "Delivery throughput, worker process → receiver process", deliveryThroughput],
   ["idle", "Idle worker: wake-up latency and CPU", idleWorker],
   [
