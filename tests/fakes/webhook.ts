@@ -1,3 +1,4 @@
+import type { FanOutCandidate } from "../../lib/webhooks/events/fan-out.ts";
 import type { Webhook } from "../../lib/webhooks/model.ts";
 
 /** The Standard Webhooks spec's test-vector secret. */
@@ -33,5 +34,17 @@ export function webhookFixture(overrides: Partial<Webhook> = {}): Webhook {
     createdAt: 0,
     updatedAt: 0,
     ...overrides,
+  };
+}
+
+/** Webhook `id` as fan-out reads it: every event, its own URL, a body template or none. */
+export function fanOutCandidate(id: number, bodyTemplate: string | null): FanOutCandidate {
+  return {
+    id,
+    events: ["*"],
+    url: `https://hooks.example/${id}`,
+    headers: [],
+    bodyTemplate,
+    conditions: null,
   };
 }

@@ -1,22 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import type { FanOutCandidate } from "../../../lib/webhooks/events/fan-out.ts";
 import { makeChangePlan, replan } from "../../../lib/webhooks/rendering/change-plan.ts";
 import {
   CHANGE_WALL_CEILING_MS,
   type RenderTemplates,
 } from "../../../lib/webhooks/rendering/render-process.ts";
 import { change } from "../../fakes/change.ts";
+import { fanOutCandidate } from "../../fakes/webhook.ts";
 
-function hook(id: number, bodyTemplate: string | null): FanOutCandidate {
-  return {
-    id,
-    events: ["*"],
-    url: `https://hooks.example/${id}`,
-    headers: [],
-    bodyTemplate,
-    conditions: null,
-  };
-}
+const hook = fanOutCandidate;
 
 /** A renderer that answers the template's own text, reporting `costMs` of CPU per template. */
 function fakeRenderer(costMs: number) {

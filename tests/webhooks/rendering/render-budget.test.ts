@@ -10,6 +10,7 @@ import {
 import { unboundedTemplate } from "../../../lib/webhooks/rendering/template-trial.ts";
 import { change } from "../../fakes/change.ts";
 import { LOOP_BOMB } from "../../fakes/template-bombs.ts";
+import { fanOutCandidate } from "../../fakes/webhook.ts";
 
 // Renderer processes start in about 0.1 s alone, seconds on a loaded 2-core machine.
 setDefaultTimeout(60_000);
@@ -31,16 +32,7 @@ function renderer(size?: number, child?: string): TemplateRenderer {
   return created;
 }
 
-function hook(id: number, bodyTemplate: string | null): FanOutCandidate {
-  return {
-    id,
-    events: ["*"],
-    url: `https://hooks.example/${id}`,
-    headers: [],
-    bodyTemplate,
-    conditions: null,
-  };
-}
+const hook = fanOutCandidate;
 
 describe("planDeliveries(): each webhook's CPU budget its own, the change's time shared", () => {
   test("40 templated webhooks, one costly for this change's data: it alone fails, saying whose budget it was", async () => {
