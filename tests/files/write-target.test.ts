@@ -23,6 +23,11 @@ function refusal(path: string, options?: { uid?: number }): string {
   throw new Error(`${path} was not refused`);
 }
 
+/** What writeTarget() gives for a regular file at `path`, reached through a symlink or not. */
+function file(path: string, exists: boolean, throughLink = false) {
+  return { kind: "file" as const, path, exists, throughLink };
+}
+
 describe("writeTarget()", () => {
   test("names the standard streams by any of their paths", () => {
     for (const path of ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev//stdout"]) {
@@ -48,30 +53,15 @@ describe("writeTarget()", () => {
   test("a regular file, or a new one, is written where it is", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "old.md"), "old");
-    expect(writeTarget(join(dir, "old.md"))).toEqual({
-      kind: "file",
-      path: join(dir, "old.md"),
-      exists: true,
-      throughLink: false,
-    });
-    expect(writeTarget(join(dir, "new.md"))).toEqual({
-      kind: "file",
-      path: join(dir, "new.md"),
-      exists: false,
-      throughLink: false,
-    });
+    expect(writeTarget(join(dir, "old.md"))).toEqual(file(join(dir, "old.md"), true));
+    expect(writeTarget(join(dir, "new.md"))).toEqual(file(join(dir, "new.md"), false));
   });
 
   test("a symlink to a regular file is followed: the file is the target", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "real.md"), "old");
     symlinkSync(join(dir, "real.md"), join(dir, "link.md"));
-    expect(writeTarget(join(dir, "link.md"))).toEqual({
-      kind: "file",
-      path: join(dir, "real.md"),
-      exists: true,
-      throughLink: true,
-    });
+    expect(writeTarget(join(dir, "link.md"))).toEqual(file(join(dir, "real.md"), true, true));
   });
 
   test("a file in a folder reached through a symlink to /dev is refused", () => {

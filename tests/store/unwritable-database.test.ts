@@ -20,24 +20,21 @@ describe("explainSqliteFailure()", () => {
   const plenty = () => 10 * 1_048_576;
   const none = () => 4096;
 
-  test("an I/O error on a nearly full file system is a full disk, with the folder to free", () => {
-    expect(
-      explainSqliteFailure(sqliteError("SQLITE_IOERR_SHMSIZE"), "/srv/x/app.db", {
-        freeBytes: none,
-      }),
-    ).toBe(
+  test.each([
+    [
+      "on a nearly full file system is a full disk, with the folder to free",
+      "SQLITE_IOERR_SHMSIZE",
+      none,
       "the disk holding /srv/x is full (4 KiB free): free some space there (df -h /srv/x), then run the command again",
-    );
-  });
-
-  test("an I/O error with space left is named as one", () => {
-    expect(
-      explainSqliteFailure(sqliteError("SQLITE_IOERR_WRITE"), "/srv/x/app.db", {
-        freeBytes: plenty,
-      }),
-    ).toBe(
+    ],
+    [
+      "with space left is named as one",
+      "SQLITE_IOERR_WRITE",
+      plenty,
       "disk I/O error (SQLITE_IOERR_WRITE): check the disk holding /srv/x (dmesg), then run the command again",
-    );
+    ],
+  ])("an I/O error %s", (_, code, freeBytes, message) => {
+    expect(explainSqliteFailure(sqliteError(code), "/srv/x/app.db", { freeBytes })).toBe(message);
   });
 
   test("a read-only file or folder says who needs write access to what", () => {

@@ -10,27 +10,19 @@ function sqliteError(code: string): Error {
 }
 
 describe("createAvailabilityWatch()", () => {
-  test("notes an outage after a write the database refused, until a claim notes its end", () => {
+  test.each([
+    ["SQLITE_FULL", "an outage (until a claim notes its end)", true],
+    ["SQLITE_CONSTRAINT_UNIQUE", "no outage: the statement failed for its own reason", false],
+  ])("a write refused with %s notes %s", (code, _, outage) => {
     const clock = { t: 0 };
     const watch = createAvailabilityWatch(() => clock.t);
     expect(() =>
       watch.write(() => {
-        throw sqliteError("SQLITE_FULL");
+        throw sqliteError(code);
       }),
-    ).toThrow("SQLITE_FULL");
-    expect(watch.returned(clock.t)).toBe(true);
+    ).toThrow(code);
+    expect(watch.returned(clock.t)).toBe(outage);
     watch.noted();
-    expect(watch.returned(clock.t)).toBe(false);
-  });
-
-  test("notes no outage after a statement that failed for its own reason", () => {
-    const clock = { t: 0 };
-    const watch = createAvailabilityWatch(() => clock.t);
-    expect(() =>
-      watch.write(() => {
-        throw sqliteError("SQLITE_CONSTRAINT_UNIQUE");
-      }),
-    ).toThrow("SQLITE_CONSTRAINT_UNIQUE");
     expect(watch.returned(clock.t)).toBe(false);
   });
 
