@@ -67,16 +67,19 @@ describe("createProgress()", () => {
     expect(pipe.writes).toEqual([]);
   });
 
-  test("cuts the line to the terminal width", () => {
-    const narrow = { ...stream(true), columns: 30 };
-    const progress = createProgress(narrow, {
+  test.each([
+    ["cuts the line to the terminal width", 30, 29],
+    ["assumes 80 columns when the terminal reports none", 0, 79],
+  ])("%s", (_, columns, width) => {
+    const terminal = { ...stream(true), columns };
+    const progress = createProgress(terminal, {
       total: 1,
-      titles: ["x".repeat(100)],
+      titles: ["x".repeat(200)],
       now: () => 0,
       tickMs: 0,
     });
     progress.update(0, "fetching");
-    expect(narrow.writes[0]?.replace("\r\u001b[K", "")).toHaveLength(29);
+    expect(terminal.writes[0]?.replace("\r\u001b[K", "")).toHaveLength(width);
   });
 });
 
@@ -93,18 +96,6 @@ test("createProgress() counts a wide title's columns, so the line never wraps", 
   expect(line.endsWith("…")).toBe(true);
   expect(Bun.stringWidth(line)).toBeLessThanOrEqual(59);
   expect(Bun.stringWidth(line)).toBeGreaterThanOrEqual(58);
-});
-
-test("createProgress() assumes 80 columns when the terminal reports none", () => {
-  const unknown = { ...stream(true), columns: 0 };
-  const progress = createProgress(unknown, {
-    total: 1,
-    titles: ["y".repeat(200)],
-    now: () => 0,
-    tickMs: 0,
-  });
-  progress.update(0, "fetching");
-  expect(unknown.writes[0]?.replace("\r\u001b[K", "")).toHaveLength(79);
 });
 
 test("createProgress() redraw() brings the elapsed time up to date", () => {

@@ -28,6 +28,11 @@ const options = {
   resolve: async () => ["93.184.215.14"],
 };
 
+/** fetchArticle()'s and readArticle()'s answer for a page refused for `reason`, with no description. */
+function refused(reason: string) {
+  return { ok: false as const, reason, description: null };
+}
+
 describe("fetchArticle()", () => {
   test("extracts the readable text of an HTML article, without the navigation", async () => {
     using site = startFakeArticleSite({
@@ -53,31 +58,25 @@ describe("fetchArticle()", () => {
 
   test("reports a 403 as a reason", async () => {
     using site = startFakeArticleSite({ "/paywall": { status: 403, body: "Forbidden" } });
-    expect(await fetchArticle(`${site.url}/paywall`, options)).toEqual({
-      ok: false,
-      reason: "the site answered HTTP 403",
-      description: null,
-    });
+    expect(await fetchArticle(`${site.url}/paywall`, options)).toEqual(
+      refused("the site answered HTTP 403"),
+    );
   });
 
   test("gives up on a site that does not answer within the timeout", async () => {
     using site = startFakeArticleSite({ "/slow": { hang: true } });
-    expect(await fetchArticle(`${site.url}/slow`, { ...options, timeoutMs: 100 })).toEqual({
-      ok: false,
-      reason: "no answer within 100 ms",
-      description: null,
-    });
+    expect(await fetchArticle(`${site.url}/slow`, { ...options, timeoutMs: 100 })).toEqual(
+      refused("no answer within 100 ms"),
+    );
   });
 
   test("refuses a PDF", async () => {
     using site = startFakeArticleSite({
       "/paper.pdf": { contentType: "application/pdf", body: "%PDF-1.7" },
     });
-    expect(await fetchArticle(`${site.url}/paper.pdf`, options)).toEqual({
-      ok: false,
-      reason: "it is not an HTML page (application/pdf)",
-      description: null,
-    });
+    expect(await fetchArticle(`${site.url}/paper.pdf`, options)).toEqual(
+      refused("it is not an HTML page (application/pdf)"),
+    );
   });
 
   test("refuses plain text and a missing content type", async () => {
@@ -91,11 +90,9 @@ describe("fetchArticle()", () => {
 
   test("stops reading a body that grows past the size cap", async () => {
     using site = startFakeArticleSite({ "/huge": { streamBytes: 50_000_000 } });
-    expect(await fetchArticle(`${site.url}/huge`, options)).toEqual({
-      ok: false,
-      reason: "it is too big (more than 100000 bytes)",
-      description: null,
-    });
+    expect(await fetchArticle(`${site.url}/huge`, options)).toEqual(
+      refused("it is too big (more than 100000 bytes)"),
+    );
   });
 
   test("refuses at once a body whose declared length is over the cap", async () => {
@@ -253,11 +250,9 @@ describe("readArticle()", () => {
   });
 
   test("says when a page has no readable text and no description", () => {
-    expect(readArticle("<html><body><script>app()</script></body></html>", "https://x/")).toEqual({
-      ok: false,
-      reason: "no readable text was found on the page",
-      description: null,
-    });
+    expect(readArticle("<html><body><script>app()</script></body></html>", "https://x/")).toEqual(
+      refused("no readable text was found on the page"),
+    );
   });
 
   test("says so of an empty page or one of plain text, instead of throwing", () => {
@@ -321,11 +316,11 @@ describe("fetchArticle(): the SSRF guard", () => {
     using site = startFakeArticleSite({ "/post": page });
     const port = new URL(site.url).port;
     const result = await fetchArticle(`${site.url}/post`, { ...options, allow: [] });
-    expect(result).toEqual({
-      ok: false,
-      reason: `the link was not followed (refused 127.0.0.1 (loopback): set DIGEST_ALLOWED_HOSTS=127.0.0.1:${port} to allow it)`,
-      description: null,
-    });
+    expect(result).toEqual(
+      refused(
+        `the link was not followed (refused 127.0.0.1 (loopback): set DIGEST_ALLOWED_HOSTS=127.0.0.1:${port} to allow it)`,
+      ),
+    );
     expect(site.requests).toEqual([]);
   });
 

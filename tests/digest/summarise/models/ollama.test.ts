@@ -236,27 +236,24 @@ describe("generate()", () => {
     expect(await kindOf(failure)).toBe("missing-model");
   });
 
-  test("fails on a 200 whose body carries an error", async () => {
-    using ollama = startFakeOllama({
-      generate: () => Response.json({ error: "an unknown error was encountered" }),
-    });
-    const failure = generate(ollama.url, request);
-    await expect(failure).rejects.toThrow(
+  test.each([
+    [
+      "a 200 whose body carries an error",
+      () => Response.json({ error: "an unknown error was encountered" }),
       "Ollama reported an error: an unknown error was encountered",
-    );
-    expect(await kindOf(failure)).toBe("bad-answer");
-  });
-
-  test("fails on a 500 with Ollama's error text", async () => {
-    using ollama = startFakeOllama({
-      generate: () =>
-        Response.json({ error: "llama runner process has terminated" }, { status: 500 }),
-    });
-    const failure = generate(ollama.url, request);
-    await expect(failure).rejects.toThrow(
+      "bad-answer",
+    ],
+    [
+      "a 500 with Ollama's error text",
+      () => Response.json({ error: "llama runner process has terminated" }, { status: 500 }),
       "Ollama answered HTTP 500: llama runner process has terminated",
-    );
-    expect(await kindOf(failure)).toBe("server");
+      "server",
+    ],
+  ])("fails on %s", async (_, answer, message, kind) => {
+    using ollama = startFakeOllama({ generate: answer });
+    const failure = generate(ollama.url, request);
+    await expect(failure).rejects.toThrow(message);
+    expect(await kindOf(failure)).toBe(kind);
   });
 
   test("fails on a 503 whose body is not JSON", async () => {
