@@ -46,22 +46,25 @@ function describeNotices(name: string, open: (now: () => number) => Promise<Stor
         events: ["*", ...NOTICES],
       });
       await store.webhooks.create({ name: "ops", url: `${ops.url}/ops`, events: NOTICES });
-      const worker = createDeliveryWorker({
-        store,
-        now: clock.now,
-        random: () => 0.5,
-        logAttempts: false,
-        config: loopbackWorkerConfig({ maxAttempts: null }),
-      });
+      const newWorker = () =>
+        createDeliveryWorker({
+          store,
+          now: clock.now,
+          random: () => 0.5,
+          logAttempts: false,
+          config: loopbackWorkerConfig({ maxAttempts: null, concurrency: 4 }),
+        });
+      // Two workers at once: the notice's once-per-run is the database's, not a process's.
+      const workers = [newWorker(), newWorker()];
       /**
-       * Runs the worker, its event relay included, and moves the clock to the next retry,
-       * until `done` holds: as hours pass for a worker with nothing else to do.
+       * Runs the workers, their event relays included, and moves the clock to the next retry,
+       * until `done` holds: as hours pass for workers with nothing else to do.
        */
       async function runUntil(done: () => Promise<boolean>) {
         for (let turn = 0; turn < 100; turn++) {
-          await worker.runOnce();
-          await worker.relay.idle();
-          await worker.runOnce();
+          await Promise.all(workers.map((w) => w.runOnce()));
+          await Promise.all(workers.map((w) => w.relay.idle()));
+          await Promise.all(workers.map((w) => w.runOnce()));
           if (await done()) return;
           const next = await store.queue.nextDueAt();
           if (next !== null) clock.advance(Math.max(0, next - clock.now()));
@@ -131,6 +134,23 @@ function describeNotices(name: string, open: (now: () => number) => Promise<Stor
       if (third === undefined) throw new Error("Nothing was queued");
       await env.runUntil(async () => (await env.attemptsOf(third)) >= 4);
       expect(notices(env.ops).map((b) => b.event)).toEqual(["failing", "recovered", "failing"]);
+      expect(notices(env.flaky)).toEqual([]);
+    });
+
+    test("eight deliveries failing at once through two workers: one webhook.failing, one webhook.recovered", async () => {
+      const env = await setup();
+      const ids: number[] = [];
+      for (let n = 1; n <= 8; n++) ids.push(...(await env.store.queue.enqueue(itemChange(n))));
+      expect(ids).toHaveLength(8);
+      const allAt = async (attempts: number) =>
+        (await Promise.all(ids.map(env.attemptsOf))).every((a) => a >= attempts);
+      await env.runUntil(() => allAt(5));
+      expect(notices(env.ops).map((b) => b.event)).toEqual(["failing"]);
+      env.state.down = false;
+      const allDone = async () =>
+        (await Promise.all(ids.map(env.stateOf))).every((s) => s === "successful");
+      await env.runUntil(allDone);
+      expect(notices(env.ops).map((b) => b.event)).toEqual(["failing", "recovered"]);
       expect(notices(env.flaky)).toEqual([]);
     });
 
