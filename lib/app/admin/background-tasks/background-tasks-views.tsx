@@ -277,6 +277,12 @@ export function DeliveryPage(props: {
           />
         </div>
       ) : null}
+      {d.renderPending ? (
+        <p class="notice" role="status">
+          Its templates are rendered by a worker just before the send (there was no time when the
+          change was queued): the payload below is the change until then.
+        </p>
+      ) : null}
       {props.orderedNote ? (
         <p class="notice" role="status">
           {props.orderedNote}
