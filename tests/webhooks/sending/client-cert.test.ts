@@ -43,6 +43,10 @@ describe("client certificates (mutual TLS)", () => {
     const withOne = await sendAttempt(claimFor({ ...webhook, ...CLIENT }), options);
     expect(withOne.record).toMatchObject({ outcome: "success", statusCode: 200 });
     expect(tls.hosts).toEqual([`hook.test:${tls.server.port}`]);
+    // Another webhook to the same receiver does not ride on the connection the certificate opened.
+    const after = await sendAttempt(claimFor(webhook), options);
+    expect(after.record.outcome).toBe("network_error");
+    expect(tls.hosts).toHaveLength(1);
   });
 
   test("a key file gone since the save ends the attempt naming the file, nothing sent", async () => {
