@@ -1,6 +1,7 @@
 import type { AttemptRecord, Claim, Outcome } from "../../lib/webhooks/model.ts";
 import type { WebhookHealth } from "../../lib/webhooks/policy/webhook-health.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
+import { change } from "./change.ts";
 
 /** An attempt that got `statusCode` (or, when null, timed out). */
 export function attemptRecord(
@@ -39,4 +40,20 @@ export async function completeClaim(
     });
   }
   return outcome;
+}
+
+/** The one change tests enqueue, its delivery claimed now (worker "w1", a 30 s lease by default). */
+export async function enqueueAndClaim(
+  store: Store,
+  options: { workerId?: string; leaseMs?: number } = {},
+): Promise<{ id: number; claim: Claim }> {
+  const [id] = await store.queue.enqueue(change());
+  const [claim] = await store.queue.claim({
+    workerId: options.workerId ?? "w1",
+    limit: 1,
+    leaseMs: options.leaseMs ?? 30_000,
+    now: Date.now(),
+  });
+  if (!claim || id === undefined) throw new Error("expected a claim");
+  return { id, claim };
 }

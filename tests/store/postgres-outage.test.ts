@@ -7,6 +7,7 @@ import {
   createChangeListener,
 } from "../../lib/store/postgres/changes.ts";
 import { openPostgresStore } from "../../lib/store/postgres/store.ts";
+import { enqueueAndClaim } from "../fakes/delivery.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { change, record } from "./contract.ts";
 
@@ -84,14 +85,7 @@ describePostgres("PostgreSQL store through a database outage", () => {
     const store = await openPostgresStore(url);
     cleanups.push(() => store.close());
     await store.webhooks.create({ name: "a", url: "https://e.example/1" });
-    const [id] = await store.queue.enqueue(change());
-    const [claim] = await store.queue.claim({
-      workerId: "w1",
-      limit: 1,
-      leaseMs: 30_000,
-      now: Date.now(),
-    });
-    if (!claim || id === undefined) throw new Error("expected a claim");
+    const { id, claim } = await enqueueAndClaim(store);
 
     // The store does not retry a result itself: the worker's loop is the one layer that does
     // (abortable, resumed when the database answers).

@@ -7,6 +7,7 @@ import { openPostgresStore } from "../../lib/store/postgres/store.ts";
 import { SchemaTooNewError } from "../../lib/store/schema-version.ts";
 import { createItem, updateItem } from "../../lib/webhooks/events/item-changes.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
+import { enqueueAndClaim } from "../fakes/delivery.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { holdRowLock } from "../fakes/row-lock.ts";
 import { change, record } from "./contract.ts";
@@ -244,14 +245,7 @@ describePostgres("PostgreSQL store specifics", () => {
   test("finish() stores a response body holding NUL bytes (as U+FFFD: TEXT cannot hold them)", async () => {
     const { store } = await openStore();
     await store.webhooks.create({ name: "a", url: "https://e.example/1" });
-    const [id] = await store.queue.enqueue(change());
-    const [claim] = await store.queue.claim({
-      workerId: "w1",
-      limit: 1,
-      leaseMs: 30_000,
-      now: Date.now(),
-    });
-    if (!claim || id === undefined) throw new Error("expected a claim");
+    const { id, claim } = await enqueueAndClaim(store);
     const body = "\u0000\u0001PNG\u0000";
     expect(
       await store.queue.finish(claim, record({ responseBody: body, error: "bad\u0000" }), {

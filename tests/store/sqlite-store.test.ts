@@ -9,6 +9,7 @@ import { DUE_SUMMARY_SQLITE } from "../../lib/store/sqlite/queue/due.ts";
 import { CLAIM_SQL, LIST_SQL } from "../../lib/store/sqlite/queue/index.ts";
 import { MIGRATIONS } from "../../lib/store/sqlite/schema/migrations.ts";
 import { createSqliteStore, openSqliteStore } from "../../lib/store/sqlite/store.ts";
+import { enqueueAndClaim } from "../fakes/delivery.ts";
 import { change, record } from "./contract.ts";
 
 const dirs: string[] = [];
@@ -403,14 +404,7 @@ test("a result recorded right before close() is kept", async () => {
   const path = join(tempDir(), "app.db");
   const store = createSqliteStore(openSqlite(path));
   await store.webhooks.create({ name: "a", url: "https://e.example/" });
-  const [id] = await store.queue.enqueue(change());
-  const [claim] = await store.queue.claim({
-    workerId: "w",
-    limit: 1,
-    leaseMs: 60_000,
-    now: Date.now(),
-  });
-  if (!claim) throw new Error("expected a claim");
+  const { id, claim } = await enqueueAndClaim(store, { workerId: "w", leaseMs: 60_000 });
   const finishing = store.queue.finish(claim, record(), { state: "successful" });
   await store.close();
   expect(await finishing).toBe(true);
