@@ -9,6 +9,7 @@ import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Subprocess } from "bun";
+import { outputReader } from "../fakes/output-reader.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
 
 // Four bun processes, each a second or more on a loaded 2-core machine.
@@ -51,19 +52,10 @@ function shell(line: string, database: string) {
 
 /** Reads a stream until `pattern` shows; resolves with its match (the stream stays open). */
 async function waitFor(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<string[]> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`ended before ${pattern}: ${text}`);
-    text += decoder.decode(value, { stream: true });
-    const match = text.match(pattern);
-    if (match) {
-      reader.releaseLock();
-      return [...match];
-    }
-  }
+  const output = outputReader(stream);
+  const match = await output.until(pattern);
+  output.release();
+  return [...match];
 }
 
 test("the README's three terminals: the first emit reaches the receiver at its first attempt", async () => {

@@ -1,37 +1,10 @@
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { outputReader } from "../fakes/output-reader.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
 setDefaultTimeout(30_000);
-
-/** Reads a child's stdout as it comes, so a test can await a line instead of sleeping. */
-function outputReader(stream: ReadableStream<Uint8Array>) {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  return {
-    get text() {
-      return text;
-    },
-    async waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
-      for (;;) {
-        const match = text.match(pattern);
-        if (match) return match;
-        const { done, value } = await reader.read();
-        if (done) throw new Error(`Output ended without ${pattern}:\n${text}`);
-        text += decoder.decode(value, { stream: true });
-      }
-    },
-    async rest(): Promise<string> {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return text;
-        text += decoder.decode(value, { stream: true });
-      }
-    },
-  };
-}
 
 test("`bun run demo` delivers one change to the receiver, serves the admin, and a Ctrl-C (two SIGINTs) deletes its database and exits 0", async () => {
   const child = Bun.spawn(["bun", "scripts/demo.ts", "--port", "0", "--receiver-port", "0"], {
@@ -41,11 +14,11 @@ test("`bun run demo` delivers one change to the receiver, serves the admin, and 
   });
   try {
     const out = outputReader(child.stdout);
-    const [, adminUrl] = await out.waitFor(/Admin UI: +(http:\/\/127\.0\.0\.1:\d+\/admin)\n/);
-    const [, databasePath] = await out.waitFor(/Database: +(\S+)/);
-    await out.waitFor(/"POST \/webhook HTTP\/1\.1" 200 -/);
-    await out.waitFor(/Signature: valid/);
-    await out.waitFor(
+    const [, adminUrl] = await out.until(/Admin UI: +(http:\/\/127\.0\.0\.1:\d+\/admin)\n/);
+    const [, databasePath] = await out.until(/Database: +(\S+)/);
+    await out.until(/"POST \/webhook HTTP\/1\.1" 200 -/);
+    await out.until(/Signature: valid/);
+    await out.until(
       /worker: Delivery 1 \(item\.created\) to "demo receiver", attempt 1\/4 \(\d+ ms\): HTTP 200\n/,
     );
 

@@ -2,41 +2,12 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { standardWebhookHeaders } from "../../lib/webhooks/sending/signing.ts";
+import { outputReader } from "../fakes/output-reader.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
 setDefaultTimeout(30_000);
 
 const SCRIPT = join(import.meta.dir, "../../scripts/receiver.ts");
-
-/** Reads a child's stdout as it comes, so a test awaits output instead of sleeping. */
-function outputReader(stream: ReadableStream<Uint8Array>) {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  return {
-    /** Resolves with the first match of `pattern` in everything read so far. */
-    async until(pattern: RegExp): Promise<RegExpExecArray> {
-      for (;;) {
-        const match = pattern.exec(text);
-        if (match) return match;
-        const { done, value } = await reader.read();
-        if (done) throw new Error(`output ended without ${pattern}: ${JSON.stringify(text)}`);
-        text += decoder.decode(value, { stream: true });
-      }
-    },
-    /** Stops reading: the child's next write fails as it would after `| head`. */
-    async close(): Promise<void> {
-      await reader.cancel();
-    },
-    async rest(): Promise<string> {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return text;
-        text += decoder.decode(value, { stream: true });
-      }
-    },
-  };
-}
 
 /** Sends `request` as is over a TCP connection and resolves with the whole response. */
 function rawRequest(port: number, request: string): Promise<string> {

@@ -6,6 +6,7 @@ import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
 import { change } from "../fakes/change.ts";
 import { databaseFileAndEndpoint, oneHeldDelivery } from "../fakes/database-file.ts";
 import { jsonLogLines } from "../fakes/json-log.ts";
+import { outputReader } from "../fakes/output-reader.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
 import { rawHttp, statusOf } from "../fakes/raw-http.ts";
 import { gate, type Responder } from "../fakes/webhook-endpoint.ts";
@@ -112,7 +113,9 @@ describe("worker process", () => {
     await endpoint.waitForRequests(1);
     child.kill("SIGTERM");
     // Let the worker see the signal before the answer arrives: its stderr says it is stopping.
-    await waitForOutput(child.stderr, "Stopping");
+    const stderr = outputReader(child.stderr);
+    await stderr.until("Stopping");
+    stderr.release();
     hold.open();
     expect(await child.exited).toBe(0);
     expect((await store.queue.get(id))?.delivery.state).toBe("successful");
@@ -121,7 +124,7 @@ describe("worker process", () => {
   test("two SIGINTs in quick succession (one Ctrl-C under `bun run`) stop gracefully: the request in flight finishes", async () => {
     const { path, store, endpoint, id, hold } = await oneHeldDelivery({ cleanups });
     const child = startWorker(path, { LOG_LEVEL: "debug" });
-    const stderr = outputOf(child.stderr);
+    const stderr = outputReader(child.stderr);
     await endpoint.waitForRequests(1);
     // The terminal signals the process group, then `bun run` forwards its copy.
     child.kill("SIGINT");
@@ -238,43 +241,4 @@ async function webhooksCli(path: string, args: string[]): Promise<string> {
     { rawArgs: args },
   );
   return lines.join("\n");
-}
-
-/** Reads a child's output until `text` appears. */
-async function waitForOutput(stream: ReadableStream<Uint8Array>, text: string): Promise<void> {
-  const decoder = new TextDecoder();
-  let seen = "";
-  const reader = stream.getReader();
-  try {
-    while (!seen.includes(text)) {
-      const { done, value } = await reader.read();
-      if (done) throw new Error(`output ended without ${JSON.stringify(text)}: ${seen}`);
-      seen += decoder.decode(value, { stream: true });
-    }
-  } finally {
-    reader.releaseLock();
-  }
-}
-
-/** A child's output read as it comes: until() waits for a text, rest() reads to the end. */
-function outputOf(stream: ReadableStream<Uint8Array>) {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  return {
-    async until(text: string): Promise<void> {
-      while (!seen.includes(text)) {
-        const { done, value } = await reader.read();
-        if (done) throw new Error(`output ended without ${JSON.stringify(text)}: ${seen}`);
-        seen += decoder.decode(value, { stream: true });
-      }
-    },
-    async rest(): Promise<string> {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return seen;
-        seen += decoder.decode(value, { stream: true });
-      }
-    },
-  };
 }
