@@ -1,12 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { createItem, deleteItem } from "../../lib/webhooks/events/item-changes.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
+import { databaseFileAndEndpoint } from "../fakes/database-file.ts";
 import { loopbackWorkerConfig } from "../fakes/test-worker.ts";
-import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -22,16 +18,12 @@ describe.each([
   ],
 ])("on SQLite, with %s", (_name, bodyTemplate) => {
   test("delete the newest item and create another: a new id, so a receiver tells the retried item.deleted from the item.created", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "ids-"));
     const clock = { t: Date.now() };
-    const store = openSqliteStore(join(dir, "app.db"), { now: () => clock.t });
     // The item.deleted's first attempt (the second request) fails; it is retried last.
-    const endpoint = startFakeEndpoint(
+    const { store, endpoint } = databaseFileAndEndpoint(
       (_request, index) => new Response("", { status: index === 1 ? 500 : 200 }),
+      { cleanups, prefix: "ids-", now: () => clock.t },
     );
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    cleanups.push(() => store.close());
-    cleanups.push(() => endpoint.stop());
     await store.webhooks.create({ name: "erp", url: endpoint.url, bodyTemplate });
     const worker = createDeliveryWorker({
       store,

@@ -1,13 +1,9 @@
 import { afterEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Webhook as StandardWebhook } from "standardwebhooks";
-import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { change } from "../fakes/change.ts";
+import { databaseFileAndEndpoint } from "../fakes/database-file.ts";
 import { loopbackWorkerConfig } from "../fakes/test-worker.ts";
-import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -16,17 +12,13 @@ afterEach(async () => {
 });
 
 test("a worker sends what the templates rendered at enqueue, and a retry resends the same bytes", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "templated-"));
   // Real time: receivers refuse a webhook-timestamp more than 5 minutes off.
   const clock = { t: Date.now() };
-  const store = openSqliteStore(join(dir, "app.db"), { now: () => clock.t });
   // The first attempt gets a 500, the second a 200.
-  const endpoint = startFakeEndpoint(
+  const { store, endpoint } = databaseFileAndEndpoint(
     (_request, index) => new Response("", { status: index === 0 ? 500 : 200 }),
+    { cleanups, prefix: "templated-", now: () => clock.t },
   );
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => store.close());
-  cleanups.push(() => endpoint.stop());
   const hook = await store.webhooks.create({
     name: "chat",
     url: `${endpoint.url}/{{ model }}/{{ data.sku }}`,
