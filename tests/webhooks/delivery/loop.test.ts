@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import {
   createWorker,
+  type Worker,
   type WorkerCollaborators,
   type WorkerOptions,
 } from "../../../lib/webhooks/delivery/loop.ts";
@@ -159,6 +160,19 @@ const success: Delivered = {
 
 const fakeClaim = (id: number): Claim => claimFixture({ id });
 
+/** Runs `worker` until `finish()`: every request answered from then on, the run stopped, awaited. */
+function start(worker: Worker, queue: { autoFinish(): void }) {
+  const stop = new AbortController();
+  const running = worker.run({ signal: stop.signal });
+  return {
+    async finish() {
+      queue.autoFinish();
+      stop.abort();
+      await running;
+    },
+  };
+}
+
 describe("createWorker", () => {
   test("runOnce() delivers everything due with at most `concurrency` in flight", async () => {
     const queue = fakeQueue(50);
@@ -176,8 +190,7 @@ describe("createWorker", () => {
   test("run() keeps `concurrency` requests in flight and `prefetch` more claimed", async () => {
     const queue = fakeQueue(10);
     const worker = createWorker(queue.collaborators, { concurrency: 3, prefetch: 2 });
-    const stop = new AbortController();
-    const running = worker.run({ signal: stop.signal });
+    const run = start(worker, queue);
     await queue.untilInFlight(3);
     await queue.untilClaimed(5);
     expect(queue.pending).toHaveLength(5);
@@ -188,16 +201,13 @@ describe("createWorker", () => {
     expect(queue.inFlight).toBe(3);
     expect(queue.pending).toHaveLength(4);
     expect(queue.maxInFlight).toBe(3);
-    queue.autoFinish();
-    stop.abort();
-    await running;
+    await run.finish();
   });
 
   test("without a prefetch, a slot freed beside slow requests is claimed for once the claim window ends", async () => {
     const queue = fakeQueue(20);
     const worker = createWorker(queue.collaborators, { concurrency: 8, prefetch: 0 });
-    const stop = new AbortController();
-    const running = worker.run({ signal: stop.signal });
+    const run = start(worker, queue);
     await queue.untilInFlight(8);
     expect(queue.pending).toHaveLength(12);
     // One request ends while seven hang: one slot is less than a chunk (a quarter of 8), yet
@@ -206,32 +216,26 @@ describe("createWorker", () => {
     await queue.untilStarted(9);
     expect(queue.pending).toHaveLength(11);
     expect(queue.inFlight).toBe(8);
-    queue.autoFinish();
-    stop.abort();
-    await running;
+    await run.finish();
   });
 
   test("a claim is told which deliveries the worker still handles, so it never takes their leases over", async () => {
     const queue = fakeQueue(6);
     const { worker, seen } = recordingHolding(queue, { concurrency: 2 });
-    const stop = new AbortController();
-    const running = worker.run({ signal: stop.signal });
+    const run = start(worker, queue);
     await queue.untilInFlight(2);
     expect(seen[0]).toEqual([]);
     queue.finishOne(1);
     await queue.untilStarted(3);
     // The claim for the freed slot came while delivery 2 was still in flight; 1 was done.
     expect(seen.at(-1)).toEqual([2]);
-    queue.autoFinish();
-    stop.abort();
-    await running;
+    await run.finish();
   });
 
   test("a claim is told the deliveries held in the buffer too: a lease run out there is never taken over by the worker itself", async () => {
     const queue = fakeQueue(10);
     const { worker, seen } = recordingHolding(queue, { concurrency: 1, prefetch: 2 });
-    const stop = new AbortController();
-    const running = worker.run({ signal: stop.signal });
+    const run = start(worker, queue);
     await queue.untilInFlight(1);
     await queue.untilClaimed(3); // 1 in flight, 2 and 3 held
     queue.finishOne(1);
@@ -240,9 +244,7 @@ describe("createWorker", () => {
     // Topped up with 2 in flight and 3 still in the buffer: both are the worker's.
     expect(seen.at(-1)).toEqual(expect.arrayContaining([2, 3]));
     expect(seen.at(-1)).not.toContain(4);
-    queue.autoFinish();
-    stop.abort();
-    await running;
+    await run.finish();
   });
 
   test("run() stops claiming on abort, releases unstarted claims, lets requests finish", async () => {
