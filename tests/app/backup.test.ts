@@ -1,12 +1,12 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { itemChange } from "../fakes/change.ts";
 import { outputOf } from "../fakes/process-output.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
 import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { spawnWorker } from "../fakes/worker-process.ts";
 
@@ -28,11 +28,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "backup-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const tempDir = tempDirs("backup-");
 
 function backup(databaseUrl: string, file: string) {
   const child = Bun.spawn(["bun", "scripts/app.ts", "backup", file], {

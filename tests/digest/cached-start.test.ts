@@ -3,9 +3,7 @@
  * no load, no prompt. Real HTTP to the fakes (which log every request, whatever its path), a
  * real SQLite cache file.
  */
-import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
 import { runDigest } from "../../lib/digest/digest.ts";
@@ -16,19 +14,11 @@ import { articleHtml } from "../fakes/article-site.ts";
 import { type DigestWorldOptions, startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, type Hit, storyHit } from "../fakes/hn-search.ts";
 import { DEFAULT_OPENAI_MODEL } from "../fakes/openai-server.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
 
 setDefaultTimeout(30_000);
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function cacheHome(): string {
-  const dir = mkdtempSync(join(tmpdir(), "digest-cached-start-"));
-  dirs.push(dir);
-  return dir;
-}
+const cacheHome = tempDirs("digest-cached-start-");
 
 /** Two stories, each with an article on the fake site and two comments. */
 function news(): Pick<DigestWorldOptions, "stories" | "comments" | "pages"> {

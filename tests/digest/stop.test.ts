@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gate, startDigestWorld } from "../fakes/digest-world.ts";
 import { textPosts } from "../fakes/hn-search.ts";
 import { echoTitle } from "../fakes/ollama.ts";
 import { outputOf } from "../fakes/process-output.ts";
 import { hasTool } from "../fakes/system-tools.ts";
+import { tempDirs } from "../fakes/temp-dirs.ts";
 import { startInTerminal } from "../fakes/terminal.ts";
 
 // Bun processes and a tmux pane: seconds on a loaded 2-core machine.
@@ -19,11 +19,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "digest-stop-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const tempDir = tempDirs("digest-stop-");
 
 /** `bun scripts/digest.ts --out <file>` over an existing digest, in a child process. */
 async function digestOver(env: Record<string, string>, yesterday: string) {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { createSqliteHealthStore, pauseWebhook } from "../../lib/store/sqlite/health.ts";
 import { nextQueuedDueAt } from "../../lib/store/sqlite/queue/due.ts";
@@ -6,23 +6,19 @@ import type { AttemptRecord, Claim, Delivered } from "../../lib/webhooks/model.t
 import { judgeAttempt } from "../../lib/webhooks/policy/judge.ts";
 import { DEFAULT_RETRY_POLICY } from "../../lib/webhooks/policy/retry.ts";
 import { createWebhookHealth } from "../../lib/webhooks/policy/webhook-health.ts";
-import type { Store, WebhookHealthRepo } from "../../lib/webhooks/ports.ts";
+import type { WebhookHealthRepo } from "../../lib/webhooks/ports.ts";
 import { createAfterAttempt } from "../../lib/worker/after-attempt.ts";
 import { itemChange } from "../fakes/change.ts";
 import { attemptRecord } from "../fakes/delivery.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
-import { openSqliteDb } from "../fakes/sqlite-db.ts";
+import { useSqliteDbs } from "../fakes/sqlite-db.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
-const stores: Store[] = [];
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-});
+const openDb = useSqliteDbs();
 
 async function setup() {
   const clock = createFakeClock(T0);
-  const { db, store } = openSqliteDb({ now: clock.now });
-  stores.push(store);
+  const { db, store } = openDb({ now: clock.now });
   const hook = await store.webhooks.create({ name: "busy", url: "https://example.com/b" });
   for (let n = 0; n < 3; n++) await store.queue.enqueue(itemChange(n));
   const [claim] = await store.queue.claim({

@@ -1,28 +1,23 @@
 import type { Database } from "bun:sqlite";
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { purgeBatch } from "../../lib/store/sqlite/queue/maintenance.ts";
-import type { Store } from "../../lib/webhooks/ports.ts";
 import { createRetention } from "../../lib/worker/retention.ts";
 import { itemChange } from "../fakes/change.ts";
 import { attemptRecord, completeClaim } from "../fakes/delivery.ts";
 import { createFakeClock } from "../fakes/fake-clock.ts";
-import { openSqliteDb } from "../fakes/sqlite-db.ts";
+import { useSqliteDbs } from "../fakes/sqlite-db.ts";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2025, 0, 1);
 
-const stores: Store[] = [];
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-});
+const openDb = useSqliteDbs();
 
 /** 25 deliveries finished at T0, 5 finished 20 days later, 2 still queued; one attempt each. */
 async function history() {
   const clock = createFakeClock(T0);
-  const { db, store } = openSqliteDb({ now: clock.now });
-  stores.push(store);
+  const { db, store } = openDb({ now: clock.now });
   await store.webhooks.create({ name: "a", url: "https://example.com/a" });
   for (let n = 0; n < 30; n++) await store.queue.enqueue(itemChange(n));
   const claims = await store.queue.claim({

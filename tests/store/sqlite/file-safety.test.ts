@@ -1,31 +1,21 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import {
   chmodSync,
   closeSync,
-  mkdtempSync,
   openSync,
   renameSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMemoryLogger } from "../../../lib/log.ts";
 import { openStore } from "../../../lib/store/open.ts";
 import { fileChange, fileIdentity } from "../../../lib/store/sqlite/file-safety.ts";
 import { openSqliteStore } from "../../../lib/store/sqlite/store.ts";
+import { tempDirs } from "../../fakes/temp-dirs.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "db-modes-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs("db-modes-");
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
