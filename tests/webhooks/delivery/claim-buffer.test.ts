@@ -81,6 +81,14 @@ function setup(options: { due?: number; concurrency?: number } = {}) {
   };
 }
 
+/** setup() with the buffer started and its first `claimed` claims taken in (ready). */
+async function started(claimed: number, options: Parameters<typeof setup>[0] = {}) {
+  const parts = setup(options);
+  parts.buffer.start();
+  await parts.buffer.topUp(claimed);
+  return parts;
+}
+
 describe("ClaimBuffer modes", () => {
   test("STOPPED → ACCEPTING: start() opens it; a stopped buffer hands out nothing", async () => {
     const { buffer, ids } = setup();
@@ -100,9 +108,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("ACCEPTING → RECHECKING: a stale head sets aside every stale claim in one renewal; fresh ones still go out", async () => {
-    const { buffer, stale, renewals, ids } = setup();
-    buffer.start();
-    await buffer.topUp(6);
+    const { buffer, stale, renewals, ids } = await started(6);
     stale.add(1);
     stale.add(3);
     expect(ids(buffer.take(2))).toEqual([2, 4]);
@@ -116,9 +122,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("RECHECKING → ACCEPTING: renewed claims come first and start without another check; dropped ones are counted", async () => {
-    const { buffer, stale, renewals, withdrawn, state, ids } = setup();
-    buffer.start();
-    await buffer.topUp(6);
+    const { buffer, stale, renewals, withdrawn, state, ids } = await started(6);
     stale.add(1);
     stale.add(2);
     stale.add(3);
@@ -136,9 +140,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("RECHECKING → RECHECKING: claims set aside during a renewal are renewed as soon as it settles, none ready", async () => {
-    const { buffer, stale, renewals, ids } = setup({ concurrency: 4 });
-    buffer.start();
-    await buffer.topUp(8); // 1..8 ready
+    const { buffer, stale, renewals, ids } = await started(8, { concurrency: 4 }); // 1..8 ready
     stale.add(1);
     expect(ids(buffer.take(1))).toEqual([2]);
     // Every other claim is found stale while 1 is being renewed: none is left ready.
@@ -153,9 +155,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("holding() names every claim held (ready, set aside, being renewed) and handed out until handled", async () => {
-    const { buffer, stale, ids } = setup({ concurrency: 4 });
-    buffer.start();
-    await buffer.topUp(8); // 1..8 ready
+    const { buffer, stale, ids } = await started(8, { concurrency: 4 }); // 1..8 ready
     stale.add(1);
     expect(ids(buffer.take(1))).toEqual([2]); // 1 being renewed
     stale.add(3);
@@ -170,9 +170,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("RECHECKING → ACCEPTING after a failed renewal: its claims are given back", async () => {
-    const { buffer, stale, renewals, released } = setup();
-    buffer.start();
-    await buffer.topUp(6);
+    const { buffer, stale, renewals, released } = await started(6);
     stale.add(1);
     buffer.take(1);
     renewals[0]?.answer(new Error("deadlock detected"));
@@ -182,9 +180,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("ACCEPTING → GATED while the database is unreachable: nothing goes out; → ACCEPTING when it answers", async () => {
-    const { buffer, state, databaseBack, ids } = setup();
-    buffer.start();
-    await buffer.topUp(6);
+    const { buffer, state, databaseBack, ids } = await started(6);
     state.reachable = false;
     expect(buffer.take(2)).toEqual([]);
     expect(buffer.mode).toBe("GATED");
@@ -197,9 +193,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("GATED while a result waits to be written, even with the database answering; claims wait too", async () => {
-    const { buffer, gate, state } = setup({ due: 20 });
-    buffer.start();
-    await buffer.topUp(6);
+    const { buffer, gate, state } = await started(6, { due: 20 });
     buffer.take(6);
     const written = gate.holdResult();
     expect(buffer.held).toBe(0);
@@ -212,9 +206,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("RECHECKING is not left for GATED: the renewal settles first, then the gate is entered", async () => {
-    const { buffer, stale, state, renewals } = setup();
-    buffer.start();
-    await buffer.topUp(6);
+    const { buffer, stale, state, renewals } = await started(6);
     stale.add(1);
     buffer.take(1);
     state.reachable = false;
@@ -228,9 +220,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("GATED forgets which claims were just renewed: after the gate opens they are checked again", async () => {
-    const { buffer, stale, state, renewals, databaseBack, ids } = setup();
-    buffer.start();
-    await buffer.topUp(6);
+    const { buffer, stale, state, renewals, databaseBack, ids } = await started(6);
     stale.add(1);
     buffer.take(1);
     renewals[0]?.answer([claim(1)]);
@@ -250,9 +240,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("→ DRAINING → STOPPED: drain() gives back what is held at once, and a renewal's claims when it settles", async () => {
-    const { buffer, stale, renewals, released } = setup();
-    buffer.start();
-    await buffer.topUp(6);
+    const { buffer, stale, renewals, released } = await started(6);
     stale.add(1);
     buffer.take(1); // 2 goes out, 1 is being renewed
     const drained = buffer.drain();
@@ -267,9 +255,7 @@ describe("ClaimBuffer modes", () => {
   });
 
   test("→ DRAINING from GATED ends the wait for the database; the buffer can start again", async () => {
-    const { buffer, state, released } = setup();
-    buffer.start();
-    await buffer.topUp(6);
+    const { buffer, state, released } = await started(6);
     state.reachable = false;
     buffer.take(1);
     await buffer.drain();
