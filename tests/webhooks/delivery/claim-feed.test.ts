@@ -66,6 +66,14 @@ function setup(options: { due?: number; concurrency?: number; prefetch?: number 
   };
 }
 
+/** setup() with the feed running until `stop` aborts; `running` ends with it. */
+function started(options: Parameters<typeof setup>[0] = {}) {
+  const parts = setup(options);
+  const stop = new AbortController();
+  const running = parts.feed.run({ signal: stop.signal });
+  return { ...parts, stop, running };
+}
+
 const ids = (handles: Array<ClaimHandle | null>) =>
   handles.map((h) => h?.claim.delivery.id ?? null);
 
@@ -76,9 +84,7 @@ describe("ClaimFeed", () => {
   });
 
   test("next() hands out claims first come, first served, and counts them in flight", async () => {
-    const { feed } = setup({ concurrency: 2 });
-    const stop = new AbortController();
-    const running = feed.run({ signal: stop.signal });
+    const { feed, stop, running } = started({ concurrency: 2 });
     const taken = await Promise.all([feed.next(), feed.next()]);
     expect(ids(taken)).toEqual([1, 2]);
     expect(feed.inFlight).toBe(2);
@@ -92,9 +98,10 @@ describe("ClaimFeed", () => {
   });
 
   test("next(signal) is null once its signal aborts, and the slot's place goes to the next", async () => {
-    const { feed, pending, workArrives, untilLooking } = setup({ due: 0, concurrency: 2 });
-    const stop = new AbortController();
-    const running = feed.run({ signal: stop.signal });
+    const { feed, pending, workArrives, untilLooking, stop, running } = started({
+      due: 0,
+      concurrency: 2,
+    });
     const leaving = new AbortController();
     const first = feed.next(leaving.signal);
     const second = feed.next();
@@ -112,9 +119,7 @@ describe("ClaimFeed", () => {
   });
 
   test("a claim is told every delivery handed out until handled(): its own claim never takes them over", async () => {
-    const { feed, told } = setup({ due: 6, concurrency: 2 });
-    const stop = new AbortController();
-    const running = feed.run({ signal: stop.signal });
+    const { feed, told, stop, running } = started({ due: 6, concurrency: 2 });
     const [a, b] = await Promise.all([feed.next(), feed.next()]);
     expect(told[0]).toEqual([]);
     // 1's request ends but its result is still on its way: a claim for the freed slot is told
@@ -135,9 +140,7 @@ describe("ClaimFeed", () => {
   });
 
   test("a claim answered with a delivery the worker still handles gives back that claim alone and keeps the rest", async () => {
-    const { feed, state, errors, released } = setup({ due: 6, concurrency: 2 });
-    const stop = new AbortController();
-    const running = feed.run({ signal: stop.signal });
+    const { feed, state, errors, released, stop, running } = started({ due: 6, concurrency: 2 });
     const [a, b] = await Promise.all([feed.next(), feed.next()]);
     // A store that leased a delivery the worker still handles (its result written, handled() not
     // yet called), beside a new one: the batch is committed, so only the conflict goes back.
@@ -158,9 +161,7 @@ describe("ClaimFeed", () => {
   });
 
   test("a handle's ends are called once each, in order: handled() before requestEnded() is refused", async () => {
-    const { feed } = setup({ due: 1, concurrency: 1 });
-    const stop = new AbortController();
-    const running = feed.run({ signal: stop.signal });
+    const { feed, stop, running } = started({ due: 1, concurrency: 1 });
     const handle = await feed.next();
     expect(() => handle?.handled()).toThrow("cannot move from recording to nowhere: it is sending");
     handle?.requestEnded();
