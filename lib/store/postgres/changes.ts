@@ -53,6 +53,8 @@ export function createChangeListener(
   let started = false;
   let closed = false;
   let connection: SQL | null = null;
+  /** The client of the attempt under way, closed by close() so that it ends at once. */
+  let attempt: SQL | null = null;
   let connecting: Promise<void> | null = null;
   const waiters = new Set<() => void>();
   const stop = new AbortController();
@@ -76,12 +78,15 @@ export function createChangeListener(
         onDrop(client);
       },
     });
+    attempt = client;
     try {
       await client.listen(channel, bump);
     } catch (error) {
       dropped = true;
       await client.close({ timeout: 0 }).catch(() => {});
       throw error;
+    } finally {
+      attempt = null;
     }
     if (closed) {
       await client.close({ timeout: 0 }).catch(() => {});
@@ -166,6 +171,8 @@ export function createChangeListener(
       connection = null;
       listening = false;
       await client?.close({ timeout: 0 }).catch(() => {});
+      // A LISTEN still connecting (a slow or loaded server) is cut rather than waited for.
+      await attempt?.close({ timeout: 0 }).catch(() => {});
       await connecting;
     },
   };
