@@ -78,9 +78,20 @@ export function renderBeforeSend(
       const error = overranOwnBudget(result) ? OWN_BUDGET_SPENT : result.templateError;
       return notSent("template_error", error);
     }
-    const { payload, url, headers, context: kept } = result;
-    const rendered = { payload, url, headers, context: kept, templateError: null };
-    if (!(await options.keep(claim, rendered))) {
+    const { payload, url, headers, context: renderedContext } = result;
+    const rendered = { payload, url, headers, context: renderedContext, templateError: null };
+    let kept: boolean;
+    try {
+      kept = await options.keep(claim, rendered);
+    } catch (error) {
+      // Not sent unkept (a retry would then send other bytes): an attempt that sent nothing.
+      const reason = error instanceof Error ? error.message : String(error);
+      return notSent(
+        "network_error",
+        `Rendering before the send: what rendered could not be kept (${reason}); nothing was sent`,
+      );
+    }
+    if (!kept) {
       return notSent(
         "lease_expired",
         "The delivery was no longer this worker's once rendered; nothing was sent",
