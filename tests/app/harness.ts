@@ -66,6 +66,14 @@ export function webhookForm(
   };
 }
 
+/** For a file of tests: a fresh app per test (testApp()), its store closed after it. */
+export function useApp(): TestApp {
+  return perTest(
+    () => testApp(),
+    (t) => t.store.close(),
+  );
+}
+
 /**
  * For a file or describe of API tests: a fresh app per test with ADMIN_TOKEN `token` (closed
  * after it), and `api`, a client sending that token as bearer.

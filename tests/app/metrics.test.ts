@@ -1,15 +1,11 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { AttemptRecord, Outcome } from "../../lib/webhooks/model.ts";
 import { itemChange } from "../fakes/change.ts";
 import { family, parsePrometheusText } from "../fakes/prometheus-text.ts";
-import { T0, testApp } from "./harness.ts";
+import { T0, testApp, useApp } from "./harness.ts";
 
 const TOKEN = "test-admin-token-0123456789";
-let t: ReturnType<typeof testApp>;
-beforeEach(() => {
-  t = testApp();
-});
-afterEach(() => t.store.close());
+let t = useApp();
 
 function change(n: number) {
   return itemChange(n, { event: "item.created", data: { id: n }, timestamp: T0 });

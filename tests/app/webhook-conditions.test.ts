@@ -1,11 +1,7 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createClient, testApp } from "./harness.ts";
+import { describe, expect, test } from "bun:test";
+import { createClient, testApp, useApp } from "./harness.ts";
 
-let t: ReturnType<typeof testApp>;
-beforeEach(() => {
-  t = testApp();
-});
-afterEach(() => t.store.close());
+const t = useApp();
 
 test("a webhook with a condition queues only the item changes that match, through the API", async () => {
   const low = await t.store.webhooks.create({

@@ -1,14 +1,10 @@
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { T0, testApp } from "../harness.ts";
+import { expect, test } from "bun:test";
+import { T0, useApp } from "../harness.ts";
 
 const SCRIPT = "<script>alert(1)</script>";
 const ONERROR = '"><img src=x onerror=alert(2)>';
 
-let t: ReturnType<typeof testApp>;
-beforeEach(() => {
-  t = testApp();
-});
-afterEach(() => t.store.close());
+const t = useApp();
 
 /** No markup from the data survives as markup: only its escaped text. */
 function expectEscaped(html: string) {

@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { T0, testApp } from "../harness.ts";
+import { describe, expect, test } from "bun:test";
+import { T0, useApp } from "../harness.ts";
 
 const OLD = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-let t: ReturnType<typeof testApp>;
-beforeEach(() => {
-  t = testApp();
-});
-afterEach(() => t.store.close());
+const t = useApp();
 
 describe("Rotate secret on a webhook's page", () => {
   test("shows the new secret once and keeps the old one signing for the grace given", async () => {

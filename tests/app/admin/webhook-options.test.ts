@@ -1,17 +1,13 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LOOP_BOMB, STOPPED } from "../../fakes/template-bombs.ts";
-import { testApp, webhookForm } from "../harness.ts";
+import { useApp, webhookForm } from "../harness.ts";
 
 const CA_FILE = join(import.meta.dir, "..", "..", "fakes", "tls", "hook-test.crt");
 
-let t: ReturnType<typeof testApp>;
-beforeEach(() => {
-  t = testApp();
-});
-afterEach(() => t.store.close());
+const t = useApp();
 
 const form = webhookForm({
   name: "chat",

@@ -1,11 +1,7 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { testApp, webhookForm } from "../harness.ts";
+import { describe, expect, test } from "bun:test";
+import { useApp, webhookForm } from "../harness.ts";
 
-let t: ReturnType<typeof testApp>;
-beforeEach(() => {
-  t = testApp();
-});
-afterEach(() => t.store.close());
+const t = useApp();
 
 const form = webhookForm({
   headers: "X-Env: test\nAuthorization: Bearer abc",
