@@ -5,11 +5,13 @@ import { createMemoryLogger } from "../../lib/log.ts";
 import { openStore } from "../../lib/store/open.ts";
 import { createItem, updateItem } from "../../lib/webhooks/events/item-changes.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
+import { pollUntil } from "../fakes/poll.ts";
 import {
   describePostgres,
   type PostgresCluster,
   startPostgresCluster,
 } from "../fakes/postgres-cluster.ts";
+import { holdRowLock } from "../fakes/row-lock.ts";
 
 /** The connection budget: what a process opens, as the server counts it. */
 describePostgres("PostgreSQL connection budget", () => {
@@ -48,16 +50,6 @@ describePostgres("PostgreSQL connection budget", () => {
       WHERE datname = ${database} AND pid <> ${except}`;
   }
 
-  /** Polls the server (an external observer) until `ok`, for at most ten seconds. */
-  async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-    const deadline = performance.now() + 10_000;
-    for (;;) {
-      const value = await read();
-      if (ok(value) || performance.now() > deadline) return value;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
   test("a worker with DATABASE_URL max=3 opens 3 connections: 2 pooled and LISTEN", async () => {
     const url = await cluster.createDatabase();
     const database = databaseOf(url);
@@ -76,33 +68,24 @@ describePostgres("PostgreSQL connection budget", () => {
 
     // Someone else holds the item's row lock: every update waits on the server, holding its
     // connection, so a pool that ignored its limit would open one connection per update.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked = () => {};
-    const lockTaken = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
     const other = track(new SQL(url, { max: 1 }));
     let otherPid = 0;
-    const holder = other.begin(async (tx) => {
+    const { unlock, holder } = await holdRowLock(other, async (tx) => {
       const [row] = await tx.unsafe(
         `SELECT pg_backend_pid() AS pid FROM items WHERE id = ${item.id} FOR UPDATE`,
       );
       otherPid = row.pid;
-      locked();
-      await held;
     });
-    await lockTaken;
     const updates = Array.from({ length: 10 }, (_, n) =>
       updateItem(store, item.id, { quantity: n + 1 }, context),
     );
-    const during = await until(
+    // Polled: the server's view of its backends is what shows the pool's limit.
+    const during = await pollUntil(
       () => backends(database, otherPid),
       (rows) => rows.filter((row) => row.waiting).length >= 2,
+      10_000,
     );
-    release();
+    unlock();
     await holder;
     await Promise.all(updates);
 

@@ -8,6 +8,7 @@ import { createDeliveryWorker } from "../../lib/worker/bind.ts";
 import { loadWorkerConfig } from "../../lib/worker/config.ts";
 import { change } from "../fakes/change.ts";
 import { skewedClockEnv } from "../fakes/faketime.ts";
+import { pollUntil } from "../fakes/poll.ts";
 import { describePostgres, usePostgresCluster } from "../fakes/postgres-cluster.ts";
 import { hasTool } from "../fakes/system-tools.ts";
 import { gate, type Responder, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
@@ -116,13 +117,8 @@ describePostgres("workers through PostgreSQL faults", () => {
   }
 
   /** Polls the server (the workers are other processes) for at most 20 s until `ok`. */
-  async function until(read: () => Promise<number>, ok: (n: number) => boolean): Promise<number> {
-    const deadline = performance.now() + 20_000;
-    for (;;) {
-      const value = await read();
-      if (ok(value) || performance.now() > deadline) return value;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+  function until(read: () => Promise<number>, ok: (n: number) => boolean): Promise<number> {
+    return pollUntil(read, ok, 20_000);
   }
 
   test("a storm of terminated backends against idle workers: none dies, all deliver after", async () => {
