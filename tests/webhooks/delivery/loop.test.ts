@@ -442,19 +442,13 @@ describe("createWorker", () => {
     const queue = fakeQueue(2);
     queue.autoFinish();
     let down = true;
-    let back = () => {};
-    const reachable = new Promise<void>((resolve) => {
-      back = resolve;
-    });
-    let failed = () => {};
-    const claimFailed = new Promise<void>((resolve) => {
-      failed = resolve;
-    });
+    const reachable = Promise.withResolvers<void>();
+    const claimFailed = Promise.withResolvers<void>();
     const collaborators: WorkerCollaborators = {
       ...queue.collaborators,
       async claim(limit, holding) {
         if (down) {
-          failed();
+          claimFailed.resolve();
           throw Object.assign(new Error("connection refused"), { unreachable: true });
         }
         return queue.collaborators.claim(limit, holding);
@@ -464,7 +458,7 @@ describe("createWorker", () => {
         isUnreachable: (error) => (error as { unreachable?: boolean }).unreachable === true,
         untilReachable: (signal) =>
           Promise.race([
-            reachable,
+            reachable.promise,
             new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve())),
           ]),
       },
@@ -473,10 +467,10 @@ describe("createWorker", () => {
     const worker = createWorker(collaborators, { concurrency: 2, claimErrorDelayMs: 600_000 });
     const stop = new AbortController();
     const running = worker.run({ signal: stop.signal });
-    await claimFailed;
+    await claimFailed.promise;
     const asleep = queue.untilWaiting();
     down = false;
-    back();
+    reachable.resolve();
     await asleep;
     stop.abort();
     await running;

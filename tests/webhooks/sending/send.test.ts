@@ -28,6 +28,16 @@ function endpoint(respond?: Responder): FakeEndpoint {
   return fake;
 }
 
+/** An endpoint that takes requests and answers none before the test ends. */
+function neverAnswering(): FakeEndpoint {
+  const hold = gate();
+  gates.push(hold.open);
+  return endpoint(async () => {
+    await hold.promise;
+    return new Response("too late");
+  });
+}
+
 function claimFor(
   url: string,
   overrides: Partial<Webhook> = {},
@@ -125,12 +135,7 @@ describe("sendAttempt", () => {
   });
 
   test("sendAttempt() gives up after the timeout when the endpoint never answers", async () => {
-    const hold = gate();
-    gates.push(hold.open);
-    const fake = endpoint(async () => {
-      await hold.promise;
-      return new Response("too late");
-    });
+    const fake = neverAnswering();
     const sent = await sendAttempt(claimFor(fake.url), { timeoutMs: 150, allow: LOOPBACK });
     expect(sent.record).toMatchObject({ outcome: "timeout", statusCode: null });
     expect(sent.record.error).toBe("Timed out after 150 ms (WEBHOOK_TIMEOUT_MS)");
@@ -365,12 +370,7 @@ describe("sendAttempt", () => {
   });
 
   test("sendAttempt() throws when the worker aborts it (hard shutdown)", async () => {
-    const hold = gate();
-    gates.push(hold.open);
-    const fake = endpoint(async () => {
-      await hold.promise;
-      return new Response("late");
-    });
+    const fake = neverAnswering();
     const controller = new AbortController();
     const sending = sendAttempt(claimFor(fake.url), {
       timeoutMs: 60_000,
