@@ -47,11 +47,9 @@ describe("a catch-up edition", () => {
     const archive = tempDir();
     const env = { ...world.env, XDG_CACHE_HOME: tempDir() };
     // Yesterday's daily run archived the first story of the front page.
-    const daily = await runDigestCommand(
-      env,
-      ["--limit", "1", "--archive", archive],
-      RUN_AT - DAY * 1000,
-    );
+    const daily = await runDigestCommand(env, ["--limit", "1", "--archive", archive], {
+      at: RUN_AT - DAY * 1000,
+    });
     expect(daily.error).toBeUndefined();
     world.search.requests.length = 0;
 

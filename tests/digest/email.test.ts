@@ -1,16 +1,13 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { EventEmitter } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { runCommand } from "citty";
 import { parseHTML } from "linkedom";
 import { simpleParser } from "mailparser";
 import { ConfigError } from "../../lib/config/errors.ts";
-import { createDigestCommand } from "../../lib/digest/command.ts";
 import { EmailError } from "../../lib/digest/render/email.ts";
-import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
+import { runDigestCommand } from "../fakes/digest-run.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import { closedPort, startFakeSmtp } from "../fakes/smtp.ts";
@@ -80,28 +77,10 @@ async function digest(
   env: Record<string, string>,
   smtpTls?: { ca: string; servername?: string },
 ) {
-  const logger = createMemoryLogger();
-  const stdout: string[] = [];
-  let error: unknown;
-  try {
-    await runCommand(
-      createDigestCommand({
-        env: { ...fakes.env, XDG_CACHE_HOME: tempDir(), ...env },
-        stdout: { write: (text: string) => stdout.push(text) },
-        stderr: { isTTY: false, write: () => {} },
-        logger,
-        sleep: async () => {},
-        now: () => Date.parse("2026-11-27T07:30:00Z"),
-        timeZone: "UTC",
-        signals: { source: new EventEmitter() },
-        smtpTls,
-      }),
-      { rawArgs },
-    );
-  } catch (caught) {
-    error = caught;
-  }
-  return { error, logger, stdout: stdout.join("") };
+  return runDigestCommand({ ...fakes.env, XDG_CACHE_HOME: tempDir(), ...env }, rawArgs, {
+    at: Date.parse("2026-11-27T07:30:00Z"),
+    deps: { smtpTls },
+  });
 }
 
 /**

@@ -1,10 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { EventEmitter } from "node:events";
-import { runCommand } from "citty";
 import { ConfigError } from "../../lib/config/errors.ts";
-import { createDigestCommand } from "../../lib/digest/command.ts";
-import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml } from "../fakes/article-site.ts";
+import { runDigestCommand } from "../fakes/digest-run.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
@@ -48,31 +45,18 @@ async function digest(
   rawArgs: string[],
   env: Record<string, string> = {},
 ) {
-  const logger = createMemoryLogger();
   const resolved: string[] = [];
-  let error: unknown;
-  try {
-    await runCommand(
-      createDigestCommand({
-        env: { ...fakes.env, XDG_CACHE_HOME: tempDir(), ...env },
-        stdout: { write: () => {} },
-        stderr: { isTTY: false, write: () => {} },
-        logger,
-        sleep: async () => {},
-        timeZone: "UTC",
-        signals: { source: new EventEmitter() },
-        // A host the digest would look up: a story link it meant to fetch.
-        resolve: async (host) => {
-          resolved.push(host);
-          return [];
-        },
-      }),
-      { rawArgs },
-    );
-  } catch (caught) {
-    error = caught;
-  }
-  return { error, logger, resolved };
+  const run = await runDigestCommand({ ...fakes.env, XDG_CACHE_HOME: tempDir(), ...env }, rawArgs, {
+    deps: {
+      now: undefined,
+      // A host the digest would look up: a story link it meant to fetch.
+      resolve: async (host) => {
+        resolved.push(host);
+        return [];
+      },
+    },
+  });
+  return { ...run, resolved };
 }
 
 /** Every request a story caused: its comments, its article, a prompt naming it. */

@@ -1,15 +1,12 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { EventEmitter } from "node:events";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCommand } from "citty";
 import { exitCodeFor } from "../../lib/cli/run.ts";
 import { ConfigError } from "../../lib/config/errors.ts";
-import { createDigestCommand } from "../../lib/digest/command.ts";
 import { ModelGoneError } from "../../lib/digest/digest.ts";
 import { PreflightError } from "../../lib/digest/summarise/models/model-client.ts";
-import { createMemoryLogger } from "../../lib/log.ts";
 import { articleHtml, articleParagraphs } from "../fakes/article-site.ts";
+import { runDigestCommand } from "../fakes/digest-run.ts";
 import { startDigestWorld } from "../fakes/digest-world.ts";
 import { askHnHit, commentHit, storyHit, textPosts } from "../fakes/hn-search.ts";
 import { promptKind } from "../fakes/ollama.ts";
@@ -57,28 +54,12 @@ async function digest(
   rawArgs: string[] = [],
   cacheHome: string = tempDir(),
 ) {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const logger = createMemoryLogger();
-  let error: unknown;
-  try {
-    await runCommand(
-      createDigestCommand({
-        env: { XDG_CACHE_HOME: cacheHome, ...env },
-        stdout: { write: (text: string) => void stdout.push(text) },
-        stderr: { isTTY: false, columns: 120, write: (text) => void stderr.push(text) },
-        logger,
-        sleep: async () => {},
-        now: () => Date.parse("2026-11-25T14:53:53Z"),
-        signals: { source: new EventEmitter() },
-      }),
-      { rawArgs },
-    );
-  } catch (caught) {
-    error = caught;
-  }
-  const everything = [stdout.join(""), stderr.join(""), ...logger.lines].join("\n");
-  return { stdout: stdout.join(""), logger, error, everything };
+  const run = await runDigestCommand({ XDG_CACHE_HOME: cacheHome, ...env }, rawArgs, {
+    at: Date.parse("2026-11-25T14:53:53Z"),
+    deps: { timeZone: undefined },
+  });
+  const everything = [run.stdout, run.stderr, ...run.logger.lines].join("\n");
+  return { ...run, everything };
 }
 
 describe("bun run digest --api=openai", () => {

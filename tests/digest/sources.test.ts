@@ -192,7 +192,7 @@ describe("--source hn,lobsters", () => {
     using sites = twoSites();
     const archive = tempDir();
     const args = ["--source", "hn,lobsters", "--archive", archive];
-    const first = await runDigestCommand(sites.env, args, RUN_AT - 86_400_000);
+    const first = await runDigestCommand(sites.env, args, { at: RUN_AT - 86_400_000 });
     expect(first.error).toBeUndefined();
     const calls = sites.world.ollama.generateCalls.length;
     const next = await runDigestCommand(sites.env, args);

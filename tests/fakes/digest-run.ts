@@ -1,10 +1,11 @@
 /**
- * `bun run digest <args>` in-process, through citty, at a fixed clock and zone, with stdout and
- * the log captured: for the tests that drive a whole run against the fakes.
+ * `bun run digest <args>` in-process, through citty, at a fixed clock (`at`, default RUN_AT) and
+ * zone, with stdout, stderr and the log captured, `deps` replacing any collaborator: for the tests
+ * that drive a whole run against the fakes.
  */
 import { EventEmitter } from "node:events";
 import { runCommand } from "citty";
-import { createDigestCommand } from "../../lib/digest/command.ts";
+import { createDigestCommand, type DigestCommandDeps } from "../../lib/digest/command.ts";
 import { loadDigestConfig } from "../../lib/digest/config.ts";
 import { runDigest } from "../../lib/digest/digest.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
@@ -15,9 +16,10 @@ export const RUN_AT = Date.parse("2025-08-03T18:54:41Z");
 export async function runDigestCommand(
   env: Record<string, string>,
   rawArgs: string[],
-  at = RUN_AT,
+  options: { at?: number; deps?: Partial<DigestCommandDeps> } = {},
 ) {
   const stdout: string[] = [];
+  const stderr: string[] = [];
   const logger = createMemoryLogger();
   let error: unknown;
   try {
@@ -25,19 +27,20 @@ export async function runDigestCommand(
       createDigestCommand({
         env,
         stdout: { write: (text: string) => void stdout.push(text) },
-        stderr: { isTTY: false, columns: 120, write: () => {} },
+        stderr: { isTTY: false, columns: 120, write: (text: string) => void stderr.push(text) },
         logger,
         sleep: async () => {},
-        now: () => at,
+        now: () => options.at ?? RUN_AT,
         timeZone: "UTC",
         signals: { source: new EventEmitter() },
+        ...options.deps,
       }),
       { rawArgs },
     );
   } catch (caught) {
     error = caught;
   }
-  return { stdout: stdout.join(""), logger, error };
+  return { stdout: stdout.join(""), stderr: stderr.join(""), logger, error };
 }
 
 type DigestWorld = ReturnType<typeof startDigestWorld>;
