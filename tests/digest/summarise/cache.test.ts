@@ -9,6 +9,7 @@ import {
   sourceHash,
   TOKEN_SAMPLES_KEPT,
 } from "../../../lib/digest/summarise/cache.ts";
+import { storedSummary } from "../../fakes/stored-summary.ts";
 import { tempDirs } from "../../fakes/temp-dirs.ts";
 
 const tempDir = tempDirs("digest-cache-");
@@ -21,14 +22,8 @@ describe("sourceHash()", () => {
   });
 });
 
-const entry = {
-  summary: "summary",
-  sourceHash: "h1",
-  comments: 300,
-  shown: 120,
-  latestCommentAt: 1754247600,
-  updates: 0,
-};
+/** What a run stores: the cache adds when. */
+const { createdAt: _, ...entry } = storedSummary();
 
 describe("openSummaryCache()", () => {
   test("returns what was stored for the same model, story and kind, with when", () => {

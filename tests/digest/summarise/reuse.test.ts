@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import type { StoredSummary } from "../../../lib/digest/summarise/cache.ts";
 import {
   asOfNote,
   earlierArticleNote,
@@ -7,17 +6,10 @@ import {
   REUSE,
   sawTooLittle,
 } from "../../../lib/digest/summarise/reuse.ts";
+import { storedSummary } from "../../fakes/stored-summary.ts";
 
 const HOUR = 3_600_000;
-const stored: StoredSummary = {
-  summary: "They argue about caches.",
-  sourceHash: "old",
-  comments: 300,
-  shown: 120,
-  latestCommentAt: 1754247600,
-  updates: 0,
-  createdAt: 0,
-};
+const stored = storedSummary({ summary: "They argue about caches.", sourceHash: "old" });
 
 describe("planDiscussion()", () => {
   test("summarises from scratch without a cached summary", () => {
