@@ -2,11 +2,11 @@ import { defineCommand } from "citty";
 import { rejectUnknown } from "../cli/args.ts";
 import { UsageError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
+import { whyNot } from "../webhooks/delivery/by-ids.ts";
 import { retryAllFailed } from "../webhooks/delivery/replay.ts";
 import type { ChangeEvent, EventName } from "../webhooks/model.ts";
 import { DELIVERY_STATES, ITEM_EVENTS } from "../webhooks/model.ts";
 import { statsLines, webhookStats } from "../webhooks/observe/webhook-stats.ts";
-import { awaitsRetry } from "../webhooks/policy/retry.ts";
 import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import { type CliDeps, withStore } from "./context.ts";
 import { json, oneLine, plural, table, time } from "./format.ts";
@@ -149,16 +149,18 @@ export function retryCommand(deps: CliDeps) {
         if (all) {
           changed = await retryAllFailed(store.queue, now());
         } else {
-          // Check them all first: one bad id and nothing is queued.
-          for (const id of ids) {
-            const found = await store.queue.get(id);
-            if (!found) throw new UsageError(`No delivery with id ${id}`);
-            // One waiting for an automatic retry is sent now, as the admin's Retry does.
-            if (found.delivery.state !== "failed" && !awaitsRetry(found.delivery)) {
-              throw new UsageError(
-                `Delivery ${id} is ${found.delivery.state}: only failed deliveries and those waiting for an automatic retry can be retried`,
-              );
-            }
+          // Check them all first: one id that cannot be retried and nothing is queued. One
+          // waiting for an automatic retry is sent now, as the admin's Retry does.
+          const at = now();
+          const states = new Map((await store.queue.idStates(ids)).map((s) => [s.id, s]));
+          const refused = ids.flatMap((id) => {
+            const reason = whyNot("retry", states.get(id), at);
+            return reason === null ? [] : [`${id} (${reason})`];
+          });
+          if (refused.length > 0) {
+            throw new UsageError(
+              `Nothing retried: only failed deliveries and those waiting for an automatic retry can be retried; not ${refused.join(", ")}`,
+            );
           }
           changed = await store.transaction((tx) => tx.queue.retry(ids, now()));
         }

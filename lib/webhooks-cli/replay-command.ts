@@ -3,16 +3,22 @@ import { rejectUnknown } from "../cli/args.ts";
 import { helpMeta } from "../cli/help.ts";
 import { UsageError } from "../config/errors.ts";
 import { shown } from "../webhooks/definition/validate.ts";
+import { byIdsSentence, replayByIds } from "../webhooks/delivery/by-ids.ts";
 import { readDeliveryFilter } from "../webhooks/delivery/delivery-filter.ts";
 import { MAX_REPLAY, replayDeliveries, requeuedSentence } from "../webhooks/delivery/replay.ts";
 import type { DeliverySearch } from "../webhooks/model.ts";
-import { commonArgs, parseDuration, stringFlag } from "./args.ts";
+import { commonArgs, parseDuration, stringFlag, wholeNumber } from "./args.ts";
 import type { CliDeps } from "./context.ts";
 import { withStore } from "./context.ts";
 import { json } from "./format.ts";
 import { findWebhook } from "./webhook-commands.ts";
 
 const args = {
+  ids: {
+    type: "positional",
+    description: "delivery ids: those deliveries only (instead of the filter flags)",
+    required: false,
+  },
   webhook: { type: "string", description: "webhook id or name", valueHint: "id|name" },
   since: {
     type: "string",
@@ -49,6 +55,36 @@ function timeFlag(value: string | undefined, now: number): string | undefined {
   return new Date(now - parseDuration(value, "time")).toISOString();
 }
 
+/** `webhooks replay 17 18`: those deliveries, each id left as it was said with why. */
+async function replayIds(
+  deps: CliDeps,
+  flags: { _: string[]; json?: boolean } & Record<string, unknown>,
+  now: number,
+): Promise<void> {
+  const filterFlags = Object.keys(args).filter((name) => name !== "ids" && !(name in commonArgs));
+  const given = filterFlags.find((name) => flags[name] !== undefined);
+  if (given !== undefined) {
+    throw new UsageError(`Give delivery ids or filter flags, not both (--${given} given)`);
+  }
+  const ids = flags._.map((value) =>
+    wholeNumber(String(value), "delivery id", 1, Number.MAX_SAFE_INTEGER),
+  );
+  await withStore(deps, flags, async ({ store, out }) => {
+    const done = await replayByIds(store.queue, ids, now);
+    const sentence = byIdsSentence(done, "Replayed");
+    out(
+      flags.json
+        ? json({
+            replayed: done.count,
+            matched: done.matched,
+            skipped: done.skipped,
+            message: sentence,
+          })
+        : sentence,
+    );
+  });
+}
+
 /**
  * `webhooks replay`: the same filter as POST /api/deliveries/replay, read by the same rules
  * (lib/webhooks/delivery/delivery-filter.ts); a webhook may be named. At most 100,000, said when cut.
@@ -60,15 +96,19 @@ export function replayCommand(deps: CliDeps) {
       description:
         "Send ended deliveries again, successful ones included (same webhook-id and body)",
       notes: [
-        "Give at least one of --webhook, --since, --until, --event, --object-model, --object-id.",
+        "Give delivery ids (replay 17 18), or at least one of --webhook, --since, --until, --event, --object-model, --object-id.",
         `At most ${MAX_REPLAY.toLocaleString("en")} deliveries, the oldest first; the line says when more matched.`,
         "Each is queued for its next attempt now; a worker sends it (see docs/webhooks.md#replay).",
       ],
     }),
     args,
     async run({ args: flags, rawArgs }) {
-      rejectUnknown(rawArgs, args);
+      rejectUnknown(rawArgs, args, { maxPositionals: MAX_REPLAY });
       const now = (deps.now ?? Date.now)();
+      if (flags._.length > 0) {
+        await replayIds(deps, flags, now);
+        return;
+      }
       const given = {
         since: timeFlag(stringFlag(flags.since, "since"), now),
         until: timeFlag(stringFlag(flags.until, "until"), now),

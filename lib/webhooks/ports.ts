@@ -43,6 +43,15 @@ export interface FinishItem {
   outcome: Outcome;
 }
 
+/** A delivery named by id, as a retry or replay by ids judges it (delivery/by-ids.ts). */
+export interface IdState {
+  id: number;
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: number;
+  templateFailed: boolean;
+}
+
 export interface DeliveryQueue {
   /**
    * Fans out to every enabled webhook subscribed to the event; returns the new delivery ids.
@@ -138,6 +147,8 @@ export interface DeliveryQueue {
    * the id `after` when given (the next page of a bulk retry or replay).
    */
   matchingIds(filter: DeliverySearch, limit: number, after?: number): Promise<number[]>;
+  /** The state of each delivery `ids` names that exists (delivery/by-ids.ts judges them). */
+  idStates(ids: readonly number[]): Promise<IdState[]>;
   /**
    * successful or failed → queued now: the same message (id, body, URL) sent again as the next
    * attempt, history kept; returns how many changed. Queued and delivering ones are already on

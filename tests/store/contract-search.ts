@@ -57,6 +57,11 @@ export function describeDeliverySearch(ctx: SearchContext): void {
       };
       expect(await found({})).toEqual([d4, d3, d2, d1]);
       expect(await found({ webhookId: a.id })).toEqual([d2, d1]);
+      const states = await store.queue.idStates([d2, d4, 999_999]);
+      expect(states.sort((x, y) => x.id - y.id)).toMatchObject([
+        { id: d2, state: "failed", attempts: 1, templateFailed: false },
+        { id: d4, state: "queued", attempts: 0, templateFailed: false },
+      ]);
       const sent = await store.queue.get(d3);
       expect(await found({ messageId: sent?.delivery.messageId ?? "" })).toEqual([d3]);
       expect(await found({ messageId: "msg_none" })).toEqual([]);

@@ -652,12 +652,9 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
   // FAILED stands for the id of a failed delivery: one bad id among good ones changes nothing.
   test.each([
     [[], "Give delivery ids or --all-failed"],
-    [["FAILED", "999"], "No delivery with id 999"],
+    [["FAILED", "999"], "Nothing retried: only failed deliveries"],
     [["FAILED", "x"], 'Invalid delivery id "x"'],
-    [
-      ["FAILED", "3"],
-      "Delivery 3 is queued: only failed deliveries and those waiting for an automatic retry can be retried",
-    ],
+    [["FAILED", "3", "999"], "; not 3 (already queued), 999 (unknown)"],
     [["--all-failed", "FAILED"], "Give delivery ids or --all-failed"],
   ])("retry %j is refused and changes nothing: %s", async (args, message) => {
     const failed = await failedDelivery();
@@ -665,6 +662,22 @@ describe("webhooks deliveries, show, retry, stats, purge", () => {
     const withIds = args.map((arg) => (arg === "FAILED" ? String(failed) : arg));
     expect(await refused("retry", ...withIds)).toContain(message);
     expect(await snapshot()).toEqual(before);
+  });
+
+  test("replay <ids> sends those deliveries again and says why of each left", async () => {
+    const failed = await failedDelivery();
+    expect(await cli("replay", String(failed), "3", "999")).toBe(
+      `Replayed 1 of 3 deliveries; not replayed: 3 (already queued), 999 (unknown)`,
+    );
+    expect((await store.queue.get(failed))?.delivery.state).toBe("queued");
+    const again = JSON.parse(await cli("replay", String(failed), "--json"));
+    expect(again).toMatchObject({
+      replayed: 0,
+      skipped: [{ id: failed, reason: "already queued" }],
+    });
+    expect(await refused("replay", String(failed), "--webhook", "hook")).toContain(
+      "Give delivery ids or filter flags, not both",
+    );
   });
 
   test("stats --webhook shows its health; list its status and the day's success rate", async () => {

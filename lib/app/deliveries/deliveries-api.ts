@@ -2,6 +2,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Context, Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { maskUrlPassword, maskUrlPasswords, maskUrlSecrets } from "../../text/url-credentials.ts";
+import { byIdsSentence, replayByIds, retryByIds } from "../../webhooks/delivery/by-ids.ts";
 import {
   type FilterField,
   readDeliveryFilter,
@@ -13,7 +14,6 @@ import {
   type Requeued,
   replayDeliveries,
   requeuedSentence,
-  retryIds,
   retryMatching,
 } from "../../webhooks/delivery/replay.ts";
 import type { Attempt, Delivery, DeliverySearch } from "../../webhooks/model.ts";
@@ -147,7 +147,8 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
     describeRoute({
       summary:
         "Retry failed deliveries, by ids or by filter: each is queued for one more attempt now",
-      description: "A body of ids, or of filter fields (at least one).",
+      description:
+        "A body of ids (each id not acted on is answered in skipped, with why), or of filter fields (at least one).",
       tags: ["deliveries"],
       responses: {
         200: json("How many were queued again", retriedSchema),
@@ -167,11 +168,7 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
             ids: "give either ids or a filter, not both",
           });
         }
-        const ids = readIds(body.ids);
-        if (typeof ids === "string") return fieldProblems(c, "Invalid retry", { ids });
-        const count = await retryIds(store.queue, ids, now().getTime(), pace);
-        const done = { count, matched: ids.length, cut: false, nextSince: null };
-        return c.json(requeuedJson(done, "Retried"));
+        return byIds(c, options, "Retried", body.ids);
       }
       const read = readDeliveryFilter(body, { allowed: RETRY_FILTER });
       if (!read.ok) return fieldProblems(c, "Invalid retry", read.problems);
@@ -186,8 +183,9 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
     "/replay",
     describeRoute({
       summary:
-        "Replay ended deliveries (successful included) by filter: the same message sent again as a new attempt",
-      description: "A body of filter fields, at least one besides states.",
+        "Replay ended deliveries (successful included) by ids or filter: the same message sent again as a new attempt",
+      description:
+        "A body of ids (each id not acted on is answered in skipped, with why), or of filter fields, at least one besides states.",
       tags: ["deliveries"],
       responses: {
         200: json("How many were queued again", replayedSchema),
@@ -201,13 +199,12 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
     ...validatedJson(replaySchema, refuseAs("Invalid replay", replayProblems)),
     async (c) => {
       const body: Record<string, unknown> = c.req.valid("json");
+      if (body.ids !== undefined) return byIds(c, options, "Replayed", body.ids);
       const read = readDeliveryFilter(body, { allowed: REPLAY_FILTER });
       if (!read.ok) return fieldProblems(c, "Invalid replay", read.problems);
       const wrong = read.filter.states?.find((s) => s !== "successful" && s !== "failed");
       if (wrong !== undefined) {
-        return fieldProblems(c, "Invalid replay", {
-          states: `replay takes successful and failed deliveries; ${wrong} ones are on their way already`,
-        });
+        return fieldProblems(c, "Invalid replay", { states: replayStatesProblem(wrong) });
       }
       const { states: _, ...narrowing } = read.filter;
       if (Object.keys(narrowing).length === 0) return needsFilter(c, "replay", RETRY_FILTER);
@@ -320,6 +317,24 @@ function requeuedJson(done: Requeued, verb: "Retried" | "Replayed") {
   };
 }
 
+/** Retry or replay by ids: the count, and each id left as it was with why. */
+async function byIds(
+  c: Context<AppEnv>,
+  options: DeliveriesApiOptions,
+  verb: "Retried" | "Replayed",
+  value: unknown,
+) {
+  const ids = readIds(value);
+  if (typeof ids === "string") {
+    return fieldProblems(c, verb === "Retried" ? "Invalid retry" : "Invalid replay", { ids });
+  }
+  const act = verb === "Retried" ? retryByIds : replayByIds;
+  const done = await act(options.store.queue, ids, options.now().getTime(), options.pace);
+  const requeued = { count: done.count, matched: done.matched, cut: false, nextSince: null };
+  const answer = { ...requeuedJson(requeued, verb), message: byIdsSentence(done, verb) };
+  return c.json({ ...answer, skipped: done.skipped });
+}
+
 /** An empty filter would take every delivery: one of the fields must narrow it. */
 function needsFilter(c: Context<AppEnv>, what: string, fields: readonly string[]): Response {
   return c.json({ error: `Nothing to ${what}: give at least one of ${fields.join(", ")}` }, 400);
@@ -361,8 +376,19 @@ function retryProblems(body: Record<string, unknown>): Record<string, string> {
   return read.ok ? {} : read.problems;
 }
 
-/** A replay's problems by the filter's rules. */
+/** A replay's problems: ids, or a filter by its rules, as a retry's. */
 function replayProblems(body: Record<string, unknown>): Record<string, string> {
+  if (body.ids !== undefined) {
+    if (Object.keys(body).length > 1) return { ids: "give either ids or a filter, not both" };
+    const ids = readIds(body.ids);
+    return typeof ids === "string" ? { ids } : {};
+  }
   const read = readDeliveryFilter(body, { allowed: REPLAY_FILTER });
-  return read.ok ? {} : read.problems;
+  if (!read.ok) return read.problems;
+  const wrong = read.filter.states?.find((s) => s !== "successful" && s !== "failed");
+  return wrong === undefined ? {} : { states: replayStatesProblem(wrong) };
+}
+
+function replayStatesProblem(state: string): string {
+  return `replay takes successful and failed deliveries; ${state} ones are on their way already`;
 }

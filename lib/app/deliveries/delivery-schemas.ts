@@ -93,7 +93,18 @@ export const deliveryPageSchema = z
   })
   .meta({ id: "DeliveryPage" });
 
+/** By ids: each id not acted on, with why. */
+const skippedSchema = z
+  .array(
+    z.object({
+      id: z.int().min(1),
+      reason: z.enum(["unknown", "not failed", "already queued", "in flight", "template failed"]),
+    }),
+  )
+  .describe("by ids: each id left as it was, and why");
+
 export const requeuedFields = {
+  skipped: skippedSchema.optional(),
   matched: z.int().min(0).describe(`deliveries taken, at most ${MAX_REPLAY}`),
   cut: z.boolean().describe(`more matched than ${MAX_REPLAY}: the oldest were taken`),
   limit: z.literal(MAX_REPLAY),
@@ -108,15 +119,20 @@ export const retrySchema = z
   ])
   .meta({ id: "RetryRequest" });
 export const replaySchema = z
-  .strictObject({
-    ...filterFields,
-    states: z
-      .array(z.enum(["successful", "failed"]))
-      .min(1)
-      .describe("default: both"),
-  })
-  .partial()
-  .meta({ id: "ReplayRequest", minProperties: 1 });
+  .union([
+    z.strictObject({ ids: z.array(z.int().min(1)).min(1).max(MAX_REPLAY) }),
+    z
+      .strictObject({
+        ...filterFields,
+        states: z
+          .array(z.enum(["successful", "failed"]))
+          .min(1)
+          .describe("default: both"),
+      })
+      .partial()
+      .meta({ minProperties: 1 }),
+  ])
+  .meta({ id: "ReplayRequest" });
 
 export const invalid = json(
   "A field is refused: fieldErrors names it and says why",

@@ -82,3 +82,93 @@ describe("find a delivery by the webhook-id a receiver logged", () => {
     expect(await none.text()).toContain("None.");
   });
 });
+
+interface Requeued {
+  replayed?: number;
+  retried?: number;
+  matched: number;
+  skipped: Array<{ id: number; reason: string }>;
+  message: string;
+}
+
+describe("resend one message by id", () => {
+  test("POST /api/deliveries/replay {ids}: the same bytes and webhook-id, received again as a new attempt", async () => {
+    await sentSix();
+    const first = endpoint.requests[3];
+    const messageId = first?.headers["webhook-id"] ?? "";
+    const page = (await (
+      await ctx.api.request(`/api/deliveries?message_id=${messageId}`)
+    ).json()) as Listed;
+    const id = page.deliveries[0]?.id ?? 0;
+    const response = await ctx.api.json("POST", "/api/deliveries/replay", { ids: [id] });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      replayed: 1,
+      matched: 1,
+      skipped: [],
+      message: "Replayed 1 of 1 delivery",
+    });
+    ctx.t.clock.now = new Date(ctx.t.clock.now.getTime() + 1000);
+    await send();
+    expect(endpoint.requests).toHaveLength(7);
+    const again = endpoint.requests[6];
+    expect(again?.headers["webhook-id"]).toBe(messageId);
+    expect(again?.path).toBe(first?.path ?? "");
+    expect(Buffer.from(again?.body ?? "").equals(Buffer.from(first?.body ?? "x"))).toBe(true);
+    const detail = (await (await ctx.api.request(`/api/deliveries/${id}`)).json()) as {
+      state: string;
+      attempts: Array<{ number: number; outcome: string }>;
+    };
+    expect(detail.state).toBe("successful");
+    expect(detail.attempts.map((a) => [a.number, a.outcome])).toEqual([
+      [1, "success"],
+      [2, "success"],
+    ]);
+  });
+
+  test("retry and replay by ids say why of each id left: unknown, not failed, already queued, in flight", async () => {
+    await sentSix();
+    const listed = (await (await ctx.api.request("/api/deliveries?limit=10")).json()) as Listed;
+    const sent = listed.deliveries[0]?.id ?? 0;
+    await ctx.t.store.queue.enqueue(change({ data: { id: 4, name: "i4" } }));
+    const queuedPage = (await (
+      await ctx.api.request("/api/deliveries?state=queued")
+    ).json()) as Listed;
+    const [waiting = 0, inFlight = 0] = queuedPage.deliveries.map((d) => d.id);
+    await ctx.t.store.queue.claim({
+      workerId: "w",
+      limit: 1,
+      leaseMs: 60_000,
+      now: ctx.t.clock.now.getTime(),
+    });
+    const delivering = (await (
+      await ctx.api.request("/api/deliveries?state=delivering")
+    ).json()) as Listed;
+    const busy = delivering.deliveries[0]?.id ?? 0;
+    const queued = busy === waiting ? inFlight : waiting;
+    const retried = (await (
+      await ctx.api.json("POST", "/api/deliveries/retry", { ids: [sent, 999, queued, busy] })
+    ).json()) as Requeued;
+    expect(retried).toMatchObject({ retried: 0, matched: 4 });
+    expect(retried.skipped).toEqual([
+      { id: sent, reason: "not failed" },
+      { id: 999, reason: "unknown" },
+      { id: queued, reason: "already queued" },
+      { id: busy, reason: "in flight" },
+    ]);
+    expect(retried.message).toBe(
+      `Retried 0 of 4 deliveries; not retried: ${sent} (not failed), 999 (unknown), ${queued} (already queued), ${busy} (in flight)`,
+    );
+    const replayed = (await (
+      await ctx.api.json("POST", "/api/deliveries/replay", { ids: [sent, 999, queued, busy] })
+    ).json()) as Requeued;
+    expect(replayed).toMatchObject({ replayed: 1, matched: 4 });
+    expect(replayed.skipped.map((s) => s.reason)).toEqual([
+      "unknown",
+      "already queued",
+      "in flight",
+    ]);
+    const both = await ctx.api.json("POST", "/api/deliveries/replay", { ids: [sent], webhook: 1 });
+    expect(both.status).toBe(400);
+  });
+});

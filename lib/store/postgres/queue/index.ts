@@ -89,6 +89,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     },
     search: searching.search,
     matchingIds: searching.matchingIds,
+    idStates: searching.idStates,
     replay: maintenance.replay,
     purgeBatch: maintenance.purgeBatch,
     purge: maintenance.purge,

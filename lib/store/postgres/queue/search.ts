@@ -1,4 +1,5 @@
-import type { Delivery, DeliverySearch } from "../../../webhooks/model.ts";
+import type { Delivery, DeliverySearch, DeliveryState } from "../../../webhooks/model.ts";
+import type { IdState } from "../../../webhooks/ports.ts";
 import { type Db, toNumber } from "../db.ts";
 import { deliveryFromRow, type Int8, type ListedRow } from "./rows.ts";
 
@@ -83,5 +84,27 @@ export function createSearch(db: Db) {
     return rows.map((row) => toNumber(row.id));
   }
 
-  return { search, matchingIds };
+  async function idStates(ids: readonly number[]): Promise<IdState[]> {
+    const valid = ids.filter((id) => Number.isSafeInteger(id));
+    if (valid.length === 0) return [];
+    const rows = await db.sql<
+      Array<{
+        id: Int8;
+        state: DeliveryState;
+        attempts: number;
+        next_attempt_at: Int8;
+        template_failed: boolean;
+      }>
+    >`SELECT id, state, attempts, next_attempt_at, template_failed FROM deliveries
+      WHERE id = ANY(${valid}::bigint[])`;
+    return rows.map((row) => ({
+      id: toNumber(row.id),
+      state: row.state,
+      attempts: Number(row.attempts),
+      nextAttemptAt: toNumber(row.next_attempt_at),
+      templateFailed: row.template_failed,
+    }));
+  }
+
+  return { search, matchingIds, idStates };
 }

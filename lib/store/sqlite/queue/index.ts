@@ -130,6 +130,10 @@ export function createSqliteQueue(
       return searching.matchingIds(filter, limit, after);
     },
 
+    async idStates(ids) {
+      return searching.idStates(ids);
+    },
+
     async replay(ids, at) {
       if (ids.length === 0) return 0;
       return notifyIf(maintenance.replay(ids, at));

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
-import type { Delivery, DeliverySearch } from "../../../webhooks/model.ts";
+import type { Delivery, DeliverySearch, DeliveryState } from "../../../webhooks/model.ts";
+import type { IdState } from "../../../webhooks/ports.ts";
 import { deliveryFromRow, type ListedRow, type Params, payloadColumn } from "./rows.ts";
 
 /** Failed, or queued after an attempt that was not 2XX (waiting for an automatic retry). */
@@ -86,5 +87,29 @@ export function createSearch(db: Database) {
       .map((row) => row.id);
   }
 
-  return { search, matchingIds };
+  const idStatesStmt = db.prepare<
+    {
+      id: number;
+      state: DeliveryState;
+      attempts: number;
+      next_attempt_at: number;
+      template_failed: number;
+    },
+    [string]
+  >(
+    `SELECT id, state, attempts, next_attempt_at, template_failed FROM deliveries
+     WHERE id IN (SELECT value FROM json_each(?))`,
+  );
+
+  function idStates(ids: readonly number[]): IdState[] {
+    return idStatesStmt.all(JSON.stringify(ids)).map((row) => ({
+      id: row.id,
+      state: row.state,
+      attempts: row.attempts,
+      nextAttemptAt: row.next_attempt_at,
+      templateFailed: row.template_failed === 1,
+    }));
+  }
+
+  return { search, matchingIds, idStates };
 }
