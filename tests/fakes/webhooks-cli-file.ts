@@ -1,8 +1,9 @@
-import { afterEach, beforeEach } from "bun:test";
+import { afterEach, beforeEach, expect } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand } from "citty";
+import { exitCodeFor } from "../../lib/cli/run.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
@@ -41,4 +42,17 @@ export function useWebhooksCliFile(
   }
 
   return { files, cli };
+}
+
+/** Runs a command that must fail as bad input: exit code 2 and one line of message, returned. */
+export async function usageRefusal(run: () => Promise<unknown>): Promise<string> {
+  const error = await run().then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(Error);
+  expect(exitCodeFor(error)).toBe(2);
+  const message = (error as Error).message;
+  expect(message).not.toContain("\n");
+  return message;
 }

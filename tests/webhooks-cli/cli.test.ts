@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand } from "citty";
-import { exitCodeFor } from "../../lib/cli/run.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
 import type { Store } from "../../lib/webhooks/ports.ts";
 import { createWebhooksCommand } from "../../lib/webhooks-cli/command.ts";
+import { usageRefusal } from "../fakes/webhooks-cli-file.ts";
 import { change, record } from "../store/contract.ts";
 
 // Each test starts bun processes: about a second alone, several on a loaded 2-core machine.
@@ -52,18 +52,8 @@ async function cli(...rawArgs: string[]): Promise<string> {
 }
 
 /** Runs a command that must fail as bad input: exit code 2 and one line of message. */
-async function refused(...rawArgs: string[]): Promise<string> {
-  let error: unknown;
-  try {
-    await cli(...rawArgs);
-  } catch (caught) {
-    error = caught;
-  }
-  expect(error).toBeInstanceOf(Error);
-  expect(exitCodeFor(error)).toBe(2);
-  const message = (error as Error).message;
-  expect(message).not.toContain("\n");
-  return message;
+function refused(...rawArgs: string[]): Promise<string> {
+  return usageRefusal(() => cli(...rawArgs));
 }
 
 async function snapshot() {

@@ -1,10 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { exitCodeFor } from "../../lib/cli/run.ts";
 import { MAX_OPTION_FILE_BYTES } from "../../lib/webhooks-cli/option-file.ts";
 import { LOOP_BOMB, STOPPED, STRING_BOMB } from "../fakes/template-bombs.ts";
-import { useWebhooksCliFile } from "../fakes/webhooks-cli-file.ts";
+import { usageRefusal, useWebhooksCliFile } from "../fakes/webhooks-cli-file.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
 const CA_FILE = join(import.meta.dir, "..", "fakes", "tls", "hook-test.crt");
@@ -15,17 +14,9 @@ const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 const { files, cli } = useWebhooksCliFile("webhooks-options-", { now: () => T0 });
 
-async function refused(...rawArgs: string[]): Promise<string> {
-  let error: unknown;
-  try {
-    await cli(...rawArgs);
-  } catch (caught) {
-    error = caught;
-  }
-  expect(exitCodeFor(error)).toBe(2);
-  const message = (error as Error).message;
-  expect(message).not.toContain("\n");
-  return message;
+/** Runs a command that must fail as bad input: exit code 2 and one line of message. */
+function refused(...rawArgs: string[]): Promise<string> {
+  return usageRefusal(() => cli(...rawArgs));
 }
 
 const add = ["add", "--name", "chat", "--url", "https://chat.example/hook", "--secret", SECRET];

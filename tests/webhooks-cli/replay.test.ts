@@ -1,7 +1,6 @@
 import { beforeEach, expect, test } from "bun:test";
-import { exitCodeFor } from "../../lib/cli/run.ts";
 import { itemChange } from "../fakes/change.ts";
-import { useWebhooksCliFile } from "../fakes/webhooks-cli-file.ts";
+import { usageRefusal, useWebhooksCliFile } from "../fakes/webhooks-cli-file.ts";
 import { record } from "../store/contract.ts";
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -13,15 +12,9 @@ beforeEach(() => {
   clock.t = T0;
 });
 
-async function refused(...rawArgs: string[]): Promise<string> {
-  const error = await cli(...rawArgs).then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(exitCodeFor(error)).toBe(2);
-  const message = (error as Error).message;
-  expect(message).not.toContain("\n");
-  return message;
+/** Runs a command that must fail as bad input: exit code 2 and one line of message. */
+function refused(...rawArgs: string[]): Promise<string> {
+  return usageRefusal(() => cli(...rawArgs));
 }
 
 /** Webhook "erp": a successful delivery queued at each of hours 0..3; "other": one at hour 0. */
