@@ -160,6 +160,21 @@ const success: Delivered = {
 
 const fakeClaim = (id: number): Claim => claimFixture({ id });
 
+/** A worker of `concurrency` slots, no pause after a failed claim, its errors as `phase: message`. */
+function reportingWorker(
+  collaborators: WorkerCollaborators,
+  concurrency: number,
+  errors: string[],
+) {
+  return createWorker(collaborators, {
+    concurrency,
+    claimErrorDelayMs: 0,
+    hooks: {
+      onError: (error, { phase }) => errors.push(`${phase}: ${(error as Error).message}`),
+    },
+  });
+}
+
 /** Runs `worker` until `finish()`: every request answered from then on, the run stopped, awaited. */
 function start(worker: Worker, queue: { autoFinish(): void }) {
   const stop = new AbortController();
@@ -306,13 +321,7 @@ describe("createWorker", () => {
         return queue.collaborators.claim(limit, holding);
       },
     };
-    const worker = createWorker(collaborators, {
-      concurrency: 4,
-      claimErrorDelayMs: 0,
-      hooks: {
-        onError: (error, { phase }) => errors.push(`${phase}: ${(error as Error).message}`),
-      },
-    });
+    const worker = reportingWorker(collaborators, 4, errors);
     const stop = new AbortController();
     const asleep = queue.untilWaiting();
     const running = worker.run({ signal: stop.signal });
@@ -420,13 +429,7 @@ describe("createWorker", () => {
         return queue.collaborators.waitForWork(signal);
       },
     };
-    const worker = createWorker(collaborators, {
-      concurrency: 2,
-      claimErrorDelayMs: 0,
-      hooks: {
-        onError: (error, { phase }) => errors.push(`${phase}: ${(error as Error).message}`),
-      },
-    });
+    const worker = reportingWorker(collaborators, 2, errors);
     const stop = new AbortController();
     const running = worker.run({ signal: stop.signal });
     await healthy;
