@@ -7,7 +7,7 @@ import type { Store } from "../../lib/webhooks/ports.ts";
 import { itemChange } from "../fakes/change.ts";
 import { outputOf } from "../fakes/process-output.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
-import { startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
+import { gate, startFakeEndpoint } from "../fakes/webhook-endpoint.ts";
 import { spawnWorker } from "../fakes/worker-process.ts";
 
 // Worker processes, a backup process and a lease that must run out after the restore.
@@ -69,10 +69,7 @@ describe("bun run app backup FILE", () => {
     const dir = tempDir();
     const path = join(dir, "app.db");
     const copy = join(dir, "backup.db");
-    let releaseHeld = () => {};
-    const held = new Promise<void>((resolve) => {
-      releaseHeld = resolve;
-    });
+    const { open: releaseHeld, promise: held } = gate();
     const endpoint = startFakeEndpoint(async (_request, index) => {
       if (index >= BEFORE_BACKUP) await held;
       return new Response("ok");

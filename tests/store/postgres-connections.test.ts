@@ -12,6 +12,7 @@ import {
   startPostgresCluster,
 } from "../fakes/postgres-cluster.ts";
 import { holdRowLock } from "../fakes/row-lock.ts";
+import { gate } from "../fakes/webhook-endpoint.ts";
 
 /** The connection budget: what a process opens, as the server counts it. */
 describePostgres("PostgreSQL connection budget", () => {
@@ -115,10 +116,7 @@ describePostgres("PostgreSQL connection budget", () => {
     await occupant`SELECT 1`;
 
     const lines = createMemoryLogger();
-    let waiting = () => {};
-    const warned = new Promise<void>((resolve) => {
-      waiting = resolve;
-    });
+    const { open: waiting, promise: warned } = gate();
     const logger = {
       info: lines.info,
       warn: (message: string) => {

@@ -6,14 +6,12 @@
 import { expect, test } from "bun:test";
 import { createServer, type Socket } from "node:net";
 import { createChangeListener } from "../../lib/store/postgres/changes.ts";
+import { gate } from "../fakes/webhook-endpoint.ts";
 
 test("close() while LISTEN is connecting cuts the attempt at once", async () => {
   // A server that takes the connection and never answers PostgreSQL's start-up message.
   const open = new Set<Socket>();
-  let connected: () => void = () => {};
-  const arrived = new Promise<void>((resolve) => {
-    connected = resolve;
-  });
+  const { open: connected, promise: arrived } = gate();
   const server = createServer((socket) => {
     open.add(socket);
     socket.on("close", () => open.delete(socket));

@@ -393,10 +393,7 @@ describePostgres("workers through PostgreSQL faults", () => {
     cleanups.push(() => endpoint.stop());
     const url = await pg.cluster.createDatabase();
     const lines = createMemoryLogger();
-    let unreachable = () => {};
-    const reported = new Promise<void>((resolve) => {
-      unreachable = resolve;
-    });
+    const { open: unreachable, promise: reported } = gate();
     const logger = {
       ...lines,
       warn: (message: string) => {
@@ -408,10 +405,7 @@ describePostgres("workers through PostgreSQL faults", () => {
     cleanups.push(() => store.close());
     await store.webhooks.create({ name: "hook", url: `${endpoint.url}/hook` });
 
-    let claimFailed = () => {};
-    const failedClaim = new Promise<void>((resolve) => {
-      claimFailed = resolve;
-    });
+    const { open: claimFailed, promise: failedClaim } = gate();
     const worker = createDeliveryWorker({
       store,
       config: loadWorkerConfig({ DATABASE_URL: url, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" }),
@@ -465,15 +459,9 @@ describePostgres("workers through PostgreSQL faults", () => {
     for (let i = 0; i < 12; i++) await store.queue.enqueue(change());
 
     let finishFailures = 0;
-    let allFailed = () => {};
-    const failed = new Promise<void>((resolve) => {
-      allFailed = resolve;
-    });
+    const { open: allFailed, promise: failed } = gate();
     let recorded = 0;
-    let allRecorded = () => {};
-    const done = new Promise<void>((resolve) => {
-      allRecorded = resolve;
-    });
+    const { open: allRecorded, promise: done } = gate();
     const worker = createDeliveryWorker({
       store,
       config: {

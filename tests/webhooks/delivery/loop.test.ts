@@ -416,10 +416,7 @@ describe("createWorker", () => {
     const errors: string[] = [];
     let failures = 3;
     let looks = 0;
-    let lookedAgain = () => {};
-    const healthy = new Promise<void>((resolve) => {
-      lookedAgain = resolve;
-    });
+    const { open: lookedAgain, promise: healthy } = gate();
     const collaborators: WorkerCollaborators = {
       ...queue.collaborators,
       async waitForWork(signal) {
@@ -517,10 +514,7 @@ describe("createWorker", () => {
     });
     const outage = Object.assign(new Error("connection refused"), { unreachable: true });
     let finishFailures = 0;
-    let failedTwice = () => {};
-    const twice = new Promise<void>((resolve) => {
-      failedTwice = resolve;
-    });
+    const { open: failedTwice, promise: twice } = gate();
     const collaborators: WorkerCollaborators = {
       ...queue.collaborators,
       async finish(claim, delivered) {
