@@ -67,14 +67,17 @@ describePostgres("worker processes on PostgreSQL", () => {
   const pg = usePostgresCluster();
   const { cleanups } = pg;
 
-  async function setUp(endpointUrl: string, webhooks: number) {
+  /** A counting endpoint, a fresh database and `webhooks` webhooks to the endpoint. */
+  async function setUp(webhooks: number) {
+    const endpoint = startCountingEndpoint();
+    cleanups.push(() => endpoint.stop());
     const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url);
     cleanups.push(() => store.close());
     for (let i = 0; i < webhooks; i++) {
-      await store.webhooks.create({ name: `hook-${i}`, url: `${endpointUrl}?n=${i}` });
+      await store.webhooks.create({ name: `hook-${i}`, url: `${endpoint.url}?n=${i}` });
     }
-    return { url, store };
+    return { endpoint, url, store };
   }
 
   /** `count` enqueues, a few at a time (each fans out to every webhook). */
@@ -137,9 +140,7 @@ describePostgres("worker processes on PostgreSQL", () => {
   }
 
   test("three worker processes drain 10,000 deliveries: every attempt made exactly once, none lost", async () => {
-    const endpoint = startCountingEndpoint();
-    cleanups.push(() => endpoint.stop());
-    const { url, store } = await setUp(endpoint.url, 20);
+    const { endpoint, url, store } = await setUp(20);
     await enqueue(store, 500); // × 20 webhooks
     expect((await store.queue.stats()).queued).toBe(10_000);
 
@@ -164,9 +165,7 @@ describePostgres("worker processes on PostgreSQL", () => {
   }, 120_000);
 
   test("a worker killed with SIGKILL mid-batch: the others finish its deliveries after the lease", async () => {
-    const endpoint = startCountingEndpoint();
-    cleanups.push(() => endpoint.stop());
-    const { url, store } = await setUp(endpoint.url, 1);
+    const { endpoint, url, store } = await setUp(1);
     await enqueue(store, 200);
     const env = { WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_LEASE_MS: "2000" };
 
@@ -212,9 +211,7 @@ describePostgres("worker processes on PostgreSQL", () => {
   }, 60_000);
 
   test("a worker keeps delivering across a database restart and loses nothing", async () => {
-    const endpoint = startCountingEndpoint();
-    cleanups.push(() => endpoint.stop());
-    const { url, store } = await setUp(endpoint.url, 1);
+    const { endpoint, url, store } = await setUp(1);
     await enqueue(store, 600);
     // A full batch is in flight, unanswered, while the database goes down and comes back: the
     // worker records those attempts after the restart.
