@@ -42,18 +42,30 @@ export async function completeClaim(
   return outcome;
 }
 
+/**
+ * The store's claim on the first delivery due at `now` (default the wall clock), for worker "w1"
+ * with a 30 s lease unless told otherwise; throws when nothing is due.
+ */
+export async function claimDue(
+  store: Store,
+  options: { now?: number; workerId?: string; leaseMs?: number } = {},
+): Promise<Claim> {
+  const [claim] = await store.queue.claim({
+    workerId: options.workerId ?? "w1",
+    limit: 1,
+    leaseMs: options.leaseMs ?? 30_000,
+    now: options.now ?? Date.now(),
+  });
+  if (!claim) throw new Error("expected a claim");
+  return claim;
+}
+
 /** The one change tests enqueue, its delivery claimed now (worker "w1", a 30 s lease by default). */
 export async function enqueueAndClaim(
   store: Store,
   options: { workerId?: string; leaseMs?: number } = {},
 ): Promise<{ id: number; claim: Claim }> {
-  const [id] = await store.queue.enqueue(change());
-  const [claim] = await store.queue.claim({
-    workerId: options.workerId ?? "w1",
-    limit: 1,
-    leaseMs: options.leaseMs ?? 30_000,
-    now: Date.now(),
-  });
-  if (!claim || id === undefined) throw new Error("expected a claim");
-  return { id, claim };
+  await store.queue.enqueue(change());
+  const claim = await claimDue(store, options);
+  return { id: claim.delivery.id, claim };
 }

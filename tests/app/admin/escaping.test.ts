@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { claimDue } from "../../fakes/delivery.ts";
 import { T0, useApp } from "../harness.ts";
 
 const SCRIPT = "<script>alert(1)</script>";
@@ -31,13 +32,7 @@ test("a payload, response headers and body holding <script> and onerror= render 
     postchange: { name: SCRIPT },
     timestamp: T0,
   });
-  const [claim] = await t.store.queue.claim({
-    workerId: "w",
-    limit: 1,
-    leaseMs: 60_000,
-    now: T0.getTime(),
-  });
-  if (!claim) throw new Error("nothing claimed");
+  const claim = await claimDue(t.store, { now: T0.getTime() });
   await t.store.queue.finish(
     claim,
     {

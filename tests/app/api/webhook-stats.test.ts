@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { AttemptOutcome } from "../../../lib/webhooks/model.ts";
 import { change } from "../../fakes/change.ts";
+import { claimDue } from "../../fakes/delivery.ts";
 import { createClient, T0, testApp } from "../harness.ts";
 
 const TOKEN = "webhook-stats-test-token-0123";
@@ -24,13 +25,7 @@ async function attempt(
   durationMs: number,
 ) {
   await t.store.queue.enqueue(change(), { webhookId });
-  const [claim] = await t.store.queue.claim({
-    workerId: "w",
-    limit: 1,
-    leaseMs: 60_000,
-    now: T0.getTime(),
-  });
-  if (!claim) throw new Error("nothing to claim");
+  const claim = await claimDue(t.store, { now: T0.getTime() });
   const ok = outcome === "success";
   await t.store.queue.finish(
     claim,
