@@ -175,6 +175,16 @@ function reportingWorker(
   });
 }
 
+/** Runs `worker` until it waits for work, then stops it. */
+async function runUntilIdle(worker: Worker, queue: { untilWaiting(): Promise<void> }) {
+  const stop = new AbortController();
+  const asleep = queue.untilWaiting();
+  const running = worker.run({ signal: stop.signal });
+  await asleep;
+  stop.abort();
+  await running;
+}
+
 /** Runs `worker` until `finish()`: every request answered from then on, the run stopped, awaited. */
 function start(worker: Worker, queue: { autoFinish(): void }) {
   const stop = new AbortController();
@@ -299,12 +309,7 @@ describe("createWorker", () => {
     const queue = fakeQueue(1);
     queue.autoFinish();
     const worker = createWorker(queue.collaborators, { concurrency: 4 });
-    const stop = new AbortController();
-    const asleep = queue.untilWaiting();
-    const running = worker.run({ signal: stop.signal });
-    await asleep;
-    stop.abort();
-    await running;
+    await runUntilIdle(worker, queue);
     expect(queue.finished).toEqual([1]);
     expect(queue.waits).toBe(1);
   });
@@ -322,12 +327,7 @@ describe("createWorker", () => {
       },
     };
     const worker = reportingWorker(collaborators, 4, errors);
-    const stop = new AbortController();
-    const asleep = queue.untilWaiting();
-    const running = worker.run({ signal: stop.signal });
-    await asleep;
-    stop.abort();
-    await running;
+    await runUntilIdle(worker, queue);
     expect(errors).toEqual(["claim: database is locked"]);
     expect(queue.finished.sort()).toEqual([1, 2, 3]);
   });
