@@ -157,6 +157,11 @@ export interface DeliveryQueue {
   replay(ids: number[], now: number): Promise<number>;
   stats(): Promise<Record<DeliveryState, number>>;
   /**
+   * Queued deliveries waiting for an automatic retry (after an attempt that was not 2XX): with
+   * the failed ones, the rows of the admin's Failed list and the CLI's `--state failed`.
+   */
+  retryingCount(): Promise<number>;
+  /**
    * A webhook's attempts at `now` (its health: observe/webhook-stats.ts), from one snapshot,
    * through the attempts index by (webhook, outcome, time): cost grows with the webhook's own
    * attempts in the window, never with the table.

@@ -174,3 +174,30 @@ for (const width of [390, 1280]) {
     await page.close();
   });
 }
+
+browserTest(
+  "at 390 px a delivery's and a webhook's summary values are whole on screen",
+  async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
+    await page.goto(`${base}/admin/login`);
+    await page.fill("input[name=token]", TOKEN);
+    await page.click("button[type=submit]");
+    await page.waitForURL(/\/admin\/background-tasks/);
+    for (const path of ["/admin/background-tasks/deliveries/1", "/admin/webhooks/1"]) {
+      await page.goto(`${base}${path}`);
+      const summary = await page.evaluate(() =>
+        [...document.querySelectorAll("table.fields")].map((table) => ({
+          // A table that scrolls inside itself hides the end of its values.
+          hidden: table.scrollWidth - table.clientWidth,
+          rights: [...table.querySelectorAll("td, th")].map((c) => c.getBoundingClientRect().right),
+        })),
+      );
+      expect(summary.length, path).toBeGreaterThan(0);
+      for (const { hidden, rights } of summary) {
+        expect(hidden, path).toBeLessThanOrEqual(0);
+        for (const right of rights) expect(right, path).toBeLessThanOrEqual(390);
+      }
+    }
+    await page.close();
+  },
+);

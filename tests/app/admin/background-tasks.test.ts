@@ -67,6 +67,22 @@ describe("GET /admin/background-tasks", () => {
     expect(html).toContain("Retry all failed (2)");
   });
 
+  test("Failed counts what it lists: failed deliveries and those waiting for an automatic retry", async () => {
+    await enqueue(1);
+    await attemptAll({ state: "failed" });
+    await enqueue(4);
+    await attemptAll({ state: "queued", nextAttemptAt: T0.getTime() + 300_000 });
+    const { html } = await ctx.t.client.open("/admin/background-tasks");
+    const start = html.indexOf("<h2>Failed");
+    const failed = html.slice(start, html.indexOf("<h2>", start + 1));
+    expect(failed.match(/id="delivery-\d+"/g)).toHaveLength(5);
+    expect(failed).toMatch(/\(all 5\)/);
+    expect(html).toMatch(/<strong>5<\/strong>failed<span class="muted"> \(4 waiting for a retry\)/);
+    expect(html).toContain("Retry all failed (5)");
+    const list = (await ctx.t.client.open("/admin/background-tasks/deliveries?state=failed")).html;
+    expect(list.match(/id="delivery-\d+"/g)).toHaveLength(5);
+  });
+
   test("says None for an empty state and offers no Retry all when nothing failed", async () => {
     const { html } = await ctx.t.client.open("/admin/background-tasks");
     expect(html).toContain("None.");

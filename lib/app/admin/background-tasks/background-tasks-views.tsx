@@ -6,6 +6,7 @@ import { isRetrying, retryingText } from "../../../webhooks/delivery/retrying.ts
 import type { Attempt, Delivery, DeliveryState } from "../../../webhooks/model.ts";
 import { formatDuration, formatTime, prettyJson, relativeTime, truncate } from "../format.ts";
 import { Layout, type PageContext, PostButton } from "../layout.tsx";
+import { MessageSearch } from "./message-search.tsx";
 
 export const BACKGROUND_TASKS = "/admin/background-tasks";
 export const DELIVERIES = `${BACKGROUND_TASKS}/deliveries`;
@@ -20,6 +21,11 @@ const STATE_TITLES: Record<DeliveryState, string> = {
 export interface OverviewData {
   stats: Record<DeliveryState, number>;
   /**
+   * Queued deliveries waiting for an automatic retry: listed under Failed, so counted there
+   * (and still queued in `stats`).
+   */
+  retrying?: number;
+  /**
    * The newest few deliveries per state, in the order the page shows them; under failed also
    * those waiting for an automatic retry (retrying.ts).
    */
@@ -32,17 +38,20 @@ export interface OverviewData {
 /** `children`: panels shown under the counts (e.g. running workers, warnings). */
 export function OverviewPage(props: { page: PageContext; data: OverviewData; children?: Child }) {
   const { page, data } = props;
+  // What each section and link lists: Failed holds those waiting for a retry too.
+  const retrying = data.retrying ?? 0;
+  const listed = { ...data.stats, failed: data.stats.failed + retrying };
   return (
     <Layout title="Background Tasks" page={page}>
       <h1>Background Tasks</h1>
-      <MessageSearch value="" />
-      <StateCounts stats={data.stats} />
+      <MessageSearch action={DELIVERIES} value="" />
+      <StateCounts stats={listed} retrying={retrying} />
       {props.children}
-      {data.stats.failed > 0 ? (
+      {listed.failed > 0 ? (
         <div class="actions">
           <PostButton
             action={`${BACKGROUND_TASKS}/retry-failed`}
-            label={`Retry all failed (${data.stats.failed})`}
+            label={`Retry all failed (${listed.failed})`}
             csrfToken={page.csrfToken}
           />
         </div>
@@ -52,7 +61,7 @@ export function OverviewPage(props: { page: PageContext; data: OverviewData; chi
           <h2>
             {STATE_TITLES[section.state]}{" "}
             <a class="muted" href={`${DELIVERIES}?state=${section.state}`}>
-              (all {data.stats[section.state]})
+              (all {listed[section.state]})
             </a>
           </h2>
           <DeliveryTable
@@ -68,29 +77,8 @@ export function OverviewPage(props: { page: PageContext; data: OverviewData; chi
   );
 }
 
-/**
- * Find a delivery by the `webhook-id` header a receiver logged (a GET form: the address can be
- * shared).
- */
-export function MessageSearch(props: { value: string }) {
-  return (
-    <form class="search" method="get" action={DELIVERIES}>
-      <label for="message-id">Find by webhook-id</label>
-      <input
-        id="message-id"
-        name="message_id"
-        type="search"
-        value={props.value}
-        placeholder="msg_…"
-        maxlength={200}
-        required
-      />
-      <button type="submit">Find</button>
-    </form>
-  );
-}
-
-function StateCounts(props: { stats: Record<DeliveryState, number> }) {
+/** The count per state; failed counts those waiting for a retry too, as its list shows them. */
+function StateCounts(props: { stats: Record<DeliveryState, number>; retrying: number }) {
   const order: DeliveryState[] = ["queued", "delivering", "successful", "failed"];
   return (
     <div class="counts">
@@ -98,6 +86,9 @@ function StateCounts(props: { stats: Record<DeliveryState, number> }) {
         <a class={state} href={`${DELIVERIES}?state=${state}`}>
           <strong>{props.stats[state]}</strong>
           {state}
+          {state === "failed" && props.retrying > 0 ? (
+            <span class="muted"> ({props.retrying} waiting for a retry)</span>
+          ) : null}
         </a>
       ))}
     </div>
@@ -130,7 +121,7 @@ export function DeliveryListPage(props: { page: PageContext; data: DeliveryListD
         <a href={BACKGROUND_TASKS}>← Background Tasks</a>
       </p>
       <h1>{data.title}</h1>
-      <MessageSearch value={data.messageId ?? ""} />
+      <MessageSearch action={DELIVERIES} value={data.messageId ?? ""} />
       {data.retryAllFailed && data.deliveries.some((d) => d.state === "failed") ? (
         <div class="actions">
           <PostButton

@@ -43,13 +43,14 @@ export async function loadOverview(
   nowMs: number,
   maxAttempts: number | null = null,
 ): Promise<OverviewData> {
-  const [stats, webhooks, ...lists] = await Promise.all([
+  const [stats, retrying, webhooks, ...lists] = await Promise.all([
     store.queue.stats(),
+    store.queue.retryingCount(),
     store.webhooks.list(),
     ...OVERVIEW_STATES.map((state) => store.queue.list(stateFilter(state, OVERVIEW_ROWS))),
   ]);
   const sections = OVERVIEW_STATES.map((state, i) => ({ state, deliveries: lists[i] ?? [] }));
-  return { stats, sections, limits: attemptLimits(webhooks, maxAttempts), nowMs };
+  return { stats, retrying, sections, limits: attemptLimits(webhooks, maxAttempts), nowMs };
 }
 
 /**

@@ -78,6 +78,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     list: listing.list,
     get: listing.get,
     stats: listing.stats,
+    retryingCount: listing.retryingCount,
     attemptTally: createWebhookStats(db),
     lastAttemptId: listing.lastAttemptId,
     attemptsAfter: listing.attemptsAfter,

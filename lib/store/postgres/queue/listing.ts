@@ -91,6 +91,14 @@ export function createListing(db: Db) {
     return counts;
   }
 
+  async function retryingCount(): Promise<number> {
+    const [row] = await db.sql<Array<{ n: number }>>`
+      SELECT count(*)::int AS n FROM deliveries
+      WHERE state = 'queued' AND attempts > 0
+        AND (last_status IS NULL OR last_status NOT BETWEEN 200 AND 299)`;
+    return row?.n ?? 0;
+  }
+
   async function lastAttemptId(): Promise<number> {
     const [row] = await db.sql.unsafe(LAST_ATTEMPT_ID_SQL);
     return Number(row?.id ?? 0);
@@ -111,5 +119,5 @@ export function createListing(db: Db) {
     }));
   }
 
-  return { list, get, stats, lastAttemptId, attemptsAfter };
+  return { list, get, stats, retryingCount, lastAttemptId, attemptsAfter };
 }

@@ -143,6 +143,10 @@ export function createSqliteQueue(
       return listing.stats();
     },
 
+    async retryingCount() {
+      return listing.retryingCount();
+    },
+
     async attemptTally(webhookId, at) {
       return tally(webhookId, at);
     },

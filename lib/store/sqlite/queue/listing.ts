@@ -183,6 +183,16 @@ export function createListing(db: Database) {
     };
   }
 
+  const retryingStmt = db.prepare<{ n: number }, []>(
+    `SELECT count(*) AS n FROM deliveries INDEXED BY deliveries_webhook_due
+     WHERE state = 'queued' AND attempts > 0
+       AND (last_status IS NULL OR last_status NOT BETWEEN 200 AND 299)`,
+  );
+
+  function retryingCount(): number {
+    return retryingStmt.get()?.n ?? 0;
+  }
+
   function stats(): Record<DeliveryState, number> {
     // One statement: the four counts come from one snapshot.
     const row = statsStmt.get();
@@ -193,5 +203,5 @@ export function createListing(db: Database) {
     return { queued, delivering, successful, failed };
   }
 
-  return { list, get, stats };
+  return { list, get, stats, retryingCount };
 }
