@@ -283,11 +283,14 @@ export interface IdempotencyKeys {
     key: string,
     request: { fingerprint: string; now: number; expiresAt: number },
   ): Promise<IdempotencyRecord | null>;
-  /** Keeps the answer of the request that took `key`, for its repeats. */
+  /**
+   * Keeps the answer of the request that took `key`, for its repeats until `expiresAt` (epoch
+   * ms; begin's expiresAt bounds only the wait for this answer).
+   */
   finish(
     scope: string,
     key: string,
-    answer: NonNullable<IdempotencyRecord["answer"]>,
+    kept: { answer: NonNullable<IdempotencyRecord["answer"]>; expiresAt: number },
   ): Promise<void>;
   /** Frees `key` (the request failed on the server's side: a repeat runs it again). */
   abandon(scope: string, key: string): Promise<void>;

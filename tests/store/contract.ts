@@ -1799,7 +1799,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           fingerprint: "f1",
           answer: null,
         });
-        await store.idempotency.finish("s", "k", answer);
+        await store.idempotency.finish("s", "k", { answer, expiresAt: T0 + 1000 });
         const other = await another();
         expect(await other.idempotency.begin("s", "k", request("f1"))).toEqual({
           fingerprint: "f1",
@@ -1810,11 +1810,21 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(await store.idempotency.begin("s", "k", request("f3", T0 + 1000))).toBeNull();
       });
 
+      test("finish() keeps the answer until its own expiresAt, past the one begin() took the key until", async () => {
+        expect(await store.idempotency.begin("s", "f", request("f1"))).toBeNull();
+        await store.idempotency.finish("s", "f", { answer, expiresAt: T0 + 5000 });
+        expect(await store.idempotency.begin("s", "f", request("f2", T0 + 4999))).toEqual({
+          fingerprint: "f1",
+          answer,
+        });
+        expect(await store.idempotency.begin("s", "f", request("f2", T0 + 5000))).toBeNull();
+      });
+
       test("abandon() frees a key whose request has no kept answer, never one that has", async () => {
         expect(await store.idempotency.begin("s", "a", request("f1"))).toBeNull();
         await store.idempotency.abandon("s", "a");
         expect(await store.idempotency.begin("s", "a", request("f2"))).toBeNull();
-        await store.idempotency.finish("s", "a", answer);
+        await store.idempotency.finish("s", "a", { answer, expiresAt: T0 + 1000 });
         await store.idempotency.abandon("s", "a");
         expect((await store.idempotency.begin("s", "a", request("f3")))?.fingerprint).toBe("f2");
       });

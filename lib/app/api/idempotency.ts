@@ -4,6 +4,13 @@ import type { AppEnv } from "../context.ts";
 
 /** How long a key answers with its first answer (Stripe's and Svix's 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/**
+ * How long a key stays taken by a request that has not answered yet. A request cut off before
+ * its answer (a stop's drain ran out, a crash) never frees its key; past this the key is free
+ * again, rather than answering "still being handled" for 24 hours. Far longer than any request
+ * takes (the longest, a bulk retry or replay, is paced in chunks and done in seconds).
+ */
+export const IDEMPOTENCY_PENDING_MS = 10 * 60_000;
 /** A key: 1 to 255 printable ASCII characters, no spaces (a UUID fits). */
 const KEY = /^[\x21-\x7e]{1,255}$/;
 /** Answer headers a repeat gets back as the first request got them. */
@@ -13,7 +20,8 @@ const KEPT_HEADERS = ["content-type", "location"];
  * `Idempotency-Key` on the API's POSTs: the first request with a key runs and its answer is kept
  * for 24 hours; the same key with the same request (method, path, body) gets that answer again,
  * marked `Idempotent-Replayed: true`, without running anything twice; with another request, 409.
- * A repeat while the first still runs is 409 too (try again). An answer of 5xx is not kept, so a
+ * A repeat while the first still runs is 409 too (try again), for at most IDEMPOTENCY_PENDING_MS:
+ * a request cut off before its answer frees its key then. An answer of 5xx is not kept, so a
  * repeat runs again. Keys are per credential (the admin, each API token): two clients never meet.
  * A body over `maxBodyBytes` is left to the route (413) and keeps no key.
  */
@@ -39,7 +47,7 @@ export function idempotencyMiddleware(options: {
     const found = await options.keys.begin(scope, key, {
       fingerprint,
       now,
-      expiresAt: now + IDEMPOTENCY_TTL_MS,
+      expiresAt: now + IDEMPOTENCY_PENDING_MS,
     });
     if (found !== null) {
       if (found.fingerprint !== fingerprint) {
@@ -50,7 +58,9 @@ export function idempotencyMiddleware(options: {
       }
       if (found.answer === null) {
         return c.json(
-          { error: "A request with this Idempotency-Key is still being handled: try again" },
+          {
+            error: `A request with this Idempotency-Key is still being handled: try again (a request cut off before its answer frees its key ${IDEMPOTENCY_PENDING_MS / 60_000} minutes after it began)`,
+          },
           409,
         );
       }
@@ -77,9 +87,8 @@ export function idempotencyMiddleware(options: {
       if (value !== null) headers[name] = value;
     }
     await options.keys.finish(scope, key, {
-      status: answer.status,
-      headers,
-      body: await answer.clone().text(),
+      answer: { status: answer.status, headers, body: await answer.clone().text() },
+      expiresAt: options.now() + IDEMPOTENCY_TTL_MS,
     });
   };
 }

@@ -115,7 +115,7 @@ const IDEMPOTENCY_KEY = {
   in: "header",
   required: false,
   description:
-    "Makes a retried POST safe: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) without running twice; the same key with another request gets 409, as does a repeat while the first still runs. Per credential; 1 to 255 printable ASCII characters.",
+    "Makes a retried POST safe: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) without running twice; the same key with another request gets 409, as does a repeat while the first still runs (a request cut off before its answer frees its key 10 minutes after it began). Per credential; 1 to 255 printable ASCII characters.",
   schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
 };
 

@@ -24,8 +24,9 @@ export function createPostgresIdempotencyKeys(sql: SQL): IdempotencyKeys {
         return row === undefined ? null : recordOf(row);
       });
     },
-    async finish(scope, key, answer) {
-      await sql`UPDATE idempotency_keys SET answer = ${JSON.stringify(answer)}
+    async finish(scope, key, kept) {
+      await sql`UPDATE idempotency_keys
+        SET answer = ${JSON.stringify(kept.answer)}, expires_at = ${kept.expiresAt}
         WHERE scope = ${scope} AND key = ${key}`;
     },
     async abandon(scope, key) {

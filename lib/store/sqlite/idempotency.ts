@@ -17,8 +17,8 @@ export function createSqliteIdempotencyKeys(db: Database): IdempotencyKeys {
     `INSERT OR REPLACE INTO idempotency_keys (scope, key, fingerprint, answer, expires_at)
      VALUES (?, ?, ?, NULL, ?)`,
   );
-  const finishStmt = db.prepare<unknown, [string, string, string]>(
-    "UPDATE idempotency_keys SET answer = ? WHERE scope = ? AND key = ?",
+  const finishStmt = db.prepare<unknown, [string, number, string, string]>(
+    "UPDATE idempotency_keys SET answer = ?, expires_at = ? WHERE scope = ? AND key = ?",
   );
   const abandonStmt = db.prepare<unknown, [string, string]>(
     "DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND answer IS NULL",
@@ -37,8 +37,8 @@ export function createSqliteIdempotencyKeys(db: Database): IdempotencyKeys {
     async begin(scope, key, request) {
       return beginTx.immediate(scope, key, request.fingerprint, request.now, request.expiresAt);
     },
-    async finish(scope, key, answer) {
-      finishStmt.run(JSON.stringify(answer), scope, key);
+    async finish(scope, key, kept) {
+      finishStmt.run(JSON.stringify(kept.answer), kept.expiresAt, scope, key);
     },
     async abandon(scope, key) {
       abandonStmt.run(scope, key);

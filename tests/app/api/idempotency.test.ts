@@ -1,9 +1,13 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
+import { Hono } from "hono";
+import { IDEMPOTENCY_PENDING_MS, idempotencyMiddleware } from "../../../lib/app/api/idempotency.ts";
 import { generateApiToken, hashApiToken } from "../../../lib/app/auth/api-tokens.ts";
-import { createClient, testApp } from "../harness.ts";
+import type { AppEnv } from "../../../lib/app/context.ts";
+import { createClient, T0, testApp } from "../harness.ts";
 
 const ADMIN = "idempotency-test-admin-0123";
 const DAY = 24 * 3_600_000;
+const T0_MS = T0.getTime();
 let t: ReturnType<typeof testApp>;
 
 beforeEach(() => {
@@ -133,4 +137,48 @@ test("the OpenAPI document names Idempotency-Key on every POST, and on nothing e
   );
   expect(posts).toContain("post /api/items");
   expect(keyed.sort()).toEqual(posts.sort());
+});
+
+test("a key whose request was cut off (the process stopped mid-request) is free again after IDEMPOTENCY_PENDING_MS, not 24 hours", async () => {
+  // A handler that never answers stands for a request cut off by a stop or a crash: its key
+  // is taken, and neither an answer nor an abandon ever comes.
+  const runs: string[] = [];
+  const cutStarted = Promise.withResolvers<void>();
+  let clock = T0_MS;
+  const app = new Hono<AppEnv>();
+  app.use(async (c, next) => {
+    c.set("via", "bearer");
+    c.set("username", "admin");
+    await next();
+  });
+  app.use(
+    idempotencyMiddleware({ keys: t.store.idempotency, now: () => clock, maxBodyBytes: 1024 }),
+  );
+  app.post("/api/run", async (c) => {
+    runs.push(c.req.header("x-run") ?? "");
+    if (c.req.header("x-run") === "cut") {
+      cutStarted.resolve();
+      return new Promise<Response>(() => {});
+    }
+    return c.json({ ran: true }, 201);
+  });
+  const send = (run: string) =>
+    app.request("/api/run", {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": "cut-1", "x-run": run },
+      body: "{}",
+    });
+  void send("cut");
+  await cutStarted.promise;
+  const soon = await send("repeat");
+  expect(soon.status).toBe(409);
+  clock += IDEMPOTENCY_PENDING_MS + 1;
+  const later = await send("repeat");
+  expect(later.status).toBe(201);
+  expect(runs).toEqual(["cut", "repeat"]);
+  // The answer kept by the repeat lives its 24 hours from then, as any other.
+  clock += DAY - 1000;
+  const replayed = await send("repeat");
+  expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+  expect(runs).toEqual(["cut", "repeat"]);
 });
