@@ -69,19 +69,13 @@ describe("the API, the admin form and the CLI refuse them alike", () => {
 
   test("the admin form: a URL with a line feed or *** as its password is shown again with the problem", async () => {
     const admin = testApp();
+    const created = (url: string) =>
+      admin.client.submit("/admin/webhooks", webhookForm({ url }), { from: "/admin/webhooks/new" });
     try {
-      const lf = await admin.client.submit(
-        "/admin/webhooks",
-        webhookForm({ url: "http://127.0.0.1:9000/\nhook" }),
-        { from: "/admin/webhooks/new" },
-      );
+      const lf = await created("http://127.0.0.1:9000/\nhook");
       expect(lf.status).toBe(400);
       expect(await lf.text()).toContain("(U+000A at character 23)");
-      const masked = await admin.client.submit(
-        "/admin/webhooks",
-        webhookForm({ url: "http://user:***@127.0.0.1:9000/hook" }),
-        { from: "/admin/webhooks/new" },
-      );
+      const masked = await created("http://user:***@127.0.0.1:9000/hook");
       expect(masked.status).toBe(400);
       expect(await masked.text()).toContain("Must not have *** as its password");
       expect(await admin.store.webhooks.list()).toEqual([]);

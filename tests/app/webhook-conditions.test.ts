@@ -43,27 +43,22 @@ describe("regex conditions bounded by compiled size and count", () => {
         { attr: "name", op: "regex", value: oversize },
       ],
     };
-    const response = await api.json("POST", "/api/webhooks", { ...hook, condition: big });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({
-      fieldErrors: {
-        condition: [
-          "At $.and[1].value: the regex compiles to 7,320 instructions: at most 5,000 (nested counted repetitions such as (a{1,30}){1,30} multiply)",
-        ],
-      },
-    });
+    /** The 400's reasons for a webhook posted with `condition`. */
+    const refusal = async (condition: object) => {
+      const response = await api.json("POST", "/api/webhooks", { ...hook, condition });
+      expect(response.status).toBe(400);
+      return ((await response.json()) as { fieldErrors: { condition: string[] } }).fieldErrors
+        .condition;
+    };
+    expect(await refusal(big)).toEqual([
+      "At $.and[1].value: the regex compiles to 7,320 instructions: at most 5,000 (nested counted repetitions such as (a{1,30}){1,30} multiply)",
+    ]);
     const seventeen = {
       or: Array.from({ length: 17 }, (_, i) => ({ attr: "sku", op: "regex", value: `A-${i}` })),
     };
-    const many = await api.json("POST", "/api/webhooks", { ...hook, condition: seventeen });
-    expect(many.status).toBe(400);
-    expect(await many.json()).toMatchObject({
-      fieldErrors: {
-        condition: [
-          "At $.or[16].op: regex condition number 17: a set holds at most 16, nested sets included",
-        ],
-      },
-    });
+    expect(await refusal(seventeen)).toEqual([
+      "At $.or[16].op: regex condition number 17: a set holds at most 16, nested sets included",
+    ]);
     expect(await admin.store.webhooks.list()).toEqual([]);
     admin.store.close();
   });

@@ -5,14 +5,19 @@ const OLD = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 const t = useApp();
 
+/** Webhook "erp", signing with OLD, and its page. */
+async function erp(): Promise<{ id: number; page: string }> {
+  const { id } = await t.store.webhooks.create({
+    name: "erp",
+    url: "https://erp.example/in",
+    secret: OLD,
+  });
+  return { id, page: `/admin/webhooks/${id}` };
+}
+
 describe("Rotate secret on a webhook's page", () => {
   test("shows the new secret once and keeps the old one signing for the grace given", async () => {
-    const { id } = await t.store.webhooks.create({
-      name: "erp",
-      url: "https://erp.example/in",
-      secret: OLD,
-    });
-    const page = `/admin/webhooks/${id}`;
+    const { id, page } = await erp();
     expect((await t.client.open(page)).html).toContain(
       'name="graceSeconds" inputmode="numeric" value="86400"',
     );
@@ -38,12 +43,7 @@ describe("Rotate secret on a webhook's page", () => {
   });
 
   test("a bad grace is refused under its field, nothing changed; no secret: no form", async () => {
-    const { id } = await t.store.webhooks.create({
-      name: "erp",
-      url: "https://erp.example/in",
-      secret: OLD,
-    });
-    const page = `/admin/webhooks/${id}`;
+    const { id, page } = await erp();
     const response = await t.client.submit(
       `${page}/rotate-secret`,
       { graceSeconds: "a day" },
