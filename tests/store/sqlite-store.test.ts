@@ -58,6 +58,7 @@ function plan(db: Database, sql: string): string {
   const named = {
     now: 1_500_000,
     limit: 64,
+    lease: 30_000,
     worker: "w",
     expires: 1,
     horizon: 1000,

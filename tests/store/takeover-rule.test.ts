@@ -19,36 +19,63 @@ const NONE = { backAt: 0, graceUntil: 0 };
 /** An outage that ended 10 s ago, its grace running 20 s more. */
 const RECENT = { backAt: NOW - 10_000, graceUntil: NOW + 20_000 };
 
-const CASES: Array<[string, Omit<TakeoverFacts, "now">, boolean]> = [
+/** The claimer's lease, the lease every case's delivery was leased with. */
+const LEASE_MS = 10_000;
+/** A lease that ran out longer ago than one more lease: only a grace can hold it. */
+const LONG_AGO = NOW - 20_000;
+
+type Facts = Omit<TakeoverFacts, "now" | "leaseMs">;
+
+const CASES: Array<[string, Facts, boolean]> = [
   [
     "a lease still running is never taken",
     { leaseExpiresAt: NOW + 1, outage: NONE, owner: null, heldByClaimer: false },
     false,
   ],
   [
-    "a lease that runs out now is taken",
+    "a lease that runs out now, its owner gone, is taken",
+    { leaseExpiresAt: NOW, outage: NONE, owner: null, heldByClaimer: false },
+    true,
+  ],
+  [
+    "a live owner keeps a lease that runs out now",
     { leaseExpiresAt: NOW, outage: NONE, owner: HELD, heldByClaimer: false },
-    true,
+    false,
   ],
   [
-    "no outage seen: a live owner's expired lease is taken",
+    "no outage noted: a live owner keeps an expired lease for one more lease",
     { leaseExpiresAt: NOW - 5000, outage: NONE, owner: HELD, heldByClaimer: false },
+    false,
+  ],
+  [
+    "no outage noted: a live owner's lease is taken one lease after it ran out",
+    { leaseExpiresAt: NOW - LEASE_MS, outage: NONE, owner: HELD, heldByClaimer: false },
     true,
   ],
   [
-    "in the grace after an outage, a live owner keeps its lease",
-    { leaseExpiresAt: NOW - 5000, outage: RECENT, owner: HELD, heldByClaimer: false },
+    "an owner silent three beats is gone: its lease is taken as soon as it runs out",
+    {
+      leaseExpiresAt: NOW - 1,
+      outage: NONE,
+      owner: { lastSeenAt: NOW - 16_000, heartbeatMs: 5000 },
+      heldByClaimer: false,
+    },
+    true,
+  ],
+  [
+    "in the grace after an outage, a live owner keeps its lease past the one more lease",
+    { leaseExpiresAt: LONG_AGO, outage: RECENT, owner: HELD, heldByClaimer: false },
     false,
   ],
   [
     "in the grace, an owner without a heartbeat row is gone",
-    { leaseExpiresAt: NOW - 5000, outage: RECENT, owner: null, heldByClaimer: false },
+    { leaseExpiresAt: LONG_AGO, outage: RECENT, owner: null, heldByClaimer: false },
     true,
   ],
   [
     "in the grace, an owner silent three beats since the outage's end is gone",
     {
-      leaseExpiresAt: NOW - 5000,
+      leaseExpiresAt: LONG_AGO,
       outage: { backAt: NOW - 20_000, graceUntil: NOW + 10_000 },
       owner: { lastSeenAt: NOW - 30_000, heartbeatMs: 5000 },
       heldByClaimer: false,
@@ -58,7 +85,7 @@ const CASES: Array<[string, Omit<TakeoverFacts, "now">, boolean]> = [
   [
     "the outage's end counts as a beat: an owner silent through it is not gone yet",
     {
-      leaseExpiresAt: NOW - 5000,
+      leaseExpiresAt: LONG_AGO,
       outage: RECENT,
       owner: { lastSeenAt: NOW - 60_000, heartbeatMs: 5000 },
       heldByClaimer: false,
@@ -68,7 +95,7 @@ const CASES: Array<[string, Omit<TakeoverFacts, "now">, boolean]> = [
   [
     "exactly three beats of silence: not gone yet",
     {
-      leaseExpiresAt: NOW - 5000,
+      leaseExpiresAt: LONG_AGO,
       outage: { backAt: NOW - 20_000, graceUntil: NOW + 10_000 },
       owner: { lastSeenAt: NOW - 3000, heartbeatMs: 1000 },
       heldByClaimer: false,
@@ -78,7 +105,7 @@ const CASES: Array<[string, Omit<TakeoverFacts, "now">, boolean]> = [
   [
     "an owner that never said how often it beats is judged by the default 5 s",
     {
-      leaseExpiresAt: NOW - 5000,
+      leaseExpiresAt: LONG_AGO,
       outage: { backAt: NOW - 20_000, graceUntil: NOW + 10_000 },
       owner: { lastSeenAt: NOW - 16_000, heartbeatMs: null },
       heldByClaimer: false,
@@ -86,9 +113,9 @@ const CASES: Array<[string, Omit<TakeoverFacts, "now">, boolean]> = [
     true,
   ],
   [
-    "the grace ends when its time comes: a live owner's lease is taken",
+    "the grace ends when its time comes: a live owner's lease, one lease past, is taken",
     {
-      leaseExpiresAt: NOW - 5000,
+      leaseExpiresAt: LONG_AGO,
       outage: { backAt: NOW - 30_000, graceUntil: NOW },
       owner: HELD,
       heldByClaimer: false,
@@ -96,13 +123,21 @@ const CASES: Array<[string, Omit<TakeoverFacts, "now">, boolean]> = [
     true,
   ],
   [
+    "the grace over, a live owner still keeps its lease for one more lease",
+    {
+      leaseExpiresAt: NOW - 5000,
+      outage: { backAt: NOW - 30_000, graceUntil: NOW - 20_000 },
+      owner: HELD,
+      heldByClaimer: false,
+    },
+    false,
+  ],
+  [
     "the claimer's own lease is not taken while it still handles the delivery",
-    { leaseExpiresAt: NOW - 5000, outage: NONE, owner: HELD, heldByClaimer: true },
+    { leaseExpiresAt: LONG_AGO, outage: NONE, owner: HELD, heldByClaimer: true },
     false,
   ],
 ];
-
-const LEASE_MS = 10_000;
 
 /** The stores' clock: the time of the lease while it is taken, then NOW. */
 const clock = { t: NOW, now: () => clock.t };
@@ -111,7 +146,7 @@ const clock = { t: NOW, now: () => clock.t };
 async function playCase(
   store: Store,
   setOutage: (outage: TakeoverFacts["outage"]) => Promise<void>,
-  facts: Omit<TakeoverFacts, "now">,
+  facts: Facts,
 ): Promise<boolean> {
   const leasedAt = facts.leaseExpiresAt - LEASE_MS;
   clock.t = leasedAt;
@@ -152,7 +187,7 @@ async function playCase(
 describe("the takeover rule", () => {
   for (const [name, facts, expected] of CASES) {
     test(`mayTakeOver(): ${name}`, () => {
-      expect(mayTakeOver({ ...facts, now: NOW })).toBe(expected);
+      expect(mayTakeOver({ ...facts, now: NOW, leaseMs: LEASE_MS })).toBe(expected);
     });
   }
   for (const [name, facts, expected] of CASES) {

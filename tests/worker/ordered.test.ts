@@ -322,6 +322,26 @@ describePostgres("ordered delivery with PostgreSQL worker processes", () => {
     await takeoverMidSequence(url, store);
   });
 
+  test("a table lock held past the lease (LOCK TABLE deliveries): each item's changes arrive in order and once, none lost", async () => {
+    const url = await pg.cluster.createDatabase();
+    const store = await openPostgresStore(url);
+    cleanups.push(() => store.close());
+    await throughAnOutage(url, store, async () => {
+      // As VACUUM FULL, REINDEX or a long migration would: claims, renewals and results all
+      // wait in the lock's queue while the workers' beats go on.
+      const holder = new SQL(url, { max: 1 });
+      try {
+        await holder.begin(async (tx) => {
+          await tx`LOCK TABLE deliveries IN ACCESS EXCLUSIVE MODE`;
+          // The outage is a span of real time: twice the lease.
+          await Bun.sleep(6000);
+        });
+      } finally {
+        await holder.close();
+      }
+    });
+  });
+
   test("the server stopped longer than the lease: each item's changes arrive in order and once, none lost", async () => {
     const url = await pg.cluster.createDatabase();
     const store = await openPostgresStore(url);

@@ -17,16 +17,19 @@ export function leaseExpiredMessage(owner: string | null): string {
   return `${LEASE_EXPIRED_TEXT.before}${owner ?? "?"}${LEASE_EXPIRED_TEXT.after}`;
 }
 
-/** While live owners' leases are in their grace after an outage, look this often for gone ones. */
+/** While a lease that ran out may still be kept by a live owner, look this often for gone ones. */
 const GRACE_LOOK_MS = 1000;
 
 /**
- * When the earliest lease expiry (`lease`) is due for a claim: at once, unless it falls in the
- * grace after an outage (the takeover rule, claim.ts), when it is due at the grace's end, looked
- * at every second meanwhile (its owner may turn out gone). Both stores' nextDueAt use it.
+ * When the earliest lease expiry (`lease`) is due for a claim: when it runs out, unless it has
+ * run out already or falls in the grace after an outage (the takeover rule: a live owner keeps
+ * it for one more lease, or to the grace's end). Then it is looked at every second (its owner may
+ * turn out gone), and at the grace's end. Both stores' nextDueAt use it.
  */
 export function leaseDueAt(lease: number, graceUntil: number, now: number): number {
-  return lease < graceUntil ? Math.min(graceUntil, Math.max(lease, now + GRACE_LOOK_MS)) : lease;
+  if (lease > now && lease >= graceUntil) return lease;
+  const look = Math.max(lease, now + GRACE_LOOK_MS);
+  return graceUntil > now ? Math.min(graceUntil, look) : look;
 }
 
 /**
@@ -37,6 +40,8 @@ export function leaseDueAt(lease: number, graceUntil: number, now: number): numb
 export interface TakeoverFacts {
   now: number;
   leaseExpiresAt: number;
+  /** The claimer's lease length: a live owner keeps a lease that ran out for this long more. */
+  leaseMs: number;
   /**
    * The latest outage a worker saw: when the database came back, and the end of the grace live
    * owners get to write what they held through it (graceAfterReturn). Both 0: none seen.
@@ -67,9 +72,13 @@ export function ownerGone(facts: Pick<TakeoverFacts, "now" | "outage" | "owner">
 
 /**
  * Whether another claim may take a delivery's lease over: it has run out, the claimer does not
- * handle it itself, and either the grace after the latest outage is over or the owner is gone.
+ * handle it itself, and either its owner is gone, or the owner is live (beating) and both one
+ * more lease since the lease ran out and the grace after the latest outage are over. A live owner
+ * whose results waited through an outage nobody noted (a table lock on PostgreSQL, say: its beats
+ * go on) thus writes them before anyone sends its deliveries again.
  */
 export function mayTakeOver(facts: TakeoverFacts): boolean {
   if (facts.leaseExpiresAt > facts.now || facts.heldByClaimer) return false;
-  return facts.now >= facts.outage.graceUntil || ownerGone(facts);
+  if (ownerGone(facts)) return true;
+  return facts.now >= facts.outage.graceUntil && facts.now >= facts.leaseExpiresAt + facts.leaseMs;
 }

@@ -14,7 +14,7 @@ import type { DeliveryQueue } from "../../../webhooks/ports.ts";
 import type { StoreClock } from "../clock.ts";
 import { type Db, toNumber } from "../db.ts";
 import { type WebhookRow, webhookFromRow } from "../webhooks.ts";
-import type { OutageWatch } from "./outages.ts";
+import { type OutageWatch, WAITED_MS } from "./outages.ts";
 import { type Persistence, persistently } from "./persist.ts";
 import { type DeliveryRow, deliveryFromRow, type Int8 } from "./rows.ts";
 
@@ -141,8 +141,9 @@ export function createClaim(
     if (returned) outages.noted();
     if (rows.length === 0) return [];
     const at = toNumber(rows[0]?.clock_now ?? 0);
-    // Lease ends and send slots as the caller's clock reads them.
-    const local = (t: number) => clock.toCaller(t, at, callerNow);
+    // Lease ends and send slots as the caller's clock reads them now (the statement may have
+    // waited since the caller read it).
+    const local = (t: number) => clock.toCaller(t, at);
     const webhooks = new Map<number, Webhook>();
     const leased: Claim[] = [];
     for (const row of rows) {
@@ -216,7 +217,9 @@ function leaseRows(
   const { param, returned, leaseMs, shortCap, maxAttempts, workerId, holding, limit } = p;
   return db.sql<LeasedRow[]>`
         WITH clock AS (
-          SELECT coalesce(${param}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
+          -- Read when the statement runs, after its locks: one that waited in a lock's queue
+          -- (a table lock) judges leases and notes the outage's end with the time it ran.
+          SELECT coalesce(${param}::bigint, (extract(epoch from clock_timestamp()) * 1000)::bigint) AS t
         ), silence AS (
           -- Nobody could write for a while (as SQLite's CLAIM_SQL.silence): no worker beat for
           -- two of its beats, and no return noted since the last beat.
@@ -225,7 +228,11 @@ function leaseRows(
               < (SELECT t FROM clock)
             AND max(last_seen_at) > (SELECT back_at FROM outages WHERE id = 1)
         ), returned AS (
-          SELECT ${returned}::boolean OR EXISTS (SELECT 1 FROM silence) AS yes
+          -- This process saw the database come back, the workers' beats show a silence, or
+          -- this statement waited (a test clock aside: it drives time by hand).
+          SELECT ${returned}::boolean OR EXISTS (SELECT 1 FROM silence)
+            OR (${param}::bigint IS NULL
+              AND clock_timestamp() - now() > ${WAITED_MS}::int * interval '1 millisecond') AS yes
         ), came_back AS (
           -- The end of an outage seen, or the server's start (a restart is one).
           SELECT greatest(
@@ -252,9 +259,11 @@ function leaseRows(
           WHERE d.state = 'delivering' AND d.lease_expires_at <= (SELECT t FROM clock)
             -- Not what the claimer itself still handles (its result is on its way).
             AND NOT (d.lease_owner = ${workerId} AND d.id = ANY(${holding}::bigint[]))
-            -- The takeover rule (mayTakeOver in webhooks/lease.ts, as SQLite's TAKEABLE):
-            -- after the grace, or its owner gone.
-            AND ((SELECT t FROM clock) >= (SELECT grace_until FROM outage) OR NOT EXISTS (
+            -- The takeover rule (mayTakeOver in webhooks/lease.ts, as SQLite's TAKEABLE): its
+            -- owner gone, or one more lease and the grace after the latest outage over.
+            AND (((SELECT t FROM clock) >= (SELECT grace_until FROM outage)
+                AND d.lease_expires_at + ${leaseMs}::bigint <= (SELECT t FROM clock))
+              OR NOT EXISTS (
               SELECT 1 FROM workers o WHERE o.id = d.lease_owner
                 AND GREATEST(o.last_seen_at, (SELECT back_at FROM outage))
                   + ${STALE_AFTER_BEATS}::bigint * coalesce(o.heartbeat_ms, ${DEFAULT_HEARTBEAT_MS})

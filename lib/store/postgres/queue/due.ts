@@ -61,8 +61,8 @@ export function createDue(db: Db, clock: StoreClock) {
           WHERE d.state = 'delivering'
           ORDER BY d.lease_expires_at LIMIT 1) AS lease,
         (SELECT grace_until FROM outages WHERE id = 1) AS grace,
-        ${DATABASE_NOW_MS} AS clock_now`,
-      [RATE_HORIZON_MS],
+        coalesce($2::bigint, ${DATABASE_NOW_MS}) AS clock_now`,
+      [RATE_HORIZON_MS, clock.param(callerNow)],
     )) as Array<{ queued: Int8 | null; lease: Int8 | null; grace: Int8 | null; clock_now: Int8 }>;
     const queued = toNumberOrNull(row?.queued ?? null);
     const expiry = toNumberOrNull(row?.lease ?? null);

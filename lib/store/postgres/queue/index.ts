@@ -13,7 +13,7 @@ import { createFinish } from "./finish.ts";
 import { createKeepRendered } from "./keep-rendered.ts";
 import { createListing } from "./listing.ts";
 import { createMaintenance } from "./maintenance.ts";
-import type { OutageWatch } from "./outages.ts";
+import { type OutageWatch, timed } from "./outages.ts";
 import type { Persistence } from "./persist.ts";
 import { createRenew } from "./renew.ts";
 import { createRerender } from "./rerender.ts";
@@ -52,7 +52,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
   // How claims' send slots and releases retry through a lost connection, for both.
   const persistence: Persistence = { waitMs: reconnectWaitMs, clock, signal: options.closing };
   const { finish, finishMany, release } = createFinish(db, { clock, persistence });
-  const outages = options.outages ?? { returned: () => false, noted: () => {} };
+  const outages = options.outages ?? { returned: () => false, noted: () => {}, cameBack: () => {} };
   const listing = createListing(db);
   const searching = createSearch(db);
   const maintenance = createMaintenance(db, clock);
@@ -68,12 +68,14 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     plan,
     worthPlanning,
     claim: createClaim(db, { markSeen, clock, persistence, release, outages }),
-    renew: createRenew(db, clock),
-    finish,
-    finishMany,
-    release,
+    // A worker's calls that waited long (behind a table lock, say) mean an outage ended: the
+    // next claim notes it before it judges any lease.
+    renew: timed(outages, createRenew(db, clock)),
+    finish: timed(outages, finish),
+    finishMany: timed(outages, finishMany),
+    release: timed(outages, release),
     keepRendered: createKeepRendered(db),
-    nextDueAt: due.nextDueAt,
+    nextDueAt: timed(outages, due.nextDueAt),
     dueSummary: due.dueSummary,
     list: listing.list,
     get: listing.get,

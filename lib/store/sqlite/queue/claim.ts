@@ -42,15 +42,14 @@ const SENDABLE_WEBHOOKS = `SELECT w.id FROM webhooks w
  * otherwise pick another index and sort, which halves throughput.
  */
 /**
- * An expired lease of `d` may be taken over (the one rule, both stores): once a grace of one
- * lease has passed since the database came back from the latest outage a worker saw (outages),
- * or earlier when its owner is gone: no heartbeat row, or none for three beats since the later
- * of its last beat and the outage's end. A live owner thus writes the results it held through
- * the outage before anyone else may send its deliveries again. Binds `$now`. The rule in
- * TypeScript is mayTakeOver() (webhooks/lease.ts); tests/store/takeover-rule.test.ts holds both
- * stores to it.
+ * An expired lease of `d` may be taken over (the one rule, both stores: mayTakeOver() in
+ * webhooks/lease.ts, held to it by tests/store/takeover-rule.test.ts) when its owner is gone (no
+ * heartbeat row, or none for three beats since the later of its last beat and the latest outage's
+ * end), or else once one more lease (`$lease`, the claimer's) since it ran out and the grace after
+ * the latest outage a worker saw (outages) are over. Binds `$now` and `$lease`.
  */
-const TAKEABLE = `($now >= (SELECT grace_until FROM outages WHERE id = 1) OR NOT EXISTS (
+const TAKEABLE = `(($now >= (SELECT grace_until FROM outages WHERE id = 1)
+      AND d.lease_expires_at + $lease <= $now) OR NOT EXISTS (
     SELECT 1 FROM workers o WHERE o.id = d.lease_owner
       AND max(o.last_seen_at, (SELECT back_at FROM outages WHERE id = 1))
         + ${STALE_AFTER_BEATS} * coalesce(o.heartbeat_ms, ${DEFAULT_HEARTBEAT_MS}) >= $now))`;
@@ -197,14 +196,15 @@ function createLostLeases(db: Database) {
      WHERE id = $id AND state = 'delivering' AND attempts = $attempt
      RETURNING *, ${payloadColumn("deliveries")}`,
   );
-  const anyExpired = (at: number) => anyExpiredLeaseStmt.get({ now: at }) !== null;
+  const anyExpired = (at: number, lease: number) =>
+    anyExpiredLeaseStmt.get({ now: at, lease }) !== null;
 
   function takeOverLost(options: ClaimOptions, expires: number): DeliveryRow[] {
-    const { workerId, limit, now: at, holding } = options;
+    const { workerId, limit, now: at, holding, leaseMs: lease } = options;
     const claimed: DeliveryRow[] = [];
     // The covering probe costs a tenth of the full query, and almost always finds nothing.
-    if (!anyExpired(at)) return claimed;
-    for (const lost of expiredLeasesStmt.all({ now: at, limit })) {
+    if (!anyExpired(at, lease)) return claimed;
+    for (const lost of expiredLeasesStmt.all({ now: at, limit, lease })) {
       if (lost.lease_owner === workerId && holding?.has(lost.id)) continue;
       const error = leaseExpiredMessage(lost.lease_owner);
       lostAttemptStmt.run({
@@ -274,8 +274,7 @@ function createDueLeasing(db: Database) {
    * webhook's oldest is newer than everything already taken.
    */
   function dueRows(limit: number, at: number, holding?: ReadonlySet<number>): DeliveryRow[] {
-    // What the worker still holds is left out (its result written, the loop not yet told): as
-    // many more are read, so leaving them out does not shorten the claim.
+    // What the worker still holds is left out (its result written, the loop not yet told).
     const held = holding?.size ?? 0;
     const isFree = (row: DeliveryRow) => held === 0 || !holding?.has(row.id);
     const webhooks = sendableDueStmt
@@ -390,9 +389,9 @@ export function createClaim(
   }
 
   /** Whether a claim at `at` could find anything; marks the database as seen, as a claim does. */
-  function claimable(at: number): boolean {
+  function claimable(at: number, lease: number): boolean {
     changes.markSeen();
-    return due.anyDue(at) || lost.anyExpired(at);
+    return due.anyDue(at) || lost.anyExpired(at, lease);
   }
 
   return { claimRows, claimable };

@@ -245,7 +245,7 @@ function createClaiming(
       if (claimOptions.limit <= 0) return [];
       // Nothing due (a commit elsewhere woke an idle worker): two index probes instead of taking
       // the write lock, which every other writer would have to wait for.
-      if (!claimable(claimOptions.now)) return [];
+      if (!claimable(claimOptions.now, claimOptions.leaseMs)) return [];
       const { claims, returned } = availability.write((started) =>
         claimTx.immediate(claimOptions, started),
       );
