@@ -66,6 +66,11 @@ export class ClaimFeed {
   #open = false;
   /** The claim window ended with room below a chunk: the next claim takes what room there is. */
   #shortClaim = false;
+  /**
+   * The last claim answered with a delivery already held (given back): the next claim waits as
+   * after a failed one, so a store that keeps answering so cannot spin the loop.
+   */
+  #conflict: Error | null = null;
   /** Resolved when every claim handed out is handled. */
   #idleWaiters: Array<() => void> = [];
   readonly #wake = () => this.#wakeups.wake();
@@ -89,7 +94,8 @@ export class ClaimFeed {
       onRenewError: (error, claims) => options.onStoreError(error, "recheck", claims[0]),
       onConflict: (claim, at) => {
         const message = `Claim buffer: claimed delivery ${claim.delivery.id}, already ${at}; that claim was given back`;
-        options.onStoreError(new Error(message), "claim", claim);
+        this.#conflict = new Error(message);
+        options.onStoreError(this.#conflict, "claim", claim);
       },
     });
     this.#wakeups = createWakeups(() => this.#wantsClaims());
@@ -177,12 +183,18 @@ export class ClaimFeed {
       let more: boolean;
       try {
         more = await this.#topUp();
-        storeErrors = 0;
       } catch (error) {
         this.#options.onStoreError(error, "claim");
         await this.#pauseAfter(error, storeErrors++, signal);
         continue;
       }
+      const conflict = this.#conflict;
+      this.#conflict = null;
+      if (conflict !== null) {
+        await this.#pauseAfter(conflict, storeErrors++, signal);
+        continue;
+      }
+      storeErrors = 0;
       if (signal.aborted) break;
       if (more) {
         // Full: wait for room (requests ending).
