@@ -146,19 +146,21 @@ describe("fetchArticle(): charsets", () => {
       `Paragraphe ${i + 1} : le café était délicieux à Noël, et l'été à Besançon garde ses crêpes, ses élèves et ses châteaux façon Renaissance.`,
   );
 
+  /** The text fetchArticle() read from `bytes` served as text/html with no charset. */
+  async function textRead(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+    using site = startFakeArticleSite({ "/page": { contentType: "text/html", bytes } });
+    const result = await fetchArticle(`${site.url}/page`, options);
+    if (!result.ok) throw new Error(`Not read: ${result.reason}`);
+    expect(result.text).not.toContain("\uFFFD");
+    return result.text;
+  }
+
   test("decodes a Latin-1 page whose charset is declared only in <meta http-equiv>", async () => {
     const html = articleHtml("Café", FRENCH).replace(
       '<meta charset="utf-8">',
       '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">',
     );
-    using site = startFakeArticleSite({
-      "/fr": { contentType: "text/html", bytes: latin1Bytes(html) },
-    });
-    const result = await fetchArticle(`${site.url}/fr`, options);
-    expect(result.ok).toBe(true);
-    if (!result.ok) return;
-    expect(result.text).toContain("le café était délicieux à Noël");
-    expect(result.text).not.toContain("\uFFFD");
+    expect(await textRead(latin1Bytes(html))).toContain("le café était délicieux à Noël");
   });
 
   test("decodes a Shift_JIS page whose charset is declared only in <meta charset>", async () => {
@@ -171,14 +173,7 @@ describe("fetchArticle(): charsets", () => {
       '<meta charset="utf-8">',
       '<meta charset="Shift_JIS">',
     );
-    using site = startFakeArticleSite({
-      "/ja": { contentType: "text/html", bytes: shiftJisBytes(html) },
-    });
-    const result = await fetchArticle(`${site.url}/ja`, options);
-    expect(result.ok).toBe(true);
-    if (!result.ok) return;
-    expect(result.text).toContain(`日本語 ${sentence}`);
-    expect(result.text).not.toContain("\uFFFD");
+    expect(await textRead(shiftJisBytes(html))).toContain(`日本語 ${sentence}`);
   });
 
   test("lets the Content-Type header win over <meta>, and a byte order mark over both", async () => {
@@ -199,9 +194,9 @@ describe("fetchArticle(): charsets", () => {
 
   test("reads UTF-8 when nothing is declared", async () => {
     const html = articleHtml("Café", FRENCH).replace('<meta charset="utf-8">', "");
-    using site = startFakeArticleSite({ "/plain": { contentType: "text/html", body: html } });
-    const result = await fetchArticle(`${site.url}/plain`, options);
-    expect(result.ok && result.text).toContain("le café était délicieux à Noël");
+    expect(await textRead(new TextEncoder().encode(html))).toContain(
+      "le café était délicieux à Noël",
+    );
   });
 });
 
