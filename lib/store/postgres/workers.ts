@@ -25,9 +25,10 @@ export function createPostgresWorkerRegistry(db: Db, clock: StoreClock): WorkerR
     async heartbeat(info: WorkerInfo) {
       // The worker's uptime so far, placed on the database's clock.
       const uptime = Math.max(0, info.lastSeenAt - info.startedAt);
+      // Stamped when written (clock_timestamp(): after any wait for a lock), as on SQLite.
       await db.sql`
         WITH clock AS (
-          SELECT coalesce(${clock.param(info.lastSeenAt)}::bigint, (extract(epoch from now()) * 1000)::bigint) AS t
+          SELECT coalesce(${clock.param(info.lastSeenAt)}::bigint, (extract(epoch from clock_timestamp()) * 1000)::bigint) AS t
         )
         INSERT INTO workers (id, host, pid, version, started_at, last_seen_at, in_flight,
           concurrency, heartbeat_ms)
