@@ -116,7 +116,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       rememberModel(cache, at, { facts, machine }, baseLogger);
     }
     const calibration = readCalibration(cache, cacheModel, baseLogger);
-    const { budget, keep } = startBudget(config, {
+    const budget = startBudget(config, {
       model: facts.model,
       machine,
       numCtx,
@@ -126,8 +126,7 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
       calibration,
       loaded: !start.deferred && machine !== null,
     });
-    // A budget too small for every story leaves out the last ones (said by startBudget).
-    const stories = front.stories.slice(0, keep);
+    const stories = front.stories;
     done.total = stories.length;
     // A digest written to stderr is not drawn over by the progress lines.
     progress = createProgress(output.stream === "stderr" ? { write: () => {} } : deps.stderr, {
@@ -189,9 +188,9 @@ export async function runDigest(config: DigestConfig, deps: DigestDeps): Promise
     await output.write(renderer.end());
     progress.stop();
     progress = undefined;
-    baseLogger.info(
-      `Digest of ${stories.length} ${stories.length === 1 ? "story" : "stories"} in ${((now() - started) / 1000).toFixed(1)}s: ${summaryCounts(stats, facts.model)}`,
-    );
+    for (const line of endLines(stories.length, now() - started, stats, facts.model)) {
+      baseLogger.info(line);
+    }
     // A digest of failure notes only replaces neither --out, nor the archive, nor the last run.
     if (stats.failed > 0 && stats.generated + stats.cached === 0) {
       const left = outFile === undefined ? "" : `; ${outFile} was left as it was`;
@@ -295,6 +294,17 @@ async function writeStories(
     onWritten();
   }
   return written;
+}
+
+/**
+ * The run's last lines: the stories the time budget left out, re-planned as answers measured the
+ * machine (listed, with a note, unsummarised), and what was digested in how long, by whom.
+ */
+function endLines(stories: number, ms: number, stats: PipelineStats, model: string): string[] {
+  const left = stats.leftOut ?? 0;
+  const leftOut = `The time budget left out the last ${left === 1 ? "story" : `${left} stories`} at the measured rates (listed unsummarised)`;
+  const digested = `Digest of ${stories} ${stories === 1 ? "story" : "stories"} in ${(ms / 1000).toFixed(1)}s: ${summaryCounts(stats, model)}`;
+  return left > 0 ? [leftOut, digested] : [digested];
 }
 
 /**

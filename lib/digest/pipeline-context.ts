@@ -36,6 +36,8 @@ export interface PipelineStats {
   cached: number;
   /** Summaries that were attempted and failed. */
   failed: number;
+  /** Stories the time budget left out, re-planned at the measured rates (absent: none). */
+  leftOut?: number;
 }
 
 export interface PipelineDeps {
@@ -75,6 +77,8 @@ export interface Part {
   words?: number;
   /** How much of the article or discussion the model saw. */
   coverage?: Partial<Coverage>;
+  /** The time budget had no room for it when its turn came, and nothing earlier stands in. */
+  leftOut?: boolean;
 }
 
 /** What every step of one run shares. */

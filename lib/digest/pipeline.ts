@@ -90,7 +90,7 @@ async function digestStory(
     articleSummary: article.summary,
     articleSource: article.summary === null ? null : (article.source ?? "article"),
     discussionSummary: discussion.summary,
-    notes: [...article.notes, ...discussion.notes],
+    notes: [...article.notes, ...discussion.notes, ...leftOutNotes(article, discussion, context)],
     articleWords: article.words ?? null,
     coverage: {
       commentsShown:
@@ -102,6 +102,20 @@ async function digestStory(
     isNew: null,
     pointsSinceLastRun: null,
   };
+}
+
+/**
+ * What the time budget left out of a story, in one note (counted in the stats when it was the
+ * whole story): the budget re-planned, at the measured rates, which stories fit.
+ */
+function leftOutNotes(article: Part, discussion: Part, context: PipelineContext): string[] {
+  if (!article.leftOut && !discussion.leftOut) return [];
+  if (article.summary === null && discussion.summary === null) {
+    context.stats.leftOut = (context.stats.leftOut ?? 0) + 1;
+    return ["Not summarised: the time budget ran out before this story's turn."];
+  }
+  const kind = article.leftOut ? "article" : "discussion";
+  return [`No ${kind} summary: the time budget ran out before its turn.`];
 }
 
 /** The calibration the cache remembers for the model; none when it cannot be read. */

@@ -11,7 +11,7 @@ import type { RetryPolicy } from "./fetch/search-fetch.ts";
 import type { CatchUpWindow, StorySource } from "./fetch/source.ts";
 import { storyFilter } from "./reader-config.ts";
 import { budgetFor, createTimeBudget, type TimeBudget } from "./summarise/budget.ts";
-import { planBudget, replanAnswer } from "./summarise/budget-plan.ts";
+import { minAnswerTokens, planBudget, replanAnswer } from "./summarise/budget-plan.ts";
 import type { Calibration } from "./summarise/calibration.ts";
 import { tokensVsEnglish } from "./summarise/language-tokens.ts";
 import { MODEL_APIS } from "./summarise/models/apis.ts";
@@ -110,8 +110,9 @@ export async function frontPageAndMachine(
 /**
  * The run's time budget, said in one line when it was chosen for the reader (a model on the CPU),
  * and how it is kept (budget-plan.ts): the answers' length, and how many of the front page's
- * stories fit (`keep`: the first ones), with one line when it cuts answers or stories. Throws
- * UsageError, before any model call, when not even one story fits.
+ * stories fit at the assumed rates (the first ones, re-planned as answers measure the machine),
+ * with one line when it cuts answers or stories. Throws UsageError, before any model call, when
+ * not even one story fits.
  */
 export function startBudget(
   config: DigestConfig,
@@ -127,7 +128,7 @@ export function startBudget(
     /** The model is known to be loaded (default: when the server said where it runs). */
     loaded?: boolean;
   },
-): { budget: TimeBudget; keep: number } {
+): TimeBudget {
   const budgetMs = budgetFor(config.timeBudgetMs, run.machine);
   if (config.timeBudgetMs === undefined && budgetMs !== null) {
     const where =
@@ -162,9 +163,12 @@ export function startBudget(
   for (let needing = 0; keep < run.stories.length; keep++) {
     if (needModel[keep] && ++needing > plan.stories) break;
   }
+  // Every story is a candidate: which ones fit is re-made from the first answer on.
   const budget = createTimeBudget({
     budgetMs,
-    slots: keep * 2,
+    slots: run.stories.length * 2,
+    keep,
+    floorAnswerTokens: minAnswerTokens(answerReserve(run.numCtx), answerRatio),
     meter: createRateMeter(prior),
     promptLimit: promptLimit(run.numCtx),
     timeoutCeilingMs: config.server.timeoutMs,
@@ -175,7 +179,7 @@ export function startBudget(
     replanAnswer: (left) =>
       replanAnswer({ ...left, answerReserve: answerReserve(run.numCtx), answerRatio }),
   });
-  return { budget, keep };
+  return budget;
 }
 
 /** The window asked for, capped by the model's own context length when /api/show gives one. */

@@ -213,15 +213,60 @@ describe("a budget is a promise, at a CPU's rates (modelled time from the fake's
     const cut = run.logger.lines.filter((line) => line.includes("budget"));
     expect(cut).toEqual([
       expect.stringMatching(
-        /^info The 5 min budget at 24\/11 tokens\/s \(assumed until the first answer\) keeps (\d) of 10 stories with prompts at their smallest and answers of 60 tokens; the last \d are left out$/,
+        /^info The 5 min budget at 24\/11 tokens\/s \(assumed until the first answer\) keeps (\d) of 10 stories with prompts at their smallest and answers of 60 tokens; the last \d are left out unless answers show a faster machine$/,
+      ),
+      expect.stringMatching(
+        /^info The time budget left out the last \d stories at the measured rates \(listed unsummarised\)$/,
       ),
     ]);
-    const kept = Number(/keeps (\d) of/.exec(cut[0] ?? "")?.[1]);
-    expect(run.result.stories).toHaveLength(kept);
-    expect(run.result.stats).toEqual({ generated: 2 * kept, cached: 0, failed: 0 });
+    // The machine is as assumed: the plan holds, give or take the story the measures move.
+    const planned = Number(/keeps (\d) of/.exec(cut[0] ?? "")?.[1]);
+    const summarised = run.result.stories.filter((digest) => digest.articleSummary !== null);
+    expect(Math.abs(summarised.length - planned)).toBeLessThanOrEqual(1);
+    // The first stories are summarised, the rest listed with one note each.
+    expect(run.result.stories).toHaveLength(10);
+    expect(run.result.stories.slice(0, summarised.length)).toEqual(summarised);
+    for (const digest of run.result.stories.slice(summarised.length)) {
+      expect(digest.discussionSummary).toBeNull();
+      expect(digest.notes).toEqual([
+        "Not summarised: the time budget ran out before this story's turn.",
+      ]);
+    }
+    expect(run.result.stats).toEqual({
+      generated: 2 * summarised.length,
+      cached: 0,
+      failed: 0,
+      leftOut: 10 - summarised.length,
+    });
     // Each answer limited to 60 tokens, and the instruction asks for fewer words than that.
     expect(run.calls.every((call) => call.answerTokens <= 60)).toBe(true);
     expect(run.prompts[0]).toContain("in at most 36 words");
+  });
+
+  test("a machine faster than assumed keeps the stories the plan first cut, a slower one cuts late ones; the budget used, not exceeded", async () => {
+    // The plan is made at the prior's 24/11 tokens/s; the fake machine answers at other rates.
+    const cases = [
+      { machine: { ...CPU_LLAMA3, prefillPerSecond: 60, decodePerSecond: 25 }, budget: 5 },
+      { machine: { ...CPU_LLAMA3, prefillPerSecond: 12, decodePerSecond: 6 }, budget: 12 },
+    ];
+    const [faster, slower] = await Promise.all(
+      cases.map(async ({ machine, budget }) => {
+        const run = await digestToday(machine, "cpu", { flags: { "time-budget": `${budget}m` } });
+        const planned = Number(/keeps (\d+) of 10/.exec(run.logger.lines.join("\n"))?.[1] ?? 10);
+        const summarised = run.result.stories.filter((d) => d.articleSummary !== null).length;
+        return { run, budget, planned, summarised };
+      }),
+    );
+    if (!faster || !slower) throw new Error("two runs expected");
+    expect(faster.planned).toBeLessThan(10);
+    expect(faster.summarised).toBeGreaterThan(faster.planned);
+    expect(slower.planned).toBe(10);
+    expect(slower.summarised).toBeLessThan(10);
+    expect(slower.run.result.stats.leftOut).toBe(10 - slower.summarised);
+    for (const { run, budget } of [faster, slower]) {
+      expect(run.modelledMinutes).toBeGreaterThanOrEqual(budget * 0.85);
+      expect(run.modelledMinutes).toBeLessThanOrEqual(budget);
+    }
   });
 
   test("a budget that holds every story keeps them all, answers of 100 tokens, no cut line", async () => {

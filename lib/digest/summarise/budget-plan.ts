@@ -50,6 +50,11 @@ function answerBounds(reserve: number, ratio = 1): { budget: number; min: number
   };
 }
 
+/** The shortest answer a kept story is planned at (MIN_ANSWER_TOKENS in the answers' language). */
+export function minAnswerTokens(reserve: number, ratio = 1): number {
+  return answerBounds(reserve, ratio).min;
+}
+
 /**
  * How a budget is kept, decided before any model call: prompts shrink first (the time budget
  * shares what is left among the calls, down to MIN_PROMPT_TOKENS), then answers (from
@@ -95,7 +100,7 @@ export function planBudget(input: PlanInput): BudgetPlan {
   return {
     stories: fit,
     answerTokens: bounds.min,
-    cut: `${said} keeps ${fit} of ${stories} stories with prompts at their smallest and answers of ${bounds.min} tokens; the last ${left === 1 ? "story is" : `${left} are`} left out`,
+    cut: `${said} keeps ${fit} of ${stories} stories with prompts at their smallest and answers of ${bounds.min} tokens; the last ${left === 1 ? "story is" : `${left} are`} left out unless answers show a faster machine`,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { MachineInfo, ModelAnswer } from "./models/model-client.ts";
 import { callSeconds, type MachineRates, type RateMeter } from "./rates.ts";
+import { createStoryKeeper } from "./story-keeper.ts";
 
 /** The default budget on a machine without a GPU for the whole model; a GPU needs none. */
 export const CPU_DEFAULT_BUDGET_MS = 20 * 60_000;
@@ -65,6 +66,13 @@ export interface TimeBudgetOptions {
   /** Tokens each answer may take (num_predict), from the plan (budget-plan.ts); default 512. */
   answerTokens?: number;
   /**
+   * Stories (the first ones) the plan keeps until an answer measures the machine (budget-plan.ts);
+   * default every one. From the first answer on, which stories fit is re-made at the measured rates.
+   */
+  keep?: number;
+  /** The shortest answer a kept story is planned at (MIN_ANSWER_TOKENS in the answers' language). */
+  floorAnswerTokens?: number;
+  /**
    * Re-makes the answers' length once answers have measured the machine (budget-plan.ts's
    * replanAnswer); absent: the planned length throughout.
    */
@@ -84,6 +92,13 @@ export interface TimeBudget {
    * answer, then re-planned at the measured rates for the calls still to come.
    */
   answerTokens(): number;
+  /**
+   * Whether the story of `slot` may make its call now, asked when the call's turn comes: a story
+   * already called is kept; another only while it fits at its prompts' floor and the shortest
+   * answers after the stories before it (the first `keep` until an answer measures the machine).
+   * A story refused is left out with every story after it, its slots finished.
+   */
+  admits(slot: number): boolean;
   /** The slot will make no (further) call: answered, failed, cached or nothing to summarise. */
   finish(slot: number): void;
   /**
@@ -137,13 +152,8 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
   const sibling = (slot: number) => slot ^ 1;
   const noCall = (slot: number) => finished.has(slot) && !called.has(slot);
   let spentMs = options.spentMs ?? 0;
-  // Server-counted prompt tokens per estimated one, for articles (even slots) and discussions
-  // (odd), the expected ratio until an answer says. Recent answers weigh most: the estimate itself
-  // is recalibrated between runs (calibration.ts), so an old ratio would correct a corrected error.
-  const expected = options.expectedRatio ?? { article: 1, discussion: 1 };
-  const ratios = [expected.article, expected.discussion];
-  const ratioKnown = [false, false];
-  const ratioOf = (slot: number) => ratios[slot % 2] ?? 1;
+  const ratios = createTokenRatios(options.expectedRatio);
+  const ratioOf = ratios.of;
   const pending = () =>
     Array.from({ length: options.slots }, (_, slot) => slot).filter((s) => !finished.has(s));
   // A slot whose want is not known yet is taken to want what others of its kind do.
@@ -159,44 +169,54 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
   let answerCap = options.answerTokens ?? DEFAULT_ANSWER_TOKENS;
   const answerLength = () => Math.min(answerCap, meter.rates().answerTokens);
   const fixedSeconds = () => answerLength() / meter.rates().decodePerSecond + CALL_OVERHEAD_SECONDS;
-  /**
-   * The tokens (as estimated) each of `open` gets now: the time left shared among them in
-   * tokens as the server counts them (what takes time), then told back as estimated.
-   */
-  const planned = (open: readonly number[]): Map<number, number> => {
-    const plan = new Map<number, number>();
-    if (budgetMs === null) {
-      for (const slot of open) plan.set(slot, wantOf(slot));
-      return plan;
-    }
-    const { prefillPerSecond } = meter.rates();
-    // The safety share is of the whole budget, so it is still there for the last calls.
-    const seconds =
-      ((budgetMs - reusedMs) * (1 - SAFETY) - spentMs) / 1000 - open.length * fixedSeconds();
-    const perCall = Math.max(0, (MAX_CALL_SECONDS - fixedSeconds()) * prefillPerSecond);
-    const shares = waterFill(
-      Math.max(0, seconds * prefillPerSecond),
-      open.map((s) => ({
-        key: s,
-        cap: Math.min(wantOf(s) * ratioOf(s), perCall),
-        weight: weightOf(s),
-      })),
-    );
-    for (const slot of open) {
-      const want = wantOf(slot);
-      const share = (shares.get(slot) ?? 0) / ratioOf(slot);
-      // No rounding to steps: the cache reuses a summary whatever its prompt's size (reuse.ts).
-      plan.set(
-        slot,
-        share >= want ? want : Math.min(want, Math.max(MIN_PROMPT_TOKENS, Math.floor(share))),
-      );
-    }
-    return plan;
+  const secondsLeft = () =>
+    budgetMs === null ? 0 : ((budgetMs - reusedMs) * (1 - SAFETY) - spentMs) / 1000;
+  // A story's calls still to come at their prompts' floor and the shortest answers.
+  const floorSeconds = (story: number) => {
+    const rates = meter.rates();
+    const answer = Math.min(answerLength(), options.floorAnswerTokens ?? answerLength());
+    return [2 * story, 2 * story + 1]
+      .filter((slot) => slot < options.slots && !finished.has(slot))
+      .reduce((sum, slot) => {
+        const prompt = Math.min(wantOf(slot), MIN_PROMPT_TOKENS) * ratioOf(slot);
+        return sum + callSeconds(rates, prompt, answer) + CALL_OVERHEAD_SECONDS;
+      }, 0);
   };
+  const keeper = createStoryKeeper({
+    stories: Math.ceil(options.slots / 2),
+    keep: options.keep,
+    measured: () => meter.answers > 0,
+    secondsLeft,
+    floorSeconds,
+  });
+  /** The slots still to call of the stories the plan keeps now. */
+  const openKept = () => {
+    if (budgetMs === null) return pending();
+    const kept = keeper.kept();
+    return pending().filter((slot) => Math.floor(slot / 2) < kept);
+  };
+  // The safety share is of the whole budget, so it is still there for the last calls.
+  const planned = (open: readonly number[]): Map<number, number> =>
+    budgetMs === null
+      ? new Map(open.map((slot) => [slot, wantOf(slot)]))
+      : plannedTokens(open, {
+          seconds: secondsLeft() - open.length * fixedSeconds(),
+          callSeconds: MAX_CALL_SECONDS - fixedSeconds(),
+          prefillPerSecond: meter.rates().prefillPerSecond,
+          wantOf,
+          ratioOf,
+          weightOf,
+        });
   return {
     budgetMs,
     want(slot, tokens) {
       wants.set(slot, tokens);
+    },
+    admits(slot) {
+      if (budgetMs === null || keeper.admits(Math.floor(slot / 2))) return true;
+      // Left out, with every story after it: their calls are not planned for.
+      for (let later = slot - (slot % 2); later < options.slots; later++) finished.add(later);
+      return false;
     },
     finish(slot) {
       if (finished.has(slot)) return;
@@ -216,25 +236,22 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
     },
     tokensFor(slot) {
       called.add(slot);
-      const open = pending();
+      const open = openKept();
       if (!open.includes(slot)) open.push(slot);
       return planned(open).get(slot) ?? wantOf(slot);
     },
     answerTokens() {
       if (budgetMs === null || meter.answers === 0 || !options.replanAnswer) return answerCap;
-      const open = pending();
+      const open = openKept();
       answerCap = options.replanAnswer({
-        seconds: ((budgetMs - reusedMs) * (1 - SAFETY) - spentMs) / 1000,
+        seconds: secondsLeft(),
         prompts: open.map((slot) => wantOf(slot) * ratioOf(slot)),
         rates: meter.rates(),
       });
       return answerCap;
     },
     timeoutMs(promptTokens, numPredict) {
-      // A ratio only expected, not yet measured, is not trusted to shorten a timeout.
-      const ratio = (kind: number) =>
-        ratioKnown[kind] ? ratioOf(kind) : Math.max(1, ratioOf(kind));
-      const counted = promptTokens * Math.max(ratio(0), ratio(1));
+      const counted = promptTokens * ratios.forTimeout();
       const expected = callSeconds(meter.rates(), counted, numPredict);
       // The first call may also load the model, when the server could not be asked to first.
       const firstCall = meter.answers === 0 && !options.loaded ? 60 : 0;
@@ -243,12 +260,7 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
     },
     answered(slot, answer, estimatedTokens) {
       meter.record(answer);
-      if (answer.promptTokens !== null && answer.promptTokens > 0 && estimatedTokens > 0) {
-        const kind = slot % 2;
-        const ratio = answer.promptTokens / estimatedTokens;
-        ratios[kind] = ratioKnown[kind] ? ((ratios[kind] ?? 1) + ratio) / 2 : ratio;
-        ratioKnown[kind] = true;
-      }
+      ratios.learn(slot, answer.promptTokens, estimatedTokens);
       const { promptMs, answerMs, loadMs, wallMs } = answer.timings;
       spentMs += Math.max(wallMs, (promptMs ?? 0) + (answerMs ?? 0) + (loadMs ?? 0));
     },
@@ -261,12 +273,74 @@ export function createTimeBudget(options: TimeBudgetOptions): TimeBudget {
       // What the calls still to come will take as planned now: never less than their floor, so
       // a run over its budget says how long it still has, not "nothing left".
       let seconds = 0;
-      for (const [slot, tokens] of planned(pending())) {
+      for (const [slot, tokens] of planned(openKept())) {
         seconds += callSeconds(now, tokens * ratioOf(slot), answerLength()) + CALL_OVERHEAD_SECONDS;
       }
       return 1000 * seconds;
     },
   };
+}
+
+/**
+ * Server-counted prompt tokens per estimated one, for articles (even slots) and discussions
+ * (odd), the expected ratio until an answer says. Recent answers weigh most: the estimate itself
+ * is recalibrated between runs (calibration.ts), so an old ratio would correct a corrected error.
+ */
+function createTokenRatios(expected = { article: 1, discussion: 1 }) {
+  const ratios = [expected.article, expected.discussion];
+  const known = [false, false];
+  const of = (slot: number) => ratios[slot % 2] ?? 1;
+  return {
+    of,
+    /** The larger kind's; a ratio only expected, not yet measured, is not trusted below 1. */
+    forTimeout: () =>
+      Math.max(...[0, 1].map((kind) => (known[kind] ? of(kind) : Math.max(1, of(kind))))),
+    learn(slot: number, counted: number | null, estimated: number) {
+      if (counted === null || counted <= 0 || estimated <= 0) return;
+      const kind = slot % 2;
+      ratios[kind] = known[kind] ? (of(kind) + counted / estimated) / 2 : counted / estimated;
+      known[kind] = true;
+    },
+  };
+}
+
+/**
+ * The tokens (as estimated) each of `open` gets now: `seconds` of reading shared among them in
+ * tokens as the server counts them (what takes time), none over `callSeconds`, then told back as
+ * estimated; never below MIN_PROMPT_TOKENS unless a call wants less.
+ */
+function plannedTokens(
+  open: readonly number[],
+  at: {
+    seconds: number;
+    callSeconds: number;
+    prefillPerSecond: number;
+    wantOf: (slot: number) => number;
+    ratioOf: (slot: number) => number;
+    weightOf: (slot: number) => number;
+  },
+): Map<number, number> {
+  const { wantOf, ratioOf } = at;
+  const perCall = Math.max(0, at.callSeconds * at.prefillPerSecond);
+  const shares = waterFill(
+    Math.max(0, at.seconds * at.prefillPerSecond),
+    open.map((s) => ({
+      key: s,
+      cap: Math.min(wantOf(s) * ratioOf(s), perCall),
+      weight: at.weightOf(s),
+    })),
+  );
+  const plan = new Map<number, number>();
+  for (const slot of open) {
+    const want = wantOf(slot);
+    const share = (shares.get(slot) ?? 0) / ratioOf(slot);
+    // No rounding to steps: the cache reuses a summary whatever its prompt's size (reuse.ts).
+    plan.set(
+      slot,
+      share >= want ? want : Math.min(want, Math.max(MIN_PROMPT_TOKENS, Math.floor(share))),
+    );
+  }
+  return plan;
 }
 
 /**

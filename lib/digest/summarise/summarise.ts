@@ -91,6 +91,9 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
   let built = full;
   try {
     return await context.llmLimit(async () => {
+      // The budget re-plans which stories fit as answers measure the machine: one past them is
+      // left out (an earlier summary, when there is one, shown as it was).
+      if (!budget.admits(slot)) return leftOut(request);
       const planned = numPredict;
       numPredict = budget.answerTokens();
       const tokens = budget.tokensFor(slot);
@@ -138,6 +141,16 @@ export async function summarise(request: SummaryRequest, context: PipelineContex
     }
     return { summary: null, notes: [...built.notes, `${label} summary failed: ${reason}.`] };
   }
+}
+
+/** A part the time budget had no room for when its turn came: the earlier summary, or none. */
+function leftOut(request: SummaryRequest): Part {
+  const { fallback, kind } = request;
+  if (!fallback) return { summary: null, notes: [], leftOut: true };
+  const { redo, ...part } = fallback;
+  const label = kind === "article" ? "Article" : "Discussion";
+  const note = `${label} summary could not be ${REDO_TEXT[redo]} within the time budget; the earlier one is shown.`;
+  return { ...part, notes: [...part.notes, note] };
 }
 
 /**

@@ -218,6 +218,35 @@ describe("createTimeBudget()", () => {
     expect(slow.tokensFor(3)).toBeLessThan(before);
   });
 
+  test("admits(): the plan's stories until an answer, then as many as fit at the measured rates", () => {
+    const at = (rates: { prefill: number; decode: number }) => {
+      const plan = createTimeBudget({
+        budgetMs: 5 * 60_000,
+        slots: 20,
+        meter: createRateMeter(),
+        promptLimit: 7600,
+        keep: 3,
+        floorAnswerTokens: 60,
+      });
+      for (let slot = 0; slot < 20; slot++) plan.want(slot, 3000);
+      expect(plan.admits(0)).toBe(true);
+      plan.tokensFor(0);
+      plan.answered(0, answerAt(rates, 600, 60), 600);
+      plan.finish(0);
+      return plan;
+    };
+    // Ten times the assumed speed: every story fits now, the fourth among them.
+    const fast = at({ prefill: 240, decode: 110 });
+    expect(fast.admits(6)).toBe(true);
+    expect(fast.admits(19)).toBe(true);
+    // A tenth of it: the first call took most of the budget; the story already called is kept,
+    // the next is refused, and every story after it with it.
+    const slow = at({ prefill: 2.4, decode: 1.1 });
+    expect(slow.admits(1)).toBe(true);
+    expect(slow.admits(2)).toBe(false);
+    expect(slow.admits(19)).toBe(false);
+  });
+
   test("a call that wants little leaves its share to the others", () => {
     const plan = budget(20 * 60_000);
     for (let slot = 0; slot < 20; slot++) plan.want(slot, slot === 0 ? 600 : 7000);
