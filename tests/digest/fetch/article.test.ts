@@ -28,9 +28,9 @@ const options = {
   resolve: async () => ["93.184.215.14"],
 };
 
-/** fetchArticle()'s and readArticle()'s answer for a page refused for `reason`, with no description. */
-function refused(reason: string) {
-  return { ok: false as const, reason, description: null };
+/** fetchArticle()'s and readArticle()'s answer for a page refused for `reason`. */
+function refused(reason: string, description: string | null = null) {
+  return { ok: false as const, reason, description };
 }
 
 describe("fetchArticle()", () => {
@@ -211,29 +211,23 @@ describe("readArticle()", () => {
     for (const paragraph of page.paragraphs) expect(result.text).toContain(paragraph.text);
   });
 
-  test("refuses a JavaScript wall and offers the page's description instead", () => {
-    expect(
-      readArticle(
-        javascriptWallHtml("A tool that turns notes into diagrams."),
-        "https://x.example/",
-      ),
-    ).toEqual({
-      ok: false,
-      reason: "the page shows only a JavaScript, error or bot-check wall",
-      description: "A tool that turns notes into diagrams.",
-    });
-  });
-
-  test("refuses a paywall's teaser", () => {
-    const result = readArticle(
-      paywallTeaserHtml("The city council voted to close the old bridge to cars."),
-      "https://news.example/",
+  test.each([
+    [
+      "a JavaScript wall, offering the page's description instead",
+      javascriptWallHtml,
+      "A tool that turns notes into diagrams.",
+      "the page shows only a JavaScript, error or bot-check wall",
+    ],
+    [
+      "a paywall's teaser",
+      paywallTeaserHtml,
+      "The city council voted to close the old bridge to cars.",
+      "the page shows only a paywall teaser",
+    ],
+  ])("refuses %s", (_, page, description, reason) => {
+    expect(readArticle(page(description), "https://x.example/")).toEqual(
+      refused(reason, description),
     );
-    expect(result).toEqual({
-      ok: false,
-      reason: "the page shows only a paywall teaser",
-      description: "The city council voted to close the old bridge to cars.",
-    });
   });
 
   test("refuses a video page, whose only text is the site's footer", () => {

@@ -32,6 +32,11 @@ const tuesday: FeedDay = {
 };
 const ID = "urn:uuid:00000000-0000-5000-a000-000000000000";
 
+/** The feed of Monday's edition holding only `one`. */
+function feedOfOne(one: FeedDay["stories"][number]): string {
+  return atomFeed([{ ...monday, stories: [one] }], { id: ID });
+}
+
 describe("atomFeed()", () => {
   test("is an Atom feed a real parser reads: title, self link, updated, one entry per story", () => {
     const feed = parseFeed(atomFeed([monday, tuesday], { id: ID }));
@@ -75,19 +80,15 @@ describe("atomFeed()", () => {
   });
 
   test("a text post links to its discussion; both summaries are the content", () => {
-    const ask: FeedDay = {
-      ...monday,
-      stories: [
-        story(9, {
-          title: "Ask HN: Tabs?",
-          url: null,
-          site: null,
-          articleSource: "post",
-          discussionSummary: null,
-        }),
-      ],
-    };
-    const text = atomFeed([ask], { id: ID });
+    const text = feedOfOne(
+      story(9, {
+        title: "Ask HN: Tabs?",
+        url: null,
+        site: null,
+        articleSource: "post",
+        discussionSummary: null,
+      }),
+    );
     const [item] = parseFeed(text).items;
     expect(item?.url).toBe("https://news.ycombinator.com/item?id=9");
     expect(item?.content).toContain("<h3>Post</h3>\n<p>Article of 9.</p>");
@@ -96,17 +97,13 @@ describe("atomFeed()", () => {
   });
 
   test("hostile titles and summaries stay text: escaped, no control characters, still parses", () => {
-    const hostile: FeedDay = {
-      ...monday,
-      stories: [
-        story(5, {
-          title: 'A <b>bold</b> & "quoted" ]]> title\u0007\u001b[31m',
-          url: "javascript:alert(1)",
-          articleSummary: "<script>alert(1)</script> \ud800 \uffff & more",
-        }),
-      ],
-    };
-    const text = atomFeed([hostile], { id: ID });
+    const text = feedOfOne(
+      story(5, {
+        title: 'A <b>bold</b> & "quoted" ]]> title\u0007\u001b[31m',
+        url: "javascript:alert(1)",
+        articleSummary: "<script>alert(1)</script> \ud800 \uffff & more",
+      }),
+    );
     // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for them is the point.
     expect(text).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\uffff]/);
     expect(text).not.toContain("<script");
