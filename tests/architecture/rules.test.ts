@@ -91,37 +91,3 @@ describe("readsEnvironment()", () => {
     expect(rules.readsEnvironment("// process.env.X is read by the script")).toBe(false);
   });
 });
-
-describe("longFunctions()", () => {
-  const body = (n: number, indent = "  ") =>
-    Array.from({ length: n }, (_, i) => `${indent}step(${i});`).join("\n");
-
-  test("measures declarations, arrows and methods from their first line to their closing one", () => {
-    const source = [
-      "export function make(options: {",
-      "  a: number;",
-      "}): Made {",
-      body(4),
-      "  return {",
-      "    run(next) {",
-      body(3, "      "),
-      "    },",
-      "  };",
-      "}",
-      "const arrow = async (x: number) => {",
-      body(2),
-      "};",
-    ].join("\n");
-    expect(rules.longFunctions(source, 15)).toEqual([]);
-    expect(rules.longFunctions(source, 3)).toEqual([
-      "line 1: export function make(options: { (15 lines)",
-      "line 9: run(next) { (5 lines)",
-      "line 16: const arrow = async (x: number) => { (4 lines)",
-    ]);
-  });
-
-  test("an if, for or catch block is not a function", () => {
-    const source = ["if (ready) {", body(10), "}", "for (const x of xs) {", body(10), "}"];
-    expect(rules.longFunctions(source.join("\n"), 3)).toEqual([]);
-  });
-});

@@ -128,29 +128,3 @@ export function sqlStatementsIn(source: string): string[] {
 export function readsEnvironment(source: string): boolean {
   return /process\.env\b/.test(codeOf(source).replace(/\.\.\.process\.env\b(?![.[])/g, ""));
 }
-
-/** A line opening a function: a declaration, an arrow or function expression with a block, a method. */
-const FUNCTION_START =
-  /^(\s*)(?:(?:export\s+)?(?:async\s+)?function\b|\S.*(?:=>|\bfunction\b.*\))\s*\{$|(?:async\s+)?(?:get\s+|set\s+)?(?!(?:if|for|while|switch|catch)\b)\w+\s*\(.*\)\s*(?::\s*[^{]+)?\{$)/;
-
-/**
- * Functions (declarations, arrows and function expressions with a block body, methods) longer
- * than `max` lines, as `line N: its first line (L lines)`. Read by indentation, as the formatter
- * writes it: a function ends at the first line back at its opening line's indentation that only
- * closes brackets (`}`, `});`, `},`).
- */
-export function longFunctions(source: string, max: number): string[] {
-  const lines = source.split("\n");
-  const long: string[] = [];
-  lines.forEach((line, i) => {
-    const indent = FUNCTION_START.exec(line)?.[1];
-    if (indent === undefined) return;
-    const end = lines.findIndex(
-      (later, j) =>
-        j > i && later.startsWith(indent) && /^\}[})\]]*[;,)]*$/.test(later.slice(indent.length)),
-    );
-    const length = end - i + 1;
-    if (end !== -1 && length > max) long.push(`line ${i + 1}: ${line.trim()} (${length} lines)`);
-  });
-  return long;
-}
