@@ -24,6 +24,12 @@ const tempDir = tempDirs("digest-out-");
 
 const noStdout = { write() {} };
 
+/** What `name` reads, after checking it is all `dir` holds (no temporary file stayed). */
+function onlyFile(dir: string, name: string): string {
+  expect(readdirSync(dir)).toEqual([name]);
+  return readFileSync(join(dir, name), "utf8");
+}
+
 describe("openOutput()", () => {
   test("writes a hidden temporary file beside the target and renames it on commit", async () => {
     const dir = tempDir();
@@ -33,8 +39,7 @@ describe("openOutput()", () => {
     const [temporary] = readdirSync(dir);
     expect(temporary).toMatch(/^\.digest\.md\.[0-9a-f]{12}\.tmp$/);
     await output.commit();
-    expect(readdirSync(dir)).toEqual(["digest.md"]);
-    expect(readFileSync(target, "utf8")).toBe("# Digest\n");
+    expect(onlyFile(dir, "digest.md")).toBe("# Digest\n");
   });
 
   test("leaves the old file as it was and no temporary file on abort", async () => {
@@ -44,8 +49,7 @@ describe("openOutput()", () => {
     const output = await openOutput(target, noStdout);
     await output.write("half of today");
     await output.abort();
-    expect(readdirSync(dir)).toEqual(["digest.md"]);
-    expect(readFileSync(target, "utf8")).toBe("yesterday");
+    expect(onlyFile(dir, "digest.md")).toBe("yesterday");
   });
 
   test("follows a symlink to a regular file: the file is replaced, the link stays a link", async () => {
@@ -123,8 +127,7 @@ describe("writeFileAtomic()", () => {
     const target = join(dir, "feed.xml");
     writeFileSync(target, "old");
     await writeFileAtomic(target, "new feed");
-    expect(readdirSync(dir)).toEqual(["feed.xml"]);
-    expect(readFileSync(target, "utf8")).toBe("new feed");
+    expect(onlyFile(dir, "feed.xml")).toBe("new feed");
   });
 
   test("follows a symlink to a regular file: the file is replaced, the link stays a link", async () => {
