@@ -12,6 +12,14 @@ function stream(isTTY: boolean) {
   return { isTTY, columns: 200, writes, write: (text: string) => void writes.push(text) };
 }
 
+/** The line createProgress() first draws, for one story titled `title`, on a terminal that wide. */
+function firstLine(columns: number, title: string): string {
+  const terminal = { ...stream(true), columns };
+  const progress = createProgress(terminal, { total: 1, titles: [title], now: () => 0, tickMs: 0 });
+  progress.update(0, "fetching");
+  return terminal.writes[0]?.replace("\r\u001b[K", "") ?? "";
+}
+
 describe("createProgress()", () => {
   test("shows story n/N, the step, stories done and elapsed time on a terminal", () => {
     const tty = stream(true);
@@ -71,28 +79,12 @@ describe("createProgress()", () => {
     ["cuts the line to the terminal width", 30, 29],
     ["assumes 80 columns when the terminal reports none", 0, 79],
   ])("%s", (_, columns, width) => {
-    const terminal = { ...stream(true), columns };
-    const progress = createProgress(terminal, {
-      total: 1,
-      titles: ["x".repeat(200)],
-      now: () => 0,
-      tickMs: 0,
-    });
-    progress.update(0, "fetching");
-    expect(terminal.writes[0]?.replace("\r\u001b[K", "")).toHaveLength(width);
+    expect(firstLine(columns, "x".repeat(200))).toHaveLength(width);
   });
 });
 
 test("createProgress() counts a wide title's columns, so the line never wraps", () => {
-  const narrow = { ...stream(true), columns: 60 };
-  const progress = createProgress(narrow, {
-    total: 1,
-    titles: ["日本語のタイトルがとても長い記事について".repeat(3)],
-    now: () => 0,
-    tickMs: 0,
-  });
-  progress.update(0, "fetching");
-  const line = narrow.writes[0]?.replace("\r\u001b[K", "") ?? "";
+  const line = firstLine(60, "日本語のタイトルがとても長い記事について".repeat(3));
   expect(line.endsWith("…")).toBe(true);
   expect(Bun.stringWidth(line)).toBeLessThanOrEqual(59);
   expect(Bun.stringWidth(line)).toBeGreaterThanOrEqual(58);
