@@ -3,6 +3,8 @@
  * /readyz, a 503 (not a 500 with an error id) logged once for a full disk, and a refusal at start
  * of a database this user may only read, which SQLite opens read-only without a word.
  */
+
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +34,35 @@ describe("GET /healthz and /readyz", () => {
     expect((await t.app.request("/api/items")).status).toBe(401);
     t.store.close();
   });
+});
+
+describe("a database locked by another process for longer than the app waits", () => {
+  test("a write is answered 503 with Retry-After, not 500, once the wait is over", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "locked-app-"));
+    const path = join(dir, "app.db");
+    const store = openSqliteStore(path, { yieldWhenBusy: true });
+    const logger = createMemoryLogger();
+    const app = createApp({ store, logger });
+    const holder = new Database(path);
+    holder.run("BEGIN IMMEDIATE");
+    try {
+      const answer = await app.request("/api/items", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ sku: "L-1", name: "Widget", quantity: 1 }),
+      });
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get("retry-after")).toBe("30");
+      expect(logger.lines.join("\n")).toContain(
+        "the database is locked: another process held its write lock for over 5 s",
+      );
+    } finally {
+      holder.run("ROLLBACK");
+      holder.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
 
 // A real full disk: a 4 MiB tmpfs filled to its last block (mount needs root, which CI has).

@@ -56,6 +56,9 @@ function isBusy(error: unknown): boolean {
   return code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT";
 }
 
+/** What a call that waited out BUSY_WAIT_MS for another process's write lock says. */
+const LOCKED_TOO_LONG = "the database is locked: another process held its write lock for over 5 s";
+
 /** Runs `fn`, again after a 1 ms pause while it fails with SQLITE_BUSY, for up to 5 s. */
 async function retryingWhenBusy<T>(fn: () => Promise<T>): Promise<T> {
   const deadline = performance.now() + BUSY_WAIT_MS;
@@ -209,9 +212,10 @@ export function createSqliteStore(db: Database, options: SqliteStoreOptions = {}
     readiness: () =>
       exclusive(async () => sqliteReadiness(db)).catch((error: unknown) => {
         if (!isBusy(error)) throw error;
-        return "the database is locked: another process held its write lock for over 5 s";
+        return LOCKED_TOO_LONG;
       }),
-    explainFailure: (error) => explainSqliteFailure(error, db.filename),
+    explainFailure: (error) =>
+      isBusy(error) ? LOCKED_TOO_LONG : explainSqliteFailure(error, db.filename),
     async close() {
       if (closed) return;
       closed = true;
