@@ -173,6 +173,42 @@ describe("--language at full length", () => {
     }
   });
 
+  test("answers that overshoot: one note per half, saying the summary was cut at the limit", async () => {
+    using world = startDigestWorld({
+      ...frontPageToday(),
+      ollama: {
+        placement: "cpu",
+        machine: { prefillPerSecond: 24, decodePerSecond: 11, answerTokens: () => 400 },
+      },
+    });
+    const config = loadDigestConfig(world.env, { language: "de", format: "json", cache: false });
+    const chunks: string[] = [];
+    await runDigest(config, {
+      stdout: { write: (text: string) => void chunks.push(text) },
+      stderr: { write() {} },
+      logger: createMemoryLogger(),
+      now: world.ollama.now,
+    });
+    type Story = {
+      notes: string[];
+      articleSummary: string | null;
+      discussionSummary: string | null;
+    };
+    const { stories } = JSON.parse(chunks.join("")) as { stories: Story[] };
+    expect(stories).toHaveLength(10);
+    for (const story of stories) {
+      // At most one note per half, what the model saw and the cut together.
+      const halves = [story.articleSummary, story.discussionSummary].filter((s) => s !== null);
+      expect(story.notes.length).toBeLessThanOrEqual(halves.length);
+      for (const note of story.notes) expect(note.split("answer limit")).toHaveLength(2);
+    }
+    const merged = stories
+      .flatMap((story) => story.notes)
+      .filter((n) => n.startsWith("The model saw"));
+    expect(merged.length).toBeGreaterThan(10);
+    expect(merged[0]).toMatch(/^The model saw .*; the summary was cut at the 165-token/);
+  });
+
   test("the words asked for stay the same in every language; the answer's room grows with its tokens", async () => {
     const asked: Record<string, { words: string; numPredict: number }> = {};
     for (const language of ["en", "de", "ja"]) {

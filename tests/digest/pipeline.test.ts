@@ -148,9 +148,23 @@ describe("digestStories()", () => {
     });
     const { results } = await run(world);
     expect(results[0]?.articleSummary).toBe("First sentence.");
-    expect(results[0]?.notes).toContain(
-      "The article summary reached the 512-token answer limit; its unfinished end is left out.",
-    );
+    expect(results[0]?.notes).toEqual([
+      "The article summary was cut at the 512-token answer limit, after its last whole sentence.",
+      "The discussion summary was cut at the 512-token answer limit, after its last whole sentence.",
+    ]);
+  });
+
+  test("notes no cut when the answer stopped by itself, however it ends", async () => {
+    using world = startDigestWorld({
+      ...newsOf(1),
+      ollama: {
+        generate: (body) =>
+          Response.json(generateSuccess(body.model, "First sentence. Second one is cut mid")),
+      },
+    });
+    const { results } = await run(world);
+    expect(results[0]?.articleSummary).toBe("First sentence. Second one is cut mid");
+    expect(results[0]?.notes).toEqual([]);
   });
 
   test("fetches comments and articles while Ollama is still working", async () => {

@@ -167,12 +167,12 @@ function accept(
   let summary = cleanSummary(answer.text);
   if (summary === "") throw new ModelError("The model's answer held only a preamble", "bad-answer");
   stats.generated++;
-  const notes = [...built.notes];
+  let notes = [...built.notes];
+  // Only an answer the server says it stopped at num_predict (Ollama's done_reason, OpenAI's
+  // finish_reason) was cut.
   if (answer.doneReason === "length") {
     summary = wholeSentences(summary);
-    notes.push(
-      `The ${kind} summary reached the ${call.numPredict}-token answer limit; its unfinished end is left out.`,
-    );
+    notes = withCutNote(notes, kind, call.numPredict);
   }
   if (answer.promptTokens !== null && answer.promptTokens > config.numCtx - call.numPredict) {
     context.logger.warn(
@@ -197,6 +197,17 @@ function accept(
     context.logger,
   );
   return { summary, notes, coverage: built.coverage };
+}
+
+/**
+ * A half's notes with its answer's cut said once: in its last note (what the model saw) when it
+ * has one, so a cut story carries one note per half, not two.
+ */
+export function withCutNote(notes: readonly string[], kind: PartKind, limit: number): string[] {
+  const cut = `cut at the ${limit}-token answer limit, after its last whole sentence`;
+  const last = notes.at(-1);
+  if (last === undefined) return [`The ${kind} summary was ${cut}.`];
+  return [...notes.slice(0, -1), `${last.replace(/\.$/, "")}; the summary was ${cut}.`];
 }
 
 /** The text up to its last finished sentence (all of it when no sentence ends). */
