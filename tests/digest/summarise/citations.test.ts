@@ -38,12 +38,15 @@ const shown = new Map([
 ]);
 const page = (id: number) => citeMarker(`https://news.ycombinator.com/item?id=${id}`);
 
+/** resolveCitations() of a summary `text`, against the shown comments c1 and c2 of the thread. */
+function resolved(text: string) {
+  return resolveCitations(text, shown, thread);
+}
+
 describe("resolveCitations()", () => {
   test("turns the ids a point cites into the comments' pages; ids it was not shown go", () => {
-    const result = resolveCitations(
+    const result = resolved(
       "- Caches make it faster [c1].\n- Not everywhere [c2, c1] (c9).\n- Unknown [c7].",
-      shown,
-      thread,
     );
     expect(result.summary).toBe(
       `- Caches make it faster ${page(10)}.\n- Not everywhere ${page(11)}${page(10)}.\n- Unknown.`,
@@ -52,10 +55,8 @@ describe("resolveCitations()", () => {
   });
 
   test("keeps a quotation found word for word in the comment it cites, whatever the case and apostrophes", () => {
-    const result = resolveCitations(
+    const result = resolved(
       'One says caches are “why it’s FASTER” [c1], another "not on NUMA machines" [c2].',
-      shown,
-      thread,
     );
     expect(result.quotesFound).toBe(2);
     expect(result.quotesMarked).toBe(0);
@@ -64,11 +65,7 @@ describe("resolveCitations()", () => {
   });
 
   test("never shows an invented quotation as a quote: its marks go and it is marked", () => {
-    const result = resolveCitations(
-      'One commenter calls it "a total game changer" [c1].',
-      shown,
-      thread,
-    );
+    const result = resolved('One commenter calls it "a total game changer" [c1].');
     expect(result.summary).toBe(
       `One commenter calls it a total game changer (unverified) ${page(10)}.`,
     );
@@ -79,31 +76,27 @@ describe("resolveCitations()", () => {
   });
 
   test("a quotation found in the thread but not in the comment it cites is marked", () => {
-    const result = resolveCitations('Someone notes "Jemalloc did this first" [c1].', shown, thread);
+    const result = resolved('Someone notes "Jemalloc did this first" [c1].');
     expect(result.quotesMarked).toBe(1);
     expect(result.summary).not.toContain('"');
   });
 
   test("a quotation citing nothing is looked for in the whole thread, and cited to its comment", () => {
-    const found = resolveCitations('History: "Jemalloc did this first, in 2006."', shown, thread);
+    const found = resolved('History: "Jemalloc did this first, in 2006."');
     expect(found.summary).toBe(`History: "Jemalloc did this first, in 2006." ${page(20)}`);
-    const invented = resolveCitations('History: "tcmalloc came first"', shown, thread);
+    const invented = resolved('History: "tcmalloc came first"');
     expect(invented.summary).toBe("History: tcmalloc came first (unverified)");
   });
 
   test("an invented blockquote is no quote either", () => {
-    const result = resolveCitations(
-      "> The allocator is a marvel.\n\nMost agree [c1].",
-      shown,
-      thread,
-    );
+    const result = resolved("> The allocator is a marvel.\n\nMost agree [c1].");
     expect(result.summary).toStartWith("The allocator is a marvel. (unverified)\n");
-    const real = resolveCitations("> Not on NUMA machines [c2]", shown, thread);
+    const real = resolved("> Not on NUMA machines [c2]");
     expect(real.summary).toBe(`> Not on NUMA machines ${page(11)}`);
   });
 
   test("the model's own markers are never links", () => {
-    const result = resolveCitations("See ⟦https://evil.example/⟧ here [c1].", shown, thread);
+    const result = resolved("See ⟦https://evil.example/⟧ here [c1].");
     expect(result.summary).toBe(`See https://evil.example/ here ${page(10)}.`);
   });
 
