@@ -37,15 +37,23 @@ function local(hours: number): string {
   return new Date(T0.getTime() + hours * HOUR).toISOString().slice(0, 19);
 }
 
-async function statesByObject() {
+/** The deliveries' states, in the order of their items (1 to 4). */
+async function states() {
   const page = await t.store.queue.search({}, { limit: 10, offset: 0 });
-  return Object.fromEntries(page.deliveries.map((d) => [d.objectId, d.state]));
+  return page.deliveries
+    .toSorted((a, b) => (a.objectId ?? 0) - (b.objectId ?? 0))
+    .map((d) => d.state);
+}
+
+/** The page of a webhook whose four deliveries ended, item 4's failed (ended()). */
+async function endedPage(): Promise<string> {
+  const hook = await ended(t.store);
+  return `/admin/webhooks/${hook.id}`;
 }
 
 describe("the Replay form on a webhook's page", () => {
   test("is on the page, and replays a time range, successful ones included", async () => {
-    const hook = await ended(t.store);
-    const page = `/admin/webhooks/${hook.id}`;
+    const page = await endedPage();
     const { html } = await t.client.open(page);
     expect(html).toContain(`action="${page}/replay"`);
     expect(html).toContain("<h2>Replay</h2>");
@@ -60,30 +68,18 @@ describe("the Replay form on a webhook's page", () => {
     expect((await t.client.open(next)).html).toContain(
       "2 deliveries queued to be sent again; a worker will send them.",
     );
-    expect(await statesByObject()).toEqual({
-      1: "successful",
-      2: "queued",
-      3: "queued",
-      4: "failed",
-    });
+    expect(await states()).toEqual(["successful", "queued", "queued", "failed"]);
   });
 
   test("only the states ticked; empty times take all of the webhook's", async () => {
-    const hook = await ended(t.store);
-    const page = `/admin/webhooks/${hook.id}`;
+    const page = await endedPage();
     const response = await t.client.submit(`${page}/replay`, { failed: "on" }, { from: page });
     expect(response.headers.get("location")).toBe(`${page}?notice=replayed&n=1`);
-    expect(await statesByObject()).toEqual({
-      1: "successful",
-      2: "successful",
-      3: "successful",
-      4: "queued",
-    });
+    expect(await states()).toEqual(["successful", "successful", "successful", "queued"]);
   });
 
   test("a bad time or no state is shown under its field (400), nothing replayed", async () => {
-    const hook = await ended(t.store);
-    const page = `/admin/webhooks/${hook.id}`;
+    const page = await endedPage();
     const cases: Array<[Record<string, string>, string]> = [
       [{ since: "yesterday", successful: "on" }, "Must be an ISO 8601 date and time"],
       [{ since: local(3), until: local(1), successful: "on" }, "Must be after since"],
@@ -100,8 +96,7 @@ describe("the Replay form on a webhook's page", () => {
   });
 
   test("needs the CSRF token as every admin form; an unknown webhook is 404", async () => {
-    const hook = await ended(t.store);
-    const page = `/admin/webhooks/${hook.id}`;
+    const page = await endedPage();
     const forged = await t.client.submit(`${page}/replay`, { successful: "on" }, { csrf: "x" });
     expect(forged.status).toBe(403);
     const unknown = await t.client.submit(
