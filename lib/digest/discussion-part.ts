@@ -53,10 +53,9 @@ export async function discussionPart(
     thread.push(...buildThread(result.value, discussion.id));
   }
   if (fetched === 0) {
-    return {
-      summary: null,
-      notes: ["No discussion summary: the search API returned no comments."],
-    };
+    // HN's comments come through its search API; Lobsters' from the site itself.
+    const from = discussions.some((d) => d.source === "hn") ? "the search API" : "Lobsters";
+    return { summary: null, notes: [`No discussion summary: ${from} returned no comments.`] };
   }
   if (thread.length === 0) {
     return { summary: null, notes: ["No discussion summary: every comment is deleted or empty."] };

@@ -1,6 +1,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseFeed } from "@rowanmanning/feed-parser";
+import { simpleParser } from "mailparser";
 import { SearchApiError } from "../../lib/digest/fetch/search-fetch.ts";
 import type { JsonStory } from "../../lib/digest/render/json.ts";
 import { articleHtml, articleParagraphs } from "../fakes/article-site.ts";
@@ -9,6 +11,7 @@ import { startDigestWorld } from "../fakes/digest-world.ts";
 import { commentHit, storyHit } from "../fakes/hn-search.ts";
 import { lobstersComment, lobstersStory, startFakeLobsters } from "../fakes/lobsters.ts";
 import { echoTitle } from "../fakes/ollama.ts";
+import { startFakeSmtp } from "../fakes/smtp.ts";
 import { tempDirs } from "../fakes/temp-dirs.ts";
 
 setDefaultTimeout(30_000);
@@ -228,6 +231,48 @@ describe("--source hn,lobsters", () => {
     ).toBe(true);
     const alone = await runDigestCommand(env, ["--source", "lobsters"]);
     expect(alone.error).toBeInstanceOf(SearchApiError);
+    // Named as Lobsters, not as the search API.
+    expect(String(alone.error)).toStartWith(
+      `SearchApiError: Lobsters request failed (HTTP 404; HTTP 404 is not retried): ${down.url}/hottest.json`,
+    );
+  });
+
+  test("a Lobsters thread that comes back empty is noted as Lobsters', not the search API's", async () => {
+    using sites = twoSites();
+    using empty = startFakeLobsters({
+      stories: (base) => [
+        lobstersStory(base, { short_id: "quiet", title: "Quiet", comment_count: 2 }),
+      ],
+      comments: () => ({ quiet: [] }),
+    });
+    const env = { ...sites.env, LOBSTERS_URL: empty.url };
+    const run = await runDigestCommand(env, ["--source", "lobsters", "--format", "json"]);
+    expect(run.error).toBeUndefined();
+    const doc = JSON.parse(run.stdout) as { stories: JsonStory[] };
+    expect(doc.stories[0]?.notes).toContain(
+      "No discussion summary: Lobsters returned no comments.",
+    );
+  });
+
+  test("the mail's subject and the feed's title name the sites read", async () => {
+    using sites = twoSites();
+    const smtp = await startFakeSmtp({});
+    try {
+      const archive = tempDir();
+      const run = await runDigestCommand(
+        { ...sites.env, SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, DIGEST_EMAIL_FROM: "d@x.test" },
+        ["--source", "hn,lobsters", "--archive", archive, "--email-to", "ada@example.com"],
+      );
+      expect(run.error).toBeUndefined();
+      const [mail] = smtp.mails;
+      if (!mail) throw new Error("no mail");
+      const parsed = await simpleParser(mail.raw);
+      expect(parsed.subject).toStartWith("Hacker News and Lobsters digest · ");
+      const feed = parseFeed(readFileSync(join(archive, "feed.xml"), "utf8"));
+      expect(feed.title).toBe("Hacker News and Lobsters digest");
+    } finally {
+      await smtp.stop();
+    }
   });
 
   test("a bad --source is one line naming the flag", async () => {

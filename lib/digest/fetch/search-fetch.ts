@@ -38,6 +38,8 @@ export const SEARCH_MAX_BYTES = 32 * 1024 * 1024;
 
 export interface SearchFetchOptions {
   fetch?: typeof fetch;
+  /** What the errors and warnings call the server: "Search API" (default), "Lobsters". */
+  service?: string;
   timeoutMs?: number;
   /** Bodies larger than this fail the request (not retried); default SEARCH_MAX_BYTES. */
   maxBytes?: number;
@@ -108,13 +110,14 @@ export async function fetchSearchJson(
     random,
     logger,
     maxBytes = SEARCH_MAX_BYTES,
+    service = "Search API",
   } = options;
   const headers: Record<string, string> = { accept: "application/json" };
   if (options.userAgent) headers["user-agent"] = options.userAgent;
 
   for (let attempt = 1; ; attempt++) {
     if (signal?.aborted)
-      throw new SearchApiError(`Search API request stopped: interrupted: ${url}`);
+      throw new SearchApiError(`${service} request stopped: interrupted: ${url}`);
     let outcome: { status?: number; retryAfter?: string | null };
     let problem: string;
     try {
@@ -128,7 +131,7 @@ export async function fetchSearchJson(
         try {
           return parseJsonExactly(text);
         } catch {
-          throw new SearchApiError(`Search API returned a body that is not JSON: ${url}`);
+          throw new SearchApiError(`${service} returned a body that is not JSON: ${url}`);
         }
       }
       await response.body?.cancel();
@@ -138,11 +141,11 @@ export async function fetchSearchJson(
       if (error instanceof SearchApiError) throw error;
       // Stopped (Ctrl-C, or the digest giving up): no retry, and no warning about it.
       if (signal?.aborted) {
-        throw new SearchApiError(`Search API request stopped: interrupted: ${url}`);
+        throw new SearchApiError(`${service} request stopped: interrupted: ${url}`);
       }
       if (error instanceof BodyTooLargeError) {
         throw new SearchApiError(
-          `Search API answer is larger than ${formatBytes(maxBytes)}; stopped reading it: ${url}`,
+          `${service} answer is larger than ${formatBytes(maxBytes)}; stopped reading it: ${url}`,
         );
       }
       outcome = {};
@@ -151,11 +154,11 @@ export async function fetchSearchJson(
     const decision = retryDecision(attempt, outcome, { policy, now: now(), random });
     if (!decision.retry) {
       throw new SearchApiError(
-        `Search API request failed (${problem}; ${decision.reason}): ${url}`,
+        `${service} request failed (${problem}; ${decision.reason}): ${url}`,
       );
     }
     logger?.warn(
-      `Search API ${problem}, retry ${attempt} of ${policy.retries} in ${decision.delayMs} ms: ${url}`,
+      `${service} ${problem}, retry ${attempt} of ${policy.retries} in ${decision.delayMs} ms: ${url}`,
     );
     await sleep(decision.delayMs);
   }

@@ -8,7 +8,7 @@ import { stripControl } from "../../text/control.ts";
 import { errorMessage } from "../../text/error-message.ts";
 import type { DigestMeta, StoryDigest } from "../types.ts";
 import { type DateOptions, dayLabel, localDateKey } from "./dates.ts";
-import { countText } from "./facts.ts";
+import { countText, digestTitle } from "./facts.ts";
 import { htmlRenderer } from "./html.ts";
 import { escapeHtml } from "./html-escape.ts";
 import { markdownRenderer } from "./markdown.ts";
@@ -88,7 +88,7 @@ export function digestEmail(
   const titles = run.stories.map((digest) => oneLine(digest.story.title));
   const top = titles[0];
   const subject = [
-    "Hacker News digest",
+    digestTitle(run.meta),
     dayLabel(day),
     countText(run.stories.length, "story", "stories"),
     top === undefined ? undefined : cut(top, SUBJECT_HEADLINE_CHARS),

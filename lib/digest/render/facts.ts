@@ -1,5 +1,5 @@
 import { SOURCES } from "../fetch/sources.ts";
-import type { DigestMeta, StoryType } from "../types.ts";
+import type { DigestMeta, SourceName, StoryType } from "../types.ts";
 import type { Incomplete } from "./types.ts";
 
 const TYPE_LABELS: Record<StoryType, string> = {
@@ -68,12 +68,20 @@ export function newCountText(newCount: number | null): string {
   return newCount === null ? "" : ` · ${newCount} new since the last run`;
 }
 
+/** "Hacker News", "Lobsters and Hacker News": the sites read, in the order given (none: HN). */
+export function sitesLabel(sources: Iterable<SourceName>): string {
+  const names = [...new Set(sources)];
+  return (names.length === 0 ? ["hn" as const] : names)
+    .map((name) => SOURCES[name].label)
+    .join(" and ");
+}
+
 /**
  * The digest's heading: "Hacker News digest", "Hacker News and Lobsters digest", a catch-up's
  * "… digest: the best of the last 7 days".
  */
 export function digestTitle(meta: DigestMeta): string {
-  const sites = (meta.sources ?? ["hn"]).map((name) => SOURCES[name].label).join(" and ");
+  const sites = sitesLabel(meta.sources ?? ["hn"]);
   if (!meta.catchUp) return `${sites} digest`;
   const { hours } = meta.catchUp;
   const span =

@@ -5,7 +5,7 @@ import { isHttpUrl } from "../fetch/story-links.ts";
 import type { ArticleSource, Discussion, ItemId } from "../types.ts";
 import { citationsAsHtml } from "./citations.ts";
 import { dayLabel } from "./dates.ts";
-import { countText, pointsText, readingTimeText } from "./facts.ts";
+import { countText, pointsText, readingTimeText, sitesLabel } from "./facts.ts";
 import { escapeHtml, htmlLink } from "./html-escape.ts";
 import { articleLabel } from "./labels.ts";
 import { modelTextToHtml } from "./model-markdown.ts";
@@ -83,13 +83,20 @@ export function atomFeed(
   );
   const updated = byDay.at(-1)?.generatedAt ?? new Date(0).toISOString();
   const model = byDay.at(-1)?.model;
+  // The sites its stories were read on, as the pages' headings name them.
+  const sites = sitesLabel(
+    [...byDay, ...editions].flatMap((day) =>
+      day.stories.flatMap((story) => discussionsOf(story).map((d) => d.source)),
+    ),
+  );
+  const pages = sites.includes(" and ") ? "front pages" : "front page";
   return [
     '<?xml version="1.0" encoding="utf-8"?>',
     '<feed xmlns="http://www.w3.org/2005/Atom">',
     `  <id>${xml(options.id)}</id>`,
-    "  <title>Hacker News digest</title>",
+    `  <title>${xml(sites)} digest</title>`,
     model
-      ? `  <subtitle>The Hacker News front page, each story's article and discussion summarised by ${xml(model)}</subtitle>`
+      ? `  <subtitle>The ${xml(sites)} ${pages}, each story's article and discussion summarised by ${xml(model)}</subtitle>`
       : undefined,
     '  <link rel="self" type="application/atom+xml" href="feed.xml"/>',
     '  <link rel="alternate" type="text/html" href="index.html"/>',

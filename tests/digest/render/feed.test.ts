@@ -50,6 +50,25 @@ describe("atomFeed()", () => {
     ]);
   });
 
+  test("is titled by the sites its stories were read on", () => {
+    const lobsters = story(9, {
+      discussions: [
+        {
+          source: "lobsters",
+          id: "abc123",
+          url: "https://lobste.rs/s/abc123",
+          points: 9,
+          comments: 1,
+        },
+      ],
+    });
+    const both = parseFeed(atomFeed([monday, { ...tuesday, stories: [lobsters] }], { id: ID }));
+    expect(both.title).toBe("Hacker News and Lobsters digest");
+    expect(both.description).toStartWith("The Hacker News and Lobsters front pages, ");
+    const alone = parseFeed(atomFeed([{ ...monday, stories: [lobsters] }], { id: ID }));
+    expect(alone.title).toBe("Lobsters digest");
+  });
+
   test("a story on two days is one entry with the newer day's summaries and time", () => {
     const feed = parseFeed(atomFeed([tuesday, monday], { id: ID }));
     const two = feed.items.find((item) => item.id === "https://news.ycombinator.com/item?id=2");

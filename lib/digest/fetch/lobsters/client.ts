@@ -65,7 +65,7 @@ export function createLobstersSource(base: string): StorySource {
     return turn;
   };
   const hottest = (options: SourceFetchOptions) =>
-    oneAtATime(() => fetchSearchJson(hottestUrl(base), options));
+    oneAtATime(() => fetchSearchJson(hottestUrl(base), { ...options, service: "Lobsters" }));
   return {
     async frontPage(limit, options) {
       return storiesOf(await hottest(options), base, options.logger, limit);
@@ -87,7 +87,9 @@ export function createLobstersSource(base: string): StorySource {
     storyUrl: (id) => `${base}/s/${encodeURIComponent(String(id))}`,
     async comments(discussion, options) {
       const url = storyJsonUrl(base, discussion.id);
-      const body = await oneAtATime(() => fetchSearchJson(url, options));
+      const body = await oneAtATime(() =>
+        fetchSearchJson(url, { ...options, service: "Lobsters" }),
+      );
       return commentsOf(body, base, url, options.logger);
     },
   };
