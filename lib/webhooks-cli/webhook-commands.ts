@@ -11,7 +11,7 @@ import { WEBHOOK_FIELDS } from "../webhooks/definition/field-table.ts";
 import { rotationPatch } from "../webhooks/definition/rotation.ts";
 import { saveWebhook } from "../webhooks/definition/save.ts";
 import type { Webhook } from "../webhooks/model.ts";
-import { percent, type WebhookStats, webhookStats } from "../webhooks/observe/webhook-stats.ts";
+import { type HealthSummary, healthSummary, percent } from "../webhooks/observe/webhook-stats.ts";
 import type { Store } from "../webhooks/ports.ts";
 import { urlRefusalWarning } from "../webhooks/sending/url-refusal.ts";
 import { commonArgs, stringFlag } from "./args.ts";
@@ -106,11 +106,11 @@ export function listCommand(deps: CliDeps) {
       rejectUnknown(rawArgs, args);
       await withStore(deps, flags, async ({ store, out, now }) => {
         const webhooks = await store.webhooks.list();
-        const at = now();
-        const health: WebhookStats[] = [];
-        for (const w of webhooks) {
-          health.push(webhookStats(w, await store.queue.attemptTally(w.id, at), at));
-        }
+        const summaries = await store.queue.attemptSummaries(
+          webhooks.map((w) => w.id),
+          now(),
+        );
+        const health = webhooks.map((w) => healthSummary(w, summaries.get(w.id)));
         if (flags.json) {
           out(json(webhooks.map((w, i) => ({ ...webhookJson(w), health: health[i] }))));
           return;
@@ -154,11 +154,10 @@ export function listCommand(deps: CliDeps) {
 }
 
 /** Its status, with the day's success rate when it had attempts ("failing 40% of 120"). */
-function healthCell(stats: WebhookStats | undefined): string {
-  if (stats === undefined) return "-";
-  const day = stats.windows.day;
-  if (day.attempts === 0) return stats.status;
-  return `${stats.status} ${percent(day.successRate)} of ${day.attempts}`;
+function healthCell(health: HealthSummary | undefined): string {
+  if (health === undefined) return "-";
+  if (health.dayAttempts === 0) return health.status;
+  return `${health.status} ${percent(health.daySuccessRate)} of ${health.dayAttempts}`;
 }
 
 export function updateCommand(deps: CliDeps) {

@@ -20,7 +20,7 @@ import type {
   WebhookPatch,
   WorkerInfo,
 } from "./model.ts";
-import type { AttemptTally } from "./observe/webhook-stats.ts";
+import type { AttemptSummary, AttemptTally } from "./observe/webhook-stats.ts";
 
 /**
  * The storage interfaces (ports) of webhook delivery. The SQLite and PostgreSQL adapters in
@@ -167,6 +167,14 @@ export interface DeliveryQueue {
    * attempts in the window, never with the table.
    */
   attemptTally(webhookId: number, now: number): Promise<AttemptTally>;
+  /**
+   * What a list shows of each of `webhookIds` at `now`: the day's attempts and successes, the
+   * last success, whether failing; index ranges of the day and seeks, never the week.
+   */
+  attemptSummaries(
+    webhookIds: readonly number[],
+    now: number,
+  ): Promise<Map<number, AttemptSummary>>;
   /** Deletes terminal deliveries (and their attempts) completed before `olderThan`, in batches. */
   purge(olderThan: number, options?: { batchSize?: number }): Promise<number>;
   /**

@@ -92,7 +92,27 @@ export function describeWebhookStats(ctx: StatsContext): void {
       });
       expect(other.windows.hour).toMatchObject({ attempts: 1, successRate: 1 });
 
+      // A list's summaries: the day's counts, the last success, whether failing.
       const none = await store.webhooks.create({ name: "c", url: "https://e.example/c" });
+      const summaries = await store.queue.attemptSummaries([a.id, b.id, none.id], now);
+      expect(summaries.get(a.id)).toEqual({
+        dayAttempts: 5,
+        daySuccesses: 1,
+        lastSuccessAt: now - 5 * HOUR,
+        failing: true,
+      });
+      expect(summaries.get(b.id)).toEqual({
+        dayAttempts: 1,
+        daySuccesses: 1,
+        lastSuccessAt: now - MIN,
+        failing: false,
+      });
+      expect(summaries.get(none.id)).toEqual({
+        dayAttempts: 0,
+        daySuccesses: 0,
+        lastSuccessAt: null,
+        failing: false,
+      });
       const idle = webhookStats(none, await store.queue.attemptTally(none.id, now), now);
       expect(idle).toMatchObject({ status: "idle", latency: null, lastSuccessAt: null });
       expect(idle.windows.week).toMatchObject({ attempts: 0, successRate: null });

@@ -119,6 +119,41 @@ export function webhookStats(
   };
 }
 
+/** What a list shows of each webhook: a store's AttemptSummary, read for many at once. */
+export interface AttemptSummary {
+  /** Attempts started in the last day, and how many of them succeeded. */
+  dayAttempts: number;
+  daySuccesses: number;
+  lastSuccessAt: number | null;
+  /** Some attempt failed after the last success (or with none kept). */
+  failing: boolean;
+}
+
+/** A list's Health cell: the status (as webhookStats says it) and the day's success rate. */
+export interface HealthSummary {
+  status: HealthStatus;
+  dayAttempts: number;
+  daySuccessRate: number | null;
+}
+
+export function healthSummary(
+  webhook: Pick<Webhook, "enabled">,
+  summary: AttemptSummary | undefined,
+): HealthSummary {
+  const s = summary ?? { dayAttempts: 0, daySuccesses: 0, lastSuccessAt: null, failing: false };
+  return {
+    status: !webhook.enabled
+      ? "disabled"
+      : s.failing
+        ? "failing"
+        : s.lastSuccessAt === null
+          ? "idle"
+          : "healthy",
+    dayAttempts: s.dayAttempts,
+    daySuccessRate: s.dayAttempts === 0 ? null : s.daySuccesses / s.dayAttempts,
+  };
+}
+
 /** A rate as a whole percent ("97%"), or "–" without attempts. */
 export function percent(rate: number | null): string {
   if (rate === null) return "–";

@@ -3,6 +3,8 @@
 import type { Webhook } from "../../../webhooks/model.ts";
 import {
   ATTEMPT_OUTCOMES,
+  type HealthSummary,
+  healthSummary,
   LATENCY_SAMPLE,
   percent,
   STATS_WINDOW_NAMES,
@@ -21,15 +23,17 @@ export async function loadHealth(
   return webhookStats(webhook, await store.queue.attemptTally(webhook.id, nowMs), nowMs);
 }
 
-/** Each webhook's health by id: the list's Health column. */
+/** Each webhook's health by id: the list's Health column (the day and the status only). */
 export async function loadHealthOf(
   store: Store,
   webhooks: readonly Webhook[],
   nowMs: number,
-): Promise<Map<number, WebhookStats>> {
-  const health = new Map<number, WebhookStats>();
-  for (const webhook of webhooks) health.set(webhook.id, await loadHealth(store, webhook, nowMs));
-  return health;
+): Promise<Map<number, HealthSummary>> {
+  const summaries = await store.queue.attemptSummaries(
+    webhooks.map((w) => w.id),
+    nowMs,
+  );
+  return new Map(webhooks.map((w) => [w.id, healthSummary(w, summaries.get(w.id))]));
 }
 
 const STATUS_TEXT = {
@@ -40,16 +44,15 @@ const STATUS_TEXT = {
 } as const;
 
 /** The health badge and the day's success rate: the webhook list's Health column. */
-export function HealthCell(props: { stats: WebhookStats }) {
-  const { stats } = props;
-  const day = stats.windows.day;
+export function HealthCell(props: { health: HealthSummary }) {
+  const { health } = props;
   return (
     <>
-      <span class={`badge ${stats.status}`}>{STATUS_TEXT[stats.status]}</span>{" "}
+      <span class={`badge ${health.status}`}>{STATUS_TEXT[health.status]}</span>{" "}
       <span class="muted">
-        {day.attempts === 0
-          ? "no attempt today"
-          : `${percent(day.successRate)} of ${day.attempts} in 24 h`}
+        {health.dayAttempts === 0
+          ? "no attempt in 24 h"
+          : `${percent(health.daySuccessRate)} of ${health.dayAttempts} in 24 h`}
       </span>
     </>
   );

@@ -6,7 +6,7 @@ import { maskUrlPassword } from "../../../text/url-credentials.ts";
 import type { WebhookFields } from "../../../webhooks/definition/field-faces.ts";
 import { WEBHOOK_FIELDS } from "../../../webhooks/definition/field-table.ts";
 import type { Webhook } from "../../../webhooks/model.ts";
-import type { WebhookStats } from "../../../webhooks/observe/webhook-stats.ts";
+import type { HealthSummary } from "../../../webhooks/observe/webhook-stats.ts";
 import { DELIVERIES } from "../background-tasks/background-tasks-views.tsx";
 import { formatTime } from "../format.ts";
 import { CsrfField, Layout, type PageContext, PostButton } from "../layout.tsx";
@@ -24,7 +24,7 @@ export function WebhookListPage(props: {
   webhooks: Webhook[];
   fields?: WebhookFields;
   /** Each webhook's health by id (the Health column); absent: the column is left out. */
-  health?: Map<number, WebhookStats>;
+  health?: Map<number, HealthSummary>;
 }) {
   const { page, health } = props;
   const fields = props.fields ?? WEBHOOK_FIELDS;
@@ -73,7 +73,7 @@ export function WebhookListPage(props: {
                 {health ? (
                   <td data-label="Health">
                     {health.has(w.id) ? (
-                      <HealthCell stats={health.get(w.id) as WebhookStats} />
+                      <HealthCell health={health.get(w.id) as HealthSummary} />
                     ) : (
                       "–"
                     )}

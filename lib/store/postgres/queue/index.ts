@@ -18,7 +18,7 @@ import type { Persistence } from "./persist.ts";
 import { createRenew } from "./renew.ts";
 import { createRerender } from "./rerender.ts";
 import { createSearch } from "./search.ts";
-import { createWebhookStats } from "./webhook-stats.ts";
+import { createAttemptSummaries, createWebhookStats } from "./webhook-stats.ts";
 
 export interface PostgresQueueOptions {
   /** A test clock; absent, the database's clock is used (see clock.ts). */
@@ -82,6 +82,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     stats: listing.stats,
     retryingCount: listing.retryingCount,
     attemptTally: createWebhookStats(db),
+    attemptSummaries: createAttemptSummaries(db),
     lastAttemptId: listing.lastAttemptId,
     attemptsAfter: listing.attemptsAfter,
     // A delivery failed by its template is rendered again first (its template may be fixed).

@@ -1,12 +1,14 @@
 import type { AttemptOutcome } from "../../../webhooks/model.ts";
 import {
   ANSWERED_OUTCOMES,
+  type AttemptSummary,
   type AttemptTally,
   FAILED_OUTCOMES,
   LATENCY_SAMPLE,
   STATS_WINDOWS,
 } from "../../../webhooks/observe/webhook-stats.ts";
-import { type Db, toNumberOrNull } from "../db.ts";
+import { type Db, toNumber, toNumberOrNull } from "../db.ts";
+import type { Int8 } from "./rows.ts";
 
 type Row = {
   counts: Array<{ outcome: AttemptOutcome; week: number; day: number; hour: number }> | null;
@@ -16,6 +18,50 @@ type Row = {
   durations: number[] | null;
   next_retry: string | number | null;
 };
+
+/** Many webhooks' AttemptSummary in one statement, as SQLite's: the day's ranges and seeks. */
+export function createAttemptSummaries(db: Db) {
+  return async function attemptSummaries(
+    webhookIds: readonly number[],
+    now: number,
+  ): Promise<Map<number, AttemptSummary>> {
+    const ids = webhookIds.filter((id) => Number.isSafeInteger(id));
+    const summaries = new Map<number, AttemptSummary>();
+    if (ids.length === 0) return summaries;
+    const day = now - STATS_WINDOWS.day;
+    const all = ["success", ...FAILED_OUTCOMES];
+    const rows = await db.sql<
+      Array<{
+        id: Int8;
+        day_n: number;
+        day_ok: number;
+        last_success: Int8 | null;
+        failing: boolean;
+      }>
+    >`
+      SELECT w.id,
+        (SELECT count(*)::int FROM attempts a WHERE a.webhook_id = w.id
+           AND a.outcome = ANY(${all}::text[]) AND a.started_at >= ${day}::bigint) AS day_n,
+        (SELECT count(*)::int FROM attempts a WHERE a.webhook_id = w.id
+           AND a.outcome = 'success' AND a.started_at >= ${day}::bigint) AS day_ok,
+        ls.at AS last_success,
+        EXISTS (SELECT 1 FROM attempts a WHERE a.webhook_id = w.id
+          AND a.outcome = ANY(${[...FAILED_OUTCOMES]}::text[])
+          AND a.started_at > coalesce(ls.at, -1)) AS failing
+      FROM unnest(${ids}::bigint[]) AS w(id)
+      CROSS JOIN LATERAL (SELECT max(started_at) AS at FROM attempts
+        WHERE webhook_id = w.id AND outcome = 'success') ls`;
+    for (const row of rows) {
+      summaries.set(toNumber(row.id), {
+        dayAttempts: Number(row.day_n),
+        daySuccesses: Number(row.day_ok),
+        lastSuccessAt: toNumberOrNull(row.last_success),
+        failing: row.failing,
+      });
+    }
+    return summaries;
+  };
+}
 
 /**
  * One webhook's attempts as SQLite's STATS_SQL reads them, in one statement (one snapshot),

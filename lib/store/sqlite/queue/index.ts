@@ -25,7 +25,7 @@ import { createMaintenance, purgeBatch } from "./maintenance.ts";
 import { createRenew } from "./renew.ts";
 import { createRerender } from "./rerender.ts";
 import { createSearch } from "./search.ts";
-import { createWebhookStats } from "./webhook-stats.ts";
+import { createAttemptSummaries, createWebhookStats } from "./webhook-stats.ts";
 
 export { CLAIM_SQL } from "./claim.ts";
 export { LIST_SQL } from "./listing.ts";
@@ -70,6 +70,7 @@ export function createSqliteQueue(
   const rerender = createRerender(db, options.render ?? sharedTemplateRenderer().render, read);
   const searching = createSearch(db);
   const tally = createWebhookStats(db);
+  const summaries = createAttemptSummaries(db);
   const availability = options.availability ?? createAvailabilityWatch();
   const claiming = createClaiming(db, { now, changes, availability, clock: options.now });
 
@@ -149,6 +150,10 @@ export function createSqliteQueue(
 
     async attemptTally(webhookId, at) {
       return tally(webhookId, at);
+    },
+
+    async attemptSummaries(webhookIds, at) {
+      return summaries(webhookIds, at);
     },
 
     async purgeBatch(olderThan, batchSize) {

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { AttemptOutcome } from "../../../webhooks/model.ts";
 import {
   ANSWERED_OUTCOMES,
+  type AttemptSummary,
   type AttemptTally,
   FAILED_OUTCOMES,
   LATENCY_SAMPLE,
@@ -31,6 +32,15 @@ export const STATS_SQL = {
   durations: `SELECT started_at, duration_ms FROM attempts INDEXED BY attempts_webhook_outcome
     WHERE webhook_id = $webhook AND outcome = $outcome AND started_at >= $day
     ORDER BY started_at DESC LIMIT ${LATENCY_SAMPLE}`,
+  /** A list's day: every attempt of the day and its successes, one range per outcome. */
+  day: `SELECT count(*) AS n, coalesce(sum(outcome = 'success'), 0) AS ok
+    FROM attempts INDEXED BY attempts_webhook_outcome
+    WHERE webhook_id = $webhook AND outcome IN (${list(["success", ...FAILED_OUTCOMES])})
+      AND started_at >= $day`,
+  /** Whether an attempt failed after the last success: a seek per outcome. */
+  failingSince: `SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_webhook_outcome
+    WHERE webhook_id = $webhook AND outcome IN (${list(FAILED_OUTCOMES)}) AND started_at > $after)
+    AS failing`,
   /** Its deliveries waiting for an automatic retry (retrying.ts), from the claim's index. */
   nextRetry: `SELECT min(next_attempt_at) AS at FROM deliveries INDEXED BY deliveries_webhook_due
     WHERE webhook_id = $webhook AND state = 'queued' AND attempts > 0
@@ -38,6 +48,28 @@ export const STATS_SQL = {
 } as const;
 
 type Counted = { outcome: AttemptOutcome; week: number; day: number; hour: number };
+
+/** Many webhooks' AttemptSummary at `now` (a list's Health column), from one read snapshot. */
+export function createAttemptSummaries(db: Database) {
+  const dayStmt = db.prepare<{ n: number; ok: number }, Params>(STATS_SQL.day);
+  const lastSuccessStmt = db.prepare<{ at: number | null }, Params>(STATS_SQL.lastSuccess);
+  const failingStmt = db.prepare<{ failing: number }, Params>(STATS_SQL.failingSince);
+  return db.transaction((ids: readonly number[], now: number) => {
+    const summaries = new Map<number, AttemptSummary>();
+    for (const webhook of ids) {
+      const day = dayStmt.get({ webhook, day: now - STATS_WINDOWS.day });
+      const lastSuccessAt = lastSuccessStmt.get({ webhook })?.at ?? null;
+      const failing = failingStmt.get({ webhook, after: lastSuccessAt ?? -1 })?.failing === 1;
+      summaries.set(webhook, {
+        dayAttempts: day?.n ?? 0,
+        daySuccesses: day?.ok ?? 0,
+        lastSuccessAt,
+        failing,
+      });
+    }
+    return summaries;
+  });
+}
 
 /** A webhook's AttemptTally at `now`, from one read snapshot. */
 export function createWebhookStats(db: Database) {
