@@ -101,17 +101,25 @@ async function writeResults(
           AS ok_message
       FROM input f JOIN updated u ON u.id = f.id
       GROUP BY f.webhook_id
+    ), locked AS (
+      -- The webhooks whose notice changes, locked in id order as a claim's send slots lock
+      -- theirs (claim.ts): an UPDATE's own order is its plan's (a scan of the table, in the
+      -- order its rows were last written), and the two would deadlock. Read once locked.
+      SELECT w.id, w.failing_noticed_at, r.ok, r.failing, r.ok_id, r.ok_message
+      FROM webhooks w JOIN runs r ON r.webhook_id = w.id
+      WHERE CASE WHEN r.ok THEN w.failing_noticed_at IS NOT NULL
+        ELSE r.failing IS NOT NULL AND w.failing_noticed_at IS NULL END
+      ORDER BY w.id
+      FOR UPDATE OF w
     ), noticed AS (
       UPDATE webhooks w SET
-        failing_noticed_at = CASE WHEN r.ok THEN NULL ELSE (SELECT t FROM clock) END,
-        failing_recovered_at = CASE WHEN r.ok THEN (SELECT t FROM clock)
+        failing_noticed_at = CASE WHEN l.ok THEN NULL ELSE (SELECT t FROM clock) END,
+        failing_recovered_at = CASE WHEN l.ok THEN (SELECT t FROM clock)
           ELSE w.failing_recovered_at END
-      FROM runs r, webhooks before
-      WHERE w.id = r.webhook_id AND before.id = r.webhook_id
-        AND CASE WHEN r.ok THEN w.failing_noticed_at IS NOT NULL
-          ELSE r.failing IS NOT NULL AND w.failing_noticed_at IS NULL END
-      RETURNING w.id, w.name, r.ok, r.failing, r.ok_id, r.ok_message,
-        before.failing_noticed_at AS noticed_at
+      FROM locked l
+      WHERE w.id = l.id
+      RETURNING w.id, w.name, l.ok, l.failing, l.ok_id, l.ok_message,
+        l.failing_noticed_at AS noticed_at
     ), notices AS (
       INSERT INTO operational_events (event, not_for, data, created_at)
       SELECT n.event, n.id, n.data, (SELECT t FROM clock)
