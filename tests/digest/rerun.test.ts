@@ -188,6 +188,26 @@ describe("a re-run an hour later", () => {
     expect(discussionCalls(second.calls)[0]?.prompt).toContain("Summary so far:");
   });
 
+  test("a budget that runs out before a story's turn shows its earlier summary, noted, not nothing", async () => {
+    const home = cacheHome();
+    const stories = [1, 2, 3, 4, 5, 6].map(newsStory);
+    await digestAt(home, T0, frontPage(stories));
+    // Every thread grown by half: each discussion needs the model, which has time for few.
+    const second = await digestAt(home, T0 + HOUR, frontPage(stories, 0.5), { cpuBudget: "2m" });
+    const updated = discussionCalls(second.calls).length;
+    expect(updated).toBeGreaterThan(0);
+    expect(updated).toBeLessThan(6);
+    const late = second.stories.slice(updated);
+    expect(late.length).toBeGreaterThan(0);
+    for (const story of late) {
+      expect(story.discussionSummary).toBe(`Summary of the discussion of ${story.title}.`);
+      expect(story.notes).toContain(
+        "Discussion summary could not be brought up to date within the time budget; the earlier one is shown.",
+      );
+    }
+    expect(second.stats.leftOut).toBeUndefined();
+  });
+
   test("an unchanged front page: no model call, and no note for a discussion shown whole", async () => {
     const home = cacheHome();
     const stories = [newsStory(1)];
