@@ -101,6 +101,7 @@ export function createDeliveryWorker(
     fetch: options.fetch,
     resolve: options.resolve,
     keepRendered: (claim, rendered) => store.queue.keepRendered(claim, rendered),
+    webhook: (id) => store.webhooks.get(id),
   });
 
   // Group commit, one mechanism for both stores (graphile-worker's batch() around completeJob).

@@ -3,7 +3,7 @@ import { createCachedResolver } from "../http/dns-cache.ts";
 import { type Resolver, resolveAll } from "../http/ssrf.ts";
 import type { LeaseLimits } from "../webhooks/delivery/lease-rules.ts";
 import { createClaimSender } from "../webhooks/delivery/send-claim.ts";
-import type { Claim, RenderedDelivery } from "../webhooks/model.ts";
+import type { Claim, RenderedDelivery, Webhook } from "../webhooks/model.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../webhooks/policy/retry.ts";
 import { renderBeforeSend } from "../webhooks/rendering/render-at-send.ts";
 import {
@@ -45,6 +45,8 @@ export function createWorkerSend(options: {
   resolve?: Resolver;
   /** Keeps what was rendered for a delivery left to render, before its send (the store's). */
   keepRendered(claim: Claim, rendered: RenderedDelivery): Promise<boolean>;
+  /** The webhook as it is now, read again after such a render (the store's). */
+  webhook(id: number): Promise<Webhook | null>;
   /** Renders such deliveries (default: this process's worker renderer, started on demand). */
   render?: RenderTemplates;
 }): ReturnType<typeof createClaimSender> {
@@ -71,6 +73,7 @@ export function createWorkerSend(options: {
       {
         render: options.render ?? ((...args) => workerTemplateRenderer().render(...args)),
         keep: options.keepRendered,
+        webhook: options.webhook,
         now,
       },
     ),

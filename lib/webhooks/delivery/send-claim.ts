@@ -8,16 +8,20 @@ import { type LeaseLimits, mayStillSend, requestCapMs } from "./lease-rules.ts";
  * The loop's `send`: one attempt for a claim, judged. Waits for the claim's send slot (a rate
  * limit or a pause, up to a second ahead), checks the lease one last time, makes the request
  * with a timeout that ends before the lease, and judges the result. Null: not sent, the lease no
- * longer outlasts the request (the process was paused); the claim is given back.
+ * longer outlasts the request (the process was paused), or the attempt gave it back; the claim
+ * is given back.
  */
 export function createClaimSender(options: {
   limits: LeaseLimits;
   policies: AttemptPolicies;
-  /** The HTTP attempt (sendAttempt with the worker's options), its timeout capped. */
+  /**
+   * The HTTP attempt (sendAttempt with the worker's options), its timeout capped; null when it
+   * ended before the request (render-at-send.ts): nothing sent, the claim is given back.
+   */
   attempt(
     claim: Claim,
     request: { maxTimeoutMs: number; signal: AbortSignal },
-  ): Promise<SendResult>;
+  ): Promise<SendResult | null>;
   sleep: Sleep;
   now: () => number;
   random?: () => number;
@@ -34,7 +38,7 @@ export function createClaimSender(options: {
     if (!mayStillSend(claim, t, limits)) return Promise.resolve(null);
     return options
       .attempt(claim, { maxTimeoutMs: requestCapMs(claim, t), signal })
-      .then((result) => judged(claim, result));
+      .then((result) => (result === null ? null : judged(claim, result)));
   };
   return (claim, signal) => {
     const wait = (claim.notBefore ?? 0) - now();

@@ -1,4 +1,4 @@
-import type { AttemptOutcome, AttemptRecord, Claim, RenderedDelivery } from "../model.ts";
+import type { AttemptOutcome, AttemptRecord, Claim, RenderedDelivery, Webhook } from "../model.ts";
 import type { SendResult } from "../sending/send.ts";
 import {
   OWN_BUDGET_SPENT,
@@ -13,6 +13,9 @@ export type Attempt = (
   call: { maxTimeoutMs?: number; signal?: AbortSignal },
 ) => Promise<SendResult>;
 
+/** An attempt that may end before the request: null, nothing sent, the claim to give back. */
+export type AttemptOrGiveBack = (...args: Parameters<Attempt>) => Promise<SendResult | null>;
+
 /** Below this much of the lease left for the request after rendering, the send waits. */
 const MIN_REQUEST_MS = 100;
 
@@ -24,16 +27,21 @@ const MIN_REQUEST_MS = 100;
  * kept (fenced by the claim, so a retry sends the same bytes), then sent. Its own template past
  * its budget, or failing, is the delivery's template_error, as at enqueue. Stopped again for
  * want of CPU, nothing is sent and the attempt is retried as a timeout is. Every other delivery
- * goes straight to `attempt`.
+ * goes straight to `attempt`. The render comes after the claim's last look at its webhook, so the
+ * webhook is read again once it is kept: sent with its values as they are then (a changed URL,
+ * secret or header), and not sent when it was disabled or deleted meanwhile (null: the claim is
+ * given back unattempted, and its next claim sends what was kept).
  */
 export function renderBeforeSend(
   attempt: Attempt,
   options: {
     render: RenderTemplates;
     keep(claim: Claim, rendered: RenderedDelivery): Promise<boolean>;
+    /** The webhook as it is now (null: deleted). */
+    webhook(id: number): Promise<Webhook | null>;
     now: () => number;
   },
-): Attempt {
+): AttemptOrGiveBack {
   return async (claim, call) => {
     if (!claim.delivery.renderPending) return attempt(claim, call);
     const startedAt = options.now();
@@ -97,6 +105,10 @@ export function renderBeforeSend(
         "The delivery was no longer this worker's once rendered; nothing was sent",
       );
     }
+    // Disabled while it rendered: given back as the claim buffer gives back a disabled
+    // webhook's claims. A read that fails gives it back too: nothing sent on old values.
+    const current = await options.webhook(webhook.id).catch(() => null);
+    if (current === null || !current.enabled) return null;
     const left = (call.maxTimeoutMs ?? Number.POSITIVE_INFINITY) - (performance.now() - started);
     if (left < MIN_REQUEST_MS) {
       return notSent(
@@ -113,7 +125,7 @@ export function renderBeforeSend(
       renderPending: false,
     };
     return attempt(
-      { ...claim, delivery: sent },
+      { ...claim, webhook: current, delivery: sent },
       { ...call, maxTimeoutMs: Math.min(left, call.maxTimeoutMs ?? left) },
     );
   };

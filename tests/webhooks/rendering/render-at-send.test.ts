@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Claim, RenderedDelivery } from "../../../lib/webhooks/model.ts";
+import type { Claim, RenderedDelivery, Webhook } from "../../../lib/webhooks/model.ts";
 import { type Attempt, renderBeforeSend } from "../../../lib/webhooks/rendering/render-at-send.ts";
 import {
   failure,
@@ -45,9 +45,13 @@ function rendering(result: Partial<RenderResult>): RenderTemplates {
 function setUp(
   render: RenderTemplates,
   keep: (claim: Claim, r: RenderedDelivery) => Promise<boolean>,
+  webhook: (id: number) => Promise<Webhook | null> = async (id) => ({
+    ...claimFixture().webhook,
+    id,
+  }),
 ) {
   const { attempt, sent } = recordingAttempt();
-  const send = renderBeforeSend(attempt, { render, keep, now: () => 1 });
+  const send = renderBeforeSend(attempt, { render, keep, webhook, now: () => 1 });
   return { send, sent };
 }
 
@@ -110,14 +114,39 @@ describe("renderBeforeSend()", () => {
 
   test("what rendered is never sent unkept: the claim gone, or the store failing", async () => {
     const gone = setUp(rendering({}), async () => false);
-    expect((await gone.send(pendingClaim(), {})).outcome).toBe("lease_expired");
+    expect((await gone.send(pendingClaim(), {}))?.outcome).toBe("lease_expired");
     const failing = setUp(rendering({}), async () => {
       throw new Error("database is locked");
     });
     const result = await failing.send(pendingClaim(), {});
-    expect(result.record.error).toBe(
+    expect(result?.record.error).toBe(
       "Rendering before the send: what rendered could not be kept (database is locked); nothing was sent",
     );
     expect([...gone.sent, ...failing.sent]).toEqual([]);
+  });
+
+  test("one whose webhook was disabled, deleted or unreadable once rendered is kept, not sent: given back (null)", async () => {
+    const claim = pendingClaim();
+    const now = [
+      async () => ({ ...claim.webhook, enabled: false }),
+      async () => null,
+      async () => {
+        throw new Error("database is locked");
+      },
+    ];
+    for (const webhook of now) {
+      const kept: RenderedDelivery[] = [];
+      const { send, sent } = setUp(
+        rendering({}),
+        async (_claim, rendered) => {
+          kept.push(rendered);
+          return true;
+        },
+        webhook,
+      );
+      expect(await send(pendingClaim(), { maxTimeoutMs: 10_000 })).toBeNull();
+      expect(kept).toHaveLength(1);
+      expect(sent).toEqual([]);
+    }
   });
 });
