@@ -108,11 +108,13 @@ export async function retryIds(
   const clock = pace.now ?? (() => performance.now());
   let count = 0;
   let size = pace.chunkSize;
-  for (let at = 0; at < ids.length; at += size) {
+  // The next chunk starts after this one, whatever size comes next.
+  for (let at = 0; at < ids.length; ) {
     if (at > 0) await pace.pause();
     const started = clock();
     const chunk = ids.slice(at, at + size);
     count += await queue.retry(chunk, now);
+    at += chunk.length;
     size = nextChunkSize(chunk.length, clock() - started, pace);
   }
   return count;

@@ -122,6 +122,20 @@ describe("retry and replay by filter, in chunks", () => {
 describe("chunks that follow the machine", () => {
   const pace: BulkPace = { chunkSize: 1000, targetMs: 20, pause: async () => {} };
 
+  test("retryIds() writes each id given once while its chunks shrink and grow", async () => {
+    const { store } = seeded(12, "failed");
+    const { queue, chunks } = recorded(store.queue);
+    // The first chunk takes 100 ms (past the target: the next is halved), the rest no time
+    // (under a quarter of it: each next one doubled).
+    let reads = 0;
+    const now = () => (reads++ === 0 ? 0 : 100);
+    const ids = Array.from({ length: 12 }, (_, i) => i + 1);
+    const changing: BulkPace = { chunkSize: 4, targetMs: 20, now, pause: async () => {} };
+    expect(await retryIds(queue, ids, LATER, changing)).toBe(12);
+    expect(chunks.map((chunk) => chunk.length)).toEqual([4, 2, 4, 2]);
+    expect(chunks.flat()).toEqual(ids);
+  });
+
   test("nextChunkSize() halves past the target, doubles under a quarter of it, within bounds", () => {
     expect(nextChunkSize(1000, 21, pace)).toBe(500);
     expect(nextChunkSize(100, 200, pace)).toBe(50);
