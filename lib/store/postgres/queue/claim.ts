@@ -1,3 +1,4 @@
+import type { SQL } from "bun";
 import {
   DEFAULT_HEARTBEAT_MS,
   LEASE_EXPIRED_TEXT,
@@ -37,11 +38,11 @@ const LOCK_SEND_GATES_SQL = `
 const SET_NEXT_SEND_SQL = "UPDATE webhooks SET next_send_at = $2 WHERE id = $1";
 
 /**
- * The claim on PostgreSQL: one statement that takes over expired leases (their lost attempt
- * recorded) and leases due deliveries, locking with FOR UPDATE SKIP LOCKED so workers never
- * wait for each other nor take the same row; then send slots for rate-limited webhooks, in a
- * transaction of its own (one transaction for both would add BEGIN/COMMIT round trips to every
- * claim); when that step fails, the rows just leased are given back unattempted.
+ * The claim on PostgreSQL: one statement (in a transaction of its own, so it can tell it waited
+ * for its locks) that takes over expired leases (their lost attempt recorded) and leases due
+ * deliveries, locking with FOR UPDATE SKIP LOCKED so workers never wait for each other nor take
+ * the same row; then send slots for rate-limited webhooks, in a transaction of their own; when
+ * that step fails, the rows just leased are given back unattempted.
  */
 export function createClaim(
   db: Db,
@@ -125,18 +126,28 @@ export function createClaim(
     const maxAttempts = Math.min(options.maxAttempts ?? 2 ** 31 - 1, 2 ** 31 - 1);
     const shortCap = options.maxAttempts ?? SHORT_ATTEMPTS;
     markSeen();
-    const returned = outages.returned();
     const param = clock.param(callerNow);
     const holding = [...(options.holding ?? [])];
-    const rows = await leaseRows(db, {
-      param,
-      returned,
-      leaseMs,
-      shortCap,
-      maxAttempts,
-      workerId,
-      holding,
-      limit,
+    const asked = performance.now();
+    // In a transaction of its own, so `now()` is its BEGIN: a statement that then waited for
+    // its locks (a table lock; they are taken when it is parsed, which may be a round trip of
+    // its own) is seen to have waited by the statement itself (clock_timestamp() - now()).
+    const { rows, returned } = await db.atomic(async (sql) => {
+      // One that waited for a connection (every one stuck behind a table lock) saw the outage
+      // as surely. A test clock drives time by hand: neither wait applies.
+      const waited = param === null && performance.now() - asked > WAITED_MS;
+      const returned = outages.returned() || waited;
+      const rows = await leaseRows(sql, {
+        param,
+        returned,
+        leaseMs,
+        shortCap,
+        maxAttempts,
+        workerId,
+        holding,
+        limit,
+      });
+      return { rows, returned };
     });
     if (returned) outages.noted();
     if (rows.length === 0) return [];
@@ -202,7 +213,7 @@ type LeasedRow = DeliveryRow & { action: string; webhook: WebhookRow; clock_now:
  * due. `clock`: the database's time (see clock.ts), the one every comparison and stamp uses.
  */
 function leaseRows(
-  db: Db,
+  sql: SQL,
   p: {
     param: number | null;
     returned: boolean;
@@ -215,7 +226,7 @@ function leaseRows(
   },
 ): Promise<LeasedRow[]> {
   const { param, returned, leaseMs, shortCap, maxAttempts, workerId, holding, limit } = p;
-  return db.sql<LeasedRow[]>`
+  return sql<LeasedRow[]>`
         WITH clock AS (
           -- Read when the statement runs, after its locks: one that waited in a lock's queue
           -- (a table lock) judges leases and notes the outage's end with the time it ran.

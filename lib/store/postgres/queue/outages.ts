@@ -34,21 +34,23 @@ export function createOutageWatch(): OutageWatch {
 }
 
 /**
- * `call` timed: one that took longer than WAITED_MS in all (a result write or a renewal queued
- * behind a table lock, say) means the database was unavailable meanwhile, so this process's next
- * claim notes the outage's end before it judges any lease, as a claim that waited does itself.
+ * `call` timed: one still waiting after WAITED_MS (a result write or a renewal queued behind a
+ * table lock, say) means the database is unavailable, so this process's next claim notes the
+ * outage's end before it judges any lease, as a claim that waited does itself. Marked when the
+ * wait passes WAITED_MS, not when the call ends: a claim made the moment the lock goes, while this
+ * call still runs, must note it too (another worker's note may not be committed yet).
  */
 export function timed<A extends unknown[], T>(
   watch: Pick<OutageWatch, "cameBack">,
   call: (...args: A) => Promise<T>,
-  clock: () => number = () => performance.now(),
 ): (...args: A) => Promise<T> {
   return async (...args: A) => {
-    const started = clock();
+    const waiting = setTimeout(() => watch.cameBack(), WAITED_MS);
+    waiting.unref?.();
     try {
       return await call(...args);
     } finally {
-      if (clock() - started > WAITED_MS) watch.cameBack();
+      clearTimeout(waiting);
     }
   };
 }
