@@ -72,22 +72,30 @@ async function byIds(
 ): Promise<ByIds> {
   const { now, pace } = options;
   const ids = [...new Set(given)];
+  // Oldest first, whatever the order given: an ordered webhook's changes of one object are
+  // sent in commit order only if an older one is queued before a newer one can go out (a
+  // worker may send what one chunk queued before the next chunk is written).
+  const oldestFirst = [...ids].sort((a, b) => a - b);
   let count = 0;
-  const skipped: ByIds["skipped"] = [];
-  for (let at = 0; at < ids.length; at += pace.chunkSize) {
+  const reasons = new Map<number, NotActedOn>();
+  for (let at = 0; at < oldestFirst.length; at += pace.chunkSize) {
     if (at > 0) await pace.pause();
-    const chunk = ids.slice(at, at + pace.chunkSize);
+    const chunk = oldestFirst.slice(at, at + pace.chunkSize);
     const states = new Map((await queue.idStates(chunk)).map((found) => [found.id, found]));
     const taken: number[] = [];
     for (const id of chunk) {
       const reason = whyNot(kind, states.get(id), now);
       if (reason === null) taken.push(id);
-      else skipped.push({ id, reason });
+      else reasons.set(id, reason);
     }
     if (taken.length > 0) {
       count += await (kind === "retry" ? queue.retry(taken, now) : queue.replay(taken, now));
     }
   }
+  const skipped = ids.flatMap((id) => {
+    const reason = reasons.get(id);
+    return reason === undefined ? [] : [{ id, reason }];
+  });
   return { count, matched: ids.length, skipped };
 }
 
