@@ -93,17 +93,27 @@ export function idempotencyMiddleware(options: {
   };
 }
 
-/** The body's bytes, or null when it is larger than `max` (read no further than that). */
+/**
+ * The body's bytes, or null when it is larger than `max` (read no further than that). `request`
+ * is a clone: the cancel that stops reading it is not awaited, as a tee's branch's cancel settles
+ * only once the other branch (the route's body) is cancelled too; awaited, as leaving a
+ * `for await` early does, a streamed body over `max` hung the request forever.
+ */
 async function boundedBody(request: Request, max: number): Promise<Uint8Array | null> {
   if (request.body === null) return new Uint8Array();
+  const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.byteLength;
-    if (size > max) return null;
-    chunks.push(chunk);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks);
+    size += value.byteLength;
+    if (size > max) {
+      reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
   }
-  return Buffer.concat(chunks);
 }
 
 async function fingerprintOf(method: string, path: string, body: Uint8Array): Promise<string> {

@@ -182,3 +182,27 @@ test("a key whose request was cut off (the process stopped mid-request) is free 
   expect(replayed.headers.get("idempotent-replayed")).toBe("true");
   expect(runs).toEqual(["cut", "repeat"]);
 });
+
+test("a streamed (chunked) body over the limit with a key is answered 413 and keeps no key", async () => {
+  using server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: t.app.fetch });
+  const chunk = new Uint8Array(16 * 1024).fill(0x20);
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      // 1 MiB without a Content-Length, over the 64 KiB limit.
+      for (let i = 0; i < 64; i++) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
+  const answer = await fetch(`${server.url}api/items`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${ADMIN}`,
+      "content-type": "application/json",
+      "idempotency-key": "streamed-1",
+    },
+    body,
+    duplex: "half",
+  } as RequestInit);
+  expect(answer.status).toBe(413);
+  expect((await post("/api/items", BOLT, "streamed-1")).status).toBe(201);
+});
