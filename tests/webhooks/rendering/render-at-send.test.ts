@@ -149,4 +149,15 @@ describe("renderBeforeSend()", () => {
       expect(sent).toEqual([]);
     }
   });
+
+  test("one whose render left the lease too short for the request is kept, not sent: given back (null), no attempt used", async () => {
+    const kept: RenderedDelivery[] = [];
+    const { send, sent } = setUp(rendering({}), async (_claim, rendered) => {
+      kept.push(rendered);
+      return true;
+    });
+    expect(await send(pendingClaim(), { maxTimeoutMs: 50 })).toBeNull();
+    expect(kept).toHaveLength(1);
+    expect(sent).toEqual([]);
+  });
 });
