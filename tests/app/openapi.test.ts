@@ -76,6 +76,28 @@ describe("GET /api/openapi.json", () => {
     expect((await new Validator().validate(broken as unknown as Spec)).valid).toBe(false);
   });
 
+  test("its bearer scheme says a token is checked in every mode, not only with ADMIN_TOKEN", async () => {
+    const schemes = (doc as unknown as { components: { securitySchemes: Record<string, unknown> } })
+      .components.securitySchemes;
+    expect(schemes.adminToken).toEqual({
+      type: "http",
+      scheme: "bearer",
+      description:
+        "ADMIN_TOKEN, or an API token from `bun run app tokens add`, checked whenever one is sent, with or without ADMIN_TOKEN: a made-up, expired or revoked one gets 401, a read token 403 on anything but GET and HEAD. A request without one gets 401 once ADMIN_TOKEN is set or any API token exists; only an app with neither (loopback only, for development) answers it.",
+    });
+    // As it says: without ADMIN_TOKEN a made-up token is refused, and no token once one exists.
+    const open = testApp();
+    try {
+      const madeUp = { authorization: "Bearer inv_made-up" };
+      expect((await open.app.request("/api/items", { headers: madeUp })).status).toBe(401);
+      expect((await open.app.request("/api/items")).status).toBe(200);
+      await open.store.tokens.create({ name: "m", hash: "h", write: false, expiresAt: null });
+      expect((await open.app.request("/api/items")).status).toBe(401);
+    } finally {
+      open.store.close();
+    }
+  });
+
   test("covers every route under /api and the health checks, with every method, and nothing else", () => {
     const health = new Set(["/healthz", "/readyz"]);
     const routes = t.app.routes

@@ -62,8 +62,8 @@ export function catalogueWebhooks(): NonNullable<Documentation["webhooks"]> {
 
 /**
  * The OpenAPI document of `app`'s described routes, generated once (the routes do not change
- * while it runs). The bearer token is the app's ADMIN_TOKEN or an API token; without ADMIN_TOKEN
- * the API is open.
+ * while it runs). The bearer token is the app's ADMIN_TOKEN or an API token; only without either
+ * is the API open.
  */
 export function openApiDocument<E extends Env>(
   app: Hono<E>,
@@ -88,7 +88,7 @@ export function openApiDocument<E extends Env>(
               type: "http",
               scheme: "bearer",
               description:
-                "ADMIN_TOKEN, or an API token from `bun run app tokens add` (a read token gets 403 on anything but GET and HEAD), when the app has ADMIN_TOKEN",
+                "ADMIN_TOKEN, or an API token from `bun run app tokens add`, checked whenever one is sent, with or without ADMIN_TOKEN: a made-up, expired or revoked one gets 401, a read token 403 on anything but GET and HEAD. A request without one gets 401 once ADMIN_TOKEN is set or any API token exists; only an app with neither (loopback only, for development) answers it.",
             },
           },
         },
