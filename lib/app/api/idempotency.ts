@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { IdempotencyKeys } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
 
@@ -65,9 +66,10 @@ export function idempotencyMiddleware(options: {
         );
       }
       const { status, headers, body: text } = found.answer;
-      return new Response(text, {
-        status,
-        headers: { ...headers, "idempotent-replayed": "true" },
+      // Through the context, so what earlier middleware set (X-Request-Id) is kept.
+      return c.body(text, status as ContentfulStatusCode, {
+        ...headers,
+        "idempotent-replayed": "true",
       });
     }
     try {

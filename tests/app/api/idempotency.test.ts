@@ -36,6 +36,9 @@ test("the same key and request get the first answer again, marked replayed; noth
   expect(again.headers.get("idempotent-replayed")).toBe("true");
   expect(again.headers.get("location")).toBe(first.headers.get("location"));
   expect(first.headers.get("idempotent-replayed")).toBeNull();
+  // The repeat is a request of its own: its own request id, as every answer has.
+  expect(again.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  expect(again.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
   expect(await t.store.items.list()).toHaveLength(1);
   expect(await t.store.queue.list({})).toEqual([]); // no webhooks: the item's change sent nothing
 });
