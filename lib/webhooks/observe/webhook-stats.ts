@@ -162,21 +162,6 @@ export function percent(rate: number | null): string {
   return `${rate < 1 && value > 99 ? 99 : Math.round(value)}%`;
 }
 
-/**
- * The health of a webhook in a few words, from its row alone (lists: no query per webhook):
- * disabled, failing since when, or healthy.
- */
-export function rowHealth(
-  webhook: Pick<Webhook, "enabled" | "failingSince">,
-  formatTime: (ms: number) => string,
-): { status: "healthy" | "failing" | "disabled"; text: string } {
-  if (!webhook.enabled) return { status: "disabled", text: "disabled" };
-  if (webhook.failingSince != null) {
-    return { status: "failing", text: `failing since ${formatTime(webhook.failingSince)}` };
-  }
-  return { status: "healthy", text: "healthy" };
-}
-
 /** The stats as lines for people (the CLI), times by `formatTime`. */
 export function statsLines(stats: WebhookStats, formatTime: (ms: number) => string): string[] {
   const when = (ms: number | null) => (ms === null ? "never" : formatTime(ms));
