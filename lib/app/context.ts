@@ -19,6 +19,12 @@ export type AppEnv = {
      * applies to the last two.
      */
     via: "bearer" | "session" | "open";
+    /**
+     * The credential itself, for what belongs to one (idempotency keys): `via:username`, and an
+     * API token also by its hash (as stored), so a revoked token's name given to a new token is
+     * another credential.
+     */
+    credential: string;
     /** The CSRF token admin forms carry in their hidden `_csrf` field. */
     csrfToken: string;
   };

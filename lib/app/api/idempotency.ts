@@ -23,7 +23,8 @@ const KEPT_HEADERS = ["content-type", "location"];
  * marked `Idempotent-Replayed: true`, without running anything twice; with another request, 409.
  * A repeat while the first still runs is 409 too (try again), for at most IDEMPOTENCY_PENDING_MS:
  * a request cut off before its answer frees its key then. An answer of 5xx is not kept, so a
- * repeat runs again. Keys are per credential (the admin, each API token): two clients never meet.
+ * repeat runs again. Keys are per credential (the admin, each API token by its hash, so a new
+ * token given a revoked one's name is another): two clients never meet.
  * A body over `maxBodyBytes` is left to the route (413) and keeps no key.
  */
 export function idempotencyMiddleware(options: {
@@ -42,7 +43,7 @@ export function idempotencyMiddleware(options: {
     }
     const body = await boundedBody(c.req.raw.clone(), options.maxBodyBytes);
     if (body === null) return next();
-    const scope = `${c.get("via")}:${c.get("username")}`;
+    const scope = c.get("credential");
     const fingerprint = await fingerprintOf(c.req.method, c.req.path, body);
     const now = options.now();
     const found = await options.keys.begin(scope, key, {

@@ -5,7 +5,7 @@ import type { Logger } from "../../log.ts";
 import { safeEqual } from "../../secrets.ts";
 import type { ApiToken, ApiTokenRepo, SessionRevocations } from "../../webhooks/ports.ts";
 import type { AppEnv } from "../context.ts";
-import { looksLikeApiToken, tokenAllows, verifyApiToken } from "./api-tokens.ts";
+import { hashApiToken, looksLikeApiToken, tokenAllows, verifyApiToken } from "./api-tokens.ts";
 import { SESSION_COOKIE, type SessionSigner } from "./session.ts";
 
 export const LOGIN_PATH = "/admin/login";
@@ -43,6 +43,7 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
     c.set("readOnly", false);
     c.set("username", ANONYMOUS);
     c.set("via", "open");
+    c.set("credential", `open:${ANONYMOUS}`);
     if (c.req.path === LOGIN_PATH) return next();
     const bearer = bearerToken(c);
     if (bearer !== null) {
@@ -59,7 +60,7 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
         );
       }
       c.set("readOnly", !token.write);
-      return admitted(c, next, `token:${token.name}`);
+      return admitted(c, next, `token:${token.name}`, `#${hashApiToken(bearer)}`);
     }
     const session = sessions?.verify(getCookie(c, SESSION_COOKIE), now());
     if (session && !(await revocations.isRevoked(session.id))) {
@@ -174,9 +175,15 @@ function clientOf(c: Context<AppEnv>): string {
   return clientKey(c.env?.requestIP?.(c.req.raw)?.address);
 }
 
-function admitted(c: Context<AppEnv>, next: () => Promise<void>, username = ADMIN_USER) {
+function admitted(
+  c: Context<AppEnv>,
+  next: () => Promise<void>,
+  username = ADMIN_USER,
+  which = "",
+) {
   c.set("authenticated", true);
   c.set("username", username);
+  c.set("credential", `${c.get("via")}:${username}${which}`);
   return next();
 }
 

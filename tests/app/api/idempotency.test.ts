@@ -89,6 +89,33 @@ test("keys are per credential: another token's same key is its own", async () =>
   expect(theirs.headers.get("idempotent-replayed")).toBeNull();
 });
 
+test("a revoked token's keys are not a new token's of the same name: its answer (a secret) is not replayed to it", async () => {
+  const first = generateApiToken();
+  await t.store.tokens.create({
+    name: "ci",
+    hash: hashApiToken(first),
+    write: true,
+    expiresAt: null,
+  });
+  const hook = { name: "erp", url: "https://e.example/hook" };
+  const created = await post("/api/webhooks", hook, "hook-ci", first);
+  expect(created.status).toBe(201);
+  const { secret } = await created.json();
+  expect(secret).toStartWith("whsec_");
+  await t.store.tokens.revoke("ci");
+  const second = generateApiToken();
+  await t.store.tokens.create({
+    name: "ci",
+    hash: hashApiToken(second),
+    write: true,
+    expiresAt: null,
+  });
+  const repeat = await post("/api/webhooks", hook, "hook-ci", second);
+  expect(repeat.headers.get("idempotent-replayed")).toBeNull();
+  expect(repeat.status).toBe(409); // it ran: the name is taken
+  expect(await repeat.text()).not.toContain(secret);
+});
+
 test("after 24 hours a key is free again", async () => {
   expect((await post("/api/items", BOLT, "daily")).status).toBe(201);
   t.clock.now = new Date(t.clock.now.getTime() + DAY + 1);
@@ -152,6 +179,7 @@ test("a key whose request was cut off (the process stopped mid-request) is free 
   app.use(async (c, next) => {
     c.set("via", "bearer");
     c.set("username", "admin");
+    c.set("credential", "bearer:admin");
     await next();
   });
   app.use(
