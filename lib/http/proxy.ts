@@ -3,7 +3,7 @@ import ipaddr from "ipaddr.js";
 import { type Env, withoutEmpty } from "../config/env.ts";
 import { ConfigError } from "../config/errors.ts";
 import { escapeControl } from "../text/control.ts";
-import { maskUrlPassword } from "../text/url-credentials.ts";
+import { MASKED_PASSWORD, maskUrlPassword } from "../text/url-credentials.ts";
 
 /**
  * An outbound proxy named in the configuration (WEBHOOK_PROXY_URL, DIGEST_PROXY_URL) and the
@@ -68,7 +68,7 @@ export function loadProxySetting(
   const value = values[variables.url];
   const noProxy = parseNoProxy(values[variables.noProxy], variables.noProxy);
   if (value === undefined) return null;
-  const shown = escapeControl(maskUrlPassword(value));
+  const shown = escapeControl(maskedValue(value));
   const invalid = (why: string) =>
     new ConfigError(`${variables.url}=${JSON.stringify(shown)} is invalid: ${why}`);
   let parsed: URL;
@@ -87,6 +87,22 @@ export function loadProxySetting(
     throw invalid("expected no path, query or fragment after the host and port");
   }
   return { url: value, shown: maskUrlPassword(parsed.href).replace(/\/$/, ""), noProxy };
+}
+
+/**
+ * A proxy value as a message shows it: its password masked, also when it is no URL (written
+ * without its scheme, `user:password@proxy:3128`, as curl takes it), where maskUrlPassword
+ * finds none. Everything up to the last `@` is the password then: an invalid value is read
+ * warily.
+ */
+function maskedValue(value: string): string {
+  const masked = maskUrlPassword(value);
+  if (masked !== value) return masked;
+  return value.replace(
+    /^((?:[^/?#\\@]*\/\/)?)([^/?#\\:@]*):(.*)@/,
+    (_, start: string, user: string, password: string) =>
+      `${start}${user}:${password === "" ? "" : MASKED_PASSWORD}@`,
+  );
 }
 
 /**

@@ -232,6 +232,24 @@ describe("loadProxySetting() and proxyFor()", () => {
     expect(loadProxySetting({ WEBHOOK_NO_PROXY: "x.test" }, VARIABLES)).toBeNull();
   });
 
+  test("a proxy URL written without its scheme is refused without repeating its password", () => {
+    // As curl and HTTPS_PROXY take it; new URL() reads `relay:` as the scheme, or fails.
+    for (const [value, shown] of [
+      ["relay:hunter2@proxy.corp:3128", "relay:***@proxy.corp:3128"],
+      ["//relay:hunter2@proxy.corp:3128", "//relay:***@proxy.corp:3128"],
+      ["http//relay:hunter2@proxy.corp:3128", "http//relay:***@proxy.corp:3128"],
+    ] as const) {
+      let message = "";
+      try {
+        setting(value);
+      } catch (error) {
+        message = String(error);
+      }
+      expect(message).toContain(`WEBHOOK_PROXY_URL=${JSON.stringify(shown)} is invalid`);
+      expect(message).not.toContain("hunter2");
+    }
+  });
+
   test("loopback is always direct; names match themselves and what is under them", () => {
     const via = setting("http://proxy.corp:3128", "corp.example,10.0.0.0/8,[fd00::1]");
     const through = (url: string, addresses?: string[]) => proxyFor(via, url, addresses) !== null;
