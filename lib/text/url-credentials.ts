@@ -59,6 +59,18 @@ export function maskUrlSecrets(url: string): string {
   return `${masked.slice(0, query + 1)}${params.join("&")}${masked.slice(end)}`;
 }
 
+/** A query parameter's value in a text, relative URLs' too (`?api_key=…`, `&id=…`). */
+const QUERY_VALUE = /([?&][^\s=&#?"'<>`]+=)[^\s&#"'<>`]+/g;
+
+/**
+ * A text that may hold URLs (an attempt's error, a receiver's answer headers) as a read-only API
+ * token reads it: every URL's password masked, and every query parameter's value, as
+ * maskUrlSecrets does for a URL (a redirect's Location keeps the webhook URL's `?api_key=`).
+ */
+export function maskUrlSecretsInText(text: string): string {
+  return maskUrlPasswords(text).replace(QUERY_VALUE, `$1${MASKED_PASSWORD}`);
+}
+
 /** The text with every URL's password masked as maskUrlPassword does (log lines, errors). */
 export function maskUrlPasswords(text: string): string {
   return text.replace(TEXT_USERINFO, (_, scheme, user, password) => masked(scheme, user, password));

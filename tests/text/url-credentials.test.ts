@@ -4,6 +4,7 @@ import {
   maskUrlPassword,
   maskUrlPasswords,
   maskUrlSecrets,
+  maskUrlSecretsInText,
   withoutUrlCredentials,
 } from "../../lib/text/url-credentials.ts";
 
@@ -60,6 +61,24 @@ describe("maskUrlSecrets()", () => {
     ["https://h.example/plain", "https://h.example/plain"],
   ])("%s", (url, masked) => {
     expect(maskUrlSecrets(url)).toBe(masked);
+  });
+});
+
+describe("maskUrlSecretsInText()", () => {
+  test("masks every URL's password and query values in a text, a relative URL's too", () => {
+    expect(
+      maskUrlSecretsInText(
+        "HTTP 301: redirects are not followed (Location: https://u:pw@e.example/h?api_key=k3y&id=7#top)",
+      ),
+    ).toBe(
+      "HTTP 301: redirects are not followed (Location: https://u:***@e.example/h?api_key=***&id=***#top)",
+    );
+    expect(maskUrlSecretsInText("location: /hook/?token=abc\nserver: nginx")).toBe(
+      "location: /hook/?token=***\nserver: nginx",
+    );
+    expect(maskUrlSecretsInText("no answer from e.example:443: is it up?")).toBe(
+      "no answer from e.example:443: is it up?",
+    );
   });
 });
 

@@ -1,7 +1,12 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Context, Hono } from "hono";
 import { describeRoute } from "hono-openapi";
-import { maskUrlPassword, maskUrlPasswords, maskUrlSecrets } from "../../text/url-credentials.ts";
+import {
+  maskUrlPassword,
+  maskUrlPasswords,
+  maskUrlSecrets,
+  maskUrlSecretsInText,
+} from "../../text/url-credentials.ts";
 import { byIdsSentence, replayByIds, retryByIds } from "../../webhooks/delivery/by-ids.ts";
 import {
   type FilterField,
@@ -133,7 +138,7 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
       const page = pageOf(found.deliveries, limit);
       setNextLink(c, page.next);
       return c.json({
-        deliveries: page.rows.map((d) => deliveryJson(d, urlShown(c))),
+        deliveries: page.rows.map((d) => deliveryJson(d, shownFor(c))),
         total: found.total,
         limit,
         offset,
@@ -230,9 +235,9 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
       const id = idParam(c.req.param("id"));
       const found = id === null ? null : await store.queue.get(id);
       if (!found) return c.json({ error: "Delivery not found" }, 404);
-      const shownUrl = urlShown(c);
-      const attempts = found.attempts.map((a) => attemptJson(a, shownUrl));
-      return c.json({ ...deliveryJson(found.delivery, shownUrl), attempts });
+      const shown = shownFor(c);
+      const attempts = found.attempts.map((a) => attemptJson(a, shown));
+      return c.json({ ...deliveryJson(found.delivery, shown), attempts });
     },
   );
 
@@ -240,12 +245,33 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
 }
 
 /** A delivery as the API answers with it; the body parsed back into JSON when it is JSON. */
-/** How a URL is answered: its password masked; for a read-only token its query values too. */
-function urlShown(c: Context<AppEnv>): (url: string) => string {
-  return c.get("readOnly") ? maskUrlSecrets : maskUrlPassword;
+/**
+ * How an answer shows what may hold a URL's credentials: a URL, an error, a receiver's answer
+ * headers (a redirect's Location). Passwords are masked for everyone; for a read-only token
+ * query values too, wherever they appear.
+ */
+interface Shown {
+  url(url: string): string;
+  error(text: string): string;
+  answerHeaders(text: string): string;
 }
 
-export function deliveryJson(delivery: Delivery, shownUrl = maskUrlPassword) {
+const AS_STORED: Shown = {
+  url: maskUrlPassword,
+  error: maskUrlPasswords,
+  answerHeaders: (text) => text,
+};
+const FOR_READ_TOKEN: Shown = {
+  url: maskUrlSecrets,
+  error: maskUrlSecretsInText,
+  answerHeaders: maskUrlSecretsInText,
+};
+
+function shownFor(c: Context<AppEnv>): Shown {
+  return c.get("readOnly") ? FOR_READ_TOKEN : AS_STORED;
+}
+
+export function deliveryJson(delivery: Delivery, shown: Shown = AS_STORED) {
   return {
     id: delivery.id,
     webhook_id: delivery.webhookId,
@@ -256,11 +282,11 @@ export function deliveryJson(delivery: Delivery, shownUrl = maskUrlPassword) {
     attempt_count: delivery.attempts,
     object_model: delivery.objectModel,
     object_id: delivery.objectId,
-    url: delivery.url === null ? null : shownUrl(delivery.url),
+    url: delivery.url === null ? null : shown.url(delivery.url),
     template_failed: delivery.templateFailed,
     next_attempt_at: delivery.state === "queued" ? isoOrNull(delivery.nextAttemptAt) : null,
     last_status: delivery.lastStatus,
-    last_error: delivery.lastError === null ? null : maskUrlPasswords(delivery.lastError),
+    last_error: delivery.lastError === null ? null : shown.error(delivery.lastError),
     payload: parsedOrText(delivery.payload),
     created_at: new Date(delivery.createdAt).toISOString(),
     updated_at: new Date(delivery.updatedAt).toISOString(),
@@ -268,17 +294,18 @@ export function deliveryJson(delivery: Delivery, shownUrl = maskUrlPassword) {
   };
 }
 
-function attemptJson(attempt: Attempt, shownUrl = maskUrlPassword) {
+function attemptJson(attempt: Attempt, shown: Shown = AS_STORED) {
   return {
     number: attempt.attempt,
     time: new Date(attempt.startedAt).toISOString(),
-    url: attempt.url == null ? null : shownUrl(attempt.url),
+    url: attempt.url == null ? null : shown.url(attempt.url),
     status: attempt.statusCode,
     duration_ms: attempt.durationMs,
     outcome: attempt.outcome,
-    error: attempt.error === null ? null : maskUrlPasswords(attempt.error),
+    error: attempt.error === null ? null : shown.error(attempt.error),
     worker_id: attempt.workerId,
-    response_headers: attempt.responseHeaders,
+    response_headers:
+      attempt.responseHeaders === null ? null : shown.answerHeaders(attempt.responseHeaders),
     response_body: attempt.responseBody,
   };
 }

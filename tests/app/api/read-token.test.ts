@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { generateApiToken, hashApiToken } from "../../../lib/app/auth/api-tokens.ts";
 import { change } from "../../fakes/change.ts";
+import { attemptRecord, enqueueAndClaim } from "../../fakes/delivery.ts";
 import { createClient, testApp } from "../harness.ts";
 
 const ADMIN = "read-token-test-admin-0123456";
@@ -105,4 +106,40 @@ test("a read token gets header values and URL credentials as ***; a write token 
     expect(seen.deliveries.deliveries.map((d) => d.url)).toEqual([expected.deliveryUrl]);
   }
   expect(JSON.stringify(await answers(tokens.read))).not.toMatch(/credential|k3y-123|s3cret-pw/);
+});
+
+test("a read token sees no URL query credential in a delivery's errors and answer headers (a redirect's Location)", async () => {
+  const tokens = { read: generateApiToken(), write: generateApiToken() };
+  for (const [name, token] of Object.entries(tokens)) {
+    await t.store.tokens.create({
+      name,
+      hash: hashApiToken(token),
+      write: name === "write",
+      expiresAt: null,
+    });
+  }
+  await t.store.webhooks.create({ name: "erp", url: "http://e.example/hook?api_key=k3y-123" });
+  const { id, claim } = await enqueueAndClaim(t.store);
+  // The usual http → https redirect, which keeps the query: the worker records where it pointed.
+  const location = "https://e.example/hook?api_key=k3y-123";
+  await t.store.queue.finish(
+    claim,
+    {
+      ...attemptRecord(301, { responseHeaders: `location: ${location}` }),
+      error: `HTTP 301 Moved Permanently: redirects are not followed (Location: ${location})`,
+    },
+    { state: "failed" },
+  );
+  const seen = async (token: string) => {
+    const client = createClient(t.app, { headers: { authorization: `Bearer ${token}` } });
+    const list = await (await client.request("/api/deliveries")).text();
+    const one = await (await client.request(`/api/deliveries/${id}`)).text();
+    return `${list}\n${one}`;
+  };
+  const read = await seen(tokens.read);
+  expect(read).not.toContain("k3y-123");
+  expect(read).toContain("Location: https://e.example/hook?api_key=***");
+  expect(read).toContain("location: https://e.example/hook?api_key=***");
+  // Write tokens see what was recorded, as before.
+  expect(await seen(tokens.write)).toContain(`(Location: ${location})`);
 });
