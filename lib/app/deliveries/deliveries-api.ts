@@ -1,12 +1,6 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Context, Hono } from "hono";
 import { describeRoute } from "hono-openapi";
-import {
-  maskUrlPassword,
-  maskUrlPasswords,
-  maskUrlSecrets,
-  maskUrlSecretsInText,
-} from "../../text/url-credentials.ts";
 import { byIdsSentence, replayByIds, retryByIds } from "../../webhooks/delivery/by-ids.ts";
 import {
   type FilterField,
@@ -40,6 +34,7 @@ import type { AppEnv } from "../context.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/item-schemas.ts";
 import { idParam, wholeNumber } from "../items/items-api.ts";
 import { isoOrNull } from "../webhooks/webhooks-api.ts";
+import { AS_STORED, type Shown, shownFor } from "./delivery-masking.ts";
 import {
   deliveryDetailSchema,
   deliveryPageSchema,
@@ -245,31 +240,6 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
 }
 
 /** A delivery as the API answers with it; the body parsed back into JSON when it is JSON. */
-/**
- * How an answer shows what may hold a URL's credentials: a URL, an error, a receiver's answer
- * headers (a redirect's Location). Passwords are masked for everyone; for a read-only token
- * query values too, wherever they appear.
- */
-interface Shown {
-  url(url: string): string;
-  error(text: string): string;
-  answerHeaders(text: string): string;
-}
-
-const AS_STORED: Shown = {
-  url: maskUrlPassword,
-  error: maskUrlPasswords,
-  answerHeaders: (text) => text,
-};
-const FOR_READ_TOKEN: Shown = {
-  url: maskUrlSecrets,
-  error: maskUrlSecretsInText,
-  answerHeaders: maskUrlSecretsInText,
-};
-
-function shownFor(c: Context<AppEnv>): Shown {
-  return c.get("readOnly") ? FOR_READ_TOKEN : AS_STORED;
-}
 
 export function deliveryJson(delivery: Delivery, shown: Shown = AS_STORED) {
   return {
