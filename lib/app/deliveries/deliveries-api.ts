@@ -34,7 +34,7 @@ import type { AppEnv } from "../context.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/item-schemas.ts";
 import { idParam, wholeNumber } from "../items/items-api.ts";
 import { isoOrNull } from "../webhooks/webhooks-api.ts";
-import { AS_STORED, type Shown, shownFor } from "./delivery-masking.ts";
+import { AS_STORED, type Shown, shownFor, shownForDelivery } from "./delivery-masking.ts";
 import {
   deliveryDetailSchema,
   deliveryPageSchema,
@@ -230,7 +230,8 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
       const id = idParam(c.req.param("id"));
       const found = id === null ? null : await store.queue.get(id);
       if (!found) return c.json({ error: "Delivery not found" }, 404);
-      const shown = shownFor(c);
+      const webhook = c.get("readOnly") ? await store.webhooks.get(found.delivery.webhookId) : null;
+      const shown = shownForDelivery(c, { webhook, delivery: found.delivery });
       const attempts = found.attempts.map((a) => attemptJson(a, shown));
       return c.json({ ...deliveryJson(found.delivery, shown), attempts });
     },
@@ -276,7 +277,7 @@ function attemptJson(attempt: Attempt, shown: Shown = AS_STORED) {
     worker_id: attempt.workerId,
     response_headers:
       attempt.responseHeaders === null ? null : shown.answerHeaders(attempt.responseHeaders),
-    response_body: attempt.responseBody,
+    response_body: attempt.responseBody === null ? null : shown.answerBody(attempt.responseBody),
   };
 }
 

@@ -143,3 +143,41 @@ test("a read token sees no URL query credential in a delivery's errors and answe
   // Write tokens see what was recorded, as before.
   expect(await seen(tokens.write)).toContain(`(Location: ${location})`);
 });
+
+test("a read token does not get the webhook's credentials back from a receiver that echoes the request", async () => {
+  const tokens = { read: generateApiToken(), write: generateApiToken() };
+  for (const [name, token] of Object.entries(tokens)) {
+    await t.store.tokens.create({
+      name,
+      hash: hashApiToken(token),
+      write: name === "write",
+      expiresAt: null,
+    });
+  }
+  await t.store.webhooks.create({
+    name: "echo",
+    url: "https://user:s3cret-pw@e.example/anything?api_key=k3y-123",
+    headers: [["Authorization", "Bearer erp-credential"]],
+  });
+  const { id, claim } = await enqueueAndClaim(t.store);
+  // What httpbin's /anything or a request bin answers: the request as it came.
+  const echo = JSON.stringify({
+    headers: { Authorization: "Bearer erp-credential" },
+    url: "https://e.example/anything?api_key=k3y-123",
+    auth: "user:s3cret-pw",
+  });
+  await t.store.queue.finish(
+    claim,
+    {
+      ...attemptRecord(400, { responseHeaders: "x-echo: Bearer erp-credential" }),
+      responseBody: echo,
+    },
+    { state: "failed" },
+  );
+  const seen = async (token: string) => {
+    const client = createClient(t.app, { headers: { authorization: `Bearer ${token}` } });
+    return (await client.request(`/api/deliveries/${id}`)).text();
+  };
+  expect(await seen(tokens.read)).not.toMatch(/erp-credential|k3y-123|s3cret-pw/);
+  expect(await seen(tokens.write)).toContain("Bearer erp-credential");
+});
