@@ -73,38 +73,29 @@ async function setUp() {
   return { store, endpoint, webhook, sendWith };
 }
 
+/** The worker's render of `{{ data.sku }}`, during which `meanwhile` happens. */
+function renderingWhile(meanwhile: () => Promise<unknown>): RenderTemplates {
+  return async (_webhook, body) => {
+    await meanwhile();
+    const rendered = { payload: "A-1", url: null, headers: null, context: body };
+    return { ...rendered, templateError: null, matched: true, spentMs: 1 };
+  };
+}
+
 test("a webhook disabled while the worker renders its delivery is not sent: the claim is given back", async () => {
   const { store, endpoint, webhook, sendWith } = await setUp();
-  const delivered = await sendWith(async (_hook, body) => {
-    await store.webhooks.update(webhook.id, { enabled: false });
-    return {
-      payload: "A-1",
-      url: null,
-      headers: null,
-      context: body,
-      templateError: null,
-      matched: true,
-      spentMs: 1,
-    };
-  });
+  const delivered = await sendWith(
+    renderingWhile(() => store.webhooks.update(webhook.id, { enabled: false })),
+  );
   expect(delivered).toBeNull();
   expect(endpoint.requests).toEqual([]);
 });
 
 test("a webhook's URL changed while the worker renders its delivery: the request goes to the new one", async () => {
   const { store, endpoint, webhook, sendWith } = await setUp();
-  const delivered = await sendWith(async (_hook, body) => {
-    await store.webhooks.update(webhook.id, { url: `${endpoint.url}/moved` });
-    return {
-      payload: "A-1",
-      url: null,
-      headers: null,
-      context: body,
-      templateError: null,
-      matched: true,
-      spentMs: 1,
-    };
-  });
+  const delivered = await sendWith(
+    renderingWhile(() => store.webhooks.update(webhook.id, { url: `${endpoint.url}/moved` })),
+  );
   expect(delivered?.outcome.state).toBe("successful");
   expect(endpoint.requests.map((r) => [r.path, r.body])).toEqual([["/moved", "A-1"]]);
 });
