@@ -6,9 +6,10 @@
 
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { generateApiToken, hashApiToken } from "../../lib/app/auth/api-tokens.ts";
 import { createApp } from "../../lib/app/create-app.ts";
 import { createMemoryLogger } from "../../lib/log.ts";
 import { openSqliteStore } from "../../lib/store/sqlite/store.ts";
@@ -112,6 +113,32 @@ describe.if(isRoot)("a full disk under a running app", () => {
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ status: "not ready", reason: "disk full" });
     await store.close();
+  });
+
+  test("an API token still reads on a full disk: its last use, a write, is not its request's", async () => {
+    // A fresh disk of its own: the test before filled its disk.
+    const own = join(dir, "own");
+    mkdirSync(own);
+    Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", own]);
+    try {
+      const store = openSqliteStore(join(own, "app.db"));
+      const token = generateApiToken();
+      await store.tokens.create({
+        name: "monitor",
+        hash: hashApiToken(token),
+        write: false,
+        expiresAt: null,
+      });
+      const app = createApp({ store, logger: createMemoryLogger() });
+      Bun.spawnSync(["dd", "if=/dev/zero", `of=${join(own, "filler")}`, "bs=4k"]);
+      const read = await app.request("/api/items", {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(read.status).toBe(200);
+      await store.close();
+    } finally {
+      Bun.spawnSync(["umount", "--lazy", own]);
+    }
   });
 });
 

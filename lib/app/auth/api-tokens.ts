@@ -57,7 +57,9 @@ export async function verifyApiToken(
   if (token === null) return { kind: "unknown" };
   if (token.expiresAt !== null && token.expiresAt <= nowMs) return { kind: "expired", token };
   if (token.lastUsedAt === null || nowMs - token.lastUsedAt >= LAST_USED_EVERY_MS) {
-    await tokens.markUsed(token.name, nowMs);
+    // A database that takes no writes now (a full disk) must not refuse the token's reads:
+    // the last use is a note, tried again with the next request.
+    await tokens.markUsed(token.name, nowMs).catch(() => {});
   }
   return { kind: "valid", token };
 }
