@@ -46,7 +46,6 @@ export function escapeControl(text: string): string {
 // scripts such as Persian and emoji sequences need them.
 const INVISIBLE = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
-/** The first invisible or control character in `text` as `U+202E`, or null when there is none. */
 /** The first control or invisible character of `text` as U+XXXX and its 1-based position. */
 export function invisibleCharacterAt(text: string): { code: string; position: number } | null {
   const found = INVISIBLE.exec(text);
@@ -55,10 +54,9 @@ export function invisibleCharacterAt(text: string): { code: string; position: nu
   return { code, position: found.index + 1 };
 }
 
+/** The first invisible or control character in `text` as `U+202E`, or null when there is none. */
 export function invisibleCharacter(text: string): string | null {
-  const found = INVISIBLE.exec(text)?.[0];
-  if (found === undefined) return null;
-  return `U+${(found.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+  return invisibleCharacterAt(text)?.code ?? null;
 }
 
 // The invisible characters that change how text reads (BiDi embeddings, overrides, isolates and
