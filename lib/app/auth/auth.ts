@@ -27,7 +27,8 @@ export interface AdminAuth {
 
 /**
  * Who may do what. A bearer token is always checked, whatever ADMIN_TOKEN is: ADMIN_TOKEN, or an
- * API token (a read token: GET and HEAD only, else 403); anything else (made up, expired,
+ * API token (a read token: GET and HEAD of the API and /metrics only, else 403: the admin's
+ * pages show credentials in full); anything else (made up, expired,
  * revoked) is 401 and counts against the client (LoginThrottle). Without one, the login form's
  * cookie (not logged out) admits. Without either:
  * - with ADMIN_TOKEN, the API answers 401 and admin pages send the browser to the login form;
@@ -53,6 +54,15 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
       if (verdict.kind === "refused") return unauthorized(c, verdict.reason);
       if (verdict.kind === "admin") return admitted(c, next);
       const { token } = verdict;
+      // The admin's pages show every credential in full; a read token reads the API, masked.
+      if (!token.write && isAdminPath(c.req.path)) {
+        return c.json(
+          {
+            error: `The API token ${JSON.stringify(token.name)} may only read the API (/api, /metrics), not the admin`,
+          },
+          403,
+        );
+      }
       if (!tokenAllows(token, c.req.method)) {
         return c.json(
           { error: `The API token ${JSON.stringify(token.name)} may only read (GET, HEAD)` },
@@ -67,7 +77,7 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
       c.set("via", "session");
       return admitted(c, next);
     }
-    const admin = c.req.path === "/admin" || c.req.path.startsWith("/admin/");
+    const admin = isAdminPath(c.req.path);
     if (adminToken === null) {
       if (admin || !(await tokensExist(auth))) return next();
       return unauthorized(
@@ -84,6 +94,10 @@ export function authMiddleware(auth: AdminAuth): MiddlewareHandler<AppEnv> {
     }
     return c.text("Log in first: your session has expired.", 401);
   };
+}
+
+function isAdminPath(path: string): boolean {
+  return path === "/admin" || path.startsWith("/admin/");
 }
 
 /** Whether any API token exists: read per request, so `tokens add` takes effect at once. */

@@ -181,3 +181,35 @@ test("a read token does not get the webhook's credentials back from a receiver t
   expect(await seen(tokens.read)).not.toMatch(/erp-credential|k3y-123|s3cret-pw/);
   expect(await seen(tokens.write)).toContain("Bearer erp-credential");
 });
+
+test("a read token cannot read credentials through the admin's pages either: 403 there, as for a write", async () => {
+  const tokens = { read: generateApiToken(), write: generateApiToken() };
+  for (const [name, token] of Object.entries(tokens)) {
+    await t.store.tokens.create({
+      name,
+      hash: hashApiToken(token),
+      write: name === "write",
+      expiresAt: null,
+    });
+  }
+  const webhook = await t.store.webhooks.create({
+    name: "erp",
+    url: "https://e.example/hook?api_key=k3y-123",
+    headers: [["Authorization", "Bearer erp-credential"]],
+  });
+  const get = (path: string, token: string) =>
+    t.app.request(path, { headers: { authorization: `Bearer ${token}` } });
+  for (const path of [
+    "/admin/webhooks",
+    `/admin/webhooks/${webhook.id}`,
+    "/admin/background-tasks",
+  ]) {
+    const refused = await get(path, tokens.read);
+    expect({ path, status: refused.status }).toEqual({ path, status: 403 });
+    expect(await refused.text()).not.toMatch(/erp-credential|k3y-123/);
+  }
+  expect((await get(`/admin/webhooks/${webhook.id}`, tokens.write)).status).toBe(200);
+  // What a read token is for still answers it.
+  expect((await get(`/api/webhooks/${webhook.id}`, tokens.read)).status).toBe(200);
+  expect((await get("/metrics", tokens.read)).status).toBe(200);
+});
