@@ -137,6 +137,25 @@ function describeNotices(name: string, open: (now: () => number) => Promise<Stor
       expect(notices(env.flaky)).toEqual([]);
     });
 
+    test("a run announced and recovered between two scrapes of /metrics counts its webhook.failing too", async () => {
+      const env = await setup();
+      const counted = (failing: number, recovered: number) => ({
+        webhook_failing_notices_open: 0,
+        'webhook_failing_notices_total{event="webhook.failing"}': failing,
+        'webhook_failing_notices_total{event="webhook.recovered"}': recovered,
+      });
+      expect(await env.scrape()).toEqual(counted(0, 0));
+      const [id] = await env.store.queue.enqueue(itemChange(1));
+      if (id === undefined) throw new Error("Nothing was queued");
+      await env.runUntil(async () => (await env.attemptsOf(id)) >= 4);
+      env.state.down = false;
+      await env.runUntil(async () => (await env.stateOf(id)) === "successful");
+      expect(notices(env.ops).map((b) => b.event)).toEqual(["failing", "recovered"]);
+      expect(await env.scrape()).toEqual(counted(1, 1));
+      // Counted once: the next scrape finds nothing new.
+      expect(await env.scrape()).toEqual(counted(1, 1));
+    });
+
     test("eight deliveries failing at once through two workers: one webhook.failing, one webhook.recovered", async () => {
       const env = await setup();
       const ids: number[] = [];

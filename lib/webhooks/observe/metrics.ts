@@ -74,7 +74,7 @@ export interface MetricsSource {
   webhooks?(): Promise<
     Array<
       Pick<Webhook, "enabled" | "disabledReason" | "disabledAt"> &
-        Partial<Pick<Webhook, "failingNoticedAt" | "failingRecoveredAt">>
+        Partial<Pick<Webhook, "id" | "failingNoticedAt" | "failingRecoveredAt">>
     >
   >;
 }
@@ -111,7 +111,9 @@ type WebhookSample = Awaited<ReturnType<NonNullable<MetricsSource["webhooks"]>>>
  * from the webhooks read at a scrape. The app (`fromDatabase`) counts, after its first scrape, a
  * webhook whose failing_noticed_at (webhook.failing) or failing_recovered_at (webhook.recovered)
  * is past the newest seen, as automatic disables: one failing and recovering twice between two
- * scrapes counts once each.
+ * scrapes counts once each. A recovery clears failing_noticed_at, so a run announced and
+ * recovered between two scrapes has its webhook.failing counted from the recovery: a recovery
+ * past the newest seen, of a webhook not open at the last scrape (whose notice was counted then).
  */
 function failingNoticeMetrics(
   registry: Registry,
@@ -130,23 +132,34 @@ function failingNoticeMetrics(
   });
   for (const event of FAILING_NOTICE_EVENTS) notices.inc({ event }, 0);
   let cursor: number | undefined;
+  let openBefore = new Set<number | undefined>();
   return (webhooks) => {
     let count = 0;
     let newest = cursor ?? Number.NEGATIVE_INFINITY;
+    const openNow = new Set<number | undefined>();
+    // What is past this was not counted yet (undefined: nothing is counted at this scrape).
+    const since = options.fromDatabase ? cursor : undefined;
     for (const webhook of webhooks) {
       const noticed = webhook.failingNoticedAt ?? null;
-      if (noticed !== null) count += 1;
+      const recovered = webhook.failingRecoveredAt ?? null;
+      if (noticed !== null) {
+        count += 1;
+        openNow.add(webhook.id);
+      }
       const times = [
         ["webhook.failing", noticed],
-        ["webhook.recovered", webhook.failingRecoveredAt ?? null],
+        ["webhook.recovered", recovered],
       ] as const;
       for (const [event, at] of times) {
         if (at === null) continue;
-        if (options.fromDatabase && cursor !== undefined && at > cursor) notices.inc({ event });
+        if (since !== undefined && at > since) notices.inc({ event });
         newest = Math.max(newest, at);
       }
+      const recoveredSince = since !== undefined && recovered !== null && recovered > since;
+      if (recoveredSince && !openBefore.has(webhook.id)) notices.inc({ event: "webhook.failing" });
     }
     cursor = Math.max(newest, cursor ?? options.now());
+    openBefore = openNow;
     open.set(count);
   };
 }
