@@ -59,64 +59,6 @@ export function createClaim(
 ) {
   const { markSeen, clock, persistence, release, outages } = options;
 
-  /**
-   * Send slots for freshly leased deliveries: delivery id → not before (null: refused, given
-   * back unattempted). Webhooks without a rate limit need no reservation: their slot is the end
-   * of a pause, read with the claim. Limited ones lock their webhook rows (in id order, so two
-   * claims cannot deadlock), reserve slots shared by every worker and write the next free slot
-   * back, in one short transaction.
-   */
-  async function admit(
-    leased: Array<DeliveryRow & { webhook: WebhookRow }>,
-    at: number,
-  ): Promise<Map<number, number | null>> {
-    const result = new Map<number, number | null>();
-    const limited: Array<{ row: DeliveryRow; webhookId: number }> = [];
-    for (const row of leased) {
-      const gate = row.webhook as WebhookRow & { paused_until?: Int8; next_send_at?: number };
-      if (gate.max_per_second !== null && gate.max_per_second > 0) {
-        limited.push({ row, webhookId: toNumber(row.webhook_id) });
-      } else {
-        const start = Math.max(Number(gate.paused_until ?? 0), Number(gate.next_send_at ?? 0));
-        result.set(toNumber(row.id), Math.max(at, start));
-      }
-    }
-    if (limited.length === 0) return result;
-    await persistently(db, persistence, () =>
-      db.atomic(async (sql) => {
-        const ids = [...new Set(limited.map((c) => c.webhookId))];
-        const rows = (await sql.unsafe(LOCK_SEND_GATES_SQL, [ids])) as GateRow[];
-        const gates = new Map<number, SendGate>();
-        for (const gate of rows) {
-          gates.set(toNumber(gate.id), {
-            maxPerSecond: gate.max_per_second,
-            nextSendAt: Number(gate.next_send_at),
-            pausedUntil: Number(gate.paused_until),
-          });
-        }
-        // A webhook deleted meanwhile has no gate row: its deliveries are refused (and gone).
-        const admission = admitByGates(limited, gates, { now: at });
-        for (const { candidate, notBefore } of admission.admitted) {
-          result.set(toNumber(candidate.row.id), notBefore);
-        }
-        for (const [webhookId, nextSendAt] of admission.nextSendAt) {
-          await sql.unsafe(SET_NEXT_SEND_SQL, [webhookId, nextSendAt]);
-        }
-        const refused = admission.refused.map((c) => c.row);
-        for (const row of refused) result.set(toNumber(row.id), null);
-        if (refused.length > 0) {
-          await sql`
-            UPDATE deliveries d SET state = 'queued', attempts = d.attempts - 1,
-              lease_owner = NULL, lease_expires_at = NULL, updated_at = ${at}
-            FROM unnest(${refused.map((row) => toNumber(row.id))}::bigint[],
-                        ${refused.map((row) => row.claim_generation)}::int[]) AS c(id, generation)
-            WHERE d.id = c.id AND d.state = 'delivering' AND d.claim_generation = c.generation`;
-        }
-      }),
-    );
-    return result;
-  }
-
   async function claim(options: ClaimOptions): Promise<Claim[]> {
     const { workerId, limit, leaseMs, now: callerNow } = options;
     if (limit <= 0) return [];
@@ -178,6 +120,8 @@ export function createClaim(
     let notBefore: Map<number, number | null>;
     try {
       notBefore = await admit(
+        db,
+        persistence,
         rows.filter((row) => row.action === "lease"),
         at,
       );
@@ -349,4 +293,64 @@ function leaseRows(
         FROM updated u JOIN webhooks w ON w.id = u.webhook_id
         WHERE u.action IN ('reclaim', 'lease')
         ORDER BY u.action DESC, u.next_attempt_at, u.id`;
+}
+
+/**
+ * Send slots for freshly leased deliveries: delivery id → not before (null: refused, given
+ * back unattempted). Webhooks without a rate limit need no reservation: their slot is the end
+ * of a pause, read with the claim. Limited ones lock their webhook rows (in id order, so two
+ * claims cannot deadlock), reserve slots shared by every worker and write the next free slot
+ * back, in one short transaction.
+ */
+async function admit(
+  db: Db,
+  persistence: Persistence,
+  leased: Array<DeliveryRow & { webhook: WebhookRow }>,
+  at: number,
+): Promise<Map<number, number | null>> {
+  const result = new Map<number, number | null>();
+  const limited: Array<{ row: DeliveryRow; webhookId: number }> = [];
+  for (const row of leased) {
+    const gate = row.webhook as WebhookRow & { paused_until?: Int8; next_send_at?: number };
+    if (gate.max_per_second !== null && gate.max_per_second > 0) {
+      limited.push({ row, webhookId: toNumber(row.webhook_id) });
+    } else {
+      const start = Math.max(Number(gate.paused_until ?? 0), Number(gate.next_send_at ?? 0));
+      result.set(toNumber(row.id), Math.max(at, start));
+    }
+  }
+  if (limited.length === 0) return result;
+  await persistently(db, persistence, () =>
+    db.atomic(async (sql) => {
+      const ids = [...new Set(limited.map((c) => c.webhookId))];
+      const rows = (await sql.unsafe(LOCK_SEND_GATES_SQL, [ids])) as GateRow[];
+      const gates = new Map<number, SendGate>();
+      for (const gate of rows) {
+        gates.set(toNumber(gate.id), {
+          maxPerSecond: gate.max_per_second,
+          nextSendAt: Number(gate.next_send_at),
+          pausedUntil: Number(gate.paused_until),
+        });
+      }
+      // A webhook deleted meanwhile has no gate row: its deliveries are refused (and gone).
+      const admission = admitByGates(limited, gates, { now: at });
+      for (const { candidate, notBefore } of admission.admitted) {
+        result.set(toNumber(candidate.row.id), notBefore);
+      }
+      for (const [webhookId, nextSendAt] of admission.nextSendAt) {
+        await sql.unsafe(SET_NEXT_SEND_SQL, [webhookId, nextSendAt]);
+      }
+      const refused = admission.refused.map((c) => c.row);
+      for (const row of refused) result.set(toNumber(row.id), null);
+      if (refused.length > 0) {
+        await sql`
+          UPDATE deliveries d SET state = 'queued', attempts = d.attempts - 1,
+            lease_owner = NULL, lease_expires_at = NULL, updated_at = ${at}
+          FROM unnest(${refused.map((row) => toNumber(row.id))}::bigint[],
+                      ${refused.map((row) => row.claim_generation)}::int[]) AS c(id, generation)
+          WHERE d.id = c.id AND d.state = 'delivering' AND d.claim_generation = c.generation`;
+      }
+    }),
+  );
+  return result;
 }
