@@ -67,7 +67,11 @@ function credentialValues(sent: { webhook: Webhook | null; delivery: Delivery })
   const { webhook, delivery } = sent;
   const headers = [...(webhook?.headers ?? []), ...(delivery.headers ?? [])];
   const urls = [webhook?.url, delivery.url].filter((u): u is string => typeof u === "string");
-  const values = headers.map(([, value]) => value.trim());
+  // A value whole, and its credential after a scheme (`Bearer …`), which an answer may show alone.
+  const values = headers.flatMap(([, value]) => [
+    value.trim(),
+    value.trim().split(/\s+/).at(-1) ?? "",
+  ]);
   for (const url of urls) {
     let parsed: URL;
     try {
@@ -77,8 +81,9 @@ function credentialValues(sent: { webhook: Webhook | null; delivery: Delivery })
     }
     values.push(parsed.password, decodedOrAsIs(parsed.password));
     for (const [, value] of parsed.searchParams) values.push(value);
-    for (const raw of parsed.search.slice(1).split("&"))
-      values.push(raw.slice(raw.indexOf("=") + 1));
+    for (const raw of parsed.search.slice(1).split("&")) {
+      if (raw.includes("=")) values.push(raw.slice(raw.indexOf("=") + 1));
+    }
   }
   // Longest first, so a value holding another is masked whole.
   return [...new Set(values)]

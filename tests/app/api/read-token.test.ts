@@ -165,6 +165,7 @@ test("a read token does not get the webhook's credentials back from a receiver t
     headers: { Authorization: "Bearer erp-credential" },
     url: "https://e.example/anything?api_key=k3y-123",
     auth: "user:s3cret-pw",
+    token: "erp-credential",
   });
   await t.store.queue.finish(
     claim,
