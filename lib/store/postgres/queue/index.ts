@@ -74,7 +74,7 @@ export function createPostgresQueue(db: Db, options: PostgresQueueOptions = {}):
     finish: timed(outages, finish),
     finishMany: timed(outages, finishMany),
     release: timed(outages, release),
-    keepRendered: createKeepRendered(db),
+    keepRendered: timed(outages, createKeepRendered(db)),
     nextDueAt: timed(outages, due.nextDueAt),
     dueSummary: due.dueSummary,
     list: listing.list,

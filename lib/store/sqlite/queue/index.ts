@@ -81,7 +81,7 @@ export function createSqliteQueue(
 
   return {
     ...claiming,
-    keepRendered: createKeepRendered(db),
+    keepRendered: createKeepRendered(db, availability),
 
     async enqueue(change, enqueueOptions = {}) {
       const ids = await enqueue([change], enqueueOptions.webhookId, enqueueOptions.plan);

@@ -1,12 +1,14 @@
 import type { Database } from "bun:sqlite";
 import type { Claim, RenderedDelivery } from "../../../webhooks/model.ts";
+import type { AvailabilityWatch } from "./availability.ts";
 
 /**
  * What a worker rendered for a delivery left to render (render_pending), kept before its send so
  * every attempt sends the same bytes: its payload, URL, headers and context, fenced by the claim
- * (a delivery taken over or removed meanwhile gets nothing).
+ * (a delivery taken over or removed meanwhile gets nothing). Through the availability watch,
+ * as every worker write is.
  */
-export function createKeepRendered(db: Database) {
+export function createKeepRendered(db: Database, availability: Pick<AvailabilityWatch, "write">) {
   const renderedStmt = db.prepare<
     unknown,
     [string | null, string | null, string | null, number, string, string, number]
@@ -34,6 +36,7 @@ export function createKeepRendered(db: Database) {
     payloadStmt.run(rendered.payload, delivery.id);
     return true;
   });
+  // A worker's write like its results: one that failed or waited through an outage is seen.
   return async (claim: Claim, rendered: RenderedDelivery): Promise<boolean> =>
-    keep.immediate(claim, rendered);
+    availability.write(() => keep.immediate(claim, rendered));
 }
