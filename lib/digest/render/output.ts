@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { type FileHandle, lstat, open, readdir, rename, unlink } from "node:fs/promises";
+import { type FileHandle, lstat, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { UsageError } from "../../config/errors.ts";
 import { UnsafeTarget, type WriteTarget, writeTarget } from "../../files/write-target.ts";
@@ -53,13 +53,16 @@ export async function openOutput(
   }
   const file = target.path;
   await removeStaleTemporaries(dirname(file), { of: basename(file) });
+  const mode = await modeOf(file);
   let temporary = "";
   let handle: FileHandle | undefined;
   for (let attempt = 0; handle === undefined; attempt++) {
     temporary = (options.temporaryPath ?? temporaryPath)(file);
     try {
       // "wx": O_CREAT | O_EXCL, which never follows a symlink at the path.
-      handle = await open(temporary, "wx", 0o644);
+      handle = await open(temporary, "wx", mode ?? 0o644);
+      // The file it replaces keeps its permissions: a private (0600) digest stays private.
+      if (mode !== null) await handle.chmod(mode);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EEXIST" && attempt < 5) continue;
       throw new UsageError(`--out ${path} cannot be written: ${errorMessage(error)}`);
@@ -131,8 +134,11 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const target = fileTarget(path);
   const temporary = (options.temporaryPath ?? temporaryPath)(target.path);
-  const file = await open(temporary, "wx", 0o644);
+  const mode = await modeOf(target.path);
+  const file = await open(temporary, "wx", mode ?? 0o644);
   try {
+    // The file it replaces keeps its permissions, as openOutput's does.
+    if (mode !== null) await file.chmod(mode);
     await file.writeFile(text);
     await file.sync();
     await file.close();
@@ -141,6 +147,16 @@ export async function writeFileAtomic(
     await file.close().catch(() => {});
     await unlink(temporary).catch(() => {});
     throw error;
+  }
+}
+
+/** The permission bits of the regular file at `path`, or null when there is none yet. */
+async function modeOf(path: string): Promise<number | null> {
+  try {
+    const stats = await stat(path);
+    return stats.isFile() ? stats.mode & 0o777 : null;
+  } catch {
+    return null;
   }
 }
 

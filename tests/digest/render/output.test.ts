@@ -1,10 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import {
+  chmodSync,
   lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -118,6 +120,28 @@ describe("openOutput()", () => {
     const names = new Set(Array.from({ length: 50 }, () => temporaryPath("/x/digest.md")));
     expect(names.size).toBe(50);
     for (const name of names) expect(name).toStartWith("/x/.digest.md.");
+  });
+});
+
+describe("permissions of a replaced file", () => {
+  test("openOutput() and writeFileAtomic() keep a private file private (0600), a new one 0644 by umask", async () => {
+    const dir = tempDir();
+    const digest = join(dir, "digest.md");
+    writeFileSync(digest, "old", { mode: 0o600 });
+    chmodSync(digest, 0o600);
+    const output = await openOutput(digest, { write: async () => {} });
+    await output.write("new digest");
+    await output.commit();
+    expect(statSync(digest).mode & 0o777).toBe(0o600);
+    const feed = join(dir, "feed.xml");
+    writeFileSync(feed, "old");
+    chmodSync(feed, 0o640);
+    await writeFileAtomic(feed, "new feed");
+    expect(statSync(feed).mode & 0o777).toBe(0o640);
+    expect(readFileSync(feed, "utf8")).toBe("new feed");
+    const fresh = join(dir, "fresh.xml");
+    await writeFileAtomic(fresh, "x");
+    expect(statSync(fresh).mode & 0o777).toBe(0o644 & ~process.umask());
   });
 });
 
