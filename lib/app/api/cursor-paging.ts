@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
+import { optionalParameter } from "./validated-query.ts";
 
 /**
  * Cursor paging of the API's lists (GitHub's `Link: <…>; rel="next"`, Stripe's
@@ -34,21 +35,26 @@ export const linkHeader = {
   },
 };
 
-export type CursorRead =
-  | { ok: true; cursor: number | undefined }
-  | { ok: false; problems: Record<string, string> };
+/** ?cursor as the list routes read it: a row id, absent when empty. */
+export const cursorParameter = optionalParameter(
+  cursorSchema
+    .clone()
+    .regex(/^[1-9]\d{0,15}$/, "must be the next of a page before")
+    .transform(Number),
+).describe(cursorSchema.description ?? "");
 
-/** The request's `cursor`, refused with a non-zero `offset` (a page is one or the other). */
-export function readCursor(query: Record<string, string | undefined>): CursorRead {
-  const text = query.cursor;
-  if (text === undefined || text === "") return { ok: true, cursor: undefined };
-  if (!cursorSchema.safeParse(text).success) {
-    return { ok: false, problems: { cursor: "must be the next of a page before" } };
+/** A cursor and an offset other than 0 together are refused: a page is found by one of them. */
+export function offsetOrCursor(
+  query: { offset?: number; cursor?: number },
+  ctx: z.RefinementCtx,
+): void {
+  if (query.cursor !== undefined && query.offset !== undefined && query.offset !== 0) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["offset"],
+      message: "give either offset or cursor, not both",
+    });
   }
-  if (query.offset !== undefined && query.offset !== "" && query.offset !== "0") {
-    return { ok: false, problems: { offset: "give either offset or cursor, not both" } };
-  }
-  return { ok: true, cursor: Number(text) };
 }
 
 /**

@@ -36,17 +36,6 @@ export function parameterSchema(schema: z.ZodType): object {
   return rest;
 }
 
-/** Query parameters from zod schemas by name, none required. */
-export function queryParameters(schemas: Record<string, z.ZodType>) {
-  return Object.entries(schemas).map(([name, schema]) => ({
-    name,
-    in: "query" as const,
-    required: false,
-    description: schema.description,
-    schema: parameterSchema(schema),
-  }));
-}
-
 /** The `{id}` path parameter of one `what` (item, webhook, delivery). */
 export function idParameter(what: string) {
   return {

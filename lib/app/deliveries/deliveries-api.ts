@@ -6,6 +6,7 @@ import {
   type FilterField,
   readDeliveryFilter,
   readId,
+  searchOf,
 } from "../../webhooks/delivery/delivery-filter.ts";
 import {
   type BulkPace,
@@ -15,24 +16,24 @@ import {
   requeuedSentence,
   retryMatching,
 } from "../../webhooks/delivery/replay.ts";
-import type { Attempt, Delivery, DeliverySearch } from "../../webhooks/model.ts";
+import type { Attempt, Delivery } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
-import { linkHeader, pageOf, readCursor, setNextLink } from "../api/cursor-paging.ts";
+import { linkHeader, pageOf, setNextLink } from "../api/cursor-paging.ts";
 import { fieldProblems, jsonBodyLimit } from "../api/json-body.ts";
 import {
   apiErrorSchema,
   idParameter,
   json,
   notJson,
-  queryParameters,
   throttled,
   tooLarge,
   unauthorized,
 } from "../api/openapi-parts.ts";
 import { issueField, validatedJson } from "../api/validated-json.ts";
+import { validatedQuery } from "../api/validated-query.ts";
 import type { AppEnv } from "../context.ts";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/item-schemas.ts";
-import { idParam, wholeNumber } from "../items/items-api.ts";
+import { DEFAULT_PAGE_SIZE } from "../items/item-schemas.ts";
+import { idParam } from "../items/items-api.ts";
 import { isoOrNull } from "../webhooks/webhooks-api.ts";
 import { AS_STORED, type Shown, shownFor, shownForDelivery } from "./delivery-masking.ts";
 import {
@@ -66,30 +67,6 @@ const RETRY_FILTER: readonly FilterField[] = [
 /** The filter a replay takes; `states` among successful and failed (both by default). */
 const REPLAY_FILTER: readonly FilterField[] = [...RETRY_FILTER, "states"];
 
-/** The list's query: the filter, and the page by offset or cursor. */
-function readListQuery(
-  given: Record<string, string>,
-):
-  | { ok: true; filter: DeliverySearch; limit: number; offset: number; beforeId?: number }
-  | { ok: false; problems: Record<string, string> } {
-  // An empty parameter (`?webhook=&state=failed`) is no filter, as limit and offset read it.
-  const query = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== ""));
-  const limit = wholeNumber(query.limit, {
-    fallback: DEFAULT_PAGE_SIZE,
-    min: 1,
-    max: MAX_PAGE_SIZE,
-  });
-  const offset = wholeNumber(query.offset, { fallback: 0, min: 0, max: 1e12 });
-  const read = readDeliveryFilter(query, { ignore: ["limit", "offset", "cursor"] });
-  const cursor = readCursor(query);
-  const problems = { ...(read.ok ? {} : read.problems), ...(cursor.ok ? {} : cursor.problems) };
-  if (limit === null) problems.limit = `must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
-  if (offset === null) problems.offset = "must be a whole number, 0 or more";
-  if (!read.ok || !cursor.ok || limit === null || offset === null) return { ok: false, problems };
-  const keyset = cursor.cursor === undefined ? {} : { beforeId: cursor.cursor };
-  return { ok: true, filter: read.filter, limit, offset, ...keyset };
-}
-
 /**
  * /api/deliveries: the queue for programs. A filtered, paged listing; one delivery with its
  * attempts; retry of failed deliveries by id or filter; replay of ended ones (successful
@@ -106,7 +83,6 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
     describeRoute({
       summary: "List deliveries by filter, newest first",
       tags: ["deliveries"],
-      parameters: queryParameters(listQuery),
       responses: {
         200: {
           ...json(
@@ -120,10 +96,13 @@ export function createDeliveriesApi(options: DeliveriesApiOptions): Hono<AppEnv>
         429: throttled,
       },
     }),
+    validatedQuery(listQuery, "Invalid filter"),
     async (c) => {
-      const read = readListQuery(c.req.query());
-      if (!read.ok) return fieldProblems(c, "Invalid filter", read.problems);
-      const { filter, limit, offset, beforeId } = read;
+      const query = c.req.valid("query");
+      const filter = searchOf(query);
+      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+      const offset = query.offset ?? 0;
+      const beforeId = query.cursor;
       // One row more than the page: whether another page follows.
       const found = await store.queue.search(filter, {
         limit: limit + 1,

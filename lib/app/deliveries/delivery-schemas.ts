@@ -1,8 +1,15 @@
 import { z } from "zod";
+import {
+  FIELD_READERS,
+  filterCrossProblems,
+  isProblem,
+  type Read,
+} from "../../webhooks/delivery/delivery-filter.ts";
 import { MAX_REPLAY } from "../../webhooks/delivery/replay.ts";
 import { DELIVERY_STATES } from "../../webhooks/model.ts";
-import { cursorSchema, nextSchema } from "../api/cursor-paging.ts";
+import { cursorParameter, nextSchema, offsetOrCursor } from "../api/cursor-paging.ts";
 import { fieldErrorsSchema, json } from "../api/openapi-parts.ts";
+import { limitParameter, offsetParameter, optionalParameter } from "../api/validated-query.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../items/item-schemas.ts";
 
 /**
@@ -23,22 +30,52 @@ const filterFields = {
   until: time.describe("queued before (ISO 8601)"),
 };
 
-export const listQuery = {
-  webhook: z.int().min(1).describe("a webhook's id"),
-  message_id: z
-    .string()
-    .describe("the webhook-id header a receiver logged (msg_…): the one delivery that sent it"),
-  state: state.describe("one state"),
-  states: z.string().describe("states, comma-separated"),
-  event: filterFields.event,
-  object_model: filterFields.object_model,
-  object_id: filterFields.object_id,
-  since: z.string().describe("queued at or after, ISO 8601 with its zone"),
-  until: z.string().describe("queued before, ISO 8601 with its zone"),
-  limit: z.int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
-  offset: z.int().min(0).default(0),
-  cursor: cursorSchema,
-};
+/** A filter field's query parameter: read by the filter's own reader, refused with its words. */
+function filterParameter<T>(read: (value: unknown) => Read<T>, description: string) {
+  return optionalParameter(
+    z.string().transform((value, ctx) => {
+      const result = read(value);
+      if (!isProblem(result)) return result as T;
+      ctx.addIssue({ code: "custom", message: result.problem });
+      return z.NEVER;
+    }),
+  ).describe(description);
+}
+
+/** The list's query: the filter (FIELD_READERS, as bodies and the CLI read it) and the page. */
+export const listQuery = z
+  .strictObject({
+    webhook: filterParameter(FIELD_READERS.webhook, "a webhook's id"),
+    message_id: filterParameter(
+      FIELD_READERS.message_id,
+      "the webhook-id header a receiver logged (msg_…): the one delivery that sent it",
+    ),
+    state: filterParameter(FIELD_READERS.state, `one state: ${DELIVERY_STATES.join(", ")}`),
+    states: filterParameter(FIELD_READERS.states, "states, comma-separated; not with state"),
+    event: filterParameter(FIELD_READERS.event, "an event name, e.g. item.updated"),
+    object_model: filterParameter(
+      FIELD_READERS.object_model,
+      "the changed object's type, e.g. item",
+    ),
+    object_id: filterParameter(FIELD_READERS.object_id, "the changed object's id"),
+    since: filterParameter(FIELD_READERS.since, "queued at or after, ISO 8601 with its zone"),
+    until: filterParameter(
+      FIELD_READERS.until,
+      "queued before, ISO 8601 with its zone; after since",
+    ),
+    limit: limitParameter(
+      MAX_PAGE_SIZE,
+      `a page of this many, 1 to ${MAX_PAGE_SIZE} (${DEFAULT_PAGE_SIZE} when absent)`,
+    ),
+    offset: offsetParameter,
+    cursor: cursorParameter,
+  })
+  .superRefine((query, ctx) => {
+    offsetOrCursor(query, ctx);
+    for (const [name, message] of Object.entries(filterCrossProblems(query))) {
+      ctx.addIssue({ code: "custom", path: [name], message });
+    }
+  });
 
 export const deliverySchema = z
   .object({

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { storedItemFields } from "../../inventory/schemas.ts";
 import { apiErrorSchema, fieldErrorsSchema } from "../api/openapi-parts.ts";
+import { limitParameter, offsetParameter } from "../api/validated-query.ts";
 
 export { OPENAPI_PATH, openApiDocument } from "../api/openapi.ts";
 export { apiErrorSchema, fieldErrorsSchema };
@@ -27,7 +28,10 @@ export const itemPageSchema = z
   .meta({ id: "ItemPage" });
 
 /** ?limit and ?offset as the list route reads them (absent or empty: the default). */
-export const pageQuery = {
-  limit: z.int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
-  offset: z.int().min(0).default(0),
-};
+export const itemPageQuery = z.object({
+  limit: limitParameter(
+    MAX_PAGE_SIZE,
+    `a page of this many, 1 to ${MAX_PAGE_SIZE} (${DEFAULT_PAGE_SIZE} when absent)`,
+  ),
+  offset: offsetParameter,
+});

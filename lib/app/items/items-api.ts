@@ -18,20 +18,14 @@ import {
   idParameter,
   json,
   notJson,
-  parameterSchema,
   throttled,
   tooLarge,
   unauthorized,
 } from "../api/openapi-parts.ts";
 import { validatedJson } from "../api/validated-json.ts";
+import { validatedQuery } from "../api/validated-query.ts";
 import type { AppEnv } from "../context.ts";
-import {
-  DEFAULT_PAGE_SIZE,
-  itemPageSchema,
-  itemSchema,
-  MAX_PAGE_SIZE,
-  pageQuery,
-} from "./item-schemas.ts";
+import { DEFAULT_PAGE_SIZE, itemPageQuery, itemPageSchema, itemSchema } from "./item-schemas.ts";
 
 export { DEFAULT_BODY_LIMIT_BYTES };
 
@@ -59,32 +53,21 @@ export function createItemsApi(options: ItemsApiOptions): Hono<AppEnv> {
     "/",
     describeRoute({
       summary: "List items, newest first",
-      parameters: Object.entries(pageQuery).map(([name, schema]) => ({
-        name,
-        in: "query" as const,
-        required: false,
-        schema: parameterSchema(schema),
-      })),
       responses: {
         200: json("A page of items and how many there are", itemPageSchema),
-        400: json("limit or offset is not a whole number in range", apiErrorSchema),
+        400: json(
+          "limit or offset is not a whole number in range (fieldErrors)",
+          fieldErrorsSchema,
+        ),
         401: unauthorized,
         429: throttled,
       },
     }),
+    validatedQuery(itemPageQuery, "Invalid page"),
     async (c) => {
-      const limit = wholeNumber(c.req.query("limit"), {
-        fallback: DEFAULT_PAGE_SIZE,
-        min: 1,
-        max: MAX_PAGE_SIZE,
-      });
-      const offset = wholeNumber(c.req.query("offset"), { fallback: 0, min: 0, max: 1e12 });
-      if (limit === null || offset === null) {
-        return c.json(
-          { error: `limit must be a whole number from 1 to ${MAX_PAGE_SIZE}, offset 0 or more` },
-          400,
-        );
-      }
+      const query = c.req.valid("query");
+      const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+      const offset = query.offset ?? 0;
       const [items, total] = await Promise.all([
         store.items.list({ limit, offset }),
         store.items.count(),
@@ -228,14 +211,4 @@ export function idParam(value: string | undefined): number | null {
   if (value === undefined || !/^[1-9]\d{0,15}$/.test(value)) return null;
   const id = Number(value);
   return Number.isSafeInteger(id) ? id : null;
-}
-
-export function wholeNumber(
-  value: string | undefined,
-  range: { fallback: number; min: number; max: number },
-): number | null {
-  if (value === undefined || value === "") return range.fallback;
-  if (!/^\d{1,13}$/.test(value)) return null;
-  const n = Number(value);
-  return n >= range.min && n <= range.max ? n : null;
 }

@@ -13,7 +13,13 @@ import { type SaveRefusal, saveWebhook } from "../../webhooks/definition/save.ts
 import { DuplicateWebhookNameError, WebhookNotFoundError } from "../../webhooks/errors.ts";
 import type { Webhook, WebhookPatch } from "../../webhooks/model.ts";
 import type { Store } from "../../webhooks/ports.ts";
-import { cursorSchema, linkHeader, pageOf, readCursor, setNextLink } from "../api/cursor-paging.ts";
+import {
+  cursorParameter,
+  linkHeader,
+  offsetOrCursor,
+  pageOf,
+  setNextLink,
+} from "../api/cursor-paging.ts";
 import { fieldProblems, jsonBodyLimit } from "../api/json-body.ts";
 import {
   apiErrorSchema,
@@ -21,15 +27,15 @@ import {
   idParameter,
   json,
   notJson,
-  queryParameters,
   throttled,
   tooLarge,
   unauthorized,
 } from "../api/openapi-parts.ts";
 import { validatedJson } from "../api/validated-json.ts";
+import { limitParameter, offsetParameter, validatedQuery } from "../api/validated-query.ts";
 import type { AppEnv } from "../context.ts";
 import { MAX_PAGE_SIZE } from "../items/item-schemas.ts";
-import { idParam, wholeNumber } from "../items/items-api.ts";
+import { idParam } from "../items/items-api.ts";
 import {
   refuseBySchema,
   rotatedSchema,
@@ -90,7 +96,6 @@ function readRoutes(routes: WebhookRoutes): void {
     describeRoute({
       summary: "List webhooks, by id; all of them, or a page with limit",
       tags: ["webhooks"],
-      parameters: queryParameters(listQuery),
       responses: {
         200: {
           ...json(
@@ -104,13 +109,14 @@ function readRoutes(routes: WebhookRoutes): void {
         429: throttled,
       },
     }),
+    validatedQuery(listQuery, "Invalid page"),
     async (c) => {
-      const page = readPage(c.req.query());
-      if (!page.ok) return fieldProblems(c, "Invalid page", page.problems);
+      const page = c.req.valid("query");
       const webhooks = await store.webhooks.list();
       // Keyset on id (ids are never reused), then the offset, if any.
-      const from = webhooks.filter((w) => w.id > (page.cursor ?? 0)).slice(page.offset);
-      const shown = page.limit === null ? { rows: from, next: null } : pageOf(from, page.limit);
+      const from = webhooks.filter((w) => w.id > (page.cursor ?? 0)).slice(page.offset ?? 0);
+      const shown =
+        page.limit === undefined ? { rows: from, next: null } : pageOf(from, page.limit);
       setNextLink(c, shown.next);
       const masked = c.get("readOnly");
       return c.json({
@@ -335,30 +341,16 @@ function duplicateNameResponse(c: Context<AppEnv>, error: unknown): Response {
 }
 
 /** The list's query: without limit every webhook, as before paging. */
-const listQuery = {
-  limit: z
-    .int()
-    .min(1)
-    .max(MAX_PAGE_SIZE)
-    .describe("a page of this many; without it, every webhook"),
-  offset: z.int().min(0).default(0),
-  cursor: cursorSchema,
-};
-
-function readPage(
-  query: Record<string, string>,
-):
-  | { ok: true; limit: number | null; offset: number; cursor: number | undefined }
-  | { ok: false; problems: Record<string, string> } {
-  const limit = wholeNumber(query.limit, { fallback: 0, min: 1, max: MAX_PAGE_SIZE });
-  const offset = wholeNumber(query.offset, { fallback: 0, min: 0, max: 1e12 });
-  const cursor = readCursor(query);
-  const problems: Record<string, string> = cursor.ok ? {} : { ...cursor.problems };
-  if (limit === null) problems.limit = `must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
-  if (offset === null) problems.offset = "must be a whole number, 0 or more";
-  if (!cursor.ok || limit === null || offset === null) return { ok: false, problems };
-  return { ok: true, limit: limit === 0 ? null : limit, offset, cursor: cursor.cursor };
-}
+const listQuery = z
+  .object({
+    limit: limitParameter(
+      MAX_PAGE_SIZE,
+      `a page of this many, 1 to ${MAX_PAGE_SIZE}; without it, every webhook`,
+    ),
+    offset: offsetParameter,
+    cursor: cursorParameter,
+  })
+  .superRefine(offsetOrCursor);
 
 const notFound = json("No webhook with this id", apiErrorSchema);
 const invalid = json(

@@ -28,10 +28,15 @@ export type ReadFilter =
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 const MAX_TEXT = 200;
 
-type Read<T> = T | { problem: string };
+export type Read<T> = T | { problem: string };
 
 function problem(text: string): { problem: string } {
   return { problem: text };
+}
+
+/** Whether a reader refused its value (and why). */
+export function isProblem<T>(read: Read<T>): read is { problem: string } {
+  return typeof read === "object" && read !== null && "problem" in read;
 }
 
 /** A positive whole number, as JSON or text. */
@@ -44,14 +49,14 @@ export function readId(value: unknown): Read<number> {
   return Number.isSafeInteger(id) ? id : problem("must be a positive whole number");
 }
 
-function readState(value: unknown): Read<DeliveryState> {
+export function readState(value: unknown): Read<DeliveryState> {
   return typeof value === "string" && (DELIVERY_STATES as readonly string[]).includes(value)
     ? (value as DeliveryState)
     : problem(`must be one of ${DELIVERY_STATES.join(", ")}`);
 }
 
 /** A list of states: a JSON array, or comma-separated text. */
-function readStates(value: unknown): Read<DeliveryState[]> {
+export function readStates(value: unknown): Read<DeliveryState[]> {
   const list = typeof value === "string" ? value.split(",").map((s) => s.trim()) : value;
   if (!Array.isArray(list) || list.length === 0) {
     return problem(`must be a non-empty list of ${DELIVERY_STATES.join(", ")}`);
@@ -65,7 +70,7 @@ function readStates(value: unknown): Read<DeliveryState[]> {
   return states;
 }
 
-function readText(value: unknown): Read<string> {
+export function readText(value: unknown): Read<string> {
   if (typeof value !== "string" || value.trim() === "")
     return problem("must be a non-empty string");
   if (value.length > MAX_TEXT) return problem(`must be at most ${MAX_TEXT} characters`);
@@ -93,53 +98,72 @@ export function readDeliveryFilter(
 ): ReadFilter {
   const allowed = options.allowed ?? FILTER_FIELDS;
   const problems: Record<string, string> = {};
-  const filter: DeliverySearch = {};
-  const take = <T>(name: string, read: Read<T>, set: (value: T) => void) => {
-    if (typeof read === "object" && read !== null && "problem" in read)
-      problems[name] = read.problem;
-    else set(read as T);
-  };
+  const values: FilterValues = {};
   for (const [name, value] of Object.entries(given)) {
     if (value === undefined || options.ignore?.includes(name)) continue;
     if (!(allowed as readonly string[]).includes(name)) {
       problems[name] = "unknown field";
       continue;
     }
-    switch (name as FilterField) {
-      case "webhook":
-        take(name, readId(value), (id) => (filter.webhookId = id));
-        break;
-      case "message_id":
-        take(name, readText(value), (id) => (filter.messageId = id));
-        break;
-      case "state":
-        take(name, readState(value), (state) => (filter.states = [state]));
-        break;
-      case "states":
-        take(name, readStates(value), (states) => (filter.states = states));
-        break;
-      case "event":
-        take(name, readText(value), (event) => (filter.event = event));
-        break;
-      case "object_model":
-        take(name, readText(value), (model) => (filter.objectModel = model));
-        break;
-      case "object_id":
-        take(name, readId(value), (id) => (filter.objectId = id));
-        break;
-      case "since":
-        take(name, readTime(value), (ms) => (filter.since = ms));
-        break;
-      case "until":
-        take(name, readTime(value), (ms) => (filter.until = ms));
-        break;
-    }
+    const read = FIELD_READERS[name as FilterField](value);
+    if (isProblem(read)) problems[name] = read.problem;
+    else (values as Record<string, unknown>)[name] = read;
   }
-  if (filter.since !== undefined && filter.until !== undefined && filter.until <= filter.since) {
-    problems.until ??= "must be after since";
+  for (const [name, text] of Object.entries(filterCrossProblems(values))) problems[name] ??= text;
+  return Object.keys(problems).length === 0
+    ? { ok: true, filter: searchOf(values) }
+    : { ok: false, problems };
+}
+
+/** Each filter field's reader: the one definition of what it takes (the API's query uses them too). */
+export const FIELD_READERS = {
+  webhook: readId,
+  message_id: readText,
+  state: readState,
+  states: readStates,
+  event: readText,
+  object_model: readText,
+  object_id: readId,
+  since: readTime,
+  until: readTime,
+} as const satisfies Record<FilterField, (value: unknown) => Read<unknown>>;
+
+/** The filter's fields as read, before they become a DeliverySearch. */
+export interface FilterValues {
+  webhook?: number;
+  message_id?: string;
+  state?: DeliveryState;
+  states?: DeliveryState[];
+  event?: string;
+  object_model?: string;
+  object_id?: number;
+  since?: number;
+  until?: number;
+}
+
+/** What the fields cannot be together: `until` not after `since`; both `state` and `states`. */
+export function filterCrossProblems(values: FilterValues): Record<string, string> {
+  const problems: Record<string, string> = {};
+  if (values.since !== undefined && values.until !== undefined && values.until <= values.since) {
+    problems.until = "must be after since";
   }
-  if ("state" in given && "states" in given && given.state !== undefined) {
-    problems.states ??= "give either state or states, not both";
+  if (values.state !== undefined && values.states !== undefined) {
+    problems.states = "give either state or states, not both";
   }
-  return Object.keys(problems).length === 0 ? { ok: true, filter } : { ok: false, problems };
+  return problems;
+}
+
+/** The fields as read, as the store's search. */
+export function searchOf(values: FilterValues): DeliverySearch {
+  const search: DeliverySearch = {};
+  if (values.webhook !== undefined) search.webhookId = values.webhook;
+  if (values.message_id !== undefined) search.messageId = values.message_id;
+  if (values.state !== undefined) search.states = [values.state];
+  if (values.states !== undefined) search.states = values.states;
+  if (values.event !== undefined) search.event = values.event;
+  if (values.object_model !== undefined) search.objectModel = values.object_model;
+  if (values.object_id !== undefined) search.objectId = values.object_id;
+  if (values.since !== undefined) search.since = values.since;
+  if (values.until !== undefined) search.until = values.until;
+  return search;
 }
