@@ -2,6 +2,7 @@
  * A catch-up edition in the archive: its own page and JSON (`catch-up-YYYY-MM-DD.html`, named by
  * the day it was made), apart from the days, and an entry in the feed that links it.
  */
+
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../../log.ts";
@@ -13,7 +14,7 @@ import type { FeedEdition } from "./feed.ts";
 import { htmlRenderer } from "./html.ts";
 import { jsonRenderer } from "./json.ts";
 import { writeFileAtomic } from "./output.ts";
-import type { Renderer } from "./types.ts";
+import { renderRun } from "./types.ts";
 
 export const CATCH_UP_PREFIX = "catch-up-";
 
@@ -25,8 +26,8 @@ export async function writeCatchUpPage(
 ): Promise<{ name: string }> {
   const name = `${CATCH_UP_PREFIX}${localDateKey(run.at, options)}`;
   const page = htmlRenderer({ archive: true, timeZone: options.timeZone, locale: options.locale });
-  await writeFileAtomic(join(dir, `${name}.json`), render(jsonRenderer(), run));
-  await writeFileAtomic(join(dir, `${name}.html`), render(page, run));
+  await writeFileAtomic(join(dir, `${name}.json`), renderRun(jsonRenderer(), run));
+  await writeFileAtomic(join(dir, `${name}.html`), renderRun(page, run));
   return { name };
 }
 
@@ -53,15 +54,4 @@ export async function recentCatchUps(
     }
   }
   return editions;
-}
-
-function render(
-  renderer: Renderer,
-  run: { meta: DigestMeta; stories: readonly StoryDigest[] },
-): string {
-  return [
-    renderer.begin(run.meta),
-    ...run.stories.map((story, index) => renderer.story(story, index)),
-    renderer.end(),
-  ].join("");
 }

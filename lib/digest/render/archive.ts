@@ -21,7 +21,7 @@ import { atomFeed, type FeedDay } from "./feed.ts";
 import { htmlRenderer } from "./html.ts";
 import { jsonRenderer } from "./json.ts";
 import { removeStaleTemporaries, writeFileAtomic } from "./output.ts";
-import type { Renderer } from "./types.ts";
+import { renderRun } from "./types.ts";
 
 /** Days the feed covers, today included. */
 export const FEED_DAYS = 7;
@@ -89,7 +89,7 @@ async function writeDay(
   const earlier = isNewDay ? null : await readEarlier(dir, day, options.logger);
   const stories = mergeDay(run.stories, earlier?.stories.map(archivedDigest) ?? []);
   const meta = mergedMeta(run.meta, earlier, stories);
-  await writeFileAtomic(join(dir, `${day}.json`), render(jsonRenderer(), meta, stories));
+  await writeFileAtomic(join(dir, `${day}.json`), renderRun(jsonRenderer(), { meta, stories }));
   await writePage(dir, day, { meta, stories }, days, options);
   if (isNewDay) {
     // The neighbours' pages gain their link to this day (the day before: "next").
@@ -158,7 +158,7 @@ async function writePage(
     previousDay: previous,
     nextDay: next,
   });
-  await writeFileAtomic(join(dir, `${day}.html`), render(page, content.meta, content.stories));
+  await writeFileAtomic(join(dir, `${day}.html`), renderRun(page, content));
 }
 
 /** Writes an earlier day's page again from its JSON, with today's neighbours linked. */
@@ -189,14 +189,6 @@ async function readEarlier(dir: string, day: string, logger: Logger): Promise<Ar
     logger.warn(`Archive: ${path} is replaced, its stories not kept: ${errorMessage(error)}`);
     return null;
   }
-}
-
-function render(renderer: Renderer, meta: DigestMeta, stories: readonly StoryDigest[]): string {
-  return [
-    renderer.begin(meta),
-    ...stories.map((story, index) => renderer.story(story, index)),
-    renderer.end(),
-  ].join("");
 }
 
 /** The days with a page in the folder ("2026-11-25"), in any order. */

@@ -3,6 +3,7 @@
  * text and the self-contained HTML page (inline CSS, nothing loaded from outside) as its HTML,
  * through the SMTP server SMTP_URL names (nodemailer: STARTTLS whenever the server offers it).
  */
+
 import { createTransport } from "nodemailer";
 import { stripControl } from "../../text/control.ts";
 import { errorMessage } from "../../text/error-message.ts";
@@ -12,7 +13,7 @@ import { countText, digestTitle } from "./facts.ts";
 import { htmlRenderer } from "./html.ts";
 import { escapeHtml } from "./html-escape.ts";
 import { markdownRenderer } from "./markdown.ts";
-import type { Renderer } from "./types.ts";
+import { renderRun } from "./types.ts";
 
 /** SMTP_URL taken apart; `user` and `password` are never shown. */
 export interface SmtpServer {
@@ -93,10 +94,10 @@ export function digestEmail(
     countText(run.stories.length, "story", "stories"),
     top === undefined ? undefined : cut(top, SUBJECT_HEADLINE_CHARS),
   ].filter((part) => part !== undefined);
-  const page = renderAll(htmlRenderer(options), run);
+  const page = renderRun(htmlRenderer(options), run);
   return {
     subject: subject.join(" · "),
-    text: renderAll(markdownRenderer(options), run),
+    text: renderRun(markdownRenderer(options), run),
     html: page.replace("<body>", `<body>\n${preheaderHtml(preheader(run.meta, titles))}`),
   };
 }
@@ -128,17 +129,6 @@ function cut(text: string, chars: number): string {
         .slice(0, chars - 1)
         .join("")
         .trimEnd()}…`;
-}
-
-function renderAll(
-  renderer: Renderer,
-  run: { meta: DigestMeta; stories: readonly StoryDigest[] },
-): string {
-  return [
-    renderer.begin(run.meta),
-    ...run.stories.map((story, index) => renderer.story(story, index)),
-    renderer.end(),
-  ].join("");
 }
 
 /** Time allowed to connect, to be greeted, and for any one reply: a dead server is not waited on. */

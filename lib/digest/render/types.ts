@@ -16,3 +16,15 @@ export interface Incomplete {
   written: number;
   total: number;
 }
+
+/** A whole run rendered to one string (the archive's pages and JSON, the mail's two parts). */
+export function renderRun(
+  renderer: Renderer,
+  run: { meta: DigestMeta; stories: readonly StoryDigest[] },
+): string {
+  return [
+    renderer.begin(run.meta),
+    ...run.stories.map((story, index) => renderer.story(story, index)),
+    renderer.end(),
+  ].join("");
+}
