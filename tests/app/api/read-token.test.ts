@@ -48,15 +48,7 @@ test("a read token lists webhooks and deliveries but may not change, retry or re
 });
 
 test("a read token gets header values and URL credentials as ***; a write token and ADMIN_TOKEN as stored", async () => {
-  const tokens = { read: generateApiToken(), write: generateApiToken() };
-  for (const [name, token] of Object.entries(tokens)) {
-    await t.store.tokens.create({
-      name,
-      hash: hashApiToken(token),
-      write: name === "write",
-      expiresAt: null,
-    });
-  }
+  const tokens = await readAndWriteTokens();
   const webhook = await t.store.webhooks.create({
     name: "erp",
     url: "https://user:s3cret-pw@e.example/{{ data.id }}?api_key=k3y-123&id=7&flag",
@@ -109,15 +101,7 @@ test("a read token gets header values and URL credentials as ***; a write token 
 });
 
 test("a read token sees no URL query credential in a delivery's errors and answer headers (a redirect's Location)", async () => {
-  const tokens = { read: generateApiToken(), write: generateApiToken() };
-  for (const [name, token] of Object.entries(tokens)) {
-    await t.store.tokens.create({
-      name,
-      hash: hashApiToken(token),
-      write: name === "write",
-      expiresAt: null,
-    });
-  }
+  const tokens = await readAndWriteTokens();
   await t.store.webhooks.create({ name: "erp", url: "http://e.example/hook?api_key=k3y-123" });
   const { id, claim } = await enqueueAndClaim(t.store);
   // The usual http → https redirect, which keeps the query: the worker records where it pointed.
@@ -145,15 +129,7 @@ test("a read token sees no URL query credential in a delivery's errors and answe
 });
 
 test("a read token does not get the webhook's credentials back from a receiver that echoes the request", async () => {
-  const tokens = { read: generateApiToken(), write: generateApiToken() };
-  for (const [name, token] of Object.entries(tokens)) {
-    await t.store.tokens.create({
-      name,
-      hash: hashApiToken(token),
-      write: name === "write",
-      expiresAt: null,
-    });
-  }
+  const tokens = await readAndWriteTokens();
   await t.store.webhooks.create({
     name: "echo",
     url: "https://user:s3cret-pw@e.example/anything?api_key=k3y-123",
@@ -184,15 +160,7 @@ test("a read token does not get the webhook's credentials back from a receiver t
 });
 
 test("a read token cannot read credentials through the admin's pages either: 403 there, as for a write", async () => {
-  const tokens = { read: generateApiToken(), write: generateApiToken() };
-  for (const [name, token] of Object.entries(tokens)) {
-    await t.store.tokens.create({
-      name,
-      hash: hashApiToken(token),
-      write: name === "write",
-      expiresAt: null,
-    });
-  }
+  const tokens = await readAndWriteTokens();
   const webhook = await t.store.webhooks.create({
     name: "erp",
     url: "https://e.example/hook?api_key=k3y-123",
@@ -214,3 +182,17 @@ test("a read token cannot read credentials through the admin's pages either: 403
   expect((await get(`/api/webhooks/${webhook.id}`, tokens.read)).status).toBe(200);
   expect((await get("/metrics", tokens.read)).status).toBe(200);
 });
+
+/** Two API tokens named for what they may do: `read` (GET and HEAD) and `write`. */
+async function readAndWriteTokens(): Promise<{ read: string; write: string }> {
+  const tokens = { read: generateApiToken(), write: generateApiToken() };
+  for (const [name, token] of Object.entries(tokens)) {
+    await t.store.tokens.create({
+      name,
+      hash: hashApiToken(token),
+      write: name === "write",
+      expiresAt: null,
+    });
+  }
+  return tokens;
+}
