@@ -82,18 +82,6 @@ describe("renderBeforeSend()", () => {
 
   test.each([
     [
-      "starved of CPU again",
-      rendering({
-        ...failure(
-          "rendering took longer than 5000 ms (the machine was busy) and was stopped",
-          CHANGE,
-        ),
-        busy: true,
-      }),
-      "timeout",
-      "Rendering before the send: rendering took longer than 5000 ms (the machine was busy) and was stopped; nothing was sent, it is rendered again at the next attempt",
-    ],
-    [
       "past its own CPU budget",
       rendering(failure("rendering took longer than 100 ms and was stopped", CHANGE)),
       "template_error",
@@ -110,6 +98,24 @@ describe("renderBeforeSend()", () => {
     const result = await send(pendingClaim(), {});
     expect(sent).toEqual([]);
     expect(result).toMatchObject({ outcome, statusCode: null, record: { outcome, error } });
+  });
+
+  test("one starved of CPU again sends nothing and uses no attempt: given back (null), nothing kept", async () => {
+    const kept: RenderedDelivery[] = [];
+    const starved = rendering({
+      ...failure(
+        "rendering took longer than 5000 ms (the machine was busy) and was stopped",
+        CHANGE,
+      ),
+      busy: true,
+    });
+    const { send, sent } = setUp(starved, async (_claim, rendered) => {
+      kept.push(rendered);
+      return true;
+    });
+    expect(await send(pendingClaim(), {})).toBeNull();
+    expect(sent).toEqual([]);
+    expect(kept).toEqual([]);
   });
 
   test("what rendered is never sent unkept: the claim gone, or the store failing", async () => {
